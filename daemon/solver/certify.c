@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* Certificates (see certify.h). With impulses lambda = (lambda_n, lambda_t) per contact, contact
+ * velocities u = J v and bias b (v_n >= b), the Coulomb contact conditions at the velocity level
+ * are
+ *     lambda_n >= 0,  u_n - b >= 0,  lambda_n (u_n - b) = 0           (non-penetration)
+ *     |lambda_t| <= mu lambda_n                                        (friction cone)
+ *     u_t != 0  =>  lambda_t = -mu lambda_n u_t / |u_t|                (maximal dissipation)
+ *     M (v - v*) = J^T lambda                                          (momentum balance)
+ * and each residual below measures the violation of one line in its own units. Scales: impulses
+ * compare with the largest impulse or free momentum, velocities with the largest body or contact
+ * velocity plus the largest free-motion change over the step (g dt for a body at rest). */
+#include "solver/certify.h"
+
+#include <math.h>
+
+#include "solver/linalg.h"
+#include "solver/workspace.h"
+
+/* Labels: an impulse below 1e-9 of the impulse scale is zero; a slip below 1e-6 of the velocity
+ * scale is sticking (what the pivoting solvers resolve comfortably in double precision). */
+#define LAMBDA_ZERO 1e-9
+#define SLIP_ZERO 1e-6
+#define CERT_TOL_DEFAULT 1e-6
+
+size_t cs_certify_size(const cs_limits *lim) {
+    return 3 * cs__ws_bytes(6 * (size_t)lim->max_bodies * sizeof(double)) +
+           cs__ws_bytes(3 * (size_t)lim->max_contacts * sizeof(double));
+}
+
+cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, const double *v,
+                     cs_certificate *cert, uint8_t *state) {
+    const int nb = m->nb, nc = m->nc;
+    const size_t mark = cs__ws_mark(ws);
+    double *gen = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
+    double *dv = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
+    double *mdv = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
+    double *u = cs__ws_alloc(ws, 3 * (size_t)nc * sizeof(double));
+    if ((nb && (!gen || !dv || !mdv)) || (nc && !u)) {
+        cs__ws_release(ws, mark);
+        return CS_ENOSPACE;
+    }
+    *cert = (cs_certificate){0};
+
+    // Scales.
+    double vscale = 0, iscale = 0, gdt = 0;
+    for (int k = 0; k < 6 * nb; k++)
+        vscale = fmax(vscale, fmax(fabs(v[k]), fabs(m->vstar[k])));
+    cs_model_mul(m, m->vstar, mdv);
+    for (int k = 0; k < 6 * nb; k++)
+        iscale = fmax(iscale, fabs(mdv[k]));
+    for (int k = 0; k < 3 * nc; k++)
+        iscale = fmax(iscale, fabs(lambda[k]));
+    for (int k = 0; k < 6 * nb; k++)
+        gdt = fmax(gdt, fabs(m->vstar[k] - m->v0[k]));
+    cs_model_jv(m, v, u);
+    for (int k = 0; k < 3 * nc; k++)
+        vscale = fmax(vscale, fabs(u[k]));
+    for (int i = 0; i < nc; i++)
+        vscale = fmax(vscale, fabs(m->bias[i]));
+    // A body at rest with no load has no natural scale: fall back to 1 (SI units).
+    vscale = vscale + gdt > 0 ? vscale + gdt : 1;
+    iscale = iscale > 0 ? iscale : 1;
+    cert->velocity_scale = vscale;
+    cert->impulse_scale = iscale;
+
+    // Momentum balance.
+    cs_model_jt(m, lambda, gen);
+    for (int k = 0; k < 6 * nb; k++)
+        dv[k] = v[k] - m->vstar[k];
+    cs_model_mul(m, dv, mdv);
+    for (int k = 0; k < 6 * nb; k++)
+        cert->momentum = fmax(cert->momentum, fabs(mdv[k] - gen[k]));
+
+    for (int i = 0; i < nc; i++) {
+        const double ln = lambda[3 * i], lt1 = lambda[3 * i + 1], lt2 = lambda[3 * i + 2];
+        const double gap = u[3 * i] - m->bias[i];
+        const double ut = hypot(u[3 * i + 1], u[3 * i + 2]);
+        const double lt = hypot(lt1, lt2);
+        const double mu = m->mu[i];
+        // A negative normal impulse is a cone violation (the cone is lambda_n >= |lambda_t|/mu).
+        cert->cone = fmax(cert->cone, fmax(0.0, lt - mu * ln));
+        cert->cone = fmax(cert->cone, fmax(0.0, -ln));
+        cert->normal_velocity = fmax(cert->normal_velocity, fmax(0.0, -gap));
+        cert->complementarity = fmax(cert->complementarity, fabs(ln * gap));
+        const bool sliding = ut > SLIP_ZERO * vscale;
+        if (sliding && ln > 0) {
+            const double e1 = lt1 + mu * ln * u[3 * i + 1] / ut;
+            const double e2 = lt2 + mu * ln * u[3 * i + 2] / ut;
+            cert->dissipation = fmax(cert->dissipation, hypot(e1, e2));
+        }
+        if (state) {
+            if (ln <= LAMBDA_ZERO * iscale)
+                state[i] = CS_STATE_SEPARATE;
+            else
+                state[i] = sliding ? CS_STATE_SLIDE : CS_STATE_STICK;
+        }
+    }
+    cs__ws_release(ws, mark);
+    return CS_CONVERGED;
+}
+
+bool cs_certificate_is_ok(const cs_certificate *c, double tol, bool frictional) {
+    if (!(tol > 0))
+        tol = CERT_TOL_DEFAULT;
+    const double is = c->impulse_scale, vs = c->velocity_scale;
+    const bool ok = c->complementarity <= tol * is * vs && c->normal_velocity <= tol * vs &&
+                    c->momentum <= tol * is && c->cone <= tol * is;
+    // A frictionless solver is not judged on the friction law it does not model.
+    return ok && (!frictional || c->dissipation <= tol * is);
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/* Dense kernels for libcontact. The semidefinite factorization is LAPACK's dpstrf (pivoted
+ * Cholesky with rank detection), whose BLAS calls resolve to BLIS: contact matrices built from
+ * redundant contacts are singular, and the rank-revealing factor is what lets a pivoting solver
+ * solve the consistent systems it meets (Baraff 1994, section 4.4 and footnote 3). */
+#include "solver/linalg.h"
+
+#include <math.h>
+
+/* LAPACK (Fortran interface). */
+extern void dpstrf_(const char *uplo, const int *n, double *a, const int *lda, int *piv, int *rank,
+                    const double *tol, double *work, int *info);
+
+void cs_quat_to_mat3(double R[9], const double q[4]) {
+    const double w = q[0], x = q[1], y = q[2], z = q[3];
+    R[0] = 1 - 2 * (y * y + z * z);
+    R[1] = 2 * (x * y - w * z);
+    R[2] = 2 * (x * z + w * y);
+    R[3] = 2 * (x * y + w * z);
+    R[4] = 1 - 2 * (x * x + z * z);
+    R[5] = 2 * (y * z - w * x);
+    R[6] = 2 * (x * z - w * y);
+    R[7] = 2 * (y * z + w * x);
+    R[8] = 1 - 2 * (x * x + y * y);
+}
+
+void cs_mat3_rotate(double res[9], const double R[9], const double A[9]) {
+    double RA[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            RA[3 * i + j] = R[3 * i] * A[j] + R[3 * i + 1] * A[3 + j] + R[3 * i + 2] * A[6 + j];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            res[3 * i + j] = RA[3 * i] * R[3 * j] + RA[3 * i + 1] * R[3 * j + 1] +
+                             RA[3 * i + 2] * R[3 * j + 2];
+}
+
+int cs_mat3_spd_inverse(double inv[9], const double A[9]) {
+    // Cholesky A = L L^T; a pivot that is not clearly positive relative to the diagonal means
+    // the inertia is not positive definite (1e-12: far above rounding, far below any real body).
+    const double scale = fmax(fmax(fabs(A[0]), fabs(A[4])), fabs(A[8]));
+    if (!(scale > 0) || !isfinite(scale))
+        return -1;
+    const double tol = 1e-12 * scale;
+    double l00 = A[0];
+    if (!(l00 > tol))
+        return -1;
+    l00 = sqrt(l00);
+    const double l10 = A[3] / l00, l20 = A[6] / l00;
+    double l11 = A[4] - l10 * l10;
+    if (!(l11 > tol))
+        return -1;
+    l11 = sqrt(l11);
+    const double l21 = (A[7] - l20 * l10) / l11;
+    double l22 = A[8] - l20 * l20 - l21 * l21;
+    if (!(l22 > tol))
+        return -1;
+    l22 = sqrt(l22);
+    // inv = L^-T L^-1 with L^-1 lower triangular.
+    const double i00 = 1 / l00, i11 = 1 / l11, i22 = 1 / l22;
+    const double i10 = -l10 * i00 * i11;
+    const double i21 = -l21 * i11 * i22;
+    const double i20 = -(l20 * i00 + l21 * i10) * i22;
+    const double Li[9] = {i00, 0, 0, i10, i11, 0, i20, i21, i22};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            inv[3 * i + j] = Li[i] * Li[j] + Li[3 + i] * Li[3 + j] + Li[6 + i] * Li[6 + j];
+    return 0;
+}
+
+size_t cs_psd_work(int n) {
+    return 2 * (size_t)n;
+}
+
+int cs_psd_factor(int n, double *A, int lda, int *piv, int *rank, double rel_tol, double *work) {
+    *rank = 0;
+    if (n == 0)
+        return 0;
+    double dmax = 0;
+    for (int i = 0; i < n; i++) {
+        const double d = A[(size_t)i * lda + i];
+        if (!(d >= 0) || !isfinite(d))
+            return -1;
+        dmax = fmax(dmax, d);
+    }
+    if (dmax == 0)
+        return 0;
+    const double tol = rel_tol * dmax;
+    int info = 0;
+    dpstrf_("L", &n, A, &lda, piv, rank, &tol, work, &info);
+    if (info < 0)
+        return -1;
+    // LAPACK's pivots are 1-based.
+    for (int i = 0; i < n; i++)
+        piv[i] -= 1;
+    return 0;
+}
+
+void cs_psd_solve(int n, const double *L, int lda, const int *piv, int rank, const double *b,
+                  double *x, double *work) {
+    // P^T A P = L L^T  =>  A x = b  with  y = P^T x:  L L^T y = P^T b.
+    double *y = work;
+    for (int i = 0; i < n; i++)
+        y[i] = b[piv[i]];
+    for (int i = 0; i < rank; i++) {
+        double s = y[i];
+        for (int k = 0; k < i; k++)
+            s -= L[(size_t)k * lda + i] * y[k];
+        y[i] = s / L[(size_t)i * lda + i];
+    }
+    for (int i = rank - 1; i >= 0; i--) {
+        double s = y[i];
+        for (int k = i + 1; k < rank; k++)
+            s -= L[(size_t)i * lda + k] * y[k];
+        y[i] = s / L[(size_t)i * lda + i];
+    }
+    // Directions beyond the numerical rank carry no information: zero them.
+    for (int i = rank; i < n; i++)
+        y[i] = 0;
+    for (int i = 0; i < n; i++)
+        x[piv[i]] = y[i];
+}

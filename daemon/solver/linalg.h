@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* Small dense kernels (3-vectors, 3x3 matrices, quaternions) and a thin wrapper over LAPACK's
+ * pivoted Cholesky for the positive semidefinite systems the pivoting solvers meet. Kernels keep
+ * BLAS argument order: destination first. */
+#ifndef CONTACTD_SOLVER_LINALG_H
+#define CONTACTD_SOLVER_LINALG_H
+#include <stddef.h>
+
+static inline double cs_dot3(const double a[3], const double b[3]) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* res = a x b (res may not alias a or b). */
+static inline void cs_cross3(double res[3], const double a[3], const double b[3]) {
+    res[0] = a[1] * b[2] - a[2] * b[1];
+    res[1] = a[2] * b[0] - a[0] * b[2];
+    res[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* res = M v, M 3x3 row-major (res may not alias v). */
+static inline void cs_mat3_vec(double res[3], const double M[9], const double v[3]) {
+    for (int i = 0; i < 3; i++)
+        res[i] = M[3 * i] * v[0] + M[3 * i + 1] * v[1] + M[3 * i + 2] * v[2];
+}
+
+/* R (row-major) from a unit quaternion (w, x, y, z). */
+void cs_quat_to_mat3(double R[9], const double q[4]);
+/* res = R A R^T, all 3x3 row-major. */
+void cs_mat3_rotate(double res[9], const double R[9], const double A[9]);
+/* inv = A^-1 for a symmetric positive definite A; returns 0, or -1 when A is not SPD (a leading
+ * minor <= 0 relative to its diagonal scale). */
+int cs_mat3_spd_inverse(double inv[9], const double A[9]);
+
+/* Workspace doubles cs_psd_factor() needs for order n. */
+size_t cs_psd_work(int n);
+
+/* Rank-revealing Cholesky P^T A P = L L^T of a symmetric positive semidefinite A (n x n,
+ * column-major, lda >= n), in place (LAPACK dpstrf). Pivots below rel_tol * max(diag A) end the
+ * factorization: *rank says how many columns of L are kept. piv: [n] out (0-based).
+ * work: [cs_psd_work(n)]. Returns 0, or -1 when A has a negative/non-finite diagonal.
+ * thread: any. rt-safe: yes (LAPACK's unblocked path; no allocation). */
+int cs_psd_factor(int n, double *A, int lda, int *piv, int *rank, double rel_tol, double *work);
+
+/* Solves A x = b with the factor from cs_psd_factor(): the minimum-effort solution that sets the
+ * components beyond the rank to zero, exact when b lies in the range of A. b: [n] in, x: [n] out
+ * (may alias b). work: [n]. */
+void cs_psd_solve(int n, const double *L, int lda, const int *piv, int rank, const double *b,
+                  double *x, double *work);
+
+#endif /* CONTACTD_SOLVER_LINALG_H */

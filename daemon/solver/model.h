@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* The contact model: rigid bodies and point contacts turned into the generalized velocity-level
+ * problem every solver works on (Lloyd 2005, eq. 2). Per body 6 velocity coordinates (linear,
+ * then angular, world frame); per contact a frame (normal n from body_b into body_a, tangents
+ * t1, t2) and the Jacobian rows that map body velocities to the relative velocity of body_a
+ * w.r.t. body_b at the contact point, expressed in that frame. */
+#ifndef CONTACTD_SOLVER_MODEL_H
+#define CONTACTD_SOLVER_MODEL_H
+#include <stddef.h>
+#include "solver/contact.h"
+
+/* thread: one owner (the workspace's caller). Arrays live in the workspace. */
+typedef struct cs_model {
+    int nb, nc, nd;   /* bodies, contacts, friction-pyramid directions d */
+    double dt;        /* s */
+    double *mass;     /* [nb] kg */
+    double *iw;       /* [9 nb] world inertia about the COM, row-major */
+    double *iw_inv;   /* [9 nb] its inverse */
+    double *v0;       /* [6 nb] velocity at the start of the step */
+    double *vstar;    /* [6 nb] free-motion velocity v* = v0 + dt M^-1 (f + m g - w x I w) */
+    int *ia, *ib;     /* [nc] body index of body_a / body_b, -1 for the world */
+    double *frame;    /* [9 nc] rows n, t1, t2 (world, orthonormal, t1 x t2 = n) */
+    double *ra, *rb;  /* [3 nc] contact point minus COM of body_a / body_b (0 for the world) */
+    double *mu;       /* [nc] */
+    double *bias;     /* [nc] lower bound on the normal velocity: v_n >= bias = -max(gap, 0)/dt */
+} cs_model;
+
+/* Workspace bytes cs_model_build() takes for any scene within lim. */
+size_t cs_model_size(const cs_limits *lim);
+
+/* Builds the model of a validated scene, allocating its arrays on ws (they live until the caller
+ * releases the workspace mark taken before the call). Returns CS_CONVERGED (0) or CS_ENOSPACE.
+ * thread: any, one caller per workspace. rt-safe: yes. */
+cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s);
+
+/* Tangent frame of a unit normal n: t1, t2 = R e_x, R e_y for the smallest rotation R taking
+ * e_z onto n (ArtiSynth's convention, so pyramid directions match Lloyd's test data). */
+void cs_model_tangents(const double n[3], double t1[3], double t2[3]);
+
+/* out[3 nc] = J v: relative velocity of body_a w.r.t. body_b at each contact, contact frame.
+ * v: [6 nb]. */
+void cs_model_jv(const cs_model *m, const double *v, double *out);
+/* gen[6 nb] = J^T lambda: generalized impulse of contact impulses lambda [3 nc] (contact frame,
+ * acting on body_a; body_b takes the opposite). */
+void cs_model_jt(const cs_model *m, const double *lambda, double *gen);
+/* out[6 nb] = M^-1 x. */
+void cs_model_minv(const cs_model *m, const double *x, double *out);
+/* out[6 nb] = M x. */
+void cs_model_mul(const cs_model *m, const double *x, double *out);
+/* v[6 nb] = v* + M^-1 J^T lambda. scratch: [6 nb]. */
+void cs_model_velocity(const cs_model *m, const double *lambda, double *v, double *scratch);
+
+/* Workspace bytes of cs_model_delassus() scratch for lim. */
+size_t cs_model_delassus_size(const cs_limits *lim);
+/* W = J_r M^-1 J_r^T (column-major, ldw >= rows * nc) where J_r keeps the first `rows` rows of each
+ * contact (1: normals only, 3: normal and both tangents), in contact order. Scratch from ws.
+ * Returns 0 or CS_ENOSPACE. */
+cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw);
+
+#endif /* CONTACTD_SOLVER_MODEL_H */

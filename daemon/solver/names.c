@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* Names of solver kinds and statuses, shared by the wire, the config file and contactctl, so a
+ * solver is spelled the same everywhere; and the storage layout of a cs_result. */
+#include "solver/types.h"
+
+#include <string.h>
+
+static const char *const solver_names[CS_SOLVER_COUNT] = {
+    [CS_SOLVER_DEFAULT] = "default",
+    [CS_SOLVER_DANTZIG] = "dantzig",
+    [CS_SOLVER_LEMKE] = "lemke",
+    [CS_SOLVER_LEMKE_STRUCTURAL] = "lemke-structural",
+    [CS_SOLVER_LEMKE_STANDARD] = "lemke-standard",
+    [CS_SOLVER_SAP] = "sap",
+};
+
+const char *cs_solver_name(cs_solver s) {
+    if ((int)s < 0 || (int)s >= CS_SOLVER_COUNT)
+        return NULL;
+    return solver_names[s];
+}
+
+int cs_solver_from_name(const char *name, cs_solver *ret) {
+    for (int i = 0; i < CS_SOLVER_COUNT; i++) {
+        if (name && strcmp(name, solver_names[i]) == 0) {
+            *ret = (cs_solver)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+bool cs_solver_is_available(cs_solver s) {
+    return s == CS_SOLVER_DANTZIG;
+}
+
+const char *cs_status_name(cs_status st) {
+    switch (st) {
+    case CS_CONVERGED: return "converged";
+    case CS_DEADLINE: return "deadline";
+    case CS_MAXITER: return "maxiter";
+    case CS_FALLBACK: return "fallback";
+    case CS_RAY: return "ray";
+    case CS_SINGULAR: return "singular";
+    case CS_EINPUT: return "invalid-input";
+    case CS_ENOSPACE: return "no-space";
+    case CS_UNCERTIFIED: return "uncertified";
+    }
+    return "unknown";
+}
+
+/* Every array is a multiple of 8 bytes, so the 8-byte alignment of mem carries through. */
+static size_t pad8(size_t n) {
+    return (n + 7) & ~(size_t)7;
+}
+
+size_t cs_result_size(const cs_limits *lim) {
+    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts;
+    return pad8(nc * sizeof(uint64_t)) + pad8(nb * sizeof(uint32_t)) +
+           2 * pad8(3 * nc * sizeof(double)) + pad8(nc) + pad8(6 * nb * sizeof(double));
+}
+
+void cs_result_init(cs_result *r, void *mem, const cs_limits *lim) {
+    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts;
+    unsigned char *p = mem;
+    *r = (cs_result){0};
+    r->contact_id = (uint64_t *)(void *)p;
+    p += pad8(nc * sizeof(uint64_t));
+    r->body_id = (uint32_t *)(void *)p;
+    p += pad8(nb * sizeof(uint32_t));
+    r->impulse = (double *)(void *)p;
+    p += pad8(3 * nc * sizeof(double));
+    r->force = (double *)(void *)p;
+    p += pad8(3 * nc * sizeof(double));
+    r->state = p;
+    p += pad8(nc);
+    r->v = (double *)(void *)p;
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* One step of a session: model, solver, certificate, labels, forces, and the fallback rule.
+ *
+ * An answer goes out as the solver's own only when it passes the certificate. Otherwise (ray,
+ * pivot cap, a failed certificate, or the deadline) the answer is the fallback, labelled: the
+ * previous certified impulses of contacts whose ids persist and zero for new ones, with the
+ * velocities they imply and their own, honest, certificate. */
+#include "solver/step.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "solver/certify.h"
+#include "solver/contact.h"
+#include "solver/dantzig.h"
+#include "solver/model.h"
+#include "solver/warmstart.h"
+#include "solver/workspace.h"
+
+size_t cs_step_size(const cs_limits *lim) {
+    return cs__ws_bytes(3 * (size_t)lim->max_contacts * sizeof(double)) +
+           2 * cs__ws_bytes(6 * (size_t)lim->max_bodies * sizeof(double));
+}
+
+static cs_status run_solver(cs_workspace *ws, const cs_model *m, const cs_options *opt,
+                            double *lambda, cs_stats *st) {
+    switch (opt->solver) {
+    case CS_SOLVER_DANTZIG:
+        return cs_dantzig_solve(ws, m, opt, lambda, st);
+    default:
+        // Refused upstream (cs_solver_is_available); reaching here is a caller error.
+        *st = (cs_stats){0};
+        return CS_EINPUT;
+    }
+}
+
+/* Impulses, world forces and velocities of an answer into out. */
+static void emit(const cs_model *m, const double *lambda, const double *v, cs_result *out) {
+    for (int i = 0; i < m->nc; i++) {
+        const double *F = m->frame + 9 * i, *l = lambda + 3 * i;
+        for (int k = 0; k < 3; k++) {
+            out->impulse[3 * i + k] = l[k];
+            out->force[3 * i + k] = (l[0] * F[k] + l[1] * F[3 + k] + l[2] * F[6 + k]) / m->dt;
+        }
+    }
+    memcpy(out->v, v, 6 * (size_t)m->nb * sizeof(double));
+}
+
+/* An answer no one can use: zero forces, the start velocities. */
+static cs_status fail_step(cs_result *out, cs_status st) {
+    out->status = out->primary = st;
+    memset(out->impulse, 0, 3 * (size_t)out->nc * sizeof(double));
+    memset(out->force, 0, 3 * (size_t)out->nc * sizeof(double));
+    for (int i = 0; i < out->nc; i++)
+        out->state[i] = CS_STATE_SEPARATE;
+    memset(out->v, 0, 6 * (size_t)out->nb * sizeof(double));
+    return st;
+}
+
+cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs_warmstart *warm,
+                  cs_result *out) {
+    const cs_limits *lim = cs__ws_limits(ws);
+    out->seq = s->seq;
+    out->solver = opt->solver;
+    out->stats = (cs_stats){0};
+    out->cert = (cs_certificate){0};
+    if (s->nb > lim->max_bodies || s->nc > lim->max_contacts || s->nb < 0 || s->nc < 0) {
+        // The result arrays are sized for lim: report nothing rather than overrun them.
+        out->nb = out->nc = 0;
+        return out->status = out->primary = CS_ENOSPACE;
+    }
+    out->nb = s->nb;
+    out->nc = s->nc;
+    for (int i = 0; i < s->nc; i++)
+        out->contact_id[i] = s->contacts[i].id;
+    for (int b = 0; b < s->nb; b++)
+        out->body_id[b] = s->bodies[b].id;
+
+    const size_t mark = cs__ws_mark(ws);
+    cs__ws_reset_peak(ws);
+    cs_model m;
+    cs_status st = cs_model_build(&m, ws, s);
+    double *lambda = cs__ws_alloc(ws, 3 * (size_t)s->nc * sizeof(double));
+    double *v = cs__ws_alloc(ws, 6 * (size_t)s->nb * sizeof(double));
+    double *scratch = cs__ws_alloc(ws, 6 * (size_t)s->nb * sizeof(double));
+    if (st == CS_CONVERGED && (s->nc || s->nb) && (!lambda || !v || !scratch))
+        st = CS_ENOSPACE;
+    if (st != CS_CONVERGED) {
+        cs__ws_release(ws, mark);
+        return fail_step(out, st);
+    }
+
+    st = run_solver(ws, &m, opt, lambda, &out->stats);
+    out->primary = st;
+    const bool frictional = opt->solver != CS_SOLVER_DANTZIG;
+    if (st == CS_CONVERGED || st == CS_MAXITER) {
+        cs_model_velocity(&m, lambda, v, scratch);
+        cs_certify(ws, &m, lambda, v, &out->cert, out->state);
+        if (!cs_certificate_is_ok(&out->cert, opt->cert_tol, frictional))
+            st = out->primary = CS_UNCERTIFIED;
+    }
+    if (st == CS_CONVERGED || st == CS_MAXITER) {
+        out->status = st;
+        emit(&m, lambda, v, out);
+        if (warm)
+            cs__warm_store(warm, out);
+    } else {
+        // Fallback: previous impulses by contact id, zero for new contacts.
+        for (int i = 0; i < s->nc; i++)
+            cs__warm_impulse(warm, s->contacts[i].id, lambda + 3 * i);
+        cs_model_velocity(&m, lambda, v, scratch);
+        cs_certify(ws, &m, lambda, v, &out->cert, out->state);
+        out->status = st == CS_DEADLINE ? CS_DEADLINE : CS_FALLBACK;
+        emit(&m, lambda, v, out);
+    }
+    out->stats.peak_bytes = cs__ws_peak(ws);
+    cs__ws_release(ws, mark);
+    return out->status;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/* Plain data shared by every part of libcontact: solver names and statuses, the scene a client
+ * sends (bodies + contacts), the limits a session is admitted with, solve options and results.
+ * Inputs and outputs are visible structs; the workspace that owns memory is opaque. */
+#ifndef CONTACTD_SOLVER_TYPES_H
+#define CONTACTD_SOLVER_TYPES_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Solver outcome. >= 0: forces usable; < 0: the caller keeps its last safe output. */
+typedef enum cs_status {
+    CS_CONVERGED = 0,
+    CS_DEADLINE = 1, /* budget spent; the answer is the labelled fallback or iterate */
+    CS_MAXITER = 2,  /* pivot/iteration cap hit; iterate usable */
+    CS_FALLBACK = 3, /* primary method failed, fallback answered */
+    CS_RAY = -1,     /* pivoting ended on a ray / could not make progress */
+    CS_SINGULAR = -2,
+    CS_EINPUT = -3,   /* non-finite or inconsistent problem data */
+    CS_ENOSPACE = -4, /* problem exceeds the limits it was admitted with */
+    CS_UNCERTIFIED = -5, /* solver claimed success but the certificate failed */
+} cs_status;
+
+/* Returns a short lower-case name ("converged", "deadline", ...). */
+const char *cs_status_name(cs_status st);
+
+/* Solver kinds. Values equal the wire enum contactd.v1.Solver. */
+typedef enum cs_solver {
+    CS_SOLVER_DEFAULT = 0,
+    CS_SOLVER_DANTZIG = 1,
+    CS_SOLVER_LEMKE = 2,
+    CS_SOLVER_LEMKE_STRUCTURAL = 3,
+    CS_SOLVER_LEMKE_STANDARD = 4,
+    CS_SOLVER_SAP = 5,
+} cs_solver;
+
+#define CS_SOLVER_COUNT 6
+
+/* "dantzig", "lemke", "lemke-structural", "lemke-standard", "sap"; "default" for 0, NULL when
+ * out of range. */
+const char *cs_solver_name(cs_solver s);
+/* Parses a name as above. Returns 0 and sets *ret, or -1 when unknown. */
+int cs_solver_from_name(const char *name, cs_solver *ret);
+/* True when this build implements solver s (a known but unimplemented name is refused with a
+ * message rather than silently replaced). */
+bool cs_solver_is_available(cs_solver s);
+
+typedef enum cs_contact_state {
+    CS_STATE_SEPARATE = 1, /* values equal contactd.v1.ContactState */
+    CS_STATE_STICK = 2,
+    CS_STATE_SLIDE = 3,
+} cs_contact_state;
+
+/* Sizes a session declares at admission; every buffer is sized from these. */
+typedef struct cs_limits {
+    int max_bodies;   /* dynamic bodies (the world is not counted) */
+    int max_contacts;
+    int max_dirs;     /* friction-pyramid directions d for pivoting solvers */
+} cs_limits;
+
+#define CS_DIRS_DEFAULT 8
+
+typedef struct cs_body {
+    uint32_t id;       /* > 0; 0 is the fixed world */
+    double mass;       /* kg */
+    double inertia[9]; /* kg m^2, about the COM, body frame, row-major */
+    double pos[3];     /* COM, world, m */
+    double quat[4];    /* w, x, y, z: body to world */
+    double v[3];       /* m/s */
+    double w[3];       /* rad/s, world */
+    double f[3];       /* N, applied, excluding gravity */
+    double tau[3];     /* N m, world */
+} cs_body;
+
+typedef struct cs_contact {
+    uint64_t id;          /* stable across frames */
+    uint32_t body_a;      /* 0 = world */
+    uint32_t body_b;      /* 0 = world */
+    double point[3];      /* world, m */
+    double normal[3];     /* unit, from body_b into body_a */
+    double distance;      /* signed gap, m, < 0 when penetrating */
+    double mu;            /* Coulomb coefficient >= 0 */
+    double stiffness;     /* N/m; 0 = not given */
+    double dissipation;   /* s; 0 = not given */
+} cs_contact;
+
+/* One contact configuration. The arrays belong to whoever filled the scene. */
+typedef struct cs_scene {
+    uint64_t seq;
+    double dt;            /* s */
+    double gravity[3];    /* m/s^2 */
+    int friction_dirs;    /* d; 0 = CS_DIRS_DEFAULT */
+    cs_solver solver;     /* CS_SOLVER_DEFAULT = the caller's default */
+    int nb, nc;
+    cs_body *bodies;      /* [nb] */
+    cs_contact *contacts; /* [nc] */
+} cs_scene;
+
+/* Solver statistics, always filled. */
+typedef struct cs_stats {
+    int pivots;
+    int iterations;
+    size_t peak_bytes; /* workspace high-water mark during the solve */
+} cs_stats;
+
+/* Certificate of an answer (certify.h). All >= 0, ~0 when the answer is exact. */
+typedef struct cs_certificate {
+    double complementarity; /* max_i |lambda_n,i * (v_n,i - bias_i)|, N s * m/s */
+    double normal_velocity; /* max_i max(0, bias_i - v_n,i), m/s */
+    double cone;            /* max_i max(0, |lambda_t,i| - mu_i lambda_n,i), N s */
+    double dissipation;     /* max over sliding contacts of |lambda_t + mu lambda_n t_hat|, N s */
+    double momentum;        /* ||M (v - v*) - J^T lambda||_inf, N s */
+    double impulse_scale;   /* max_i |lambda_i| + |M v*|_inf: the scale the numbers compare to */
+    double velocity_scale;  /* max |v| over bodies and contact points: scale for velocities */
+} cs_certificate;
+
+/* A solve's output. Arrays are owned by whoever called cs_result_init(). */
+typedef struct cs_result {
+    cs_status status;
+    cs_status primary;    /* the solver's own outcome; differs from status after a fallback */
+    cs_solver solver;     /* the solver that produced it */
+    uint64_t seq;         /* the scene's seq */
+    int nb, nc;
+    uint64_t *contact_id; /* [nc] the scene's contact ids, in scene order */
+    uint32_t *body_id;    /* [nb] the scene's body ids, in scene order */
+    double *impulse;      /* [3 nc] contact frame (normal, tangent1, tangent2), N s */
+    double *force;        /* [3 nc] world, N, on body_a at the point: impulse / dt */
+    uint8_t *state;       /* [nc] cs_contact_state */
+    double *v;            /* [6 nb] post-step (vx vy vz wx wy wz) per body, world */
+    cs_stats stats;
+    cs_certificate cert;
+} cs_result;
+
+/* Bytes the arrays of a result for lim need. */
+size_t cs_result_size(const cs_limits *lim);
+/* Points the arrays of r into mem (cs_result_size(lim) bytes, 8-byte aligned). */
+void cs_result_init(cs_result *r, void *mem, const cs_limits *lim);
+
+/* Solve options. The library never reads a clock by itself: a deadline needs clock_ns. */
+typedef struct cs_options {
+    cs_solver solver;
+    int64_t deadline_ns;        /* absolute, in clock_ns()'s time base; 0 = none */
+    int64_t (*clock_ns)(void);  /* NULL = no deadline checks */
+    double cert_tol;            /* relative tolerance for certification; 0 = default 1e-6 */
+} cs_options;
+
+#endif /* CONTACTD_SOLVER_TYPES_H */

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/* Scene validation: everything a solver assumes about its input, checked once where the scene
+ * enters (wire or file), each failure a message that names the field. */
+#include "solver/contact.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "solver/linalg.h"
+
+/* Tolerance on unit quaternions and normals: the contract (1e-6). */
+#define UNIT_TOL 1e-6
+
+static int fail(int status, char *err, size_t errlen, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+static bool finite3(const double v[3]) {
+    return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+}
+
+/* Checks one vector field; name is e.g. "position". */
+#define CHECK3(v, prefix, idx, name)                                                              \
+    do {                                                                                          \
+        if (!finite3(v))                                                                          \
+            return fail(CS_EINPUT, err, errlen, "%s[%d]." name ": not a finite number", prefix,     \
+                        idx);                                                                     \
+    } while (0)
+
+static int validate_body(const cs_body *B, int i, char *err, size_t errlen) {
+    if (B->id == 0)
+        return fail(CS_EINPUT, err, errlen, "bodies[%d].id: 0 is reserved for the fixed world", i);
+    if (!isfinite(B->mass) || !(B->mass > 0))
+        return fail(CS_EINPUT, err, errlen, "bodies[%d].mass: must be finite and > 0 (got %g)", i,
+                    B->mass);
+    for (int k = 0; k < 9; k++)
+        if (!isfinite(B->inertia[k]))
+            return fail(CS_EINPUT, err, errlen, "bodies[%d].inertia[%d]: not a finite number", i,
+                        k);
+    const double *I = B->inertia;
+    const double scale = fabs(I[0]) + fabs(I[4]) + fabs(I[8]);
+    // Symmetry within rounding of the values a client would send.
+    for (int r = 0; r < 3; r++)
+        for (int c = r + 1; c < 3; c++)
+            if (fabs(I[3 * r + c] - I[3 * c + r]) > 1e-9 * scale)
+                return fail(CS_EINPUT, err, errlen,
+                            "bodies[%d].inertia: not symmetric ([%d][%d] = %g, [%d][%d] = %g)", i,
+                            r, c, I[3 * r + c], c, r, I[3 * c + r]);
+    double inv[9];
+    if (cs_mat3_spd_inverse(inv, I) < 0)
+        return fail(CS_EINPUT, err, errlen, "bodies[%d].inertia: not positive definite", i);
+    CHECK3(B->pos, "bodies", i, "position");
+    CHECK3(B->v, "bodies", i, "linear_velocity");
+    CHECK3(B->w, "bodies", i, "angular_velocity");
+    CHECK3(B->f, "bodies", i, "force");
+    CHECK3(B->tau, "bodies", i, "torque");
+    const double *q = B->quat;
+    if (!isfinite(q[0]) || !isfinite(q[1]) || !isfinite(q[2]) || !isfinite(q[3]))
+        return fail(CS_EINPUT, err, errlen, "bodies[%d].orientation: not a finite number", i);
+    const double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (fabs(qn - 1) > UNIT_TOL)
+        return fail(CS_EINPUT, err, errlen,
+                    "bodies[%d].orientation: not a unit quaternion (|q| = %.9g)", i, qn);
+    return 0;
+}
+
+static bool body_known(const cs_scene *s, uint32_t id) {
+    if (id == 0)
+        return true;
+    for (int b = 0; b < s->nb; b++)
+        if (s->bodies[b].id == id)
+            return true;
+    return false;
+}
+
+static int validate_contact(const cs_scene *s, const cs_contact *C, int i, char *err,
+                            size_t errlen) {
+    if (!body_known(s, C->body_a))
+        return fail(CS_EINPUT, err, errlen, "contacts[%d].body_a: unknown body id %u", i,
+                    C->body_a);
+    if (!body_known(s, C->body_b))
+        return fail(CS_EINPUT, err, errlen, "contacts[%d].body_b: unknown body id %u", i,
+                    C->body_b);
+    if (C->body_a == C->body_b)
+        return fail(CS_EINPUT, err, errlen,
+                    "contacts[%d].body_b: same body as body_a (%u); a contact joins two bodies", i,
+                    C->body_a);
+    CHECK3(C->point, "contacts", i, "point");
+    CHECK3(C->normal, "contacts", i, "normal");
+    const double nn = sqrt(cs_dot3(C->normal, C->normal));
+    if (fabs(nn - 1) > UNIT_TOL)
+        return fail(CS_EINPUT, err, errlen, "contacts[%d].normal: not unit length (|n| = %.9g)",
+                    i, nn);
+    if (!isfinite(C->distance))
+        return fail(CS_EINPUT, err, errlen, "contacts[%d].distance: not a finite number", i);
+    if (!isfinite(C->mu) || C->mu < 0)
+        return fail(CS_EINPUT, err, errlen, "contacts[%d].friction: must be finite and >= 0 (got %g)",
+                    i, C->mu);
+    if (!isfinite(C->stiffness) || C->stiffness < 0)
+        return fail(CS_EINPUT, err, errlen,
+                    "contacts[%d].stiffness: must be finite and >= 0 (0 = not given; got %g)", i,
+                    C->stiffness);
+    if (!isfinite(C->dissipation) || C->dissipation < 0)
+        return fail(CS_EINPUT, err, errlen,
+                    "contacts[%d].dissipation: must be finite and >= 0 (0 = not given; got %g)", i,
+                    C->dissipation);
+    return 0;
+}
+
+int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t errlen) {
+    if (s->nb < 0 || s->nb > lim->max_bodies)
+        return fail(CS_ENOSPACE, err, errlen, "bodies: %d bodies exceed the session limit of %d",
+                    s->nb, lim->max_bodies);
+    if (s->nc < 0 || s->nc > lim->max_contacts)
+        return fail(CS_ENOSPACE, err, errlen,
+                    "contacts: %d contacts exceed the session limit of %d", s->nc,
+                    lim->max_contacts);
+    if (!isfinite(s->dt) || !(s->dt > 0))
+        return fail(CS_EINPUT, err, errlen, "dt: must be finite and > 0 (got %g)", s->dt);
+    if (!finite3(s->gravity))
+        return fail(CS_EINPUT, err, errlen, "gravity: not a finite number");
+    const int d = s->friction_dirs ? s->friction_dirs : CS_DIRS_DEFAULT;
+    if (d < 4 || d % 2 != 0)
+        return fail(CS_EINPUT, err, errlen,
+                    "friction_directions: must be even and >= 4 (got %d)", s->friction_dirs);
+    if (d > lim->max_dirs)
+        return fail(CS_ENOSPACE, err, errlen,
+                    "friction_directions: %d exceeds the session limit of %d", d, lim->max_dirs);
+    if ((int)s->solver < 0 || (int)s->solver >= CS_SOLVER_COUNT)
+        return fail(CS_EINPUT, err, errlen, "solver: unknown solver %d", (int)s->solver);
+    for (int i = 0; i < s->nb; i++) {
+        const int r = validate_body(&s->bodies[i], i, err, errlen);
+        if (r)
+            return r;
+        for (int j = 0; j < i; j++)
+            if (s->bodies[j].id == s->bodies[i].id)
+                return fail(CS_EINPUT, err, errlen, "bodies[%d].id: duplicate of bodies[%d].id (%u)",
+                            i, j, s->bodies[i].id);
+    }
+    for (int i = 0; i < s->nc; i++) {
+        const int r = validate_contact(s, &s->contacts[i], i, err, errlen);
+        if (r)
+            return r;
+        for (int j = 0; j < i; j++)
+            if (s->contacts[j].id == s->contacts[i].id)
+                return fail(CS_EINPUT, err, errlen,
+                            "contacts[%d].id: duplicate of contacts[%d].id (%llu)", i, j,
+                            (unsigned long long)s->contacts[i].id);
+    }
+    return 0;
+}

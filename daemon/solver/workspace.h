@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal view of the workspace: one aligned block per session, used as a mark/release stack
+ * inside a solve (MuJoCo's arena). Every solver declares its need through a _size() function,
+ * and cs_workspace_new() sums them, so a solve within the limits can never run out. */
+#ifndef CONTACTD_SOLVER_WORKSPACE_H
+#define CONTACTD_SOLVER_WORKSPACE_H
+#include <stddef.h>
+#include "solver/contact.h"
+
+/* Debug/test-build assertion for the RT path (compiled out with NDEBUG). */
+#include <assert.h>
+#define CS_ASSERT(x) assert(x)
+
+/* Bytes one allocation of n bytes takes on the stack, alignment included. */
+size_t cs__ws_bytes(size_t n);
+/* Current stack top, to hand back to cs__ws_release(). */
+size_t cs__ws_mark(const cs_workspace *ws);
+void cs__ws_release(cs_workspace *ws, size_t mark);
+/* 64-byte aligned scratch of n bytes, uninitialised; NULL when the workspace is exhausted. */
+void *cs__ws_alloc(cs_workspace *ws, size_t n);
+/* The same, zero-filled. */
+void *cs__ws_zalloc(cs_workspace *ws, size_t n);
+/* Limits the workspace was sized for. */
+const cs_limits *cs__ws_limits(const cs_workspace *ws);
+/* High-water mark since the last cs__ws_reset_peak(), bytes. */
+size_t cs__ws_peak(const cs_workspace *ws);
+void cs__ws_reset_peak(cs_workspace *ws);
+
+#endif /* CONTACTD_SOLVER_WORKSPACE_H */

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared test helpers: near-equality that prints full precision, a seeded generator, random LCPs
+ * and their brute-force solution, and paths to the test data. */
+#ifndef CONTACTD_TESTS_TESTLIB_H
+#define CONTACTD_TESTS_TESTLIB_H
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+/* Fails the test unless |a - b| <= tol, printing both values with %.17g. */
+#define assert_near(a, b, tol) t_assert_near((a), (b), (tol), #a, #b, __FILE__, __LINE__)
+void t_assert_near(double a, double b, double tol, const char *as, const char *bs,
+                   const char *file, int line);
+
+/* splitmix64: small, fast, and the same sequence on every machine. */
+typedef struct t_rng {
+    uint64_t s;
+} t_rng;
+t_rng t_rng_seed(uint64_t seed);
+uint64_t t_rng_next(t_rng *r);
+/* Uniform in [0, 1). */
+double t_rng_unit(t_rng *r);
+/* Uniform in [lo, hi). */
+double t_rng_range(t_rng *r, double lo, double hi);
+/* Uniform integer in [0, n). */
+int t_rng_below(t_rng *r, int n);
+
+/* A = G G^T (n x n column-major) with G n x k, k in [1, n] random: PSD, rank k; b random in
+ * [-1, 1] when in_range is false, else b = A x for a random x (the case Baraff's theory covers). */
+void t_lcp_random_psd(t_rng *r, int n, int k, bool in_range, double *A, double *b);
+/* Brute force over all 2^n complementary index sets (n <= 12): true when some set S gives
+ * f_S = -A_SS^+ b_S >= 0 with w = A f + b >= 0 (tolerance tol, relative to the data and to
+ * 1 + |f|_inf);
+ * f (if not NULL) receives one such solution. */
+bool t_lcp_enumerate(int n, const double *A, const double *b, double tol, double *f);
+/* max_i max(-f_i, -w_i, |f_i w_i|) for w = A f + b. */
+double t_lcp_residual(int n, const double *A, const double *b, const double *f);
+/* 1 + |f|_inf: the scale rounding errors of an LCP answer grow with. */
+double t_lcp_scale(int n, const double *f);
+
+/* Path of a file in tests/data ($CONTACTD_DATA) or in ../shared ($CONTACTD_SHARED). */
+const char *t_data_path(const char *name);
+const char *t_shared_path(const char *name);
+
+#endif /* CONTACTD_TESTS_TESTLIB_H */

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/* The contact model: tangent frames, Jacobian adjointness, the Delassus operator against its
+ * definition, free-motion velocities (gravity, applied wrench, gyroscopic term) and the world
+ * inertia of a rotated body. */
+#include "solver/model.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "solver/linalg.h"
+#include "solver/workspace.h"
+#include "testlib.h"
+
+#define NB 3
+#define NC 6
+
+static cs_workspace *ws;
+static cs_body bodies[NB];
+static cs_contact contacts[NC];
+
+static int setup(void **state) {
+    (void)state;
+    ws = cs_workspace_new(&(cs_limits){.max_bodies = NB, .max_contacts = NC, .max_dirs = 8});
+    return ws ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    cs_workspace_free(ws);
+    return 0;
+}
+
+static void random_unit(t_rng *r, double n[3]) {
+    double s;
+    do {
+        for (int k = 0; k < 3; k++)
+            n[k] = t_rng_range(r, -1, 1);
+        s = sqrt(cs_dot3(n, n));
+    } while (s < 0.1 || s > 1);
+    for (int k = 0; k < 3; k++)
+        n[k] /= s;
+}
+
+/* A random scene of NB bodies with random poses and NC contacts between random pairs. */
+static cs_scene random_scene(t_rng *r) {
+    for (int b = 0; b < NB; b++) {
+        double q[4], qn = 0;
+        for (int k = 0; k < 4; k++) {
+            q[k] = t_rng_range(r, -1, 1);
+            qn += q[k] * q[k];
+        }
+        cs_body *B = &bodies[b];
+        *B = (cs_body){.id = (uint32_t)(10 + b), .mass = t_rng_range(r, 0.5, 3)};
+        for (int k = 0; k < 4; k++)
+            B->quat[k] = q[k] / sqrt(qn);
+        const double a = t_rng_range(r, 0.1, 1), c = t_rng_range(r, 0.1, 1);
+        const double I[9] = {a, 0.01, 0, 0.01, c, 0.02, 0, 0.02, a + c};
+        memcpy(B->inertia, I, sizeof I);
+        for (int k = 0; k < 3; k++) {
+            B->pos[k] = t_rng_range(r, -1, 1);
+            B->v[k] = t_rng_range(r, -1, 1);
+            B->w[k] = t_rng_range(r, -1, 1);
+        }
+    }
+    for (int i = 0; i < NC; i++) {
+        cs_contact *C = &contacts[i];
+        const int a = t_rng_below(r, NB);
+        const int b = (a + 1 + t_rng_below(r, NB)) % (NB + 1); // may be NB: the world
+        *C = (cs_contact){.id = (uint64_t)i, .body_a = bodies[a].id,
+                          .body_b = b < NB && b != a ? bodies[b].id : 0, .mu = 0.5};
+        random_unit(r, C->normal);
+        for (int k = 0; k < 3; k++)
+            C->point[k] = t_rng_range(r, -1, 1);
+    }
+    return (cs_scene){.dt = 1e-3, .gravity = {0, 0, -9.81}, .nb = NB, .nc = NC,
+                      .bodies = bodies, .contacts = contacts};
+}
+
+static void tangents_are_orthonormal(void **state) {
+    (void)state;
+    t_rng rng = t_rng_seed(11);
+    for (int trial = 0; trial < 1000; trial++) {
+        double n[3], t1[3], t2[3], x[3];
+        if (trial == 0)
+            n[0] = 0, n[1] = 0, n[2] = 1;
+        else if (trial == 1)
+            n[0] = 0, n[1] = 0, n[2] = -1;
+        else
+            random_unit(&rng, n);
+        cs_model_tangents(n, t1, t2);
+        assert_near(cs_dot3(t1, t1), 1.0, 1e-14);
+        assert_near(cs_dot3(t2, t2), 1.0, 1e-14);
+        assert_near(cs_dot3(t1, n), 0.0, 1e-14);
+        assert_near(cs_dot3(t2, n), 0.0, 1e-14);
+        cs_cross3(x, t1, t2);
+        for (int k = 0; k < 3; k++)
+            assert_near(x[k], n[k], 1e-14);
+    }
+}
+
+/* lambda . (J v) == (J^T lambda) . v for random scenes, impulses and velocities. */
+static void jacobian_is_adjoint(void **state) {
+    (void)state;
+    t_rng rng = t_rng_seed(12);
+    for (int trial = 0; trial < 200; trial++) {
+        const cs_scene s = random_scene(&rng);
+        const size_t mark = cs__ws_mark(ws);
+        cs_model m;
+        assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
+        double v[6 * NB], l[3 * NC], jv[3 * NC], jt[6 * NB];
+        for (int k = 0; k < 6 * NB; k++)
+            v[k] = t_rng_range(&rng, -1, 1);
+        for (int k = 0; k < 3 * NC; k++)
+            l[k] = t_rng_range(&rng, -1, 1);
+        cs_model_jv(&m, v, jv);
+        cs_model_jt(&m, l, jt);
+        double lhs = 0, rhs = 0;
+        for (int k = 0; k < 3 * NC; k++)
+            lhs += l[k] * jv[k];
+        for (int k = 0; k < 6 * NB; k++)
+            rhs += jt[k] * v[k];
+        assert_near(lhs, rhs, 1e-12);
+        cs__ws_release(ws, mark);
+    }
+}
+
+/* W = J M^-1 J^T, column by column through jt, minv and jv on unit impulses. */
+static void delassus_matches_definition(void **state) {
+    (void)state;
+    t_rng rng = t_rng_seed(13);
+    for (int trial = 0; trial < 50; trial++) {
+        const cs_scene s = random_scene(&rng);
+        const size_t mark = cs__ws_mark(ws);
+        cs_model m;
+        assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
+        double W[3 * NC * 3 * NC], Wn[NC * NC];
+        assert_int_equal(cs_model_delassus(&m, ws, 3, W, 3 * NC), CS_CONVERGED);
+        assert_int_equal(cs_model_delassus(&m, ws, 1, Wn, NC), CS_CONVERGED);
+        for (int q = 0; q < 3 * NC; q++) {
+            double l[3 * NC] = {0}, g[6 * NB], mg[6 * NB], col[3 * NC];
+            l[q] = 1;
+            cs_model_jt(&m, l, g);
+            cs_model_minv(&m, g, mg);
+            cs_model_jv(&m, mg, col);
+            for (int p = 0; p < 3 * NC; p++)
+                assert_near(W[q * 3 * NC + p], col[p], 1e-12);
+            if (q % 3 == 0)
+                for (int p = 0; p < NC; p++)
+                    assert_near(Wn[(q / 3) * NC + p], col[3 * p], 1e-12);
+        }
+        cs__ws_release(ws, mark);
+    }
+}
+
+/* v* = v0 + dt M^-1 (f + m g, tau - w x I w) on a body with an asymmetric inertia. */
+static void free_motion(void **state) {
+    (void)state;
+    cs_body B = {.id = 1, .mass = 2, .inertia = {1, 0, 0, 0, 2, 0, 0, 0, 3}, .quat = {1, 0, 0, 0},
+                 .v = {1, 2, 3}, .w = {0.5, -1, 2}, .f = {4, 0, -2}, .tau = {0.1, 0.2, 0.3}};
+    const cs_scene s = {.dt = 0.01, .gravity = {0, 0, -10}, .nb = 1, .bodies = &B};
+    const size_t mark = cs__ws_mark(ws);
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
+    assert_near(m.vstar[0], 1 + 0.01 * 4 / 2, 1e-15);
+    assert_near(m.vstar[1], 2, 1e-15);
+    assert_near(m.vstar[2], 3 + 0.01 * (-2.0 / 2 - 10), 1e-15);
+    // I w = (0.5, -2, 6); w x I w = (-1*6 - 2*(-2), 2*0.5 - 0.5*6, 0.5*(-2) - (-1)*0.5)
+    const double gyro[3] = {-2, -2, -0.5};
+    const double I[3] = {1, 2, 3};
+    for (int k = 0; k < 3; k++)
+        assert_near(m.vstar[3 + k], B.w[k] + 0.01 * (B.tau[k] - gyro[k]) / I[k], 1e-15);
+    cs__ws_release(ws, mark);
+}
+
+/* A body turned 90 degrees about z swaps its x and y principal moments in the world frame. */
+static void world_inertia_rotates(void **state) {
+    (void)state;
+    const double h = sqrt(0.5);
+    cs_body B = {.id = 1, .mass = 1, .inertia = {1, 0, 0, 0, 2, 0, 0, 0, 3}, .quat = {h, 0, 0, h}};
+    const cs_scene s = {.dt = 0.01, .nb = 1, .bodies = &B};
+    const size_t mark = cs__ws_mark(ws);
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
+    const double want[9] = {2, 0, 0, 0, 1, 0, 0, 0, 3};
+    for (int k = 0; k < 9; k++) {
+        assert_near(m.iw[k], want[k], 1e-15);
+        assert_near(m.iw_inv[k], want[k] ? 1 / want[k] : 0, 1e-15);
+    }
+    cs__ws_release(ws, mark);
+}
+
+/* The bias lets a positive gap close within the step and never pushes a penetration apart. */
+static void gap_bias(void **state) {
+    (void)state;
+    cs_body B = {.id = 1, .mass = 1, .inertia = {1, 0, 0, 0, 1, 0, 0, 0, 1}, .quat = {1, 0, 0, 0}};
+    cs_contact C[2] = {{.id = 1, .body_a = 1, .normal = {0, 0, 1}, .distance = 0.002},
+                       {.id = 2, .body_a = 1, .normal = {0, 0, 1}, .distance = -0.002}};
+    const cs_scene s = {.dt = 0.01, .nb = 1, .nc = 2, .bodies = &B, .contacts = C};
+    const size_t mark = cs__ws_mark(ws);
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
+    assert_near(m.bias[0], -0.2, 1e-15);
+    assert_near(m.bias[1], 0.0, 0.0);
+    cs__ws_release(ws, mark);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(tangents_are_orthonormal),
+        cmocka_unit_test(jacobian_is_adjoint),
+        cmocka_unit_test(delassus_matches_definition),
+        cmocka_unit_test(free_motion),
+        cmocka_unit_test(world_inertia_rotates),
+        cmocka_unit_test(gap_bias),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
