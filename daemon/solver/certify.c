@@ -3,10 +3,12 @@
  * velocities u = J v and bias b (v_n >= b), the Coulomb contact conditions at the velocity level
  * are
  *     lambda_n >= 0,  u_n - b >= 0,  lambda_n (u_n - b) = 0           (non-penetration)
- *     |lambda_t| <= mu lambda_n                                        (friction cone)
- *     u_t != 0  =>  lambda_t = -mu lambda_n u_t / |u_t|                (maximal dissipation)
+ *     lambda_t in mu lambda_n F                                        (friction set)
+ *     u_t != 0  =>  lambda_t minimises lambda_t . u_t over that set     (maximal dissipation)
  *     M (v - v*) = J^T lambda                                          (momentum balance)
- * and each residual below measures the violation of one line in its own units. Scales: impulses
+ * where F is the unit disc (exact cone) or the polygon with vertices d_j (the pyramid of the
+ * pivoting solvers), and each residual below measures the violation of one line in its own
+ * units. Scales: impulses
  * compare with the largest impulse or free momentum, velocities with the largest body or contact
  * velocity plus the largest free-motion change over the step (g dt for a body at rest). */
 #include "solver/certify.h"
@@ -27,8 +29,34 @@ size_t cs_certify_size(const cs_limits *lim) {
            cs__ws_bytes(3 * (size_t)lim->max_contacts * sizeof(double));
 }
 
+/* Support function of the unit friction set in direction (x, y), |(x, y)| = 1: 1 for the disc,
+ * max_j d_j . (x, y) for the polygon with vertices at angles 2 pi j / d. */
+static double support(int dirs, double x, double y) {
+    if (!dirs)
+        return 1;
+    // The best vertex is the one nearest in angle.
+    const double step = 2 * M_PI / dirs;
+    const double j = nearbyint(atan2(y, x) / step);
+    return cos(j * step) * x + sin(j * step) * y;
+}
+
+/* How far (lx, ly) lies outside the friction set of radius r: the disc, or the polygon whose
+ * edges have outward normals at angles (2k + 1) pi / d and distance r cos(pi / d). */
+static double outside(int dirs, double lx, double ly, double r) {
+    if (!dirs)
+        return hypot(lx, ly) - r;
+    const double step = 2 * M_PI / dirs;
+    double worst = -INFINITY;
+    for (int k = 0; k < dirs; k++) {
+        const double a = (k + 0.5) * step;
+        worst = fmax(worst, cos(a) * lx + sin(a) * ly - r * cos(0.5 * step));
+    }
+    return worst;
+}
+
 cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, const double *v,
-                     cs_certificate *cert, uint8_t *state) {
+                     bool pyramid, cs_certificate *cert, uint8_t *state) {
+    const int dirs = pyramid ? m->nd : 0;
     const int nb = m->nb, nc = m->nc;
     const size_t mark = cs__ws_mark(ws);
     double *gen = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
@@ -75,18 +103,19 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
         const double ln = lambda[3 * i], lt1 = lambda[3 * i + 1], lt2 = lambda[3 * i + 2];
         const double gap = u[3 * i] - m->bias[i];
         const double ut = hypot(u[3 * i + 1], u[3 * i + 2]);
-        const double lt = hypot(lt1, lt2);
         const double mu = m->mu[i];
-        // A negative normal impulse is a cone violation (the cone is lambda_n >= |lambda_t|/mu).
-        cert->cone = fmax(cert->cone, fmax(0.0, lt - mu * ln));
+        // A negative normal impulse is a cone violation too.
+        cert->cone = fmax(cert->cone, fmax(0.0, outside(dirs, lt1, lt2, mu * fmax(ln, 0.0))));
         cert->cone = fmax(cert->cone, fmax(0.0, -ln));
         cert->normal_velocity = fmax(cert->normal_velocity, fmax(0.0, -gap));
         cert->complementarity = fmax(cert->complementarity, fabs(ln * gap));
         const bool sliding = ut > SLIP_ZERO * vscale;
         if (sliding && ln > 0) {
-            const double e1 = lt1 + mu * ln * u[3 * i + 1] / ut;
-            const double e2 = lt2 + mu * ln * u[3 * i + 2] / ut;
-            cert->dissipation = fmax(cert->dissipation, hypot(e1, e2));
+            // Maximal dissipation: lambda_t . t_hat must reach its minimum over the friction set,
+            // -mu lambda_n h(t_hat); the gap is >= 0 whenever lambda_t lies in the set.
+            const double tx = u[3 * i + 1] / ut, ty = u[3 * i + 2] / ut;
+            const double gap = lt1 * tx + lt2 * ty + mu * ln * support(dirs, tx, ty);
+            cert->dissipation = fmax(cert->dissipation, fabs(gap));
         }
         if (state) {
             if (ln <= LAMBDA_ZERO * iscale)

@@ -13,6 +13,7 @@
 #include "solver/certify.h"
 #include "solver/contact.h"
 #include "solver/dantzig.h"
+#include "solver/lemke_contact.h"
 #include "solver/model.h"
 #include "solver/warmstart.h"
 #include "solver/workspace.h"
@@ -27,6 +28,8 @@ static cs_status run_solver(cs_workspace *ws, const cs_model *m, const cs_option
     switch (opt->solver) {
     case CS_SOLVER_DANTZIG:
         return cs_dantzig_solve(ws, m, opt, lambda, st);
+    case CS_SOLVER_LEMKE_STANDARD:
+        return cs_lemke_standard_solve(ws, m, opt, lambda, st);
     default:
         // Refused upstream (cs_solver_is_available); reaching here is a caller error.
         *st = (cs_stats){0};
@@ -93,9 +96,13 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     st = run_solver(ws, &m, opt, lambda, &out->stats);
     out->primary = st;
     const bool frictional = opt->solver != CS_SOLVER_DANTZIG;
+    // The pivoting solvers solve Coulomb's law on the d-sided pyramid; judge them on it.
+    const bool pyramid = opt->solver == CS_SOLVER_LEMKE ||
+                         opt->solver == CS_SOLVER_LEMKE_STRUCTURAL ||
+                         opt->solver == CS_SOLVER_LEMKE_STANDARD;
     if (st == CS_CONVERGED || st == CS_MAXITER) {
         cs_model_velocity(&m, lambda, v, scratch);
-        cs_certify(ws, &m, lambda, v, &out->cert, out->state);
+        cs_certify(ws, &m, lambda, v, pyramid, &out->cert, out->state);
         if (!cs_certificate_is_ok(&out->cert, opt->cert_tol, frictional))
             st = out->primary = CS_UNCERTIFIED;
     }
@@ -109,7 +116,7 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         for (int i = 0; i < s->nc; i++)
             cs__warm_impulse(warm, s->contacts[i].id, lambda + 3 * i);
         cs_model_velocity(&m, lambda, v, scratch);
-        cs_certify(ws, &m, lambda, v, &out->cert, out->state);
+        cs_certify(ws, &m, lambda, v, pyramid, &out->cert, out->state);
         out->status = st == CS_DEADLINE ? CS_DEADLINE : CS_FALLBACK;
         emit(&m, lambda, v, out);
     }

@@ -107,8 +107,10 @@ typedef struct cs_stats {
 typedef struct cs_certificate {
     double complementarity; /* max_i |lambda_n,i * (v_n,i - bias_i)|, N s * m/s */
     double normal_velocity; /* max_i max(0, bias_i - v_n,i), m/s */
-    double cone;            /* max_i max(0, |lambda_t,i| - mu_i lambda_n,i), N s */
-    double dissipation;     /* max over sliding contacts of |lambda_t + mu lambda_n t_hat|, N s */
+    double cone;            /* max_i distance of lambda_t,i outside mu_i lambda_n,i F, N s
+                             * (F: unit disc, or the d-gon of a pivoting solver) */
+    double dissipation;     /* max over sliding contacts of the maximal-dissipation gap
+                             * lambda_t . t_hat + mu lambda_n h_F(t_hat), N s */
     double momentum;        /* ||M (v - v*) - J^T lambda||_inf, N s */
     double impulse_scale;   /* max_i |lambda_i| + |M v*|_inf: the scale the numbers compare to */
     double velocity_scale;  /* max |v| over bodies and contact points: scale for velocities */

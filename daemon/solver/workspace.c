@@ -9,6 +9,7 @@
 
 #include "solver/certify.h"
 #include "solver/dantzig.h"
+#include "solver/lemke_contact.h"
 #include "solver/model.h"
 #include "solver/step.h"
 
@@ -35,10 +36,13 @@ cs_workspace *cs_workspace_new(const cs_limits *lim) {
     if (!lim || lim->max_bodies < 1 || lim->max_bodies > LIM_BODIES_MAX || lim->max_contacts < 0 ||
         lim->max_contacts > LIM_CONTACTS_MAX || lim->max_dirs < 0 || lim->max_dirs > LIM_DIRS_MAX)
         return NULL;
-    // The model persists through the solve; solver and certificate scratch follow it.
-    size_t need = cs_model_size(lim) + cs_step_size(lim) + cs_certify_size(lim);
-    size_t solvers = cs_dantzig_size(lim);
-    need += solvers;
+    // The model and the answer persist through a step; one solver runs at a time, then the
+    // certificate: the largest of those follows.
+    size_t scratch = cs_certify_size(lim);
+    const size_t solvers[] = {cs_dantzig_size(lim), cs_lemke_standard_size(lim)};
+    for (size_t k = 0; k < sizeof solvers / sizeof solvers[0]; k++)
+        scratch = solvers[k] > scratch ? solvers[k] : scratch;
+    const size_t need = cs_model_size(lim) + cs_step_size(lim) + scratch;
     cs_workspace *ws = calloc(1, sizeof(*ws));
     if (!ws)
         return NULL;

@@ -37,7 +37,7 @@ static void exact_rest(void **state) {
     const double lambda[3] = {2 * 10 * 0.01, 0, 0}, v[6] = {0};
     cs_certificate c;
     uint8_t st;
-    assert_int_equal(cs_certify(ws, &m, lambda, v, &c, &st), CS_CONVERGED);
+    assert_int_equal(cs_certify(ws, &m, lambda, v, false, &c, &st), CS_CONVERGED);
     assert_near(c.complementarity, 0, 0);
     assert_near(c.normal_velocity, 0, 0);
     assert_near(c.cone, 0, 0);
@@ -59,11 +59,11 @@ static void known_violations(void **state) {
     const double lambda[3] = {0.1, 0.08, 0}, v[6] = {0.3, 0, -0.05, 0, 0, 0};
     cs_certificate c;
     uint8_t st;
-    assert_int_equal(cs_certify(ws, &m, lambda, v, &c, &st), CS_CONVERGED);
+    assert_int_equal(cs_certify(ws, &m, lambda, v, false, &c, &st), CS_CONVERGED);
     assert_near(c.normal_velocity, 0.05, 1e-15);            // sinks at 5 cm/s
     assert_near(c.complementarity, 0.1 * 0.05, 1e-15);      // lambda_n * |v_n|
     assert_near(c.cone, 0.08 - 0.5 * 0.1, 1e-15);           // |lambda_t| - mu lambda_n
-    assert_near(c.dissipation, 0.08 + 0.5 * 0.1, 1e-15);    // should be -mu lambda_n along +x
+    assert_near(c.dissipation, 0.08 + 0.5 * 0.1, 1e-15);    // lambda_t . x_hat + mu lambda_n
     // M (v - v*) - J^T lambda = (2*0.3 - 0.08, 0, 2*0.05 - 0.1) = (0.52, 0, 0).
     assert_near(c.momentum, 0.52, 1e-15);
     assert_int_equal(st, CS_STATE_SLIDE);
@@ -80,11 +80,31 @@ static void separating_label(void **state) {
     const double lambda[3] = {0, 0, 0}, v[6] = {0, 0, -0.1, 0, 0, 0};
     cs_certificate c;
     uint8_t st;
-    assert_int_equal(cs_certify(ws, &m, lambda, v, &c, &st), CS_CONVERGED);
+    assert_int_equal(cs_certify(ws, &m, lambda, v, false, &c, &st), CS_CONVERGED);
     assert_int_equal(st, CS_STATE_SEPARATE);
     // ... but into the plane: the certificate flags it and a frictionless check fails too.
     assert_near(c.normal_velocity, 0.1, 1e-15);
     assert_false(cs_certificate_is_ok(&c, 0, false));
+    cs__ws_release(ws, mark);
+}
+
+/* The pyramid (d = 4: vertices +-t1, +-t2) is a square inscribed in the disc: an impulse that
+ * fits the disc can lie outside the square, by a distance known in closed form. */
+static void pyramid_is_stricter_than_cone(void **state) {
+    (void)state;
+    const size_t mark = cs__ws_mark(ws);
+    cs_scene sq = scene;
+    sq.friction_dirs = 4;
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, ws, &sq), CS_CONVERGED);
+    const double r = 0.5 * 0.2; // mu lambda_n
+    const double lambda[3] = {0.2, 0.6 * r, 0.6 * r}, v[6] = {0, 0, -0.1, 0, 0, 0};
+    cs_certificate c;
+    uint8_t st;
+    assert_int_equal(cs_certify(ws, &m, lambda, v, false, &c, &st), CS_CONVERGED);
+    assert_near(c.cone, 0.0, 0.0);
+    assert_int_equal(cs_certify(ws, &m, lambda, v, true, &c, &st), CS_CONVERGED);
+    assert_near(c.cone, (1.2 - 1) * sqrt(0.5) * r, 1e-15);
     cs__ws_release(ws, mark);
 }
 
@@ -93,6 +113,7 @@ int main(void) {
         cmocka_unit_test(exact_rest),
         cmocka_unit_test(known_violations),
         cmocka_unit_test(separating_label),
+        cmocka_unit_test(pyramid_is_stricter_than_cone),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* Lloyd 2005: the frictional contact LCP (eq. 6) on the d-sided friction pyramid, solved by
+ * Lemke's method. This issue's first variant forms the explicit matrix ("lemke-standard"). */
+#ifndef CONTACTD_SOLVER_LEMKE_CONTACT_H
+#define CONTACTD_SOLVER_LEMKE_CONTACT_H
+#include <stddef.h>
+#include "solver/model.h"
+
+/* Scratch bytes of cs_lemke_standard_solve() for any problem within lim. */
+size_t cs_lemke_standard_size(const cs_limits *lim);
+
+/* Friction direction j of contact i's pyramid in its tangent plane: (cos, sin) of 2 pi j / d. */
+void cs_lemke_direction(int d, int j, double *ret_c, double *ret_s);
+
+/* Forms eq. (6) explicitly, with M = [N D]^T M^-1 [N D] blocks, mu and E, and
+ * q = (N^T v* - bias, D^T v*, 0) of size n (2 + d), and solves it with cs_lemke_lcp().
+ * lambda: [3 nc] out, contact-frame impulses (theta, sum_j phi_j d_j). st: pivots.
+ * Returns cs_lemke_lcp()'s status. thread: any, one caller per workspace. rt-safe: yes. */
+cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
+                                  double *lambda, cs_stats *st);
+
+#endif /* CONTACTD_SOLVER_LEMKE_CONTACT_H */
