@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "solver/linalg.h"
+#include "solver/deadline.h"
 #include "solver/workspace.h"
 
 enum { UNPROCESSED = 0, CLAMPED = 1, NOT_CLAMPED = 2 };
@@ -50,10 +51,6 @@ size_t cs_dantzig_size(const cs_limits *lim) {
     const size_t del = cs_model_delassus_size(lim), lcp = cs_dantzig_lcp_size(lim->max_contacts);
     return cs__ws_bytes(n * n * sizeof(double)) + cs__ws_bytes(n * sizeof(double)) +
            cs__ws_bytes(3 * n * sizeof(double)) + (del > lcp ? del : lcp);
-}
-
-static bool deadline_passed(const cs_options *opt) {
-    return opt && opt->clock_ns && opt->deadline_ns && opt->clock_ns() >= opt->deadline_ns;
 }
 
 /* Scratch of one solve. */
@@ -193,7 +190,7 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
                 status = CS_MAXITER;
                 goto out;
             }
-            if (st->pivots % DEADLINE_EVERY == 0 && deadline_passed(opt)) {
+            if (st->pivots % DEADLINE_EVERY == 0 && cs__deadline_passed(opt)) {
                 status = CS_DEADLINE;
                 goto out;
             }

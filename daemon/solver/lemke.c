@@ -30,6 +30,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "solver/deadline.h"
 #include "solver/workspace.h"
 
 #define COL_TOL 1e-11
@@ -51,10 +52,6 @@ size_t cs_lemke_lcp_size(int n) {
     const size_t N = (size_t)n;
     return cs__ws_bytes(N * N * sizeof(double)) + 2 * cs__ws_bytes(N * sizeof(double)) +
            2 * cs__ws_bytes(N * sizeof(int)) + cs__ws_bytes((2 * N + 1) * sizeof(int));
-}
-
-static bool deadline_passed(const cs_options *opt) {
-    return opt && opt->clock_ns && opt->deadline_ns && opt->clock_ns() >= opt->deadline_ns;
 }
 
 /* col = B^-1 a for the column a of variable v in [I, -M, -c]. */
@@ -195,7 +192,7 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
             status = CS_MAXITER;
             break;
         }
-        if (st->pivots % DEADLINE_EVERY == 0 && deadline_passed(opt)) {
+        if (st->pivots % DEADLINE_EVERY == 0 && cs__deadline_passed(opt)) {
             status = CS_DEADLINE;
             break;
         }

@@ -13,6 +13,7 @@
 #include "solver/certify.h"
 #include "solver/contact.h"
 #include "solver/dantzig.h"
+#include "solver/deadline.h"
 #include "solver/lemke_contact.h"
 #include "solver/model.h"
 #include "solver/warmstart.h"
@@ -93,7 +94,9 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         return fail_step(out, st);
     }
 
-    st = run_solver(ws, &m, opt, lambda, &out->stats);
+    // A tick that reaches this session already late answers with the fallback at once, even
+    // for a problem that would need no pivot.
+    st = cs__deadline_passed(opt) ? CS_DEADLINE : run_solver(ws, &m, opt, lambda, &out->stats);
     out->primary = st;
     const bool frictional = opt->solver != CS_SOLVER_DANTZIG;
     // The pivoting solvers solve Coulomb's law on the d-sided pyramid; judge them on it.

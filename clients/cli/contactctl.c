@@ -1,0 +1,857 @@
+/* SPDX-License-Identifier: MIT */
+/* contactctl: the command-line tool. `solve` and `bench` run libcontact in-process on a scene
+ * file (no daemon); `send`, `stream` and `stats` talk to a running contactd through
+ * libcontactd-client. Results print as text or, with --json, in the canonical proto3 JSON mapping,
+ * so scripts and tests read the same numbers the wire carries. Exit status: 0 success, 1 a solve,
+ * status or daemon failure, 2 a usage error. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "contactd_client.h"
+#include "io/codec.h"
+#include "io/scene_json.h"
+#include "solver/contact.h"
+#include "sys/paths.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+// The solver contactctl uses when neither --solver nor the scene names one.
+#define SOLVER_DEFAULT CS_SOLVER_DANTZIG
+#define BENCH_REPEAT_DEFAULT 1000
+#define BENCH_WARMUP_DEFAULT 100
+#define STREAM_RATE_DEFAULT 1000.0
+#define STREAM_DURATION_DEFAULT 5.0
+#define TIMEOUT_MS_DEFAULT 2000
+
+static const char usage_text[] =
+    "Usage: contactctl COMMAND SCENE.json [OPTIONS]\n"
+    "       contactctl stats [--socket PATH | --tcp HOST:PORT] [--json]\n"
+    "       contactctl --help | --version\n"
+    "\n"
+    "Solve contact configurations with libcontact in-process, or talk to a running contactd.\n"
+    "A scene file is a contactd.v1.Frame in the canonical proto3 JSON mapping (see\n"
+    "tests/data/*.json and proto/contactd.proto).\n"
+    "\n"
+    "Commands:\n"
+    "  solve SCENE.json [--solver NAME] [--json]\n"
+    "      Solve one step in-process (no daemon) and print the Result: status, solver, pivots,\n"
+    "      per-contact id/state/force/impulse, residuals, timing.\n"
+    "  bench SCENE.json [--solver NAME] [--repeat N] [--warmup N] [--warm] [--json]\n"
+    "      In-process: N timed solves (CLOCK_MONOTONIC) after the warm-up solves. Each solve\n"
+    "      starts cold unless --warm, where it starts from the previous answer as a session at\n"
+    "      rest would. Prints min/p50/p99/max solve time and pivot/iteration counts.\n"
+    "  send SCENE.json [--socket PATH | --tcp HOST:PORT] [--solver NAME] [--timeout MS] [--json]\n"
+    "      Send one frame to the daemon and print its Result.\n"
+    "  stream SCENE.json [--socket PATH | --tcp HOST:PORT] [--solver NAME] [--rate HZ]\n"
+    "         [--duration S] [--json]\n"
+    "      Send the scene at a fixed rate (seq 1, 2, ...) while receiving results, then print\n"
+    "      frames sent, results received, deadline misses and p50/p99/p99.9/max of the daemon's\n"
+    "      solve time and of the latency (frame sent to result received, measured here).\n"
+    "  stats [--socket PATH | --tcp HOST:PORT] [--json]\n"
+    "      Print the daemon's counters (ticks, frames, deadline misses, solve time, sessions).\n"
+    "\n"
+    "Options:\n"
+    "  --solver NAME    dantzig, lemke, lemke-structural, lemke-standard, sap (only those this\n"
+    "                   build implements run); default: the scene's solver, else dantzig for\n"
+    "                   solve/bench and the daemon's default for send/stream\n"
+    "  --json           print JSON: a Result or Stats in the canonical proto3 mapping; for bench\n"
+    "                   {\"solver\",\"n\",\"warm\",\"solveNs\":{\"min\",\"p50\",\"p99\",\"max\"},\n"
+    "                   \"pivots\":{...},\"iterations\":{...},\"notConverged\"}; for stream\n"
+    "                   {\"frames\",\"results\",\"deadlineMisses\",\n"
+    "                   \"solveNs\":{\"p50\",\"p99\",\"p999\",\"max\"},\"latencyNs\":{...}}\n"
+    "  --repeat N       timed solves for bench (default 1000)\n"
+    "  --warmup N       untimed solves before them (default 100)\n"
+    "  --warm           bench: warm-start each solve from the previous answer\n"
+    "  --socket PATH    the daemon's Unix-domain socket (default: /run/contactd/contactd.sock as\n"
+    "                   root, else $XDG_RUNTIME_DIR/contactd.sock, else /tmp/contactd-$UID.sock)\n"
+    "  --tcp HOST:PORT  connect over TCP instead (the daemon listens on 127.0.0.1:7411)\n"
+    "  --rate HZ        stream: frames per second (default 1000)\n"
+    "  --duration S     stream: seconds to stream (default 5)\n"
+    "  --timeout MS     send/stats: how long to wait for the answer (default 2000)\n"
+    "  -h, --help       this text\n"
+    "  --version        print the version\n"
+    "\n"
+    "Exit status:\n"
+    "  0  success (solve/send: the Result is STATUS_OK; bench: every solve converged;\n"
+    "     stream: no Error and no STATUS_FAILED/INVALID result)\n"
+    "  1  the solve failed or returned another status, or the daemon failed or sent an Error\n"
+    "  2  usage error (unknown command or option, bad value, unreadable or invalid scene file)\n"
+    "\n"
+    "Examples:\n"
+    "  contactctl solve tests/data/box_on_plane.json\n"
+    "  contactctl solve tests/data/box_on_plane.json --json\n"
+    "  contactctl bench tests/data/peg_in_hole.json --repeat 10000 --warm\n"
+    "  contactctl send tests/data/box_on_plane.json --tcp 127.0.0.1:7411\n"
+    "  contactctl stream tests/data/box_on_plane.json --rate 1000 --duration 5 --json\n"
+    "  contactctl stats\n";
+
+typedef enum command { CMD_SOLVE, CMD_BENCH, CMD_SEND, CMD_STREAM, CMD_STATS } command;
+
+// Long options. getopt_long returns OPT_BASE + index; a command's options are a mask of BIT()s.
+enum {
+    O_SOLVER,
+    O_JSON,
+    O_REPEAT,
+    O_WARMUP,
+    O_WARM,
+    O_SOCKET,
+    O_TCP,
+    O_RATE,
+    O_DURATION,
+    O_TIMEOUT,
+};
+#define OPT_BASE 0x100
+#define BIT(o) (1u << (o))
+#define OPT_SOLVER BIT(O_SOLVER)
+#define OPT_JSON BIT(O_JSON)
+#define OPT_REPEAT BIT(O_REPEAT)
+#define OPT_WARMUP BIT(O_WARMUP)
+#define OPT_WARM BIT(O_WARM)
+#define OPT_SOCKET BIT(O_SOCKET)
+#define OPT_TCP BIT(O_TCP)
+#define OPT_RATE BIT(O_RATE)
+#define OPT_DURATION BIT(O_DURATION)
+#define OPT_TIMEOUT BIT(O_TIMEOUT)
+
+static const struct {
+    const char *name;
+    unsigned options;
+    bool needs_scene;
+} commands[] = {
+    [CMD_SOLVE] = {"solve", OPT_SOLVER | OPT_JSON, true},
+    [CMD_BENCH] = {"bench", OPT_SOLVER | OPT_JSON | OPT_REPEAT | OPT_WARMUP | OPT_WARM, true},
+    [CMD_SEND] = {"send", OPT_SOLVER | OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT, true},
+    [CMD_STREAM] = {"stream", OPT_SOLVER | OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_RATE |
+                                  OPT_DURATION, true},
+    [CMD_STATS] = {"stats", OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT, false},
+};
+
+typedef struct args {
+    command cmd;
+    unsigned given;
+    const char *scene_path;
+    const char *solver;
+    bool json, warm;
+    long repeat, warmup;
+    const char *socket, *tcp;
+    double rate, duration;
+    long timeout_ms;
+} args;
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("contactctl: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'contactctl --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+static bool parse_long(const char *s, long lo, long *ret) {
+    char *end;
+    errno = 0;
+    const long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo) {
+        return false;
+    }
+    *ret = v;
+    return true;
+}
+
+static bool parse_positive(const char *s, double *ret) {
+    char *end;
+    const double v = strtod(s, &end);
+    if (end == s || *end || !(v > 0.0) || !isfinite(v)) {
+        return false;
+    }
+    *ret = v;
+    return true;
+}
+
+// Returns -1 to go on, or an exit status (help, version, usage error).
+static int parse_args(int argc, char **argv, args *a) {
+    static const struct option longopts[] = {
+        {"solver", required_argument, NULL, OPT_BASE + O_SOLVER},
+        {"json", no_argument, NULL, OPT_BASE + O_JSON},
+        {"repeat", required_argument, NULL, OPT_BASE + O_REPEAT},
+        {"warmup", required_argument, NULL, OPT_BASE + O_WARMUP},
+        {"warm", no_argument, NULL, OPT_BASE + O_WARM},
+        {"socket", required_argument, NULL, OPT_BASE + O_SOCKET},
+        {"tcp", required_argument, NULL, OPT_BASE + O_TCP},
+        {"rate", required_argument, NULL, OPT_BASE + O_RATE},
+        {"duration", required_argument, NULL, OPT_BASE + O_DURATION},
+        {"timeout", required_argument, NULL, OPT_BASE + O_TIMEOUT},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    *a = (args){.repeat = BENCH_REPEAT_DEFAULT, .warmup = BENCH_WARMUP_DEFAULT,
+                .rate = STREAM_RATE_DEFAULT, .duration = STREAM_DURATION_DEFAULT,
+                .timeout_ms = TIMEOUT_MS_DEFAULT};
+    bool have_cmd = false;
+    // Options may come before or after the command and scene: collect the operands as we go.
+    const char *operands[3];
+    int nops = 0;
+    opterr = 0;
+    for (;;) {
+        // '-': operands come back in order as 1; ':': a missing value is reported as ':'.
+        const int c = getopt_long(argc, argv, "-:h", longopts, NULL);
+        if (c == -1) {
+            break;
+        }
+        switch (c) {
+        case 1: // an operand, in order (the leading '-' in optstring)
+            if (nops == 3) {
+                return usage_error("unexpected argument '%s'", optarg);
+            }
+            operands[nops++] = optarg;
+            continue;
+        case 'h':
+            fputs(usage_text, stdout);
+            return EXIT_OK;
+        case 'V':
+            printf("contactctl %s\n", CONTACTD_VERSION);
+            return EXIT_OK;
+        case '?':
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        case ':':
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        default:
+            break;
+        }
+        const int o = c - OPT_BASE;
+        a->given |= BIT(o);
+        switch (o) {
+        case O_SOLVER: a->solver = optarg; break;
+        case O_JSON: a->json = true; break;
+        case O_WARM: a->warm = true; break;
+        case O_SOCKET: a->socket = optarg; break;
+        case O_TCP: a->tcp = optarg; break;
+        case O_REPEAT:
+            if (!parse_long(optarg, 1, &a->repeat)) {
+                return usage_error("--repeat: expected an integer >= 1, got '%s'", optarg);
+            }
+            break;
+        case O_WARMUP:
+            if (!parse_long(optarg, 0, &a->warmup)) {
+                return usage_error("--warmup: expected an integer >= 0, got '%s'", optarg);
+            }
+            break;
+        case O_TIMEOUT:
+            if (!parse_long(optarg, 1, &a->timeout_ms)) {
+                return usage_error("--timeout: expected milliseconds >= 1, got '%s'", optarg);
+            }
+            break;
+        case O_RATE:
+            if (!parse_positive(optarg, &a->rate) || a->rate > 1e6) {
+                return usage_error("--rate: expected a frequency in (0, 1e6] Hz, got '%s'", optarg);
+            }
+            break;
+        case O_DURATION:
+            if (!parse_positive(optarg, &a->duration) || a->duration > 86400.0) {
+                return usage_error("--duration: expected seconds in (0, 86400], got '%s'", optarg);
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    if (nops == 0) {
+        return usage_error("no command given");
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(operands[0], commands[i].name) == 0) {
+            a->cmd = (command)i;
+            have_cmd = true;
+        }
+    }
+    if (!have_cmd) {
+        return usage_error("unknown command '%s'", operands[0]);
+    }
+    const int want = commands[a->cmd].needs_scene ? 2 : 1;
+    if (nops < want) {
+        return usage_error("%s: missing SCENE.json", operands[0]);
+    }
+    if (nops > want) {
+        return usage_error("%s: unexpected argument '%s'", operands[0], operands[want]);
+    }
+    a->scene_path = want == 2 ? operands[1] : NULL;
+    const unsigned stray = a->given & ~commands[a->cmd].options;
+    // longopts lists the O_* options first, in enum order.
+    for (int o = 0; stray && o <= O_TIMEOUT; o++) {
+        if (stray & BIT(o)) {
+            return usage_error("%s does not take --%s", operands[0], longopts[o].name);
+        }
+    }
+    if (a->socket && a->tcp) {
+        return usage_error("give --socket or --tcp, not both");
+    }
+    return -1;
+}
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+// Nearest-rank percentile q in [0, 1] of v[n], sorting v in place; 0 for an empty set.
+static int64_t percentile(int64_t *v, size_t n, double q) {
+    if (n == 0) {
+        return 0;
+    }
+    qsort(v, n, sizeof *v, cmp_i64);
+    const double rank = ceil(q * (double)n);
+    const size_t i = rank < 1.0 ? 0 : (size_t)rank - 1;
+    return v[i < n ? i : n - 1];
+}
+
+static const char *enum_name(const ProtobufCEnumDescriptor *d, int v) {
+    const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(d, v);
+    return ev ? ev->name : "?";
+}
+
+static void print_json(const ProtobufCMessage *m) {
+    char *s = cd_scene_json_write(m, true);
+    if (s) {
+        puts(s);
+    } else {
+        fputs("contactctl: out of memory writing JSON\n", stderr);
+    }
+    free(s);
+}
+
+static void print_result(const Contactd__V1__Result *r, bool json) {
+    if (json) {
+        print_json(&r->base);
+        return;
+    }
+    printf("status     %s%s%s\n", enum_name(&contactd__v1__status__descriptor, (int)r->status),
+           r->detail[0] ? ": " : "", r->detail);
+    if (r->stats) {
+        printf("solver     %s  pivots %" PRIu32 "  iterations %" PRIu32 "\n", r->stats->solver,
+               r->stats->pivots, r->stats->iterations);
+    }
+    printf("seq        %" PRIu64 "  tick %" PRIu64 "\n", r->seq, r->tick);
+    printf("contacts   %zu\n", r->n_contacts);
+    printf("  %-10s %-14s %-40s %s\n", "id", "state", "force (N, world)",
+           "impulse (N s: normal, t1, t2)");
+    for (size_t i = 0; i < r->n_contacts; i++) {
+        const Contactd__V1__ContactForce *c = r->contacts[i];
+        const Contactd__V1__Vec3 zero = CONTACTD__V1__VEC3__INIT;
+        const Contactd__V1__Vec3 *f = c->force ? c->force : &zero;
+        const Contactd__V1__Vec3 *p = c->impulse ? c->impulse : &zero;
+        printf("  %-10" PRIu64 " %-14s [%11.4e %11.4e %11.4e]  [%11.4e %11.4e %11.4e]\n", c->id,
+               enum_name(&contactd__v1__contact_state__descriptor, (int)c->state), f->x, f->y,
+               f->z, p->x, p->y, p->z);
+    }
+    if (r->residuals) {
+        const Contactd__V1__Residuals *x = r->residuals;
+        printf("residuals  complementarity %.3g  normal velocity %.3g  cone %.3g  dissipation %.3g"
+               "  momentum %.3g\n",
+               x->complementarity, x->normal_velocity, x->cone, x->dissipation, x->momentum);
+    }
+    if (r->timing) {
+        const Contactd__V1__Timing *t = r->timing;
+        printf("timing     solve %.3f us  deadline %s", (double)t->solve_ns / 1e3,
+               t->deadline_ns ? (t->deadline_met ? "met" : "MISSED") : "none");
+        if (t->sent_ns && t->received_ns) {
+            printf("  received->sent %.3f us", (double)(t->sent_ns - t->received_ns) / 1e3);
+        }
+        printf("\n");
+    }
+}
+
+// Everything an in-process solve needs, sized for the scene.
+typedef struct local {
+    cs_scene scene;
+    cs_limits lim;
+    cs_options opt;
+    cs_workspace *ws;
+    cs_warmstart *warm;
+    cs_result res;
+    void *res_mem;
+} local;
+
+static void local_fini(local *l) {
+    cs_workspace_free(l->ws);
+    cs_warmstart_free(l->warm);
+    free(l->res_mem);
+    cd_scene_json_free(&l->scene);
+}
+
+// Loads the scene and chooses the solver. Returns -1 on success, else an exit status.
+static int load_scene(const args *a, cs_scene *s) {
+    char err[1024];
+    if (cd_scene_json_load(a->scene_path, s, err, sizeof err) < 0) {
+        return usage_error("%s", err);
+    }
+    if (a->solver && cs_solver_from_name(a->solver, &s->solver) < 0) {
+        cd_scene_json_free(s);
+        return usage_error("--solver: unknown solver '%s'", a->solver);
+    }
+    return -1;
+}
+
+static int local_init(const args *a, local *l) {
+    *l = (local){0};
+    const int r = load_scene(a, &l->scene);
+    if (r >= 0) {
+        return r;
+    }
+    cs_scene *s = &l->scene;
+    if (s->solver == CS_SOLVER_DEFAULT) {
+        s->solver = SOLVER_DEFAULT;
+    }
+    if (!cs_solver_is_available(s->solver)) {
+        fprintf(stderr, "contactctl: solver '%s' is not implemented in this build\n",
+                cs_solver_name(s->solver));
+        local_fini(l);
+        return EXIT_USAGE;
+    }
+    l->lim = (cs_limits){.max_bodies = s->nb, .max_contacts = s->nc,
+                         .max_dirs = s->friction_dirs ? s->friction_dirs : CS_DIRS_DEFAULT};
+    l->opt = (cs_options){.solver = s->solver};
+    l->ws = cs_workspace_new(&l->lim);
+    l->warm = cs_warmstart_new(&l->lim);
+    l->res_mem = malloc(cs_result_size(&l->lim));
+    if (!l->ws || !l->warm || !l->res_mem) {
+        fprintf(stderr, "contactctl: cannot allocate the solver workspace\n");
+        local_fini(l);
+        return EXIT_FAIL;
+    }
+    cs_result_init(&l->res, l->res_mem, &l->lim);
+    return -1;
+}
+
+static int cmd_solve(const args *a) {
+    local l;
+    int r = local_init(a, &l);
+    if (r >= 0) {
+        return r;
+    }
+    cd_timing t = {.received_ns = now_ns()};
+    t.solve_start_ns = now_ns();
+    const cs_status st = cs_step(l.ws, &l.scene, &l.opt, l.warm, &l.res);
+    t.solve_ns = now_ns() - t.solve_start_ns;
+    t.deadline_met = true; // no deadline in-process
+    t.sent_ns = now_ns();
+
+    cd_result_msg m;
+    if (cd_codec_result_msg_init(&m, &l.lim) < 0) {
+        local_fini(&l);
+        return EXIT_FAIL;
+    }
+    const Contactd__V1__ServerMessage *env =
+        cd_codec_result_build(&m, &l.res, &t, 0, st == CS_CONVERGED ? "" : cs_status_name(st));
+    print_result(env->result, a->json);
+    r = env->result->status == CONTACTD__V1__STATUS__STATUS_OK ? EXIT_OK : EXIT_FAIL;
+    cd_codec_result_msg_fini(&m);
+    local_fini(&l);
+    return r;
+}
+
+static cJSON *json_stats(int64_t min, int64_t p50, int64_t p99, int64_t max) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "min", (double)min);
+    cJSON_AddNumberToObject(o, "p50", (double)p50);
+    cJSON_AddNumberToObject(o, "p99", (double)p99);
+    cJSON_AddNumberToObject(o, "max", (double)max);
+    return o;
+}
+
+static int cmd_bench(const args *a) {
+    local l;
+    int r = local_init(a, &l);
+    if (r >= 0) {
+        return r;
+    }
+    const size_t n = (size_t)a->repeat;
+    int64_t *solve = malloc(n * sizeof *solve);
+    int64_t *pivots = malloc(n * sizeof *pivots);
+    int64_t *iters = malloc(n * sizeof *iters);
+    if (!solve || !pivots || !iters) {
+        fprintf(stderr, "contactctl: out of memory\n");
+        r = EXIT_FAIL;
+        goto out_free;
+    }
+    // Warm-up fills caches and BLIS's pack buffers; a failure here shows up below as well.
+    for (long i = 0; i < a->warmup; i++) {
+        if (!a->warm) {
+            cs_warmstart_reset(l.warm);
+        }
+        (void)cs_step(l.ws, &l.scene, &l.opt, l.warm, &l.res);
+    }
+    size_t not_converged = 0;
+    cs_status last_bad = CS_CONVERGED;
+    for (size_t i = 0; i < n; i++) {
+        if (!a->warm) {
+            cs_warmstart_reset(l.warm);
+        }
+        const int64_t t0 = now_ns();
+        const cs_status st = cs_step(l.ws, &l.scene, &l.opt, l.warm, &l.res);
+        solve[i] = now_ns() - t0;
+        pivots[i] = l.res.stats.pivots;
+        iters[i] = l.res.stats.iterations;
+        if (st != CS_CONVERGED) {
+            not_converged++;
+            last_bad = st;
+        }
+    }
+    const int64_t s50 = percentile(solve, n, 0.50), s99 = percentile(solve, n, 0.99);
+    const int64_t p50 = percentile(pivots, n, 0.50), p99 = percentile(pivots, n, 0.99);
+    const int64_t i50 = percentile(iters, n, 0.50), i99 = percentile(iters, n, 0.99);
+    const char *solver = cs_solver_name(l.scene.solver);
+    if (a->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "solver", solver);
+        cJSON_AddNumberToObject(o, "n", (double)n);
+        cJSON_AddBoolToObject(o, "warm", a->warm);
+        cJSON_AddItemToObject(o, "solveNs", json_stats(solve[0], s50, s99, solve[n - 1]));
+        cJSON_AddItemToObject(o, "pivots", json_stats(pivots[0], p50, p99, pivots[n - 1]));
+        cJSON_AddItemToObject(o, "iterations", json_stats(iters[0], i50, i99, iters[n - 1]));
+        cJSON_AddNumberToObject(o, "notConverged", (double)not_converged);
+        char *s = cJSON_Print(o);
+        if (s) {
+            puts(s);
+        }
+        free(s);
+        cJSON_Delete(o);
+    } else {
+        printf("%s: %zu %s solves of %s (%d bodies, %d contacts), %ld warm-up\n", solver, n,
+               a->warm ? "warm" : "cold", a->scene_path, l.scene.nb, l.scene.nc, a->warmup);
+        printf("%-12s %12s %12s %12s %12s\n", "", "min", "p50", "p99", "max");
+        printf("%-12s %12.3f %12.3f %12.3f %12.3f\n", "solve (us)", (double)solve[0] / 1e3,
+               (double)s50 / 1e3, (double)s99 / 1e3, (double)solve[n - 1] / 1e3);
+        printf("%-12s %12" PRId64 " %12" PRId64 " %12" PRId64 " %12" PRId64 "\n", "pivots",
+               pivots[0], p50, p99, pivots[n - 1]);
+        printf("%-12s %12" PRId64 " %12" PRId64 " %12" PRId64 " %12" PRId64 "\n", "iterations",
+               iters[0], i50, i99, iters[n - 1]);
+    }
+    if (not_converged) {
+        fprintf(stderr, "contactctl: %zu of %zu solves did not converge (last status: %s)\n",
+                not_converged, n, cs_status_name(last_bad));
+    }
+    r = not_converged ? EXIT_FAIL : EXIT_OK;
+out_free:
+    free(solve);
+    free(pivots);
+    free(iters);
+    local_fini(&l);
+    return r;
+}
+
+// Connects to --socket, --tcp or the default socket, asking for limits that fit s (may be NULL).
+static int connect_daemon(const args *a, const cs_scene *s, cdc_conn **ret) {
+    char path[256], err[512];
+    cdc_hello hello = {.client_name = "contactctl"};
+    if (s) {
+        hello.limits = (cs_limits){.max_bodies = s->nb, .max_contacts = s->nc,
+                                   .max_dirs = s->friction_dirs};
+    }
+    const int64_t timeout_ns = (int64_t)a->timeout_ms * 1000000;
+    int r;
+    if (a->tcp) {
+        r = cdc_conn_open_tcp(a->tcp, &hello, timeout_ns, ret, err, sizeof err);
+    } else {
+        const char *p = a->socket;
+        if (!p) {
+            r = cd_paths_default_socket(path, sizeof path);
+            if (r < 0) {
+                fprintf(stderr, "contactctl: default socket path: %s\n", strerror(-r));
+                return EXIT_FAIL;
+            }
+            p = path;
+        }
+        r = cdc_conn_open_unix(p, &hello, timeout_ns, ret, err, sizeof err);
+    }
+    if (r < 0) {
+        const bool absent = r == -ENOENT || r == -ECONNREFUSED;
+        fprintf(stderr, "contactctl: %s%s\n", err, absent ? " (is contactd running?)" : "");
+        return EXIT_FAIL;
+    }
+    return -1;
+}
+
+static void print_daemon_error(const Contactd__V1__Error *e) {
+    fprintf(stderr, "contactctl: daemon error %s: %s\n",
+            enum_name(&contactd__v1__error_code__descriptor, (int)e->code), e->message);
+}
+
+// Waits for the first message of the given case; an Error or a broken connection ends the wait.
+static int await(cdc_conn *c, Contactd__V1__ServerMessage__MsgCase want, int64_t timeout_ns,
+                 Contactd__V1__ServerMessage **ret) {
+    const int64_t deadline = now_ns() + timeout_ns;
+    for (;;) {
+        const int64_t left = deadline - now_ns();
+        Contactd__V1__ServerMessage *m = NULL;
+        const int r = left > 0 ? cdc_msg_recv(c, left, &m) : 0;
+        if (r == 0) {
+            fprintf(stderr, "contactctl: no answer from the daemon within %.0f ms\n",
+                    (double)timeout_ns / 1e6);
+            return EXIT_FAIL;
+        }
+        if (r < 0) {
+            fprintf(stderr, "contactctl: receiving: %s\n", strerror(-r));
+            return EXIT_FAIL;
+        }
+        if (m->msg_case == want) {
+            *ret = m;
+            return -1;
+        }
+        if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
+            print_daemon_error(m->error);
+            cdc_msg_free(m);
+            return EXIT_FAIL;
+        }
+        cdc_msg_free(m); // e.g. a Result of an earlier frame
+    }
+}
+
+static int cmd_send(const args *a) {
+    cs_scene s;
+    int r = load_scene(a, &s);
+    if (r >= 0) {
+        return r;
+    }
+    cdc_conn *c = NULL;
+    r = connect_daemon(a, &s, &c);
+    if (r < 0) {
+        r = cdc_frame_send(c, &s);
+        if (r < 0) {
+            fprintf(stderr, "contactctl: sending the frame: %s\n", strerror(-r));
+            r = EXIT_FAIL;
+        } else {
+            Contactd__V1__ServerMessage *m = NULL;
+            r = await(c, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT,
+                      (int64_t)a->timeout_ms * 1000000, &m);
+            if (r < 0) {
+                print_result(m->result, a->json);
+                r = m->result->status == CONTACTD__V1__STATUS__STATUS_OK ? EXIT_OK : EXIT_FAIL;
+                cdc_msg_free(m);
+            }
+        }
+    }
+    cdc_conn_close(c);
+    cd_scene_json_free(&s);
+    return r;
+}
+
+static int cmd_stats(const args *a) {
+    cdc_conn *c = NULL;
+    int r = connect_daemon(a, NULL, &c);
+    if (r >= 0) {
+        return r;
+    }
+    r = cdc_stats_request(c);
+    Contactd__V1__ServerMessage *m = NULL;
+    if (r < 0) {
+        fprintf(stderr, "contactctl: sending the request: %s\n", strerror(-r));
+        r = EXIT_FAIL;
+    } else if ((r = await(c, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS,
+                          (int64_t)a->timeout_ms * 1000000, &m)) < 0) {
+        const Contactd__V1__Stats *st = m->stats;
+        if (a->json) {
+            print_json(&st->base);
+        } else {
+            const double mean = st->frames_solved
+                                    ? (double)st->solve_ns_sum / (double)st->frames_solved / 1e3
+                                    : 0.0;
+            printf("ticks              %" PRIu64 "\n", st->ticks);
+            printf("sessions           %" PRIu32 "\n", st->sessions);
+            printf("frames received    %" PRIu64 "\n", st->frames_received);
+            printf("frames solved      %" PRIu64 "\n", st->frames_solved);
+            printf("frames superseded  %" PRIu64 "\n", st->frames_superseded);
+            printf("deadline misses    %" PRIu64 "\n", st->deadline_misses);
+            printf("results dropped    %" PRIu64 "\n", st->results_dropped);
+            printf("solve mean / max   %.3f / %.3f us\n", mean, (double)st->solve_ns_max / 1e3);
+            printf("wake-up late max   %.3f us\n", (double)st->wake_late_ns_max / 1e3);
+            printf("realtime           %s\n", st->realtime ? "yes (SCHED_FIFO)" : "no");
+        }
+        cdc_msg_free(m);
+        r = EXIT_OK;
+    }
+    cdc_conn_close(c);
+    return r;
+}
+
+// Per-stream bookkeeping: when each frame left, and what came back.
+typedef struct stream_log {
+    size_t frames;        // frames to send
+    int64_t *sent_ns;     // [frames] 0 until sent
+    int64_t *latency_ns;  // [results]
+    int64_t *solve_ns;    // [results]
+    bool *answered;       // [frames]
+    size_t results, deadline_misses, failed, errors;
+} stream_log;
+
+// Takes whatever has arrived (waiting up to wait_ns for the first message). Returns 0, or a
+// negative errno when the connection broke.
+static int stream_drain(cdc_conn *c, stream_log *log, int64_t wait_ns) {
+    for (;;) {
+        Contactd__V1__ServerMessage *m = NULL;
+        const int r = cdc_msg_recv(c, wait_ns, &m);
+        const int64_t t = now_ns();
+        if (r <= 0) {
+            return r;
+        }
+        wait_ns = 0;
+        if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
+            if (log->errors++ == 0) {
+                print_daemon_error(m->error);
+            }
+        } else if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
+            const Contactd__V1__Result *res = m->result;
+            const uint64_t k = res->seq - 1; // seq = frame index + 1
+            if (res->seq >= 1 && k < log->frames && log->sent_ns[k] && !log->answered[k]) {
+                log->answered[k] = true;
+                log->latency_ns[log->results] = t - log->sent_ns[k];
+                log->solve_ns[log->results] = res->timing ? res->timing->solve_ns : 0;
+                log->results++;
+                log->deadline_misses += res->timing && !res->timing->deadline_met;
+                log->failed += res->status == CONTACTD__V1__STATUS__STATUS_FAILED ||
+                               res->status == CONTACTD__V1__STATUS__STATUS_INVALID;
+            }
+        }
+        cdc_msg_free(m);
+    }
+}
+
+static cJSON *json_tail(int64_t *v, size_t n) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "p50", (double)percentile(v, n, 0.50));
+    cJSON_AddNumberToObject(o, "p99", (double)percentile(v, n, 0.99));
+    cJSON_AddNumberToObject(o, "p999", (double)percentile(v, n, 0.999));
+    cJSON_AddNumberToObject(o, "max", (double)percentile(v, n, 1.0));
+    return o;
+}
+
+static void print_tail(const char *what, int64_t *v, size_t n) {
+    printf("%-12s %12.3f %12.3f %12.3f %12.3f\n", what, (double)percentile(v, n, 0.50) / 1e3,
+           (double)percentile(v, n, 0.99) / 1e3, (double)percentile(v, n, 0.999) / 1e3,
+           (double)percentile(v, n, 1.0) / 1e3);
+}
+
+static int cmd_stream(const args *a) {
+    cs_scene s;
+    int r = load_scene(a, &s);
+    if (r >= 0) {
+        return r;
+    }
+    cdc_conn *c = NULL;
+    r = connect_daemon(a, &s, &c);
+    if (r >= 0) {
+        cd_scene_json_free(&s);
+        return r;
+    }
+    stream_log log = {.frames = (size_t)llround(a->rate * a->duration)};
+    log.frames = log.frames ? log.frames : 1;
+    log.sent_ns = calloc(log.frames, sizeof *log.sent_ns);
+    log.latency_ns = calloc(log.frames, sizeof *log.latency_ns);
+    log.solve_ns = calloc(log.frames, sizeof *log.solve_ns);
+    log.answered = calloc(log.frames, sizeof *log.answered);
+    if (!log.sent_ns || !log.latency_ns || !log.solve_ns || !log.answered) {
+        fprintf(stderr, "contactctl: out of memory\n");
+        r = EXIT_FAIL;
+        goto out;
+    }
+    const int64_t period_ns = (int64_t)llround(1e9 / a->rate);
+    const int64_t start = now_ns() + period_ns;
+    size_t sent = 0;
+    int broken = 0;
+    for (size_t k = 0; k < log.frames && !broken; k++) {
+        // Absolute targets (start + k period) keep the rate exact however long each step takes.
+        // The wait until the target is spent in the socket poll, so every result is timestamped
+        // when it arrives, not when the loop next looks.
+        const int64_t target = start + (int64_t)k * period_ns;
+        for (int64_t left = target - now_ns(); left > 0 && !broken; left = target - now_ns()) {
+            broken = stream_drain(c, &log, left);
+        }
+        s.seq = k + 1;
+        log.sent_ns[k] = now_ns();
+        const int w = cdc_frame_send(c, &s);
+        if (w < 0) {
+            fprintf(stderr, "contactctl: sending frame %zu: %s\n", k + 1, strerror(-w));
+            broken = w;
+            break;
+        }
+        sent++;
+        broken = stream_drain(c, &log, 0);
+    }
+    // Outstanding results: the last frames were sent less than a tick ago.
+    const int64_t grace_end = now_ns() + 100 * period_ns + INT64_C(100000000);
+    for (int64_t left = grace_end - now_ns(); !broken && log.results < sent && left > 0;
+         left = grace_end - now_ns()) {
+        broken = stream_drain(c, &log, left);
+    }
+    if (broken < 0 && broken != -ECONNRESET) {
+        fprintf(stderr, "contactctl: connection: %s\n", strerror(-broken));
+    } else if (broken == -ECONNRESET) {
+        fprintf(stderr, "contactctl: the daemon closed the connection\n");
+    }
+
+    if (a->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "frames", (double)sent);
+        cJSON_AddNumberToObject(o, "results", (double)log.results);
+        cJSON_AddNumberToObject(o, "deadlineMisses", (double)log.deadline_misses);
+        cJSON_AddItemToObject(o, "solveNs", json_tail(log.solve_ns, log.results));
+        cJSON_AddItemToObject(o, "latencyNs", json_tail(log.latency_ns, log.results));
+        char *txt = cJSON_Print(o);
+        if (txt) {
+            puts(txt);
+        }
+        free(txt);
+        cJSON_Delete(o);
+    } else {
+        printf("streamed %s at %.6g Hz for %.6g s\n", a->scene_path, a->rate, a->duration);
+        printf("frames %zu  results %zu  deadline misses %zu  failed %zu  errors %zu\n", sent,
+               log.results, log.deadline_misses, log.failed, log.errors);
+        printf("%-12s %12s %12s %12s %12s\n", "(us)", "p50", "p99", "p99.9", "max");
+        print_tail("solve", log.solve_ns, log.results);
+        print_tail("latency", log.latency_ns, log.results);
+    }
+    r = broken || log.errors || log.failed || log.results == 0 ? EXIT_FAIL : EXIT_OK;
+out:
+    free(log.sent_ns);
+    free(log.latency_ns);
+    free(log.solve_ns);
+    free(log.answered);
+    cdc_conn_close(c);
+    cd_scene_json_free(&s);
+    return r;
+}
+
+int main(int argc, char **argv) {
+    args a;
+    const int r = parse_args(argc, argv, &a);
+    if (r >= 0) {
+        return r;
+    }
+    switch (a.cmd) {
+    case CMD_SOLVE: return cmd_solve(&a);
+    case CMD_BENCH: return cmd_bench(&a);
+    case CMD_SEND: return cmd_send(&a);
+    case CMD_STREAM: return cmd_stream(&a);
+    case CMD_STATS: return cmd_stats(&a);
+    }
+    return EXIT_USAGE;
+}

@@ -1,0 +1,730 @@
+/* SPDX-License-Identifier: MIT */
+/* libuv servers and connections (see server.h).
+ *
+ * Protocol, per connection: the first message must be a Hello with protocol_version 1; the reply
+ * is a Welcome with the granted limits, default solver, tick rate and solve budget. Then any
+ * number of Frames; each is decoded and validated here, on the I/O thread, straight into the
+ * session's input slot, and answered by a Result from a later tick. A frame that fails validation
+ * gets an Error (ERROR_INVALID, or ERROR_LIMIT when it exceeds the session's limits) carrying its
+ * seq and naming the field, and no Result; the session goes on. A StatsRequest, before or after
+ * Hello, gets the daemon-wide Stats. Errors after which the connection closes (once the Error is
+ * written): undecodable bytes (ERROR_DECODE), a message over max_message_bytes (ERROR_TOO_LARGE),
+ * a wrong protocol version, a second Hello or a Frame before Hello (ERROR_PROTOCOL), no session
+ * free (ERROR_BUSY). A Hello naming an unknown solver gets ERROR_INVALID and the connection waits
+ * for a better Hello.
+ *
+ * Output: the tick thread wakes the loop through one uv_async_t; the wake drains every session's
+ * ring. Any message is written only while the connection's unsent backlog is below
+ * max_queued_bytes; otherwise it is dropped (results are counted), so a client that does not read
+ * costs only itself. */
+#include "io/server.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "contactd.pb-c.h"
+#include "io/codec.h"
+#include "io/framing.h"
+#include "service/clock.h"
+#include "sys/log.h"
+
+#define PROTOCOL_VERSION 1
+#define LISTEN_BACKLOG 64
+// Bytes taken from the socket per read: big enough for a typical frame in one go.
+#define READ_CHUNK 65536
+
+struct conn {
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_pipe_t pipe;
+        uv_tcp_t tcp;
+    } h;
+    uv_shutdown_t shutdown;
+    cd_server *srv;
+    struct conn *prev, *next;
+    uint64_t id;
+    char peer[64];
+    cd_framer framer;
+    cd_session *session;      /* NULL until a Hello was accepted, and after close */
+    cd_result_msg result_msg; /* sized for the session's limits */
+    cd_error_msg error_msg;
+    bool closing;             /* no more reading or sending */
+    uint8_t rbuf[READ_CHUNK];
+};
+
+struct cd_server {
+    uv_loop_t *loop;
+    const cd_config *cfg;
+    cd_session_table *table;
+    const cd_loop *ticker;
+    uv_async_t wake;
+    uv_pipe_t unix_listener;
+    uv_tcp_t tcp_listener;
+    bool unix_open, tcp_open, wake_open;
+    bool closed;
+    bool unlink_socket; /* the socket file is ours to remove */
+    struct conn *conns;
+    int nconns;
+    int max_conns;
+    uint64_t next_conn_id;
+    char address[CD_SOCKET_PATH_MAX + 96];
+};
+
+struct wreq {
+    uv_write_t req;
+    uv_buf_t buf;
+    uint8_t data[];
+};
+
+static void conn_abort(struct conn *c);
+
+static void on_written(uv_write_t *req, int status) {
+    struct conn *c = req->handle->data;
+    free(req);
+    // ECANCELED: the connection is closing and took the queue with it.
+    if (status < 0 && status != UV_ECANCELED) {
+        cd_log(CD_LOG_DEBUG, "connection %llu (%s): write failed: %s", (unsigned long long)c->id,
+               c->peer, uv_strerror(status));
+        conn_abort(c);
+    }
+}
+
+// Packs msg behind its length prefix and queues it. Returns 0 or a negative errno: -ENOBUFS
+// when the client has not read what was queued before (max_queued_bytes), whatever the message;
+// a client that does not read cannot make us buffer Errors or Stats without bound either.
+static int conn_send(struct conn *c, const ProtobufCMessage *msg) {
+    if (c->closing) {
+        return -ECANCELED;
+    }
+    if (uv_stream_get_write_queue_size(&c->h.stream) >= c->srv->cfg->max_queued_bytes) {
+        return -ENOBUFS;
+    }
+    const size_t n = cd_codec_packed_size(msg);
+    struct wreq *w = malloc(sizeof *w + n);
+    if (!w) {
+        return -ENOMEM;
+    }
+    size_t len;
+    int r = cd_codec_pack(msg, w->data, n, &len);
+    if (r == 0) {
+        w->buf = uv_buf_init((char *)w->data, (unsigned)len);
+        r = uv_write(&w->req, &c->h.stream, &w->buf, 1, on_written);
+    }
+    if (r < 0) {
+        free(w);
+    }
+    return r;
+}
+
+static void send_error(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq,
+                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void send_error(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq,
+                       const char *fmt, ...) {
+    char text[sizeof c->error_msg.text];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    // Invalid frames can come at the tick rate: they are counted, and logged at debug only.
+    const ProtobufCEnumValue *name =
+        protobuf_c_enum_descriptor_get_value(&contactd__v1__error_code__descriptor, (int)code);
+    cd_log(code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID ? CD_LOG_DEBUG : CD_LOG_NOTICE,
+           "connection %llu (%s): %s: %s", (unsigned long long)c->id, c->peer,
+           name ? name->name : "ERROR_UNSPECIFIED", text);
+    (void)conn_send(c, &cd_codec_error_build(&c->error_msg, code, seq, text)->base);
+}
+
+static void release_session(struct conn *c) {
+    if (!c->session) {
+        return;
+    }
+    cd_stats st = {0};
+    cd_session_stats(c->session, &st);
+    cd_log(CD_LOG_INFO, "session %llu closed: %llu frames received, %llu solved, %llu superseded, "
+           "%llu invalid, %llu deadline misses, %llu results dropped, solve max %lld ns",
+           (unsigned long long)cd_session_id(c->session),
+           (unsigned long long)st.frames_received, (unsigned long long)st.frames_solved,
+           (unsigned long long)st.frames_superseded, (unsigned long long)st.frames_invalid,
+           (unsigned long long)st.deadline_misses, (unsigned long long)st.results_dropped,
+           (long long)st.solve_ns.max);
+    cd_session_close(c->session);
+    c->session = NULL;
+}
+
+static void on_closed(uv_handle_t *h) {
+    struct conn *c = h->data;
+    cd_server *s = c->srv;
+    if (c->prev) {
+        c->prev->next = c->next;
+    } else {
+        s->conns = c->next;
+    }
+    if (c->next) {
+        c->next->prev = c->prev;
+    }
+    s->nconns--;
+    cd_framer_fini(&c->framer);
+    cd_codec_result_msg_fini(&c->result_msg);
+    free(c);
+}
+
+// Ends a connection now: the peer is gone, a write failed, or the server is closing.
+static void conn_abort(struct conn *c) {
+    release_session(c);
+    c->closing = true;
+    if (!uv_is_closing(&c->h.handle)) {
+        uv_close(&c->h.handle, on_closed);
+    }
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status) {
+    (void)status; // closed either way
+    conn_abort(req->data);
+}
+
+// Ends a connection once what is queued (the Error that explains why) has been written.
+static void conn_finish(struct conn *c) {
+    if (c->closing) {
+        return;
+    }
+    release_session(c);
+    c->closing = true;
+    (void)uv_read_stop(&c->h.stream);
+    c->shutdown.data = c;
+    if (uv_shutdown(&c->shutdown, &c->h.stream, on_shutdown) < 0) {
+        conn_abort(c);
+    }
+}
+
+// A limit the client asked for (0 = not given), lowered to what the daemon allows.
+static int grant(uint32_t asked, int most) {
+    return asked > 0 && asked < (uint32_t)most ? (int)asked : most;
+}
+
+// The solver a Hello asks for; name wins over the enum. Returns 0, or -EINVAL after telling the
+// client which field is wrong.
+static int hello_solver(struct conn *c, const Contactd__V1__Hello *h, cs_solver *ret) {
+    cs_solver s = (cs_solver)h->default_solver;
+    const char *field = "hello.default_solver";
+    if (h->default_solver_name && h->default_solver_name[0] != '\0') {
+        field = "hello.default_solver_name";
+        if (cs_solver_from_name(h->default_solver_name, &s) < 0) {
+            send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0, "%s: unknown solver '%.64s'",
+                       field, h->default_solver_name);
+            return -EINVAL;
+        }
+    } else if ((int)s < 0 || (int)s >= CS_SOLVER_COUNT) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0, "%s: unknown solver value %d",
+                   field, (int)s);
+        return -EINVAL;
+    }
+    if (s == CS_SOLVER_DEFAULT) {
+        s = c->srv->cfg->default_solver;
+    }
+    if (!cs_solver_is_available(s)) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0,
+                   "%s: solver '%s' is not available in this build", field, cs_solver_name(s));
+        return -EINVAL;
+    }
+    *ret = s;
+    return 0;
+}
+
+static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
+    cd_server *srv = c->srv;
+    if (c->session) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, 0,
+                   "hello: this connection already has session %llu",
+                   (unsigned long long)cd_session_id(c->session));
+        conn_finish(c);
+        return;
+    }
+    if (h->protocol_version != PROTOCOL_VERSION) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, 0,
+                   "hello.protocol_version: %u is not supported (this daemon speaks %d)",
+                   (unsigned)h->protocol_version, PROTOCOL_VERSION);
+        conn_finish(c);
+        return;
+    }
+    cs_solver solver;
+    if (hello_solver(c, h, &solver) < 0) {
+        return;
+    }
+    const cs_limits *most = &srv->cfg->limits;
+    const Contactd__V1__Limits none = CONTACTD__V1__LIMITS__INIT;
+    const Contactd__V1__Limits *ask = h->limits ? h->limits : &none;
+    cs_limits lim = {
+        .max_bodies = grant(ask->max_bodies, most->max_bodies),
+        .max_contacts = grant(ask->max_contacts, most->max_contacts),
+        .max_dirs = grant(ask->max_friction_directions, most->max_dirs),
+    };
+    // Friction directions come in opposite pairs and a pyramid needs at least two pairs.
+    lim.max_dirs = lim.max_dirs < 4 ? 4 : lim.max_dirs & ~1;
+    cd_session *s;
+    int r = cd_session_admit(srv->table, &lim, solver, &s);
+    if (r == 0) {
+        r = cd_codec_result_msg_init(&c->result_msg, &lim);
+        if (r < 0) {
+            cd_session_close(s);
+        }
+    }
+    if (r < 0) {
+        if (r == -EBUSY) {
+            send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0,
+                       "hello: no session free (max_sessions = %d)", srv->cfg->max_sessions);
+        } else {
+            send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0,
+                       "hello: cannot admit a session with limits %d bodies, %d contacts, %d "
+                       "directions: %s", lim.max_bodies, lim.max_contacts, lim.max_dirs,
+                       strerror(-r));
+        }
+        conn_finish(c);
+        return;
+    }
+    c->session = s;
+
+    Contactd__V1__Limits granted = CONTACTD__V1__LIMITS__INIT;
+    granted.max_bodies = (uint32_t)lim.max_bodies;
+    granted.max_contacts = (uint32_t)lim.max_contacts;
+    granted.max_friction_directions = (uint32_t)lim.max_dirs;
+    granted.max_message_bytes = srv->cfg->max_message_bytes;
+    Contactd__V1__Welcome w = CONTACTD__V1__WELCOME__INIT;
+    w.protocol_version = PROTOCOL_VERSION;
+    w.server_version = (char *)CONTACTD_VERSION;
+    w.session_id = cd_session_id(s);
+    w.default_solver_name = (char *)cs_solver_name(solver);
+    w.limits = &granted;
+    w.rate_hz = (uint32_t)srv->cfg->rate_hz;
+    w.deadline_ns = cd_loop_budget_ns(srv->ticker);
+    Contactd__V1__ServerMessage env = CONTACTD__V1__SERVER_MESSAGE__INIT;
+    env.msg_case = CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME;
+    env.welcome = &w;
+    (void)conn_send(c, &env.base);
+    cd_log(CD_LOG_INFO, "session %llu opened on connection %llu (%s, client '%.64s'): solver %s, "
+           "%d bodies, %d contacts, %d directions", (unsigned long long)w.session_id,
+           (unsigned long long)c->id, c->peer, h->client_name ? h->client_name : "",
+           w.default_solver_name, lim.max_bodies, lim.max_contacts, lim.max_dirs);
+}
+
+static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
+    if (!c->session) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, f->seq,
+                   "frame: no session on this connection (send Hello first)");
+        conn_finish(c);
+        return;
+    }
+    char err[sizeof c->error_msg.text];
+    cs_scene *scene = cd_session_frame_scene(c->session);
+    const int r = cd_codec_scene_from_frame(f, cd_session_limits(c->session), scene, err,
+                                            sizeof err);
+    if (r != 0) {
+        cd_session_frame_rejected(c->session);
+        send_error(c, r == CS_ENOSPACE ? CONTACTD__V1__ERROR_CODE__ERROR_LIMIT
+                                       : CONTACTD__V1__ERROR_CODE__ERROR_INVALID,
+                   f->seq, "%s", err);
+        return;
+    }
+    cd_session_frame_publish(c->session, cd_clock_ns());
+}
+
+static void on_stats(struct conn *c) {
+    cd_stats st = {0};
+    cd_loop_stats(c->srv->ticker, &st);
+    cd_session_table_stats(c->srv->table, &st);
+    Contactd__V1__Stats m = CONTACTD__V1__STATS__INIT;
+    m.ticks = st.ticks;
+    m.frames_received = st.frames_received;
+    m.frames_solved = st.frames_solved;
+    m.frames_superseded = st.frames_superseded;
+    m.deadline_misses = st.deadline_misses;
+    m.results_dropped = st.results_dropped;
+    m.solve_ns_max = st.solve_ns.max;
+    m.solve_ns_sum = st.solve_ns.sum;
+    m.wake_late_ns_max = st.wake_late_ns.max;
+    m.sessions = st.sessions;
+    m.realtime = st.realtime;
+    Contactd__V1__ServerMessage env = CONTACTD__V1__SERVER_MESSAGE__INIT;
+    env.msg_case = CONTACTD__V1__SERVER_MESSAGE__MSG_STATS;
+    env.stats = &m;
+    (void)conn_send(c, &env.base);
+}
+
+static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
+    // protobuf-c's default allocator (malloc) on the I/O thread; everything is freed below.
+    Contactd__V1__ClientMessage *m = contactd__v1__client_message__unpack(NULL, len, data);
+    if (!m) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
+                   "message: %zu bytes are not a valid contactd.v1.ClientMessage", len);
+        conn_finish(c);
+        return;
+    }
+    switch (m->msg_case) {
+    case CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO:
+        on_hello(c, m->hello);
+        break;
+    case CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME:
+        on_frame(c, m->frame);
+        break;
+    case CONTACTD__V1__CLIENT_MESSAGE__MSG_STATS_REQUEST:
+        on_stats(c);
+        break;
+    default:
+        // A newer client's message kind, or none: say so, and keep the connection.
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, 0,
+                   "message: empty ClientMessage or a kind protocol %d does not have",
+                   PROTOCOL_VERSION);
+        break;
+    }
+    contactd__v1__client_message__free_unpacked(m, NULL);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+    (void)suggested;
+    struct conn *c = h->data;
+    // Never read more than the framer can take, so a feed cannot fail. After the framer is
+    // drained its space is never 0: what remains is less than one whole message.
+    size_t n = cd_framer_space(&c->framer);
+    n = n < sizeof c->rbuf ? n : sizeof c->rbuf;
+    *buf = uv_buf_init((char *)c->rbuf, (unsigned)n);
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+    struct conn *c = stream->data;
+    if (nread == 0 || c->closing) {
+        return;
+    }
+    if (nread < 0) {
+        // EOF or reset, perhaps in the middle of a message: only this session ends.
+        if (nread != UV_EOF) {
+            cd_log(CD_LOG_DEBUG, "connection %llu (%s): read: %s", (unsigned long long)c->id,
+                   c->peer, uv_strerror((int)nread));
+        }
+        conn_abort(c);
+        return;
+    }
+    (void)cd_framer_feed(&c->framer, (const uint8_t *)buf->base, (size_t)nread);
+    const uint8_t *msg;
+    size_t len;
+    int r;
+    while ((r = cd_framer_next(&c->framer, &msg, &len)) == 1) {
+        handle_message(c, msg, len);
+        if (c->closing) {
+            return;
+        }
+    }
+    if (r == -EMSGSIZE) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_TOO_LARGE, 0,
+                   "message: length prefix announces more than max_message_bytes (%u)",
+                   (unsigned)c->srv->cfg->max_message_bytes);
+        conn_finish(c);
+    } else if (r < 0) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
+                   "message: length prefix is not a valid varint");
+        conn_finish(c);
+    }
+}
+
+static void on_connection(uv_stream_t *listener, int status) {
+    cd_server *s = listener->data;
+    if (status < 0) {
+        cd_log(CD_LOG_WARNING, "accept: %s", uv_strerror(status));
+        return;
+    }
+    struct conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        cd_log(CD_LOG_ERR, "accept: out of memory");
+        return;
+    }
+    c->srv = s;
+    c->id = ++s->next_conn_id;
+    const bool tcp = listener == (uv_stream_t *)&s->tcp_listener;
+    int r = tcp ? uv_tcp_init(s->loop, &c->h.tcp) : uv_pipe_init(s->loop, &c->h.pipe, 0);
+    if (r < 0) {
+        free(c);
+        cd_log(CD_LOG_ERR, "accept: %s", uv_strerror(r));
+        return;
+    }
+    c->h.handle.data = c;
+    c->next = s->conns;
+    if (s->conns) {
+        s->conns->prev = c;
+    }
+    s->conns = c;
+    s->nconns++;
+    r = uv_accept(listener, &c->h.stream);
+    if (r < 0) {
+        cd_log(CD_LOG_WARNING, "accept: %s", uv_strerror(r));
+        conn_abort(c);
+        return;
+    }
+    snprintf(c->peer, sizeof c->peer, "unix");
+    if (tcp) {
+        struct sockaddr_storage ss;
+        int n = sizeof ss;
+        char host[48] = "?";
+        if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) == 0) {
+            (void)uv_ip_name((struct sockaddr *)&ss, host, sizeof host);
+        }
+        snprintf(c->peer, sizeof c->peer, "tcp %s", host);
+        // Results are small and latency-bound: do not let Nagle hold them back.
+        (void)uv_tcp_nodelay(&c->h.tcp, 1);
+    }
+    if (s->nconns > s->max_conns) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0,
+                   "connection: too many connections (%d)", s->max_conns);
+        conn_finish(c);
+        return;
+    }
+    r = cd_framer_init(&c->framer, s->cfg->max_message_bytes);
+    if (r == 0) {
+        r = uv_read_start(&c->h.stream, on_alloc, on_read);
+    }
+    if (r < 0) {
+        cd_log(CD_LOG_ERR, "connection %llu: %s", (unsigned long long)c->id, strerror(-r));
+        conn_abort(c);
+        return;
+    }
+    cd_log(CD_LOG_DEBUG, "connection %llu (%s) accepted", (unsigned long long)c->id, c->peer);
+}
+
+static void drain(struct conn *c) {
+    cd_output *o;
+    while (c->session && (o = cd_session_result_peek(c->session))) {
+        char buf[160];
+        const char *detail = NULL;
+        const cs_status st = o->result.status;
+        if (st == CS_DEADLINE && o->late_start) {
+            snprintf(buf, sizeof buf, "deadline: the tick reached this session %lld ns after its "
+                     "deadline; fallback answer",
+                     (long long)(o->timing.solve_start_ns - o->timing.deadline_ns));
+            detail = buf;
+        } else if (st != CS_CONVERGED) {
+            snprintf(buf, sizeof buf, "solver: %s", cs_status_name(st));
+            detail = buf;
+        }
+        o->timing.sent_ns = cd_clock_ns();
+        const Contactd__V1__ServerMessage *env =
+            cd_codec_result_build(&c->result_msg, &o->result, &o->timing, o->tick, detail);
+        const bool sent = env && conn_send(c, &env->base) == 0;
+        cd_session_result_pop(c->session, !sent);
+    }
+}
+
+static void on_wake(uv_async_t *a) {
+    cd_server *s = a->data;
+    for (struct conn *c = s->conns; c; c = c->next) {
+        drain(c);
+    }
+    (void)cd_session_table_reap(s->table);
+}
+
+int cd_server_new(uv_loop_t *loop, const cd_config *cfg, cd_session_table *t, cd_server **ret) {
+    cd_server *s = calloc(1, sizeof *s);
+    if (!s) {
+        return -ENOMEM;
+    }
+    s->loop = loop;
+    s->cfg = cfg;
+    s->table = t;
+    // Every session plus as many again for clients that only ask for Stats or are connecting;
+    // the bound keeps a connection flood from taking a framer buffer each.
+    s->max_conns = 2 * cfg->max_sessions + 4;
+    const int r = uv_async_init(loop, &s->wake, on_wake);
+    if (r < 0) {
+        free(s);
+        return r;
+    }
+    s->wake.data = s;
+    s->wake_open = true;
+    *ret = s;
+    return 0;
+}
+
+uv_async_t *cd_server_wake(cd_server *s) {
+    return &s->wake;
+}
+
+// A socket file left by a daemon that died is replaced; a live daemon's, or any other file, is
+// an error rather than something to delete.
+static int clear_stale_socket(const char *path, char *err, size_t errlen) {
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+        return 0;
+    }
+    if (!S_ISSOCK(st.st_mode)) {
+        snprintf(err, errlen, "unix:%s: exists and is not a socket", path);
+        return -EEXIST;
+    }
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        const int e = errno;
+        snprintf(err, errlen, "unix:%s: socket: %s", path, strerror(e));
+        return -e;
+    }
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    const int r = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+    const int e = errno;
+    close(fd);
+    if (r == 0) {
+        snprintf(err, errlen, "unix:%s: another process is listening on it", path);
+        return -EADDRINUSE;
+    }
+    if (e != ECONNREFUSED) {
+        snprintf(err, errlen, "unix:%s: cannot tell whether it is in use: %s", path, strerror(e));
+        return -e;
+    }
+    if (unlink(path) < 0) {
+        const int u = errno;
+        snprintf(err, errlen, "unix:%s: cannot remove the stale socket: %s", path, strerror(u));
+        return -u;
+    }
+    cd_log(CD_LOG_NOTICE, "removed stale socket %s", path);
+    return 0;
+}
+
+static int listen_unix(cd_server *s, int fd, char *path, size_t pathlen, char *err,
+                       size_t errlen) {
+    int r = uv_pipe_init(s->loop, &s->unix_listener, 0);
+    if (r < 0) {
+        snprintf(err, errlen, "unix: %s", uv_strerror(r));
+        return r;
+    }
+    s->unix_open = true;
+    s->unix_listener.data = s;
+    if (fd >= 0) {
+        r = uv_pipe_open(&s->unix_listener, fd);
+    } else {
+        r = clear_stale_socket(s->cfg->socket, err, errlen);
+        if (r < 0) {
+            return r;
+        }
+        r = uv_pipe_bind(&s->unix_listener, s->cfg->socket);
+        s->unlink_socket = r == 0;
+    }
+    if (r == 0) {
+        r = uv_listen((uv_stream_t *)&s->unix_listener, LISTEN_BACKLOG, on_connection);
+    }
+    if (r == 0) {
+        r = uv_pipe_getsockname(&s->unix_listener, path, &pathlen);
+        path[r == 0 ? pathlen : 0] = '\0';
+        r = 0;
+    }
+    if (r < 0) {
+        snprintf(err, errlen, "unix:%s: %s", fd >= 0 ? "(activated)" : s->cfg->socket,
+                 uv_strerror(r));
+    }
+    return r;
+}
+
+static int listen_tcp(cd_server *s, int fd, int *ret_port, char *host, size_t hostlen, char *err,
+                      size_t errlen) {
+    int r = uv_tcp_init(s->loop, &s->tcp_listener);
+    if (r < 0) {
+        snprintf(err, errlen, "tcp: %s", uv_strerror(r));
+        return r;
+    }
+    s->tcp_open = true;
+    s->tcp_listener.data = s;
+    struct sockaddr_storage ss;
+    if (fd >= 0) {
+        r = uv_tcp_open(&s->tcp_listener, fd);
+    } else {
+        const char *h = s->cfg->tcp_host;
+        r = strchr(h, ':') ? uv_ip6_addr(h, s->cfg->tcp_port, (struct sockaddr_in6 *)&ss)
+                           : uv_ip4_addr(h, s->cfg->tcp_port, (struct sockaddr_in *)&ss);
+        if (r == 0) {
+            r = uv_tcp_bind(&s->tcp_listener, (struct sockaddr *)&ss, 0);
+        }
+    }
+    if (r == 0) {
+        r = uv_listen((uv_stream_t *)&s->tcp_listener, LISTEN_BACKLOG, on_connection);
+    }
+    int n = sizeof ss;
+    if (r == 0) {
+        r = uv_tcp_getsockname(&s->tcp_listener, (struct sockaddr *)&ss, &n);
+    }
+    if (r == 0) {
+        r = uv_ip_name((struct sockaddr *)&ss, host, hostlen);
+        *ret_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                   : ((struct sockaddr_in *)&ss)->sin_port);
+    }
+    if (r < 0) {
+        snprintf(err, errlen, "tcp:%s:%d: %s", fd >= 0 ? "(activated)" : s->cfg->tcp_host,
+                 s->cfg->tcp_port, uv_strerror(r));
+    }
+    return r;
+}
+
+int cd_server_listen(cd_server *s, const cd_loop *ticker, int unix_fd, int tcp_fd, char *err,
+                     size_t errlen) {
+    s->ticker = ticker;
+    char path[CD_SOCKET_PATH_MAX] = "";
+    char host[48] = "";
+    int port = 0;
+    // With socket activation the service manager chose the sockets; the config's are unused.
+    const bool activated = unix_fd >= 0 || tcp_fd >= 0;
+    int r = 0;
+    if (unix_fd >= 0 || (!activated && s->cfg->socket[0] != '\0')) {
+        r = listen_unix(s, unix_fd, path, sizeof path, err, errlen);
+    }
+    if (r == 0 && (tcp_fd >= 0 || (!activated && s->cfg->tcp_host[0] != '\0'))) {
+        r = listen_tcp(s, tcp_fd, &port, host, sizeof host, err, errlen);
+    }
+    if (r < 0) {
+        return r;
+    }
+    int n = 0;
+    if (s->unix_open) {
+        n = snprintf(s->address, sizeof s->address, "unix:%s", path);
+    }
+    if (s->tcp_open) {
+        snprintf(s->address + n, sizeof s->address - (size_t)n, "%stcp:%s%s%s:%d", n ? " " : "",
+                 strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
+    }
+    return 0;
+}
+
+const char *cd_server_address(const cd_server *s) {
+    return s->address;
+}
+
+void cd_server_close(cd_server *s) {
+    if (s->closed) {
+        return;
+    }
+    s->closed = true;
+    if (s->unix_open) {
+        uv_close((uv_handle_t *)&s->unix_listener, NULL);
+    }
+    if (s->tcp_open) {
+        uv_close((uv_handle_t *)&s->tcp_listener, NULL);
+    }
+    // Connections unlink themselves from the list only in their close callback, later.
+    for (struct conn *c = s->conns; c; c = c->next) {
+        conn_abort(c);
+    }
+    if (s->wake_open) {
+        uv_close((uv_handle_t *)&s->wake, NULL);
+    }
+}
+
+void cd_server_free(cd_server *s) {
+    if (!s) {
+        return;
+    }
+    if (s->unlink_socket) {
+        (void)unlink(s->cfg->socket);
+    }
+    free(s);
+}

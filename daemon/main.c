@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/* contactd, the real-time contact-force service. main() only connects the modules: it reads the
+ * configuration (built-in defaults, then the --config file, then command-line overrides), brings
+ * up logging, the session table, the I/O server, the tick thread and the systemd hooks in that
+ * order, runs the I/O loop until SIGINT or SIGTERM, and takes everything down in reverse. */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "io/server.h"
+#include "service/loop.h"
+#include "service/session.h"
+#include "sys/config.h"
+#include "sys/log.h"
+#include "sys/notify.h"
+
+#define EXIT_USAGE 2
+
+static void usage(FILE *f) {
+    fprintf(f,
+"Usage: contactd [OPTION]...\n"
+"Real-time contact-force service: clients stream contact configurations (protobuf,\n"
+"protocol contactd.v1) over a Unix-domain socket or TCP; a fixed-rate tick thread solves the\n"
+"newest frame of every session within a per-tick deadline and streams back forces and timing.\n"
+"\n"
+"Options (each overrides the config file, which overrides the built-in default):\n"
+"  -c, --config FILE     read this INI file (default: none, built-in defaults)\n"
+"  -s, --socket PATH     Unix-domain socket, or 'off' (default: /run/contactd/contactd.sock\n"
+"                        as root, else $XDG_RUNTIME_DIR/contactd.sock, else\n"
+"                        /tmp/contactd-$UID.sock)\n"
+"  -t, --tcp HOST:PORT   TCP address ([HOST6]:PORT for IPv6), port 0 for any free port, or\n"
+"                        'off' (default: 127.0.0.1:7411)\n"
+"  -r, --rate HZ         tick rate (default: 1000)\n"
+"  -h, --help            show this help and exit\n"
+"  -V, --version         show the version and exit\n"
+"\n"
+"Config keys (INI sections; config/contactd.conf documents each):\n"
+"  [server]  socket, tcp, max_sessions = 16, max_message_bytes = 262144,\n"
+"            max_queued_bytes = 1048576\n"
+"  [loop]    rate_hz = 1000, deadline_fraction = 0.8, realtime = auto|off, priority = 50,\n"
+"            cpu = auto\n"
+"  [session] default_solver = dantzig, max_bodies = 64, max_contacts = 256, max_dirs = 16\n"
+"  [log]     level = info (err, warning, notice, info, debug)\n"
+"\n"
+"The daemon tells systemd READY=1 (STATUS= names the addresses it listens on, with the bound\n"
+"port), STOPPING=1 on shutdown, and WATCHDOG=1 while the tick thread runs when WatchdogSec= is\n"
+"set; it accepts sockets from socket activation. As root it creates the socket's directory.\n"
+"\n"
+"Signals: SIGINT, SIGTERM: close every session and exit 0.\n"
+"\n"
+"Examples:\n"
+"  contactd                                   defaults: 1 kHz, default socket, 127.0.0.1:7411\n"
+"  contactd --config /etc/contactd/contactd.conf\n"
+"  contactd --socket /tmp/cd.sock --tcp off --rate 500\n"
+"  contactd --tcp 127.0.0.1:0                 any free port; see the log or STATUS=\n");
+}
+
+// Command-line overrides, applied after the config file in the order given.
+struct override {
+    const char *option;
+    const char *section;
+    const char *key;
+    const char *value;
+};
+
+// Returns 0 to run, 1 to exit successfully (help, version), or -1 on a usage error.
+static int parse_args(int argc, char **argv, const char **ret_config, struct override *ov,
+                      int *ret_nov) {
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'}, {"socket", required_argument, NULL, 's'},
+        {"tcp", required_argument, NULL, 't'},    {"rate", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    int n = 0, c;
+    while ((c = getopt_long(argc, argv, "c:s:t:r:hV", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            *ret_config = optarg;
+            break;
+        case 's':
+            ov[n++] = (struct override){"--socket", "server", "socket", optarg};
+            break;
+        case 't':
+            ov[n++] = (struct override){"--tcp", "server", "tcp", optarg};
+            break;
+        case 'r':
+            ov[n++] = (struct override){"--rate", "loop", "rate_hz", optarg};
+            break;
+        case 'h':
+            usage(stdout);
+            return 1;
+        case 'V':
+            printf("contactd %s (protocol contactd.v1)\n", CONTACTD_VERSION);
+            return 1;
+        default:
+            fprintf(stderr, "Try 'contactd --help' for more information.\n");
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "contactd: unexpected argument '%s'\n"
+                        "Try 'contactd --help' for more information.\n", argv[optind]);
+        return -1;
+    }
+    *ret_nov = n;
+    return 0;
+}
+
+// Defaults, then the file, then the overrides. Returns 0 or -1 after logging the exact error.
+static int load_config(cd_config *cfg, const char *path, const struct override *ov, int nov) {
+    char err[512];
+    if (cd_config_defaults(cfg) < 0) {
+        cd_log(CD_LOG_ERR, "the default socket path is too long; set [server] socket");
+        return -1;
+    }
+    if (path && cd_config_load(cfg, path, err, sizeof err) < 0) {
+        cd_log(CD_LOG_ERR, "%s", err);
+        return -1;
+    }
+    for (int i = 0; i < nov; i++) {
+        if (cd_config_set(cfg, ov[i].section, ov[i].key, ov[i].value, err, sizeof err) < 0) {
+            cd_log(CD_LOG_ERR, "%s %s: %s", ov[i].option, ov[i].value, err);
+            return -1;
+        }
+    }
+    if (cd_config_check(cfg, err, sizeof err) < 0) {
+        cd_log(CD_LOG_ERR, "%s%s%s", path ? path : "", path ? ": " : "", err);
+        return -1;
+    }
+    return 0;
+}
+
+// As root (a system service), the socket's directory (/run/contactd by default) is ours to make.
+static int make_socket_dir(const char *socket) {
+    if (socket[0] == '\0' || geteuid() != 0) {
+        return 0;
+    }
+    char buf[CD_SOCKET_PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", socket);
+    const char *dir = dirname(buf);
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+        cd_log(CD_LOG_ERR, "cannot create the socket directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+struct daemon {
+    uv_loop_t loop;
+    cd_config cfg;
+    cd_session_table *table;
+    cd_server *server;
+    cd_loop *ticker;
+    cd_watchdog watchdog;
+    uv_signal_t sigint, sigterm;
+    bool signals_open;
+    uint64_t ticks_seen;
+};
+
+// The watchdog is petted only while the tick thread keeps ticking.
+static bool ticker_alive(void *arg) {
+    struct daemon *d = arg;
+    const uint64_t t = cd_loop_ticks(d->ticker);
+    const bool moved = t != d->ticks_seen;
+    d->ticks_seen = t;
+    return moved;
+}
+
+// Takes down what runs on the loop, in reverse order of start; uv_run returns once every handle
+// has finished closing. The tick thread stops first: it must not wake a closed handle.
+static void stop_running(struct daemon *d) {
+    if (d->signals_open) {
+        uv_close((uv_handle_t *)&d->sigterm, NULL);
+        uv_close((uv_handle_t *)&d->sigint, NULL);
+        d->signals_open = false;
+    }
+    cd_watchdog_stop(&d->watchdog);
+    if (d->ticker) {
+        cd_loop_stop(d->ticker);
+    }
+    if (d->server) {
+        cd_server_close(d->server);
+    }
+}
+
+static void on_signal(uv_signal_t *h, int signum) {
+    struct daemon *d = h->data;
+    cd_log(CD_LOG_NOTICE, "%s: shutting down", strsignal(signum));
+    (void)cd_notify_stopping();
+    stop_running(d);
+}
+
+static int start_signals(struct daemon *d) {
+    int r = uv_signal_init(&d->loop, &d->sigint);
+    if (r == 0) {
+        r = uv_signal_init(&d->loop, &d->sigterm);
+        if (r < 0) {
+            uv_close((uv_handle_t *)&d->sigint, NULL);
+        }
+    }
+    if (r < 0) {
+        return r;
+    }
+    d->signals_open = true;
+    d->sigint.data = d->sigterm.data = d;
+    r = uv_signal_start(&d->sigint, on_signal, SIGINT);
+    if (r == 0) {
+        r = uv_signal_start(&d->sigterm, on_signal, SIGTERM);
+    }
+    return r;
+}
+
+int main(int argc, char **argv) {
+    static struct daemon d;
+    const char *config_path = NULL;
+    struct override ov[64];
+    int nov = 0;
+    // Every option adds at most one override, so argc bounds them; cap it for the array.
+    if (argc > (int)(sizeof ov / sizeof ov[0])) {
+        fprintf(stderr, "contactd: too many arguments\n");
+        return EXIT_USAGE;
+    }
+    const int a = parse_args(argc, argv, &config_path, ov, &nov);
+    if (a != 0) {
+        return a > 0 ? EXIT_SUCCESS : EXIT_USAGE;
+    }
+    cd_log_init(CD_LOG_INFO);
+    if (load_config(&d.cfg, config_path, ov, nov) < 0) {
+        return EXIT_FAILURE;
+    }
+    cd_log_init(d.cfg.log_level);
+
+    char err[512];
+    int ufd = -1, tfd = -1;
+    const int nfds = cd_notify_listen_fds(&ufd, &tfd, err, sizeof err);
+    if (nfds < 0) {
+        cd_log(CD_LOG_ERR, "%s", err);
+        return EXIT_FAILURE;
+    }
+    if (nfds == 0 && make_socket_dir(d.cfg.socket) < 0) {
+        return EXIT_FAILURE;
+    }
+    // A client that disconnects while we write must cost an EPIPE, not the process.
+    signal(SIGPIPE, SIG_IGN);
+
+    int status = EXIT_FAILURE;
+    int r = uv_loop_init(&d.loop);
+    if (r < 0) {
+        cd_log(CD_LOG_ERR, "uv_loop_init: %s", uv_strerror(r));
+        return EXIT_FAILURE;
+    }
+    d.table = cd_session_table_new(d.cfg.max_sessions);
+    if (!d.table) {
+        cd_log(CD_LOG_ERR, "cannot allocate the session table");
+        goto out_loop;
+    }
+    r = cd_server_new(&d.loop, &d.cfg, d.table, &d.server);
+    if (r < 0) {
+        cd_log(CD_LOG_ERR, "cannot create the server: %s", uv_strerror(r));
+        goto out_table;
+    }
+    const cd_loop_params lp = {
+        .rate_hz = d.cfg.rate_hz,
+        .deadline_fraction = d.cfg.deadline_fraction,
+        .realtime = d.cfg.realtime,
+        .priority = d.cfg.priority,
+        .cpu = d.cfg.cpu,
+    };
+    d.ticker = cd_loop_new(d.table, &lp, cd_server_wake(d.server));
+    if (!d.ticker) {
+        cd_log(CD_LOG_ERR, "cannot create the tick loop");
+        goto out_running;
+    }
+    r = cd_server_listen(d.server, d.ticker, ufd, tfd, err, sizeof err);
+    if (r < 0) {
+        cd_log(CD_LOG_ERR, "%s", err);
+        goto out_running;
+    }
+    r = cd_loop_start(d.ticker);
+    if (r < 0) {
+        goto out_running;
+    }
+    r = start_signals(&d);
+    if (r < 0) {
+        cd_log(CD_LOG_ERR, "signal handlers: %s", uv_strerror(r));
+        goto out_running;
+    }
+    r = cd_watchdog_start(&d.watchdog, &d.loop, ticker_alive, &d);
+    if (r < 0) {
+        cd_log(CD_LOG_ERR, "watchdog: %s", uv_strerror(r));
+        goto out_running;
+    }
+    cd_log(CD_LOG_NOTICE, "contactd %s listening on %s", CONTACTD_VERSION,
+           cd_server_address(d.server));
+    char ready[sizeof err];
+    snprintf(ready, sizeof ready, "listening on %s", cd_server_address(d.server));
+    (void)cd_notify_ready(ready);
+
+    r = uv_run(&d.loop, UV_RUN_DEFAULT);
+    status = EXIT_SUCCESS;
+
+out_running:
+    // On the error paths this closes what was started; after a signal it is already done.
+    stop_running(&d);
+    (void)uv_run(&d.loop, UV_RUN_DEFAULT);
+    cd_server_free(d.server);
+    cd_loop_free(d.ticker);
+out_table:
+    cd_session_table_free(d.table);
+out_loop:
+    r = uv_loop_close(&d.loop);
+    if (r < 0) {
+        cd_log(CD_LOG_WARNING, "uv_loop_close: %s", uv_strerror(r));
+    }
+    return status;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* Single-writer statistics counters (see stats.h). Relaxed order throughout: a counter orders
+ * nothing else, it only must not tear, and a reader accepts a value that is a moment old. */
+#include "service/stats.h"
+
+void cd_counter_add(cd_counter *c, int64_t v) {
+    atomic_store_explicit(&c->count, atomic_load_explicit(&c->count, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&c->sum, atomic_load_explicit(&c->sum, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+    if (v > atomic_load_explicit(&c->max, memory_order_relaxed)) {
+        atomic_store_explicit(&c->max, v, memory_order_relaxed);
+    }
+}
+
+void cd_counter_read(const cd_counter *c, cd_counter_value *ret) {
+    *ret = (cd_counter_value){
+        .count = atomic_load_explicit(&c->count, memory_order_relaxed),
+        .sum = atomic_load_explicit(&c->sum, memory_order_relaxed),
+        .max = atomic_load_explicit(&c->max, memory_order_relaxed),
+    };
+}
+
+void cd_stat_inc(_Atomic uint64_t *n) {
+    atomic_store_explicit(n, atomic_load_explicit(n, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+uint64_t cd_stat_get(const _Atomic uint64_t *n) {
+    return atomic_load_explicit(n, memory_order_relaxed);
+}
+
+void cd_counts_read(const cd_counts *c, cd_stats *ret) {
+    ret->frames_received = cd_stat_get(&c->frames_received);
+    ret->frames_superseded = cd_stat_get(&c->frames_superseded);
+    ret->frames_invalid = cd_stat_get(&c->frames_invalid);
+    ret->frames_solved = cd_stat_get(&c->frames_solved);
+    ret->deadline_misses = cd_stat_get(&c->deadline_misses);
+    ret->results_dropped = cd_stat_get(&c->results_unsent) + cd_stat_get(&c->results_overflow);
+    cd_counter_read(&c->solve_ns, &ret->solve_ns);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Statistics as data: {count, sum, max} accumulators and the counters a session and the whole
+ * daemon keep (frames received, solved, superseded, deadline misses, dropped results, solve time,
+ * wake-up lateness). Every live field has exactly one writer thread, named next to it, so updates
+ * are plain relaxed stores; readers on other threads take snapshots with relaxed loads. A
+ * snapshot may mix two updates in flight, which statistics tolerate; no field is ever torn. */
+#ifndef CONTACTD_SERVICE_STATS_H
+#define CONTACTD_SERVICE_STATS_H
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* {count, sum, max} of a series of values (ns). Zero-initialised storage is an empty counter.
+ * thread: one writer, any readers. */
+typedef struct cd_counter {
+    _Atomic uint64_t count;
+    _Atomic int64_t sum;
+    _Atomic int64_t max;
+} cd_counter;
+
+/* A snapshot of a cd_counter. */
+typedef struct cd_counter_value {
+    uint64_t count;
+    int64_t sum;
+    int64_t max;
+} cd_counter_value;
+
+/* Live counters of one session, or of the whole daemon. Zero-initialised storage is all zero. */
+typedef struct cd_counts {
+    _Atomic uint64_t frames_received;   /* io: decoded, validated and handed to the tick thread */
+    _Atomic uint64_t frames_superseded; /* io: replaced by a newer frame before a tick took it */
+    _Atomic uint64_t frames_invalid;    /* io: rejected by validation (an Error was sent) */
+    _Atomic uint64_t results_unsent;    /* io: dropped because the client's write queue was full */
+    _Atomic uint64_t frames_solved;     /* rt: taken by a tick and answered */
+    _Atomic uint64_t deadline_misses;   /* rt: answered after the deadline, or CS_DEADLINE */
+    _Atomic uint64_t results_overflow;  /* rt: dropped because the output ring was full */
+    cd_counter solve_ns;                /* rt: wall time of cs_step */
+} cd_counts;
+
+/* A snapshot of everything the daemon counts, plain data (what a Stats message carries). */
+typedef struct cd_stats {
+    uint64_t ticks;             /* tick-thread wake-ups */
+    uint64_t overruns;          /* ticks whose work ran past the next tick's start */
+    uint64_t frames_received;
+    uint64_t frames_solved;
+    uint64_t frames_superseded;
+    uint64_t frames_invalid;
+    uint64_t deadline_misses;
+    uint64_t results_dropped;   /* output ring full + client write queue full */
+    cd_counter_value solve_ns;
+    cd_counter_value wake_late_ns; /* how late each tick-thread wake-up was */
+    uint32_t sessions;          /* sessions admitted and not yet closed */
+    bool realtime;              /* SCHED_FIFO obtained for the tick thread */
+} cd_stats;
+
+/* Adds v to c. thread: c's one writer. rt-safe: yes. */
+void cd_counter_add(cd_counter *c, int64_t v);
+
+/* Reads c into *ret. thread: any. rt-safe: yes. */
+void cd_counter_read(const cd_counter *c, cd_counter_value *ret);
+
+/* Adds 1 to n. thread: n's one writer (a plain load + store, no read-modify-write needed).
+ * rt-safe: yes. */
+void cd_stat_inc(_Atomic uint64_t *n);
+
+/* Reads n. thread: any. rt-safe: yes. */
+uint64_t cd_stat_get(const _Atomic uint64_t *n);
+
+/* Fills the frame, result and solve-time fields of *ret from c; leaves the other fields (ticks,
+ * lateness, sessions, realtime) as they are. thread: any. */
+void cd_counts_read(const cd_counts *c, cd_stats *ret);
+
+#endif /* CONTACTD_SERVICE_STATS_H */

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/* Configuration: defaults, INI file, overrides (see config.h). Every key is one row of `keys`
+ * with a parser that checks its range, so the file, the command line and the documentation in
+ * config/contactd.conf all describe the same set. */
+#include "sys/config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solver/contact.h"
+#include "sys/paths.h"
+
+int cd_config_defaults(cd_config *c) {
+    *c = (cd_config){
+        .tcp_port = CD_TCP_PORT_DEFAULT,
+        .max_sessions = CD_MAX_SESSIONS_DEFAULT,
+        .max_message_bytes = CD_MAX_MESSAGE_BYTES_DEFAULT,
+        .max_queued_bytes = CD_MAX_QUEUED_BYTES_DEFAULT,
+        .rate_hz = CD_RATE_HZ_DEFAULT,
+        .deadline_fraction = CD_DEADLINE_FRACTION_DEFAULT,
+        .realtime = true,
+        .priority = CD_PRIORITY_DEFAULT,
+        .cpu = -1,
+        .default_solver = CS_SOLVER_DANTZIG,
+        .limits = {.max_bodies = CD_MAX_BODIES_DEFAULT,
+                   .max_contacts = CD_MAX_CONTACTS_DEFAULT,
+                   .max_dirs = CD_MAX_DIRS_DEFAULT},
+        .log_level = CD_LOG_INFO,
+    };
+    snprintf(c->tcp_host, sizeof c->tcp_host, "%s", CD_TCP_HOST_DEFAULT);
+    return cd_paths_default_socket(c->socket, sizeof c->socket);
+}
+
+// Parses a whole decimal integer in [lo, hi]. Returns 0, or -EINVAL with the reason in why.
+static int parse_int(const char *v, long long lo, long long hi, long long *ret, char *why,
+                     size_t len) {
+    char *end;
+    errno = 0;
+    const long long x = strtoll(v, &end, 10);
+    if (end == v || *end != '\0' || errno == ERANGE || x < lo || x > hi) {
+        snprintf(why, len, "expected an integer in [%lld, %lld], got '%s'", lo, hi, v);
+        return -EINVAL;
+    }
+    *ret = x;
+    return 0;
+}
+
+// Parses "auto" (-1) or an integer in [lo, hi].
+static int parse_auto_int(const char *v, long long lo, long long hi, long long *ret, char *why,
+                          size_t len) {
+    if (strcmp(v, "auto") == 0) {
+        *ret = -1;
+        return 0;
+    }
+    if (parse_int(v, lo, hi, ret, why, len) < 0) {
+        snprintf(why, len, "expected 'auto' or an integer in [%lld, %lld], got '%s'", lo, hi, v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int set_socket(cd_config *c, const char *v, char *why, size_t len) {
+    if (strcmp(v, "off") == 0) {
+        c->socket[0] = '\0';
+        return 0;
+    }
+    if (v[0] == '\0') {
+        // An empty value restores the default, which depends on who runs the daemon.
+        return cd_paths_default_socket(c->socket, sizeof c->socket) < 0 ? -EINVAL : 0;
+    }
+    if (strlen(v) >= sizeof c->socket) {
+        snprintf(why, len, "path longer than %zu bytes", sizeof c->socket - 1);
+        return -EINVAL;
+    }
+    snprintf(c->socket, sizeof c->socket, "%s", v);
+    return 0;
+}
+
+static int set_tcp(cd_config *c, const char *v, char *why, size_t len) {
+    if (strcmp(v, "off") == 0) {
+        c->tcp_host[0] = '\0';
+        return 0;
+    }
+    // HOST:PORT with a numeric IPv4 host, or [HOST]:PORT with a numeric IPv6 host.
+    const char *colon = strrchr(v, ':');
+    const char *host = v;
+    size_t hostlen = colon ? (size_t)(colon - v) : 0;
+    if (v[0] == '[' && colon && colon > v + 1 && colon[-1] == ']') {
+        host = v + 1;
+        hostlen -= 2;
+    }
+    char h[sizeof c->tcp_host];
+    long long port;
+    unsigned char addr[16];
+    if (!colon || hostlen == 0 || hostlen >= sizeof h) {
+        snprintf(why, len, "expected HOST:PORT, [HOST6]:PORT or 'off', got '%s'", v);
+        return -EINVAL;
+    }
+    memcpy(h, host, hostlen);
+    h[hostlen] = '\0';
+    if (inet_pton(host == v ? AF_INET : AF_INET6, h, addr) != 1) {
+        snprintf(why, len, "'%s' is not a numeric IP%s address", h, host == v ? "v4" : "v6");
+        return -EINVAL;
+    }
+    if (parse_int(colon + 1, 0, 65535, &port, why, len) < 0) {
+        snprintf(why, len, "port: expected an integer in [0, 65535], got '%s'", colon + 1);
+        return -EINVAL;
+    }
+    memcpy(c->tcp_host, h, hostlen + 1);
+    c->tcp_port = (int)port;
+    return 0;
+}
+
+static int set_max_sessions(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1, 4096, &x, why, len);
+    c->max_sessions = r < 0 ? c->max_sessions : (int)x;
+    return r;
+}
+
+static int set_max_message_bytes(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    // 1 KiB holds a Hello and a small frame; 64 MiB bounds what one client can make us buffer.
+    int r = parse_int(v, 1024, 64 << 20, &x, why, len);
+    c->max_message_bytes = r < 0 ? c->max_message_bytes : (uint32_t)x;
+    return r;
+}
+
+static int set_max_queued_bytes(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1024, 1LL << 30, &x, why, len);
+    c->max_queued_bytes = r < 0 ? c->max_queued_bytes : (size_t)x;
+    return r;
+}
+
+static int set_rate_hz(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1, 100000, &x, why, len);
+    c->rate_hz = r < 0 ? c->rate_hz : (int)x;
+    return r;
+}
+
+static int set_deadline_fraction(cd_config *c, const char *v, char *why, size_t len) {
+    char *end;
+    const double x = strtod(v, &end);
+    if (end == v || *end != '\0' || !isfinite(x) || x <= 0.0 || x > 1.0) {
+        snprintf(why, len, "expected a number in (0, 1], got '%s'", v);
+        return -EINVAL;
+    }
+    c->deadline_fraction = x;
+    return 0;
+}
+
+static int set_realtime(cd_config *c, const char *v, char *why, size_t len) {
+    if (strcmp(v, "auto") != 0 && strcmp(v, "off") != 0) {
+        snprintf(why, len, "expected 'auto' or 'off', got '%s'", v);
+        return -EINVAL;
+    }
+    c->realtime = strcmp(v, "auto") == 0;
+    return 0;
+}
+
+static int set_priority(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1, 99, &x, why, len);
+    c->priority = r < 0 ? c->priority : (int)x;
+    return r;
+}
+
+static int set_cpu(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_auto_int(v, 0, 1023, &x, why, len);
+    c->cpu = r < 0 ? c->cpu : (int)x;
+    return r;
+}
+
+static int set_default_solver(cd_config *c, const char *v, char *why, size_t len) {
+    cs_solver s;
+    if (cs_solver_from_name(v, &s) < 0 || s == CS_SOLVER_DEFAULT) {
+        snprintf(why, len, "unknown solver '%s'", v);
+        return -EINVAL;
+    }
+    if (!cs_solver_is_available(s)) {
+        snprintf(why, len, "solver '%s' is not available in this build", v);
+        return -EINVAL;
+    }
+    c->default_solver = s;
+    return 0;
+}
+
+static int set_max_bodies(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1, 100000, &x, why, len);
+    c->limits.max_bodies = r < 0 ? c->limits.max_bodies : (int)x;
+    return r;
+}
+
+static int set_max_contacts(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1, 100000, &x, why, len);
+    c->limits.max_contacts = r < 0 ? c->limits.max_contacts : (int)x;
+    return r;
+}
+
+static int set_max_dirs(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 4, 256, &x, why, len);
+    if (r == 0 && x % 2 != 0) {
+        // The friction pyramid's directions come in opposite pairs.
+        snprintf(why, len, "expected an even number, got %lld", x);
+        return -EINVAL;
+    }
+    c->limits.max_dirs = r < 0 ? c->limits.max_dirs : (int)x;
+    return r;
+}
+
+static int set_log_level(cd_config *c, const char *v, char *why, size_t len) {
+    if (cd_log_level_from_name(v, &c->log_level) < 0) {
+        snprintf(why, len, "expected err, warning, notice, info or debug, got '%s'", v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static const struct key {
+    const char *section;
+    const char *name;
+    int (*set)(cd_config *c, const char *v, char *why, size_t len);
+} keys[] = {
+    {"server", "socket", set_socket},
+    {"server", "tcp", set_tcp},
+    {"server", "max_sessions", set_max_sessions},
+    {"server", "max_message_bytes", set_max_message_bytes},
+    {"server", "max_queued_bytes", set_max_queued_bytes},
+    {"loop", "rate_hz", set_rate_hz},
+    {"loop", "deadline_fraction", set_deadline_fraction},
+    {"loop", "realtime", set_realtime},
+    {"loop", "priority", set_priority},
+    {"loop", "cpu", set_cpu},
+    {"session", "default_solver", set_default_solver},
+    {"session", "max_bodies", set_max_bodies},
+    {"session", "max_contacts", set_max_contacts},
+    {"session", "max_dirs", set_max_dirs},
+    {"log", "level", set_log_level},
+};
+
+int cd_config_set(cd_config *c, const char *section, const char *key, const char *value,
+                  char *err, size_t errlen) {
+    if (key[0] == '\0') {
+        snprintf(err, errlen, "[%s] (empty): a key name is missing", section);
+        return -EINVAL;
+    }
+    bool section_known = false;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (strcmp(section, keys[i].section) != 0) {
+            continue;
+        }
+        section_known = true;
+        if (strcmp(key, keys[i].name) == 0) {
+            char why[256] = "invalid value";
+            if (keys[i].set(c, value, why, sizeof why) < 0) {
+                snprintf(err, errlen, "[%s] %s: %s", section, key, why);
+                return -EINVAL;
+            }
+            return 0;
+        }
+    }
+    snprintf(err, errlen, "[%s] %s: unknown %s", section, key, section_known ? "key" : "section");
+    return -EINVAL;
+}
+
+// inih reads through this reader so the handler knows the line it is called for (Debian's
+// libinih is built without INI_HANDLER_LINENO). A chunk not ending in '\n' is part of a line
+// longer than inih's buffer, so the next chunk does not start a new line.
+struct reader {
+    FILE *f;
+    int line;
+    bool at_line_start;
+};
+
+static char *read_line(char *str, int num, void *stream) {
+    struct reader *r = stream;
+    char *s = fgets(str, num, r->f);
+    if (s) {
+        r->line += r->at_line_start;
+        const size_t n = strlen(s);
+        r->at_line_start = n > 0 && s[n - 1] == '\n';
+    }
+    return s;
+}
+
+struct load {
+    cd_config *c;
+    struct reader rd;
+    int err_line;  /* line of the first key that failed, 0 if none */
+    char why[384];
+};
+
+static int on_key(void *user, const char *section, const char *name, const char *value) {
+    struct load *ld = user;
+    // Only the first error is reported; later lines are not applied once one failed.
+    if (ld->err_line != 0) {
+        return 1;
+    }
+    if (cd_config_set(ld->c, section, name, value, ld->why, sizeof ld->why) < 0) {
+        ld->err_line = ld->rd.line;
+        return 0;
+    }
+    return 1;
+}
+
+int cd_config_load(cd_config *c, const char *path, char *err, size_t errlen) {
+    struct load ld = {.c = c, .rd = {.at_line_start = true}};
+    ld.rd.f = fopen(path, "r");
+    if (!ld.rd.f) {
+        const int e = errno;
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(e));
+        return -e;
+    }
+    const int first = ini_parse_stream(read_line, &ld.rd, on_key, &ld);
+    fclose(ld.rd.f);
+    if (first == 0) {
+        return 0;
+    }
+    if (first < 0) {
+        snprintf(err, errlen, "%s: cannot read", path);
+        return -EIO;
+    }
+    // inih reports the first bad line, a key we refused or a line it could not parse; a
+    // syntax error on an earlier line than our refusal is the one to report.
+    if (ld.err_line != 0 && ld.err_line <= first) {
+        snprintf(err, errlen, "%s:%d: %s", path, ld.err_line, ld.why);
+    } else {
+        snprintf(err, errlen, "%s:%d: syntax error: expected '[section]' or 'key = value'", path,
+                 first);
+    }
+    return -EINVAL;
+}
+
+int cd_config_check(const cd_config *c, char *err, size_t errlen) {
+    if (c->socket[0] == '\0' && c->tcp_host[0] == '\0') {
+        snprintf(err, errlen, "[server] socket and tcp are both off: nothing to listen on");
+        return -EINVAL;
+    }
+    if (c->limits.max_dirs < CS_DIRS_DEFAULT) {
+        snprintf(err, errlen, "[session] max_dirs: %d is below the default friction directions "
+                 "(%d) a frame gets when it names none", c->limits.max_dirs, CS_DIRS_DEFAULT);
+        return -EINVAL;
+    }
+    return 0;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* The daemon's configuration: built-in defaults, an INI file read with inih, and single-key
+ * overrides (what the command line sets), all through one parser so a value means the same
+ * wherever it comes from. Errors are exact: file, line, section, key and reason. */
+#ifndef CONTACTD_SYS_CONFIG_H
+#define CONTACTD_SYS_CONFIG_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "solver/types.h"
+#include "sys/log.h"
+
+/* Bytes of sockaddr_un.sun_path, the longest socket path plus its NUL. */
+#define CD_SOCKET_PATH_MAX 108
+
+#define CD_MAX_SESSIONS_DEFAULT 16
+#define CD_MAX_MESSAGE_BYTES_DEFAULT (256 * 1024)
+#define CD_MAX_QUEUED_BYTES_DEFAULT (1024 * 1024)
+#define CD_RATE_HZ_DEFAULT 1000
+#define CD_DEADLINE_FRACTION_DEFAULT 0.8
+#define CD_PRIORITY_DEFAULT 50
+#define CD_MAX_BODIES_DEFAULT 64
+#define CD_MAX_CONTACTS_DEFAULT 256
+#define CD_MAX_DIRS_DEFAULT 16
+
+/* thread: main (read-only once the daemon runs). */
+typedef struct cd_config {
+    /* [server] */
+    char socket[CD_SOCKET_PATH_MAX]; /* Unix-domain socket path; "" = none ("off") */
+    char tcp_host[64];         /* numeric IPv4 or IPv6 address; "" = no TCP listener ("off") */
+    int tcp_port;              /* 0 = any free port (reported in the log and READY status) */
+    int max_sessions;
+    uint32_t max_message_bytes; /* largest message accepted, either direction */
+    size_t max_queued_bytes;   /* per connection: results are dropped beyond this backlog */
+    /* [loop] */
+    int rate_hz;
+    double deadline_fraction;  /* of the period, after each tick start */
+    bool realtime;             /* "auto": try mlockall, SCHED_FIFO, CPU affinity; "off" */
+    int priority;              /* SCHED_FIFO priority of the tick thread */
+    int cpu;                   /* tick thread CPU; -1 = "auto" (the highest allowed) */
+    /* [session] */
+    cs_solver default_solver;  /* for sessions whose Hello names none */
+    cs_limits limits;          /* the most a session may ask for (and what it gets by default) */
+    /* [log] */
+    cd_log_level log_level;
+} cd_config;
+
+/* Fills c with the built-in defaults (the default socket path from sys/paths.h, TCP
+ * 127.0.0.1:7411, and the CD_*_DEFAULT values). Returns 0, or -ENAMETOOLONG when the default
+ * socket path does not fit. thread: main. */
+int cd_config_defaults(cd_config *c);
+
+/* Sets one key from its text form, as in the INI file: section "server", "loop", "session" or
+ * "log". Returns 0, or -EINVAL with "[section] key: reason" in err (errlen bytes).
+ * thread: main. */
+int cd_config_set(cd_config *c, const char *section, const char *key, const char *value,
+                  char *err, size_t errlen);
+
+/* Reads the INI file at path over c (keys it does not set keep their values). Returns 0, or a
+ * negative errno with "PATH:LINE: [section] key: reason" (or "PATH: cannot open: reason") in err.
+ * Stops at the first error. thread: main. */
+int cd_config_load(cd_config *c, const char *path, char *err, size_t errlen);
+
+/* Checks the keys against each other (at least one listener; max_dirs covers the default
+ * friction directions). Returns 0, or -EINVAL with the reason in err. thread: main. */
+int cd_config_check(const cd_config *c, char *err, size_t errlen);
+
+#endif /* CONTACTD_SYS_CONFIG_H */

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/* Integration-test harness: starts the contactd that meson built with a temporary directory
+ * (config, socket, notify socket), plays systemd by receiving its sd_notify datagrams (READY=1
+ * with the addresses, STOPPING=1, WATCHDOG=1), stops it with SIGTERM and checks the exit, and
+ * offers raw-socket helpers for the byte-level cases the client library cannot produce
+ * (half messages, oversized prefixes, garbage). Waits are poll() with timeouts, never sleeps. */
+#ifndef CONTACTD_TESTS_INTEGRATION_HARNESS_H
+#define CONTACTD_TESTS_INTEGRATION_HARNESS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "contactd.pb-c.h"
+#include "contactd_client.h"
+#include "solver/types.h"
+
+/* Generous for a loaded 2-core CI machine; every wait ends as soon as its event happens. */
+#define IT_TIMEOUT_MS 10000
+
+typedef struct it_daemon {
+    pid_t pid;
+    int pidfd;          /* readable when the daemon exits */
+    int notify_fd;      /* our NOTIFY_SOCKET */
+    char dir[64];       /* temporary directory, removed by it_daemon_cleanup */
+    char config[128];
+    char socket[128];   /* from the READY=1 STATUS line */
+    char tcp[64];       /* "127.0.0.1:PORT", the bound port from the READY=1 STATUS line */
+    int exit_status;    /* after it_daemon_wait_exit: the exit code, or 128 + signal */
+} it_daemon;
+
+/* Starts contactd (path) with a temporary config: socket in the temporary directory, TCP on
+ * 127.0.0.1:0, plus extra_ini appended (may be NULL; sections may repeat keys, the last wins).
+ * watchdog_usec > 0 sets $WATCHDOG_USEC. Waits for READY=1 and reads the addresses from its
+ * STATUS. Returns 0, or -1 after printing why (the daemon exited, timed out, no STATUS). */
+int it_daemon_start(it_daemon *d, const char *contactd, const char *extra_ini,
+                    long watchdog_usec);
+
+/* Makes the temporary directory and the notify socket (it_daemon_start does this first).
+ * Returns 0 or -1. */
+int it_daemon_prepare(it_daemon *d);
+
+/* Starts contactd with arbitrary arguments and the notify socket (after it_daemon_prepare),
+ * stderr to <dir>/contactd.log, without waiting for READY. Returns 0 or -1. */
+int it_daemon_spawn(it_daemon *d, const char *contactd, char *const argv[]);
+
+/* Waits up to timeout_ms for a notify datagram containing what (e.g. "STOPPING=1"); the whole
+ * datagram goes to buf when buf is not NULL. Returns 0, or -1 on timeout. */
+int it_notify_wait(it_daemon *d, const char *what, int timeout_ms, char *buf, size_t len);
+
+/* Waits up to timeout_ms for the daemon to exit; sets d->exit_status. Returns 0 or -1. */
+int it_daemon_wait_exit(it_daemon *d, int timeout_ms);
+
+/* SIGTERM; expects STOPPING=1 and exit status 0. Returns 0, or -1 after printing why. */
+int it_daemon_stop(it_daemon *d);
+
+/* Kills a daemon still running (SIGKILL), closes descriptors and removes the temporary
+ * directory. Safe to call twice. */
+void it_daemon_cleanup(it_daemon *d);
+
+/* Reads the daemon's log (its stderr) into buf, NUL-terminated and cut to len - 1 bytes.
+ * Returns the bytes read or -1. */
+int it_daemon_log(const it_daemon *d, char *buf, size_t len);
+
+/* A blocking connection to a Unix socket path or "HOST:PORT". Returns the fd or -1. */
+int it_connect_unix(const char *path);
+int it_connect_tcp(const char *hostport);
+
+/* Writes all n bytes. Returns 0 or -1. */
+int it_write_all(int fd, const void *buf, size_t n);
+
+/* Packs msg with its varint length prefix into a malloc'd buffer (*ret, *ret_len). */
+void it_pack(const ProtobufCMessage *msg, uint8_t **ret, size_t *ret_len);
+
+/* Sends a packed message. Returns 0 or -1. */
+int it_send(int fd, const ProtobufCMessage *msg);
+
+/* Sends a Hello (protocol_version given, everything else default). Returns 0 or -1. */
+int it_send_hello(int fd, uint32_t protocol_version);
+
+/* Receives one ServerMessage within timeout_ms. Returns it (free with
+ * contactd__v1__server_message__free_unpacked(m, NULL)) or NULL on timeout, EOF or garbage. */
+Contactd__V1__ServerMessage *it_recv(int fd, int timeout_ms);
+
+/* True when the peer closes the connection within timeout_ms (any bytes before are skipped). */
+bool it_wait_eof(int fd, int timeout_ms);
+
+/* Opens a session with the client library over the daemon's Unix socket or its TCP port.
+ * Fails the test on error. */
+cdc_conn *it_session_open(const it_daemon *d, bool tcp, const cdc_hello *hello);
+
+/* The next message on c within IT_TIMEOUT_MS; fails the test unless it is of kind want (the
+ * unexpected message, an Error say, is printed). Free with cdc_msg_free. */
+Contactd__V1__ServerMessage *it_session_recv(cdc_conn *c,
+                                             Contactd__V1__ServerMessage__MsgCase want);
+
+/* Loads tests/data/<name> into s (free with cd_scene_json_free). Fails the test on error. */
+void it_scene_load(const char *name, cs_scene *s);
+
+/* Sum over the Result's contacts of force . normal (the scene's normal of the same contact id):
+ * the total normal force, N. Fails the test when an id is not in the scene. */
+double it_normal_force_sum(const Contactd__V1__Result *r, const cs_scene *s);
+
+/* Fails the test unless the timing record is consistent: 0 < received <= solve start,
+ * solve_ns > 0, solve start + solve_ns <= sent, and the deadline held. */
+void it_assert_timing(const Contactd__V1__Timing *t);
+
+#endif /* CONTACTD_TESTS_INTEGRATION_HARNESS_H */

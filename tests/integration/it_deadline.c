@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* Never silence: with a deadline no solve can meet (1 ns after each tick start), every frame
+ * still gets a Result, labelled STATUS_DEADLINE with deadline_met false and a detail saying why,
+ * carrying the fallback answer (zero forces for contacts the session never had an answer for),
+ * and the deadline misses are counted in Stats. Arguments: the contactd and contactctl
+ * executables. */
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+#include "io/scene_json.h"
+#include "testlib.h"
+
+#define FRAMES 20
+
+static const char *contactd_path;
+static it_daemon d;
+static cs_scene box;
+
+static int setup(void **state) {
+    (void)state;
+    it_scene_load("box_on_plane.json", &box);
+    return it_daemon_start(&d, contactd_path, "[loop]\ndeadline_fraction = 0.000001\n", 0);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    it_daemon_cleanup(&d);
+    cd_scene_json_free(&box);
+    return 0;
+}
+
+static void every_frame_answered_past_the_deadline(void **state) {
+    (void)state;
+    cdc_conn *c = it_session_open(&d, false, NULL);
+    assert_int_equal(cdc_conn_welcome(c)->deadline_ns, 1);
+    for (uint64_t seq = 1; seq <= FRAMES; seq++) {
+        box.seq = seq;
+        assert_int_equal(cdc_frame_send(c, &box), 0);
+        Contactd__V1__ServerMessage *m =
+            it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
+        const Contactd__V1__Result *r = m->result;
+        assert_int_equal(r->seq, seq);
+        assert_int_equal(r->status, CONTACTD__V1__STATUS__STATUS_DEADLINE);
+        assert_non_null(strstr(r->detail, "deadline"));
+        assert_false(r->timing->deadline_met);
+        assert_true(r->timing->solve_start_ns > r->timing->deadline_ns);
+        assert_true(r->timing->solve_start_ns + r->timing->solve_ns <= r->timing->sent_ns);
+        // No answer was ever certified in this session: the fallback is zero force.
+        assert_int_equal(r->n_contacts, 4);
+        for (size_t i = 0; i < r->n_contacts; i++) {
+            assert_near(r->contacts[i]->force->z, 0.0, 0.0);
+        }
+        cdc_msg_free(m);
+    }
+    assert_int_equal(cdc_stats_request(c), 0);
+    Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS);
+    assert_true(m->stats->deadline_misses >= FRAMES);
+    assert_int_equal(m->stats->frames_solved, m->stats->deadline_misses);
+    cdc_msg_free(m);
+    cdc_conn_close(c);
+}
+
+static void sigterm_stops_cleanly(void **state) {
+    (void)state;
+    assert_int_equal(it_daemon_stop(&d), 0);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s CONTACTD [CONTACTCTL]\n", argv[0]);
+        return 2;
+    }
+    contactd_path = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_frame_answered_past_the_deadline),
+        cmocka_unit_test(sigterm_stops_cleanly),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/* Bad input only ever costs its own sender: an invalid frame gets an Error naming the field and
+ * carrying its seq while the session keeps streaming; an oversized message gets ERROR_TOO_LARGE,
+ * undecodable bytes ERROR_DECODE, a frame before Hello or a wrong version ERROR_PROTOCOL, each
+ * followed by a clean close; a Hello naming an unknown solver gets ERROR_INVALID and may be
+ * retried; a Hello beyond max_sessions gets ERROR_BUSY. Through all of it a streaming session
+ * gets an answer to every frame. Arguments: the contactd and contactctl executables. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "io/framing.h"
+#include "io/scene_json.h"
+#include "testlib.h"
+
+// Small enough that a crafted prefix is cheap to exceed, large enough for the box frame.
+#define MAX_MESSAGE 4096
+#define MAX_SESSIONS 3
+
+static const char *contactd_path;
+static it_daemon d;
+static cs_scene box;
+static cdc_conn *streamer; /* the session that must not notice anything */
+static uint64_t seq;
+
+static int setup(void **state) {
+    (void)state;
+    it_scene_load("box_on_plane.json", &box);
+    char ini[128];
+    snprintf(ini, sizeof ini, "[server]\nmax_message_bytes = %d\nmax_sessions = %d\n",
+             MAX_MESSAGE, MAX_SESSIONS);
+    return it_daemon_start(&d, contactd_path, ini, 0);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    cdc_conn_close(streamer);
+    it_daemon_cleanup(&d);
+    cd_scene_json_free(&box);
+    return 0;
+}
+
+// One more frame of the streaming session, answered.
+static void stream_one(void) {
+    box.seq = ++seq;
+    assert_int_equal(cdc_frame_send(streamer, &box), 0);
+    Contactd__V1__ServerMessage *m =
+        it_session_recv(streamer, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
+    assert_int_equal(m->result->seq, seq);
+    // STATUS_DEADLINE only when a loaded machine delayed the solve; answered all the same.
+    assert_true(m->result->status == CONTACTD__V1__STATUS__STATUS_OK ||
+                m->result->status == CONTACTD__V1__STATUS__STATUS_DEADLINE);
+    cdc_msg_free(m);
+}
+
+// Receives an Error of the given code on a raw connection, and returns its message.
+static Contactd__V1__ServerMessage *expect_error(int fd, Contactd__V1__ErrorCode code) {
+    Contactd__V1__ServerMessage *m = it_recv(fd, IT_TIMEOUT_MS);
+    assert_non_null(m);
+    assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+    assert_int_equal(m->error->code, code);
+    return m;
+}
+
+static void invalid_frame_named_session_goes_on(void **state) {
+    (void)state;
+    streamer = it_session_open(&d, false, NULL);
+    stream_one();
+    // contacts[2].normal is 0.5 long: an Error names it and carries the frame's seq.
+    const double saved = box.contacts[2].normal[2];
+    box.contacts[2].normal[2] = 0.5 * saved;
+    box.seq = ++seq;
+    assert_int_equal(cdc_frame_send(streamer, &box), 0);
+    box.contacts[2].normal[2] = saved;
+    Contactd__V1__ServerMessage *m =
+        it_session_recv(streamer, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+    assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
+    assert_int_equal(m->error->seq, seq);
+    if (strncmp(m->error->message, "contacts[2].normal", 18) != 0) {
+        fail_msg("error does not name contacts[2].normal: '%s'", m->error->message);
+    }
+    cdc_msg_free(m);
+    // A NaN mass, likewise.
+    const double mass = box.bodies[0].mass;
+    box.bodies[0].mass = 0.0 / 0.0;
+    box.seq = ++seq;
+    assert_int_equal(cdc_frame_send(streamer, &box), 0);
+    box.bodies[0].mass = mass;
+    m = it_session_recv(streamer, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+    assert_int_equal(m->error->seq, seq);
+    if (strncmp(m->error->message, "bodies[0].mass", 14) != 0) {
+        fail_msg("error does not name bodies[0].mass: '%s'", m->error->message);
+    }
+    cdc_msg_free(m);
+    // The session carries on.
+    for (int i = 0; i < 20; i++) {
+        stream_one();
+    }
+}
+
+static void oversized_message_closes_only_its_connection(void **state) {
+    (void)state;
+    const int fd = it_connect_tcp(d.tcp);
+    assert_true(fd >= 0);
+    assert_int_equal(it_send_hello(fd, 1), 0);
+    Contactd__V1__ServerMessage *m = it_recv(fd, IT_TIMEOUT_MS);
+    assert_non_null(m);
+    assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME);
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    stream_one();
+    // A prefix announcing one byte more than allowed, and the start of a body.
+    uint8_t buf[CD_VARINT_MAX + 64] = {0};
+    const size_t n = cd_varint_encode(MAX_MESSAGE + 1, buf);
+    assert_int_equal(it_write_all(fd, buf, n + 64), 0);
+    m = expect_error(fd, CONTACTD__V1__ERROR_CODE__ERROR_TOO_LARGE);
+    assert_non_null(strstr(m->error->message, "max_message_bytes"));
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    assert_true(it_wait_eof(fd, IT_TIMEOUT_MS));
+    close(fd);
+    for (int i = 0; i < 20; i++) {
+        stream_one();
+    }
+}
+
+static void undecodable_bytes_close_only_their_connection(void **state) {
+    (void)state;
+    const int fd = it_connect_unix(d.socket);
+    assert_true(fd >= 0);
+    // A well-framed body that is not a ClientMessage (field 1 with a truncated length).
+    const uint8_t junk[] = {6, 0x0a, 0xff, 0xff, 0xff, 0xff, 0xff};
+    assert_int_equal(it_write_all(fd, junk, sizeof junk), 0);
+    Contactd__V1__ServerMessage *m = expect_error(fd, CONTACTD__V1__ERROR_CODE__ERROR_DECODE);
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    assert_true(it_wait_eof(fd, IT_TIMEOUT_MS));
+    close(fd);
+    stream_one();
+}
+
+static void frame_before_hello_is_a_protocol_error(void **state) {
+    (void)state;
+    const int fd = it_connect_unix(d.socket);
+    assert_true(fd >= 0);
+    Contactd__V1__Frame f = CONTACTD__V1__FRAME__INIT;
+    f.seq = 42;
+    f.dt = 0.001;
+    Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+    cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME;
+    cm.frame = &f;
+    assert_int_equal(it_send(fd, &cm.base), 0);
+    Contactd__V1__ServerMessage *m = expect_error(fd, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL);
+    assert_int_equal(m->error->seq, 42);
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    assert_true(it_wait_eof(fd, IT_TIMEOUT_MS));
+    close(fd);
+    stream_one();
+}
+
+static void wrong_version_is_a_protocol_error(void **state) {
+    (void)state;
+    const int fd = it_connect_tcp(d.tcp);
+    assert_true(fd >= 0);
+    assert_int_equal(it_send_hello(fd, 2), 0);
+    Contactd__V1__ServerMessage *m = expect_error(fd, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL);
+    assert_non_null(strstr(m->error->message, "hello.protocol_version"));
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    assert_true(it_wait_eof(fd, IT_TIMEOUT_MS));
+    close(fd);
+    stream_one();
+}
+
+static void unknown_solver_in_hello_can_be_retried(void **state) {
+    (void)state;
+    const int fd = it_connect_unix(d.socket);
+    assert_true(fd >= 0);
+    Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    h.default_solver_name = "simplex";
+    Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+    cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
+    cm.hello = &h;
+    assert_int_equal(it_send(fd, &cm.base), 0);
+    Contactd__V1__ServerMessage *m = expect_error(fd, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
+    assert_non_null(strstr(m->error->message, "hello.default_solver_name"));
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    // The connection waits for a better Hello.
+    h.default_solver_name = "dantzig";
+    assert_int_equal(it_send(fd, &cm.base), 0);
+    m = it_recv(fd, IT_TIMEOUT_MS);
+    assert_non_null(m);
+    assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME);
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    close(fd);
+    stream_one();
+}
+
+// Opens raw sessions until one is refused; returns how many were admitted. fds receives them.
+static int fill_sessions(int *fds, int max) {
+    for (int i = 0; i < max; i++) {
+        fds[i] = it_connect_unix(d.socket);
+        assert_true(fds[i] >= 0);
+        assert_int_equal(it_send_hello(fds[i], 1), 0);
+        Contactd__V1__ServerMessage *m = it_recv(fds[i], IT_TIMEOUT_MS);
+        assert_non_null(m);
+        const bool busy = m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR &&
+                          m->error->code == CONTACTD__V1__ERROR_CODE__ERROR_BUSY;
+        assert_true(busy || m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME);
+        contactd__v1__server_message__free_unpacked(m, NULL);
+        if (busy) {
+            assert_true(it_wait_eof(fds[i], IT_TIMEOUT_MS));
+            close(fds[i]);
+            return i;
+        }
+    }
+    return max;
+}
+
+static void sessions_beyond_the_maximum_are_refused(void **state) {
+    (void)state;
+    // Earlier tests' connections may still be closing: retry until the table settles.
+    int fds[MAX_SESSIONS + 1];
+    int n = fill_sessions(fds, MAX_SESSIONS + 1);
+    assert_true(n <= MAX_SESSIONS - 1); /* the streamer holds one */
+    for (int tries = 0; n < MAX_SESSIONS - 1 && tries < 100; tries++) {
+        n += fill_sessions(fds + n, MAX_SESSIONS + 1 - n);
+    }
+    assert_int_equal(n, MAX_SESSIONS - 1);
+    stream_one();
+    // Closing one makes room again (once the tick thread has let go of it).
+    close(fds[--n]);
+    int again = 0;
+    for (int tries = 0; again == 0 && tries < 1000; tries++) {
+        again = fill_sessions(fds + n, 1);
+    }
+    assert_int_equal(again, 1);
+    n++;
+    for (int i = 0; i < n; i++) {
+        close(fds[i]);
+    }
+    stream_one();
+}
+
+static void sigterm_stops_cleanly(void **state) {
+    (void)state;
+    assert_int_equal(it_daemon_stop(&d), 0);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s CONTACTD [CONTACTCTL]\n", argv[0]);
+        return 2;
+    }
+    contactd_path = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(invalid_frame_named_session_goes_on),
+        cmocka_unit_test(oversized_message_closes_only_its_connection),
+        cmocka_unit_test(undecodable_bytes_close_only_their_connection),
+        cmocka_unit_test(frame_before_hello_is_a_protocol_error),
+        cmocka_unit_test(wrong_version_is_a_protocol_error),
+        cmocka_unit_test(unknown_solver_in_hello_can_be_retried),
+        cmocka_unit_test(sessions_beyond_the_maximum_are_refused),
+        cmocka_unit_test(sigterm_stops_cleanly),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/* End to end: the box resting on a plane, sent over the Unix socket and over TCP with the client
+ * library and with `contactctl send`, comes back with status OK, normal forces summing to m g,
+ * the same forces as an in-process solve, and a consistent timing record; the Welcome carries the
+ * granted limits, rate and budget; Stats count what happened.
+ * Arguments: the contactd and contactctl executables. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "harness.h"
+#include "io/scene_json.h"
+#include "solver/contact.h"
+#include "testlib.h"
+
+static const char *contactd_path, *contactctl_path;
+static it_daemon d;
+static cs_scene box;
+static double mg;            /* the box's weight, N */
+static double local_force[3 * 4]; /* in-process answer, world forces per contact */
+
+static int setup(void **state) {
+    (void)state;
+    it_scene_load("box_on_plane.json", &box);
+    mg = box.bodies[0].mass * sqrt(box.gravity[0] * box.gravity[0] +
+                                   box.gravity[1] * box.gravity[1] +
+                                   box.gravity[2] * box.gravity[2]);
+    // The reference: libcontact in this process, cold, as a new session's first frame is.
+    const cs_limits lim = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    void *mem = aligned_alloc(64, (cs_result_size(&lim) + 63) / 64 * 64);
+    cs_result res;
+    cs_result_init(&res, mem, &lim);
+    const cs_options opt = {.solver = CS_SOLVER_DANTZIG};
+    if (!ws || !mem || cs_step(ws, &box, &opt, NULL, &res) != CS_CONVERGED || res.nc != 4) {
+        return -1;
+    }
+    memcpy(local_force, res.force, sizeof local_force);
+    cs_workspace_free(ws);
+    free(mem);
+    return it_daemon_start(&d, contactd_path, NULL, 0);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    it_daemon_cleanup(&d);
+    cd_scene_json_free(&box);
+    return 0;
+}
+
+static void check_result(const Contactd__V1__Result *r, uint64_t seq) {
+    assert_int_equal(r->seq, seq);
+    assert_int_equal(r->status, CONTACTD__V1__STATUS__STATUS_OK);
+    assert_true(r->tick > 0);
+    assert_int_equal(r->n_contacts, 4);
+    assert_near(it_normal_force_sum(r, &box), mg, 1e-6 * mg);
+    // Same scene, same solver, both cold: the daemon answers what libcontact answers.
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(r->contacts[i]->id, box.contacts[i].id);
+        assert_near(r->contacts[i]->force->x, local_force[3 * i + 0], 1e-9 * mg);
+        assert_near(r->contacts[i]->force->y, local_force[3 * i + 1], 1e-9 * mg);
+        assert_near(r->contacts[i]->force->z, local_force[3 * i + 2], 1e-9 * mg);
+    }
+    it_assert_timing(r->timing);
+}
+
+static void box_over(bool tcp) {
+    const cdc_hello hello = {.client_name = "it_solve",
+                             .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8}};
+    cdc_conn *c = it_session_open(&d, tcp, &hello);
+    const Contactd__V1__Welcome *w = cdc_conn_welcome(c);
+    assert_int_equal(w->protocol_version, 1);
+    assert_true(w->session_id > 0);
+    assert_string_equal(w->default_solver_name, "dantzig");
+    assert_int_equal(w->rate_hz, 1000);
+    assert_int_equal(w->deadline_ns, 800000); /* 80 % of the 1 ms period */
+    assert_non_null(w->limits);
+    assert_int_equal(w->limits->max_bodies, 1);
+    assert_int_equal(w->limits->max_contacts, 4);
+    assert_int_equal(w->limits->max_friction_directions, 8);
+
+    box.seq = tcp ? 1007 : 7;
+    assert_int_equal(cdc_frame_send(c, &box), 0);
+    Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
+    check_result(m->result, box.seq);
+    cdc_msg_free(m);
+    cdc_conn_close(c);
+}
+
+static void box_over_unix(void **state) {
+    (void)state;
+    box_over(false);
+}
+
+static void box_over_tcp(void **state) {
+    (void)state;
+    box_over(true);
+}
+
+static void limits_are_lowered_to_the_config(void **state) {
+    (void)state;
+    const cdc_hello hello = {.limits = {.max_bodies = 1000000, .max_contacts = 1000000,
+                                        .max_dirs = 1000}};
+    cdc_conn *c = it_session_open(&d, false, &hello);
+    const Contactd__V1__Welcome *w = cdc_conn_welcome(c);
+    assert_int_equal(w->limits->max_bodies, 64);
+    assert_int_equal(w->limits->max_contacts, 256);
+    assert_int_equal(w->limits->max_friction_directions, 16);
+    assert_int_equal(w->limits->max_message_bytes, 262144);
+    cdc_conn_close(c);
+}
+
+static void stats_count_the_frames(void **state) {
+    (void)state;
+    cdc_conn *c = it_session_open(&d, true, NULL);
+    assert_int_equal(cdc_stats_request(c), 0);
+    Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS);
+    const Contactd__V1__Stats *st = m->stats;
+    // The two box frames above were received and solved; this session is open.
+    assert_true(st->frames_received >= 2);
+    assert_true(st->frames_solved >= 2);
+    assert_true(st->ticks > 0);
+    assert_true(st->sessions >= 1);
+    assert_true(st->solve_ns_max > 0);
+    assert_true(st->solve_ns_sum >= st->solve_ns_max);
+    cdc_msg_free(m);
+    cdc_conn_close(c);
+}
+
+// Runs `contactctl send` against the daemon and checks its JSON Result like check_result.
+static void contactctl_send(const char *how, const char *where) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s send %s %s %s --json", contactctl_path,
+             t_data_path("box_on_plane.json"), how, where);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    static char out[1 << 16];
+    const size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    assert_int_equal(pclose(p), 0);
+    cJSON *j = cJSON_Parse(out);
+    if (!j) {
+        fail_msg("contactctl printed no JSON: %s", out);
+    }
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")), "STATUS_OK");
+    const cJSON *contacts = cJSON_GetObjectItem(j, "contacts");
+    assert_int_equal(cJSON_GetArraySize(contacts), 4);
+    double sum = 0.0;
+    for (int i = 0; i < 4; i++) {
+        const cJSON *f = cJSON_GetObjectItem(cJSON_GetArrayItem(contacts, i), "force");
+        const double v[3] = {cJSON_GetNumberValue(cJSON_GetObjectItem(f, "x")),
+                             cJSON_GetNumberValue(cJSON_GetObjectItem(f, "y")),
+                             cJSON_GetNumberValue(cJSON_GetObjectItem(f, "z"))};
+        for (int k = 0; k < 3; k++) {
+            assert_near(v[k], local_force[3 * i + k], 1e-9 * mg);
+            sum += v[k] * box.contacts[i].normal[k];
+        }
+    }
+    assert_near(sum, mg, 1e-6 * mg);
+    const cJSON *t = cJSON_GetObjectItem(j, "timing");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(t, "deadlineMet")));
+    cJSON_Delete(j);
+}
+
+static void contactctl_send_over_unix(void **state) {
+    (void)state;
+    contactctl_send("--socket", d.socket);
+}
+
+static void contactctl_send_over_tcp(void **state) {
+    (void)state;
+    contactctl_send("--tcp", d.tcp);
+}
+
+static void sigterm_stops_cleanly(void **state) {
+    (void)state;
+    assert_int_equal(it_daemon_stop(&d), 0);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s CONTACTD CONTACTCTL\n", argv[0]);
+        return 2;
+    }
+    contactd_path = argv[1];
+    contactctl_path = argv[2];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(box_over_unix),
+        cmocka_unit_test(box_over_tcp),
+        cmocka_unit_test(limits_are_lowered_to_the_config),
+        cmocka_unit_test(stats_count_the_frames),
+        cmocka_unit_test(contactctl_send_over_unix),
+        cmocka_unit_test(contactctl_send_over_tcp),
+        cmocka_unit_test(sigterm_stops_cleanly),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

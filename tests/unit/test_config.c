@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/* Configuration: defaults, a full file, single-key overrides, and exact errors (file, line,
+ * section, key, reason) for bad values, unknown keys and sections, syntax errors and missing
+ * files. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sys/config.h"
+#include "testlib.h"
+
+// Writes text to a new temporary file; its path goes into path (64 bytes).
+static void write_file(char path[64], const char *text) {
+    snprintf(path, 64, "/tmp/test_config_XXXXXX");
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const size_t n = strlen(text);
+    assert_int_equal(write(fd, text, n), (ssize_t)n);
+    close(fd);
+}
+
+// Loads text over the defaults; returns the result and leaves the message in err.
+static int load_text(cd_config *c, const char *text, char *err, size_t errlen, char path[64]) {
+    assert_int_equal(cd_config_defaults(c), 0);
+    write_file(path, text);
+    const int r = cd_config_load(c, path, err, errlen);
+    unlink(path);
+    return r;
+}
+
+// Fails unless err is exactly "PATH:LINE: " followed by something starting with rest.
+static void assert_error_at(const char *err, const char *path, int line, const char *rest) {
+    char want[256];
+    snprintf(want, sizeof want, "%s:%d: %s", path, line, rest);
+    if (strncmp(err, want, strlen(want)) != 0) {
+        fail_msg("error '%s' does not start with '%s'", err, want);
+    }
+}
+
+static void defaults(void **state) {
+    (void)state;
+    cd_config c;
+    assert_int_equal(cd_config_defaults(&c), 0);
+    assert_true(c.socket[0] != '\0');
+    assert_string_equal(c.tcp_host, "127.0.0.1");
+    assert_int_equal(c.tcp_port, 7411);
+    assert_int_equal(c.rate_hz, 1000);
+    assert_near(c.deadline_fraction, 0.8, 0.0);
+    assert_true(c.realtime);
+    assert_int_equal(c.cpu, -1);
+    assert_int_equal(c.default_solver, CS_SOLVER_DANTZIG);
+    assert_int_equal(c.limits.max_bodies, CD_MAX_BODIES_DEFAULT);
+    assert_int_equal(c.log_level, CD_LOG_INFO);
+    char err[256];
+    assert_int_equal(cd_config_check(&c, err, sizeof err), 0);
+}
+
+static void full_file(void **state) {
+    (void)state;
+    cd_config c;
+    char err[512], path[64];
+    const char *text = "; a comment\n"
+                       "[server]\n"
+                       "socket = /tmp/x.sock\n"
+                       "tcp = [::1]:0\n"
+                       "max_sessions = 3\n"
+                       "max_message_bytes = 4096 ; inline comment\n"
+                       "max_queued_bytes = 2048\n"
+                       "[loop]\n"
+                       "rate_hz = 250\n"
+                       "deadline_fraction = 0.5\n"
+                       "realtime = off\n"
+                       "priority = 10\n"
+                       "cpu = 1\n"
+                       "[session]\n"
+                       "default_solver = dantzig\n"
+                       "max_bodies = 2\n"
+                       "max_contacts = 9\n"
+                       "max_dirs = 12\n"
+                       "[log]\n"
+                       "level = debug\n";
+    assert_int_equal(load_text(&c, text, err, sizeof err, path), 0);
+    assert_string_equal(c.socket, "/tmp/x.sock");
+    assert_string_equal(c.tcp_host, "::1");
+    assert_int_equal(c.tcp_port, 0);
+    assert_int_equal(c.max_sessions, 3);
+    assert_int_equal(c.max_message_bytes, 4096);
+    assert_int_equal(c.max_queued_bytes, 2048);
+    assert_int_equal(c.rate_hz, 250);
+    assert_near(c.deadline_fraction, 0.5, 0.0);
+    assert_false(c.realtime);
+    assert_int_equal(c.priority, 10);
+    assert_int_equal(c.cpu, 1);
+    assert_int_equal(c.limits.max_bodies, 2);
+    assert_int_equal(c.limits.max_contacts, 9);
+    assert_int_equal(c.limits.max_dirs, 12);
+    assert_int_equal(c.log_level, CD_LOG_DEBUG);
+}
+
+static void bad_value_names_file_line_key(void **state) {
+    (void)state;
+    cd_config c;
+    char err[512], path[64];
+    const char *text = "[server]\n"
+                       "max_sessions = 4\n"
+                       "\n"
+                       "[loop]\n"
+                       "rate_hz = fast\n"
+                       "deadline_fraction = 2\n";
+    assert_int_equal(load_text(&c, text, err, sizeof err, path), -EINVAL);
+    // The first error is reported: line 5, not the bad fraction on line 6.
+    assert_error_at(err, path, 5, "[loop] rate_hz: expected an integer in [1, 100000], got 'fast'");
+}
+
+static void each_error_kind(void **state) {
+    (void)state;
+    static const struct {
+        const char *text;
+        int line;
+        const char *msg;
+    } cases[] = {
+        {"[loop]\ndeadline_fraction = 0\n", 2,
+         "[loop] deadline_fraction: expected a number in (0, 1]"},
+        {"[loop]\nrealtime = yes\n", 2, "[loop] realtime: expected 'auto' or 'off', got 'yes'"},
+        {"[loop]\ncpu = -3\n", 2, "[loop] cpu: expected 'auto' or an integer"},
+        {"[loop]\nrate_hz = 1000x\n", 2, "[loop] rate_hz: expected an integer"},
+        {"[server]\ntcp = localhost:7411\n", 2, "[server] tcp: 'localhost' is not a numeric IPv4"},
+        {"[server]\ntcp = 127.0.0.1:70000\n", 2,
+         "[server] tcp: port: expected an integer in [0, 65535]"},
+        {"[server]\ntcp = 127.0.0.1\n", 2, "[server] tcp: expected HOST:PORT"},
+        {"[server]\nlisten = 1\n", 2, "[server] listen: unknown key"},
+        {"\n\n[srv]\nsocket = /x\n", 4, "[srv] socket: unknown section"},
+        {"[session]\nmax_dirs = 7\n", 2, "[session] max_dirs: expected an even number, got 7"},
+        {"[session]\ndefault_solver = simplex\n", 2,
+         "[session] default_solver: unknown solver 'simplex'"},
+        {"[log]\nlevel = loud\n", 2, "[log] level: expected err, warning"},
+        {"[loop]\nrate_hz\n", 2, "syntax error"},
+        {"[loop\nrate_hz = 5\n", 1, "syntax error"},
+        // A syntax error before a bad value is the first error.
+        {"[loop]\nrate_hz 3\nrate_hz = 0\n", 2, "syntax error"},
+        {"[loop]\n= 3\n", 2, "[loop] (empty): a key name is missing"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cd_config c;
+        char err[512], path[64];
+        assert_int_equal(load_text(&c, cases[i].text, err, sizeof err, path), -EINVAL);
+        assert_error_at(err, path, cases[i].line, cases[i].msg);
+    }
+}
+
+static void long_socket_path_refused(void **state) {
+    (void)state;
+    cd_config c;
+    char err[512], v[200];
+    assert_int_equal(cd_config_defaults(&c), 0);
+    memset(v, 'a', sizeof v - 1);
+    v[0] = '/';
+    v[sizeof v - 1] = '\0';
+    assert_int_equal(cd_config_set(&c, "server", "socket", v, err, sizeof err), -EINVAL);
+    assert_string_equal(err, "[server] socket: path longer than 107 bytes");
+}
+
+static void overrides_and_off(void **state) {
+    (void)state;
+    cd_config c;
+    char err[512];
+    assert_int_equal(cd_config_defaults(&c), 0);
+    assert_int_equal(cd_config_set(&c, "server", "tcp", "127.0.0.1:0", err, sizeof err), 0);
+    assert_int_equal(c.tcp_port, 0);
+    assert_int_equal(cd_config_set(&c, "loop", "rate_hz", "500", err, sizeof err), 0);
+    assert_int_equal(c.rate_hz, 500);
+    // A refused value leaves the previous one.
+    assert_int_equal(cd_config_set(&c, "loop", "rate_hz", "0", err, sizeof err), -EINVAL);
+    assert_int_equal(c.rate_hz, 500);
+    assert_int_equal(cd_config_set(&c, "server", "tcp", "off", err, sizeof err), 0);
+    assert_int_equal(cd_config_check(&c, err, sizeof err), 0);
+    assert_int_equal(cd_config_set(&c, "server", "socket", "off", err, sizeof err), 0);
+    assert_int_equal(cd_config_check(&c, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "nothing to listen on"));
+    // An empty socket value restores the default path.
+    assert_int_equal(cd_config_set(&c, "server", "socket", "", err, sizeof err), 0);
+    assert_true(c.socket[0] == '/');
+}
+
+static void missing_file(void **state) {
+    (void)state;
+    cd_config c;
+    char err[512];
+    assert_int_equal(cd_config_defaults(&c), 0);
+    assert_int_equal(cd_config_load(&c, "/nonexistent/contactd.conf", err, sizeof err), -ENOENT);
+    assert_string_equal(err, "/nonexistent/contactd.conf: cannot open: No such file or directory");
+}
+
+static void assert_same_config(const cd_config *a, const cd_config *b) {
+    assert_string_equal(a->socket, b->socket);
+    assert_string_equal(a->tcp_host, b->tcp_host);
+    assert_int_equal(a->tcp_port, b->tcp_port);
+    assert_int_equal(a->max_sessions, b->max_sessions);
+    assert_int_equal(a->max_message_bytes, b->max_message_bytes);
+    assert_int_equal(a->max_queued_bytes, b->max_queued_bytes);
+    assert_int_equal(a->rate_hz, b->rate_hz);
+    assert_near(a->deadline_fraction, b->deadline_fraction, 0.0);
+    assert_int_equal(a->realtime, b->realtime);
+    assert_int_equal(a->priority, b->priority);
+    assert_int_equal(a->cpu, b->cpu);
+    assert_int_equal(a->default_solver, b->default_solver);
+    assert_int_equal(a->limits.max_bodies, b->limits.max_bodies);
+    assert_int_equal(a->limits.max_contacts, b->limits.max_contacts);
+    assert_int_equal(a->limits.max_dirs, b->limits.max_dirs);
+    assert_int_equal(a->log_level, b->log_level);
+}
+
+static void shipped_config_documents_the_defaults(void **state) {
+    (void)state;
+    // config/contactd.conf shows every key commented out at its default. With each ";key ="
+    // line switched on, loading it must give exactly the built-in defaults.
+    char path[512], line[512], tmp[64];
+    snprintf(path, sizeof path, "%s/../../config/contactd.conf", t_data_path(""));
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    snprintf(tmp, sizeof tmp, "/tmp/test_config_XXXXXX");
+    const int fd = mkstemp(tmp);
+    assert_true(fd >= 0);
+    FILE *out = fdopen(fd, "w");
+    int keys = 0;
+    while (fgets(line, sizeof line, in)) {
+        const bool key = line[0] == ';' && strchr(line, '=') != NULL;
+        keys += key;
+        fputs(key ? line + 1 : line, out);
+    }
+    fclose(in);
+    fclose(out);
+    assert_int_equal(keys, 15);
+    cd_config def, c;
+    char err[512];
+    assert_int_equal(cd_config_defaults(&def), 0);
+    assert_int_equal(cd_config_defaults(&c), 0);
+    // Start from values that differ from every default, so each key has to be read.
+    c.tcp_port = 1;
+    c.max_sessions = c.rate_hz = c.priority = c.cpu = 2;
+    c.max_message_bytes = 3;
+    c.max_queued_bytes = 4;
+    c.deadline_fraction = 0.1;
+    c.realtime = false;
+    c.limits = (cs_limits){5, 6, 7};
+    c.log_level = CD_LOG_ERR;
+    const int r = cd_config_load(&c, tmp, err, sizeof err);
+    unlink(tmp);
+    if (r != 0) {
+        fail_msg("%s", err);
+    }
+    assert_same_config(&def, &c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults),
+        cmocka_unit_test(full_file),
+        cmocka_unit_test(bad_value_names_file_line_key),
+        cmocka_unit_test(each_error_kind),
+        cmocka_unit_test(long_socket_path_refused),
+        cmocka_unit_test(overrides_and_off),
+        cmocka_unit_test(missing_file),
+        cmocka_unit_test(shipped_config_documents_the_defaults),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
