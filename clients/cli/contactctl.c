@@ -20,6 +20,7 @@
 #include "contactd_client.h"
 #include "io/codec.h"
 #include "io/scene_json.h"
+#include "service/clock.h"
 #include "solver/contact.h"
 #include "sys/paths.h"
 
@@ -302,12 +303,6 @@ static int parse_args(int argc, char **argv, args *a) {
     return -1;
 }
 
-static int64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int cmp_i64(const void *a, const void *b) {
     const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
@@ -448,12 +443,12 @@ static int cmd_solve(const args *a) {
     if (r >= 0) {
         return r;
     }
-    cd_timing t = {.received_ns = now_ns()};
-    t.solve_start_ns = now_ns();
+    cd_timing t = {.received_ns = cd_clock_ns()};
+    t.solve_start_ns = cd_clock_ns();
     const cs_status st = cs_step(l.ws, &l.scene, &l.opt, l.warm, &l.res);
-    t.solve_ns = now_ns() - t.solve_start_ns;
+    t.solve_ns = cd_clock_ns() - t.solve_start_ns;
     t.deadline_met = true; // no deadline in-process
-    t.sent_ns = now_ns();
+    t.sent_ns = cd_clock_ns();
 
     cd_result_msg m;
     if (cd_codec_result_msg_init(&m, &l.lim) < 0) {
@@ -506,9 +501,9 @@ static int cmd_bench(const args *a) {
         if (!a->warm) {
             cs_warmstart_reset(l.warm);
         }
-        const int64_t t0 = now_ns();
+        const int64_t t0 = cd_clock_ns();
         const cs_status st = cs_step(l.ws, &l.scene, &l.opt, l.warm, &l.res);
-        solve[i] = now_ns() - t0;
+        solve[i] = cd_clock_ns() - t0;
         pivots[i] = l.res.stats.pivots;
         iters[i] = l.res.stats.iterations;
         if (st != CS_CONVERGED) {
@@ -591,6 +586,20 @@ static int connect_daemon(const args *a, const cs_scene *s, cdc_conn **ret) {
     return -1;
 }
 
+// Loads the scene and opens a session sized for it. Returns -1 with both held (free s with
+// cd_scene_json_free, close *ret), or an exit code with neither.
+static int open_scene_session(const args *a, cs_scene *s, cdc_conn **ret) {
+    const int r = load_scene(a, s);
+    if (r >= 0) {
+        return r;
+    }
+    const int rc = connect_daemon(a, s, ret);
+    if (rc >= 0) {
+        cd_scene_json_free(s);
+    }
+    return rc;
+}
+
 static void print_daemon_error(const Contactd__V1__Error *e) {
     fprintf(stderr, "contactctl: daemon error %s: %s\n",
             enum_name(&contactd__v1__error_code__descriptor, (int)e->code), e->message);
@@ -599,9 +608,9 @@ static void print_daemon_error(const Contactd__V1__Error *e) {
 // Waits for the first message of the given case; an Error or a broken connection ends the wait.
 static int await(cdc_conn *c, Contactd__V1__ServerMessage__MsgCase want, int64_t timeout_ns,
                  Contactd__V1__ServerMessage **ret) {
-    const int64_t deadline = now_ns() + timeout_ns;
+    const int64_t deadline = cd_clock_ns() + timeout_ns;
     for (;;) {
-        const int64_t left = deadline - now_ns();
+        const int64_t left = deadline - cd_clock_ns();
         Contactd__V1__ServerMessage *m = NULL;
         const int r = left > 0 ? cdc_msg_recv(c, left, &m) : 0;
         if (r == 0) {
@@ -628,26 +637,23 @@ static int await(cdc_conn *c, Contactd__V1__ServerMessage__MsgCase want, int64_t
 
 static int cmd_send(const args *a) {
     cs_scene s;
-    int r = load_scene(a, &s);
+    cdc_conn *c = NULL;
+    int r = open_scene_session(a, &s, &c);
     if (r >= 0) {
         return r;
     }
-    cdc_conn *c = NULL;
-    r = connect_daemon(a, &s, &c);
+    r = cdc_frame_send(c, &s);
     if (r < 0) {
-        r = cdc_frame_send(c, &s);
+        fprintf(stderr, "contactctl: sending the frame: %s\n", strerror(-r));
+        r = EXIT_FAIL;
+    } else {
+        Contactd__V1__ServerMessage *m = NULL;
+        r = await(c, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT, (int64_t)a->timeout_ms * 1000000,
+                  &m);
         if (r < 0) {
-            fprintf(stderr, "contactctl: sending the frame: %s\n", strerror(-r));
-            r = EXIT_FAIL;
-        } else {
-            Contactd__V1__ServerMessage *m = NULL;
-            r = await(c, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT,
-                      (int64_t)a->timeout_ms * 1000000, &m);
-            if (r < 0) {
-                print_result(m->result, a->json);
-                r = m->result->status == CONTACTD__V1__STATUS__STATUS_OK ? EXIT_OK : EXIT_FAIL;
-                cdc_msg_free(m);
-            }
+            print_result(m->result, a->json);
+            r = m->result->status == CONTACTD__V1__STATUS__STATUS_OK ? EXIT_OK : EXIT_FAIL;
+            cdc_msg_free(m);
         }
     }
     cdc_conn_close(c);
@@ -709,7 +715,7 @@ static int stream_drain(cdc_conn *c, stream_log *log, int64_t wait_ns) {
     for (;;) {
         Contactd__V1__ServerMessage *m = NULL;
         const int r = cdc_msg_recv(c, wait_ns, &m);
-        const int64_t t = now_ns();
+        const int64_t t = cd_clock_ns();
         if (r <= 0) {
             return r;
         }
@@ -752,14 +758,9 @@ static void print_tail(const char *what, int64_t *v, size_t n) {
 
 static int cmd_stream(const args *a) {
     cs_scene s;
-    int r = load_scene(a, &s);
-    if (r >= 0) {
-        return r;
-    }
     cdc_conn *c = NULL;
-    r = connect_daemon(a, &s, &c);
+    int r = open_scene_session(a, &s, &c);
     if (r >= 0) {
-        cd_scene_json_free(&s);
         return r;
     }
     stream_log log = {.frames = (size_t)llround(a->rate * a->duration)};
@@ -774,7 +775,7 @@ static int cmd_stream(const args *a) {
         goto out;
     }
     const int64_t period_ns = (int64_t)llround(1e9 / a->rate);
-    const int64_t start = now_ns() + period_ns;
+    const int64_t start = cd_clock_ns() + period_ns;
     size_t sent = 0;
     int broken = 0;
     for (size_t k = 0; k < log.frames && !broken; k++) {
@@ -782,11 +783,12 @@ static int cmd_stream(const args *a) {
         // The wait until the target is spent in the socket poll, so every result is timestamped
         // when it arrives, not when the loop next looks.
         const int64_t target = start + (int64_t)k * period_ns;
-        for (int64_t left = target - now_ns(); left > 0 && !broken; left = target - now_ns()) {
+        for (int64_t left = target - cd_clock_ns(); left > 0 && !broken;
+             left = target - cd_clock_ns()) {
             broken = stream_drain(c, &log, left);
         }
         s.seq = k + 1;
-        log.sent_ns[k] = now_ns();
+        log.sent_ns[k] = cd_clock_ns();
         const int w = cdc_frame_send(c, &s);
         if (w < 0) {
             fprintf(stderr, "contactctl: sending frame %zu: %s\n", k + 1, strerror(-w));
@@ -797,9 +799,9 @@ static int cmd_stream(const args *a) {
         broken = stream_drain(c, &log, 0);
     }
     // Outstanding results: the last frames were sent less than a tick ago.
-    const int64_t grace_end = now_ns() + 100 * period_ns + INT64_C(100000000);
-    for (int64_t left = grace_end - now_ns(); !broken && log.results < sent && left > 0;
-         left = grace_end - now_ns()) {
+    const int64_t grace_end = cd_clock_ns() + 100 * period_ns + INT64_C(100000000);
+    for (int64_t left = grace_end - cd_clock_ns(); !broken && log.results < sent && left > 0;
+         left = grace_end - cd_clock_ns()) {
         broken = stream_drain(c, &log, left);
     }
     if (broken < 0 && broken != -ECONNRESET) {

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "contactd_client.h"
+#include "service/clock.h"
 #include "sys/paths.h"
 
 #define HALF 0.1     // box half-extent, m
@@ -42,12 +43,6 @@ static volatile sig_atomic_t stop;
 static void on_signal(int sig) {
     (void)sig;
     stop = 1;
-}
-
-static int64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -188,13 +183,13 @@ static int connect_daemon(const char *socket, const char *tcp, cdc_conn **ret) {
         }
         socket = path;
     }
-    const int64_t give_up = now_ns() + CONNECT_RETRY_NS;
+    const int64_t give_up = cd_clock_ns() + CONNECT_RETRY_NS;
     for (;;) {
         const int64_t wait_ns = INT64_C(2000000000);
         const int r = tcp ? cdc_conn_open_tcp(tcp, &hello, wait_ns, ret, err, sizeof err)
                           : cdc_conn_open_unix(socket, &hello, wait_ns, ret, err, sizeof err);
         const bool starting = r == -ENOENT || r == -ECONNREFUSED;
-        if (r == 0 || !starting || now_ns() > give_up || stop) {
+        if (r == 0 || !starting || cd_clock_ns() > give_up || stop) {
             if (r < 0) {
                 fprintf(stderr, "contactd-demo: %s%s\n", err,
                         starting ? " (is contactd running?)" : "");
@@ -291,7 +286,7 @@ int main(int argc, char **argv) {
     static tally t; // large: keep it off the stack
     Contactd__V1__ServerMessage *last = NULL;
     double push = 0.0;
-    const int64_t start = now_ns();
+    const int64_t start = cd_clock_ns();
     const int64_t end = duration > 0.0 ? start + (int64_t)(duration * 1e9) : INT64_MAX;
     int rc = 0;
     uint64_t k = 0;
@@ -301,7 +296,7 @@ int main(int argc, char **argv) {
     for (int64_t target = start; !stop && target < end; target += period_ns, k++) {
         push = world_prepare(&w, (double)(target - start) * 1e-9);
         w.scene.seq = k + 1;
-        sent_at[(k + 1) % 4096] = now_ns();
+        sent_at[(k + 1) % 4096] = cd_clock_ns();
         int r = cdc_frame_send(c, &w.scene);
         if (r < 0) {
             fprintf(stderr, "contactd-demo: send: %s\n", strerror(-r));
@@ -312,13 +307,13 @@ int main(int argc, char **argv) {
         // one daemon tick behind would: the newest answer moves the box. The daemon ticks on its
         // own clock, so an answer usually lands in the following period.
         const int64_t due = target + period_ns;
-        for (int64_t left = due - now_ns(); left > 0 && !stop; left = due - now_ns()) {
+        for (int64_t left = due - cd_clock_ns(); left > 0 && !stop; left = due - cd_clock_ns()) {
             Contactd__V1__ServerMessage *m = NULL;
             r = cdc_msg_recv(c, left, &m);
             if (r <= 0) {
                 break;
             }
-            const int64_t arrived = now_ns();
+            const int64_t arrived = cd_clock_ns();
             if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
                 fprintf(stderr, "contactd-demo: daemon error: %s\n", m->error->message);
                 t.errors++;
@@ -361,7 +356,7 @@ int main(int argc, char **argv) {
         while (!stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
         }
     }
-    const double secs = (double)(now_ns() - start) * 1e-9;
+    const double secs = (double)(cd_clock_ns() - start) * 1e-9;
     printf("\n%" PRIu64 " frames in %.1f s: %" PRIu64 " results (%" PRIu64
            " frames superseded by a newer one before a tick took them), %" PRIu64
            " not STATUS_OK, %" PRIu64

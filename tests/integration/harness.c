@@ -420,11 +420,29 @@ Contactd__V1__ServerMessage *it_session_recv(cdc_conn *c,
     return m;
 }
 
+Contactd__V1__ServerMessage *it_frame_exchange(cdc_conn *c, cs_scene *s, uint64_t seq) {
+    s->seq = seq;
+    assert_int_equal(cdc_frame_send(c, s), 0);
+    Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
+    assert_int_equal(m->result->seq, seq);
+    return m;
+}
+
+Contactd__V1__ServerMessage *it_stats_fetch(cdc_conn *c) {
+    assert_int_equal(cdc_stats_request(c), 0);
+    return it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS);
+}
+
 void it_scene_load(const char *name, cs_scene *s) {
     char err[512];
     if (cd_scene_json_load(t_data_path(name), s, err, sizeof err) != 0) {
         fail_msg("%s", err);
     }
+}
+
+double it_scene_weight(const cs_scene *s) {
+    return s->bodies[0].mass * sqrt(s->gravity[0] * s->gravity[0] + s->gravity[1] * s->gravity[1] +
+                                    s->gravity[2] * s->gravity[2]);
 }
 
 double it_normal_force_sum(const Contactd__V1__Result *r, const cs_scene *s) {
@@ -452,4 +470,22 @@ void it_assert_timing(const Contactd__V1__Timing *t) {
     assert_true(t->solve_start_ns + t->solve_ns <= t->sent_ns);
     assert_true(t->deadline_met);
     assert_true(t->solve_start_ns + t->solve_ns <= t->deadline_ns);
+}
+
+int it_args(int argc, char **argv, bool need_contactctl, const char **ret_contactd,
+            const char **ret_contactctl) {
+    if (need_contactctl ? argc != 3 : argc < 2) {
+        fprintf(stderr, "usage: %s CONTACTD %s\n", argv[0],
+                need_contactctl ? "CONTACTCTL" : "[CONTACTCTL]");
+        return -1;
+    }
+    *ret_contactd = argv[1];
+    if (need_contactctl) {
+        *ret_contactctl = argv[2];
+    }
+    return 0;
+}
+
+void it_sigterm_stops_cleanly(void **state) {
+    assert_int_equal(it_daemon_stop(*state), 0);
 }

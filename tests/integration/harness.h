@@ -94,8 +94,19 @@ cdc_conn *it_session_open(const it_daemon *d, bool tcp, const cdc_hello *hello);
 Contactd__V1__ServerMessage *it_session_recv(cdc_conn *c,
                                              Contactd__V1__ServerMessage__MsgCase want);
 
+/* Sends s as frame seq (s->seq is set to seq) and waits for the next message on c, which must
+ * be a Result carrying seq; fails the test otherwise. Returns it (free with cdc_msg_free). */
+Contactd__V1__ServerMessage *it_frame_exchange(cdc_conn *c, cs_scene *s, uint64_t seq);
+
+/* Asks for the daemon's Stats and waits for them; fails the test on error or any other reply.
+ * Returns the message (free with cdc_msg_free); the Stats are its ->stats. */
+Contactd__V1__ServerMessage *it_stats_fetch(cdc_conn *c);
+
 /* Loads tests/data/<name> into s (free with cd_scene_json_free). Fails the test on error. */
 void it_scene_load(const char *name, cs_scene *s);
+
+/* The weight of s's first body, m |g|, N (the scenes these tests send have one body). */
+double it_scene_weight(const cs_scene *s);
 
 /* Sum over the Result's contacts of force . normal (the scene's normal of the same contact id):
  * the total normal force, N. Fails the test when an id is not in the scene. */
@@ -104,5 +115,20 @@ double it_normal_force_sum(const Contactd__V1__Result *r, const cs_scene *s);
 /* Fails the test unless the timing record is consistent: 0 < received <= solve start,
  * solve_ns > 0, solve start + solve_ns <= sent, and the deadline held. */
 void it_assert_timing(const Contactd__V1__Timing *t);
+
+/* Reads a test executable's arguments, CONTACTD [CONTACTCTL]: the daemon and contactctl that
+ * meson built. need_contactctl: exactly both are required (ret_contactctl is then set),
+ * otherwise CONTACTD and anything after it is accepted (ret_contactctl may be NULL). Returns 0,
+ * or -1 after printing the usage (main then exits with 2). */
+int it_args(int argc, char **argv, bool need_contactctl, const char **ret_contactd,
+            const char **ret_contactctl);
+
+/* The cmocka test that ends each integration test: SIGTERM gives STOPPING=1 and exit status 0
+ * (it_daemon_stop). *state is the it_daemon; add it with IT_SIGTERM_TEST(&d), which passes the
+ * daemon as the test's initial state (the group setup must leave its own state NULL). */
+void it_sigterm_stops_cleanly(void **state);
+#define IT_SIGTERM_TEST(daemon)                                                                  \
+    {.name = "sigterm_stops_cleanly", .test_func = it_sigterm_stops_cleanly,                       \
+     .initial_state = (daemon)}
 
 #endif /* CONTACTD_TESTS_INTEGRATION_HARNESS_H */

@@ -35,12 +35,8 @@ static void every_frame_answered_past_the_deadline(void **state) {
     cdc_conn *c = it_session_open(&d, false, NULL);
     assert_int_equal(cdc_conn_welcome(c)->deadline_ns, 1);
     for (uint64_t seq = 1; seq <= FRAMES; seq++) {
-        box.seq = seq;
-        assert_int_equal(cdc_frame_send(c, &box), 0);
-        Contactd__V1__ServerMessage *m =
-            it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
+        Contactd__V1__ServerMessage *m = it_frame_exchange(c, &box, seq);
         const Contactd__V1__Result *r = m->result;
-        assert_int_equal(r->seq, seq);
         assert_int_equal(r->status, CONTACTD__V1__STATUS__STATUS_DEADLINE);
         assert_non_null(strstr(r->detail, "deadline"));
         assert_false(r->timing->deadline_met);
@@ -53,28 +49,20 @@ static void every_frame_answered_past_the_deadline(void **state) {
         }
         cdc_msg_free(m);
     }
-    assert_int_equal(cdc_stats_request(c), 0);
-    Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS);
+    Contactd__V1__ServerMessage *m = it_stats_fetch(c);
     assert_true(m->stats->deadline_misses >= FRAMES);
     assert_int_equal(m->stats->frames_solved, m->stats->deadline_misses);
     cdc_msg_free(m);
     cdc_conn_close(c);
 }
 
-static void sigterm_stops_cleanly(void **state) {
-    (void)state;
-    assert_int_equal(it_daemon_stop(&d), 0);
-}
-
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s CONTACTD [CONTACTCTL]\n", argv[0]);
+    if (it_args(argc, argv, false, &contactd_path, NULL) < 0) {
         return 2;
     }
-    contactd_path = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_frame_answered_past_the_deadline),
-        cmocka_unit_test(sigterm_stops_cleanly),
+        IT_SIGTERM_TEST(&d),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -44,11 +44,7 @@ static int teardown(void **state) {
 
 // One more frame of the streaming session, answered.
 static void stream_one(void) {
-    box.seq = ++seq;
-    assert_int_equal(cdc_frame_send(streamer, &box), 0);
-    Contactd__V1__ServerMessage *m =
-        it_session_recv(streamer, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
-    assert_int_equal(m->result->seq, seq);
+    Contactd__V1__ServerMessage *m = it_frame_exchange(streamer, &box, ++seq);
     // STATUS_DEADLINE only when a loaded machine delayed the solve; answered all the same.
     assert_true(m->result->status == CONTACTD__V1__STATUS__STATUS_OK ||
                 m->result->status == CONTACTD__V1__STATUS__STATUS_DEADLINE);
@@ -241,17 +237,10 @@ static void sessions_beyond_the_maximum_are_refused(void **state) {
     stream_one();
 }
 
-static void sigterm_stops_cleanly(void **state) {
-    (void)state;
-    assert_int_equal(it_daemon_stop(&d), 0);
-}
-
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s CONTACTD [CONTACTCTL]\n", argv[0]);
+    if (it_args(argc, argv, false, &contactd_path, NULL) < 0) {
         return 2;
     }
-    contactd_path = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(invalid_frame_named_session_goes_on),
         cmocka_unit_test(oversized_message_closes_only_its_connection),
@@ -260,7 +249,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(wrong_version_is_a_protocol_error),
         cmocka_unit_test(unknown_solver_in_hello_can_be_retried),
         cmocka_unit_test(sessions_beyond_the_maximum_are_refused),
-        cmocka_unit_test(sigterm_stops_cleanly),
+        IT_SIGTERM_TEST(&d),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

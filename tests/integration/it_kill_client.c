@@ -31,9 +31,7 @@ static const cs_limits box_limits = {.max_bodies = 1, .max_contacts = 4, .max_di
 static int setup(void **state) {
     (void)state;
     it_scene_load("box_on_plane.json", &box);
-    mg = box.bodies[0].mass * sqrt(box.gravity[0] * box.gravity[0] +
-                                   box.gravity[1] * box.gravity[1] +
-                                   box.gravity[2] * box.gravity[2]);
+    mg = it_scene_weight(&box);
     // The smallest backlog allowed, so a client that stops reading soon loses results.
     return it_daemon_start(&d, contactd_path, "[server]\nmax_queued_bytes = 1024\n", 0);
 }
@@ -95,18 +93,14 @@ static void kill_client_mid_message(bool tcp) {
 }
 
 static Contactd__V1__Stats *stats(cdc_conn *c, Contactd__V1__ServerMessage **ret) {
-    assert_int_equal(cdc_stats_request(c), 0);
-    *ret = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS);
+    *ret = it_stats_fetch(c);
     return (*ret)->stats;
 }
 
 // Sends frame seq and checks its result; returns whether the deadline held.
 static bool lockstep(cdc_conn *c, uint64_t seq) {
-    box.seq = seq;
-    assert_int_equal(cdc_frame_send(c, &box), 0);
-    Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
+    Contactd__V1__ServerMessage *m = it_frame_exchange(c, &box, seq);
     const Contactd__V1__Result *r = m->result;
-    assert_int_equal(r->seq, seq);
     const Contactd__V1__Timing *t = r->timing;
     // On a loaded machine (or a sanitizer build) a solve may miss its deadline; that frame is
     // still answered, and labelled.
@@ -196,21 +190,14 @@ static void slow_reader_loses_only_its_own_results(void **state) {
     cdc_conn_close(c);
 }
 
-static void sigterm_stops_cleanly(void **state) {
-    (void)state;
-    assert_int_equal(it_daemon_stop(&d), 0);
-}
-
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s CONTACTD [CONTACTCTL]\n", argv[0]);
+    if (it_args(argc, argv, false, &contactd_path, NULL) < 0) {
         return 2;
     }
-    contactd_path = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stream_survives_killed_clients),
         cmocka_unit_test(slow_reader_loses_only_its_own_results),
-        cmocka_unit_test(sigterm_stops_cleanly),
+        IT_SIGTERM_TEST(&d),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

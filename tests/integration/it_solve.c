@@ -25,9 +25,7 @@ static double local_force[3 * 4]; /* in-process answer, world forces per contact
 static int setup(void **state) {
     (void)state;
     it_scene_load("box_on_plane.json", &box);
-    mg = box.bodies[0].mass * sqrt(box.gravity[0] * box.gravity[0] +
-                                   box.gravity[1] * box.gravity[1] +
-                                   box.gravity[2] * box.gravity[2]);
+    mg = it_scene_weight(&box);
     // The reference: libcontact in this process, cold, as a new session's first frame is.
     const cs_limits lim = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8};
     cs_workspace *ws = cs_workspace_new(&lim);
@@ -82,9 +80,7 @@ static void box_over(bool tcp) {
     assert_int_equal(w->limits->max_contacts, 4);
     assert_int_equal(w->limits->max_friction_directions, 8);
 
-    box.seq = tcp ? 1007 : 7;
-    assert_int_equal(cdc_frame_send(c, &box), 0);
-    Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
+    Contactd__V1__ServerMessage *m = it_frame_exchange(c, &box, tcp ? 1007 : 7);
     check_result(m->result, box.seq);
     cdc_msg_free(m);
     cdc_conn_close(c);
@@ -116,8 +112,7 @@ static void limits_are_lowered_to_the_config(void **state) {
 static void stats_count_the_frames(void **state) {
     (void)state;
     cdc_conn *c = it_session_open(&d, true, NULL);
-    assert_int_equal(cdc_stats_request(c), 0);
-    Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS);
+    Contactd__V1__ServerMessage *m = it_stats_fetch(c);
     const Contactd__V1__Stats *st = m->stats;
     // The two box frames above were received and solved; this session is open.
     assert_true(st->frames_received >= 2);
@@ -175,18 +170,10 @@ static void contactctl_send_over_tcp(void **state) {
     contactctl_send("--tcp", d.tcp);
 }
 
-static void sigterm_stops_cleanly(void **state) {
-    (void)state;
-    assert_int_equal(it_daemon_stop(&d), 0);
-}
-
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s CONTACTD CONTACTCTL\n", argv[0]);
+    if (it_args(argc, argv, true, &contactd_path, &contactctl_path) < 0) {
         return 2;
     }
-    contactd_path = argv[1];
-    contactctl_path = argv[2];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(box_over_unix),
         cmocka_unit_test(box_over_tcp),
@@ -194,7 +181,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(stats_count_the_frames),
         cmocka_unit_test(contactctl_send_over_unix),
         cmocka_unit_test(contactctl_send_over_tcp),
-        cmocka_unit_test(sigterm_stops_cleanly),
+        IT_SIGTERM_TEST(&d),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

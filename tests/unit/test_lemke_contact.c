@@ -8,61 +8,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/scene_json.h"
+#include "scene_fixture.h"
 #include "testlib.h"
 
 #define G 9.81
 
-typedef struct fixture {
-    cs_scene scene;
-    cs_limits lim;
-    cs_workspace *ws;
-    void *mem;
-    cs_result res;
-} fixture;
-
-static fixture *load(const char *name) {
-    fixture *f = calloc(1, sizeof(*f));
-    char err[256];
-    if (cd_scene_json_load(t_data_path(name), &f->scene, err, sizeof err) != 0)
-        fail_msg("%s: %s", name, err);
-    f->lim = (cs_limits){.max_bodies = f->scene.nb, .max_contacts = f->scene.nc, .max_dirs = 16};
-    f->ws = cs_workspace_new(&f->lim);
-    f->mem = malloc(cs_result_size(&f->lim));
-    assert_non_null(f->ws);
-    cs_result_init(&f->res, f->mem, &f->lim);
-    return f;
-}
-
-static void unload(fixture *f) {
-    cd_scene_json_free(&f->scene);
-    cs_workspace_free(f->ws);
-    free(f->mem);
-    free(f);
-}
-
 static const cs_options standard = {.solver = CS_SOLVER_LEMKE_STANDARD};
 
-static void total_force(const fixture *f, double F[3]) {
+static void total_force(const t_fixture *f, double F[3]) {
     F[0] = F[1] = F[2] = 0;
     for (int i = 0; i < f->scene.nc; i++)
         for (int k = 0; k < 3; k++)
             F[k] += f->res.force[3 * i + k];
 }
 
-static void assert_certified(const cs_result *r) {
-    const cs_certificate *c = &r->cert;
-    assert_near(c->complementarity, 0.0, 1e-9 * c->impulse_scale * c->velocity_scale);
-    assert_near(c->normal_velocity, 0.0, 1e-9 * c->velocity_scale);
-    assert_near(c->cone, 0.0, 1e-9 * c->impulse_scale);
-    assert_near(c->dissipation, 0.0, 1e-9 * c->impulse_scale);
-    assert_near(c->momentum, 0.0, 1e-9 * c->impulse_scale);
-}
-
 /* mu = 0.5 > tan(20 deg): the contacts hold the box; total contact force = -m g. */
 static void incline_sticks(void **state) {
     (void)state;
-    fixture *f = load("box_on_incline_stick.json");
+    t_fixture *f = t_fixture_load("box_on_incline_stick.json");
     assert_int_equal(cs_step(f->ws, &f->scene, &standard, NULL, &f->res), CS_CONVERGED);
     const double mg = f->scene.bodies[0].mass * G;
     double F[3];
@@ -74,15 +37,15 @@ static void incline_sticks(void **state) {
         assert_near(f->res.v[k], 0.0, 1e-12);
     for (int i = 0; i < f->scene.nc; i++)
         assert_true(f->res.state[i] != CS_STATE_SLIDE);
-    assert_certified(&f->res);
-    unload(f);
+    t_assert_certified(&f->res, true);
+    t_fixture_free(f);
 }
 
 /* mu = 0.2 < tan(20 deg): the box slides downhill at (g sin - mu g cos) dt; the friction force is
  * mu times the normal force (the downhill direction is a pyramid vertex), pointing uphill. */
 static void incline_slides(void **state) {
     (void)state;
-    fixture *f = load("box_on_incline_slide.json");
+    t_fixture *f = t_fixture_load("box_on_incline_slide.json");
     assert_int_equal(cs_step(f->ws, &f->scene, &standard, NULL, &f->res), CS_CONVERGED);
     const double th = 20.0 * M_PI / 180, mu = 0.2, m = f->scene.bodies[0].mass;
     const double dt = f->scene.dt;
@@ -100,8 +63,8 @@ static void incline_slides(void **state) {
     for (int i = 0; i < f->scene.nc; i++)
         if (f->res.impulse[3 * i] > 0)
             assert_int_equal(f->res.state[i], CS_STATE_SLIDE);
-    assert_certified(&f->res);
-    unload(f);
+    t_assert_certified(&f->res, true);
+    t_fixture_free(f);
 }
 
 /* With mu = 0 the pyramid LCP is the frictionless one: post-step velocities (unique, unlike the
@@ -111,7 +74,7 @@ static void frictionless_agrees_with_dantzig(void **state) {
     const char *scenes[] = {"box_on_plane.json", "box_on_incline_slide.json", "peg_in_hole.json",
                             "stack_3.json"};
     for (size_t k = 0; k < sizeof scenes / sizeof scenes[0]; k++) {
-        fixture *f = load(scenes[k]);
+        t_fixture *f = t_fixture_load(scenes[k]);
         for (int i = 0; i < f->scene.nc; i++)
             f->scene.contacts[i].mu = 0;
         assert_int_equal(cs_step(f->ws, &f->scene, &standard, NULL, &f->res), CS_CONVERGED);
@@ -121,7 +84,7 @@ static void frictionless_agrees_with_dantzig(void **state) {
         assert_int_equal(cs_step(f->ws, &f->scene, &dz, NULL, &f->res), CS_CONVERGED);
         for (int j = 0; j < 6 * f->scene.nb; j++)
             assert_near(v[j], f->res.v[j], 1e-12);
-        unload(f);
+        t_fixture_free(f);
     }
 }
 
@@ -129,13 +92,13 @@ static void frictionless_agrees_with_dantzig(void **state) {
  * carries the weight above it. */
 static void peg_and_stack_certified(void **state) {
     (void)state;
-    fixture *f = load("peg_in_hole.json");
+    t_fixture *f = t_fixture_load("peg_in_hole.json");
     assert_int_equal(cs_step(f->ws, &f->scene, &standard, NULL, &f->res), CS_CONVERGED);
-    assert_certified(&f->res);
-    unload(f);
-    f = load("stack_3.json");
+    t_assert_certified(&f->res, true);
+    t_fixture_free(f);
+    f = t_fixture_load("stack_3.json");
     assert_int_equal(cs_step(f->ws, &f->scene, &standard, NULL, &f->res), CS_CONVERGED);
-    assert_certified(&f->res);
+    t_assert_certified(&f->res, true);
     for (int level = 0; level < 3; level++) {
         double load = 0;
         for (int i = 0; i < f->scene.nc; i++)
@@ -145,7 +108,7 @@ static void peg_and_stack_certified(void **state) {
     }
     for (int k = 0; k < 18; k++)
         assert_near(f->res.v[k], 0.0, 1e-12);
-    unload(f);
+    t_fixture_free(f);
 }
 
 int main(void) {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/scene_json.h"
+#include "scene_fixture.h"
 #include "testlib.h"
 
 #define G 9.81
@@ -37,42 +37,10 @@ void *realloc(void *p, size_t n) {
 }
 #endif
 
-typedef struct fixture {
-    cs_scene scene;
-    cs_limits lim;
-    cs_workspace *ws;
-    cs_warmstart *warm;
-    void *mem;
-    cs_result res;
-} fixture;
-
-static fixture *load(const char *name) {
-    fixture *f = calloc(1, sizeof(*f));
-    char err[256];
-    if (cd_scene_json_load(t_data_path(name), &f->scene, err, sizeof err) != 0)
-        fail_msg("%s: %s", name, err);
-    f->lim = (cs_limits){.max_bodies = f->scene.nb, .max_contacts = f->scene.nc, .max_dirs = 16};
-    f->ws = cs_workspace_new(&f->lim);
-    f->warm = cs_warmstart_new(&f->lim);
-    f->mem = malloc(cs_result_size(&f->lim));
-    assert_non_null(f->ws);
-    assert_non_null(f->warm);
-    cs_result_init(&f->res, f->mem, &f->lim);
-    return f;
-}
-
-static void unload(fixture *f) {
-    cd_scene_json_free(&f->scene);
-    cs_workspace_free(f->ws);
-    cs_warmstart_free(f->warm);
-    free(f->mem);
-    free(f);
-}
-
 static const cs_options dantzig = {.solver = CS_SOLVER_DANTZIG};
 
 /* Sum of the world-frame contact forces acting on body id from all its contacts. */
-static void net_force_on(const fixture *f, uint32_t id, double out[3]) {
+static void net_force_on(const t_fixture *f, uint32_t id, double out[3]) {
     out[0] = out[1] = out[2] = 0;
     for (int i = 0; i < f->scene.nc; i++) {
         const cs_contact *c = &f->scene.contacts[i];
@@ -82,18 +50,10 @@ static void net_force_on(const fixture *f, uint32_t id, double out[3]) {
     }
 }
 
-static void assert_certified(const cs_result *r) {
-    const cs_certificate *c = &r->cert;
-    assert_near(c->complementarity, 0.0, 1e-9 * c->impulse_scale * c->velocity_scale);
-    assert_near(c->normal_velocity, 0.0, 1e-9 * c->velocity_scale);
-    assert_near(c->cone, 0.0, 1e-9 * c->impulse_scale);
-    assert_near(c->momentum, 0.0, 1e-9 * c->impulse_scale);
-}
-
 /* Box at rest on a plane: normal forces sum to m g, the box stays at rest. */
 static void box_on_plane(void **state) {
     (void)state;
-    fixture *f = load("box_on_plane.json");
+    t_fixture *f = t_fixture_load("box_on_plane.json");
     assert_int_equal(cs_step(f->ws, &f->scene, &dantzig, f->warm, &f->res), CS_CONVERGED);
     const double mg = f->scene.bodies[0].mass * G;
     double F[3];
@@ -103,10 +63,10 @@ static void box_on_plane(void **state) {
     assert_near(F[1], 0.0, 1e-9 * mg);
     for (int k = 0; k < 6; k++)
         assert_near(f->res.v[k], 0.0, 1e-12);
-    assert_certified(&f->res);
+    t_assert_certified(&f->res, false);
     for (int i = 0; i < f->scene.nc; i++)
         assert_true(f->res.impulse[3 * i] >= 0);
-    unload(f);
+    t_fixture_free(f);
 }
 
 /* Frictionless box on a 20 degree incline: no normal velocity, it accelerates at g sin(theta)
@@ -114,7 +74,7 @@ static void box_on_plane(void **state) {
  * certificate reports the violated maximal-dissipation law rather than hiding it. */
 static void box_on_incline_frictionless(void **state) {
     (void)state;
-    fixture *f = load("box_on_incline_slide.json");
+    t_fixture *f = t_fixture_load("box_on_incline_slide.json");
     assert_int_equal(cs_step(f->ws, &f->scene, &dantzig, f->warm, &f->res), CS_CONVERGED);
     const double th = 20.0 * M_PI / 180, m = f->scene.bodies[0].mass, dt = f->scene.dt;
     const double *n = f->scene.contacts[0].normal;
@@ -131,20 +91,20 @@ static void box_on_incline_frictionless(void **state) {
     for (int i = 0; i < f->scene.nc; i++)
         if (f->res.impulse[3 * i] > 0)
             assert_int_equal(f->res.state[i], CS_STATE_SLIDE);
-    assert_certified(&f->res);
+    t_assert_certified(&f->res, false);
     // Every loaded contact slides with zero friction: the violation is mu times its load.
     double lmax = 0;
     for (int i = 0; i < f->scene.nc; i++)
         lmax = fmax(lmax, f->res.impulse[3 * i]);
     assert_near(f->res.cert.dissipation, f->scene.contacts[0].mu * lmax, 1e-12);
-    unload(f);
+    t_fixture_free(f);
 }
 
 /* Peg in a square hole: the walls block every motion but sliding along the hole's axis, so the
  * post-step velocity is the free velocity's z component alone. */
 static void peg_in_hole(void **state) {
     (void)state;
-    fixture *f = load("peg_in_hole.json");
+    t_fixture *f = t_fixture_load("peg_in_hole.json");
     assert_int_equal(cs_step(f->ws, &f->scene, &dantzig, f->warm, &f->res), CS_CONVERGED);
     const cs_body *B = &f->scene.bodies[0];
     const double vz = f->scene.dt * (B->f[2] / B->mass - G);
@@ -157,14 +117,14 @@ static void peg_in_hole(void **state) {
     assert_near(F[0], -B->f[0], 1e-6);
     assert_near(F[1], -B->f[1], 1e-6);
     assert_near(F[2], 0.0, 1e-9);
-    assert_certified(&f->res);
-    unload(f);
+    t_assert_certified(&f->res, false);
+    t_fixture_free(f);
 }
 
 /* Stack of three unit-mass boxes: each interface carries the weight of the boxes above it. */
 static void stack_of_three(void **state) {
     (void)state;
-    fixture *f = load("stack_3.json");
+    t_fixture *f = t_fixture_load("stack_3.json");
     assert_int_equal(cs_step(f->ws, &f->scene, &dantzig, f->warm, &f->res), CS_CONVERGED);
     for (int level = 0; level < 3; level++) {
         double load = 0;
@@ -175,8 +135,8 @@ static void stack_of_three(void **state) {
     }
     for (int k = 0; k < 18; k++)
         assert_near(f->res.v[k], 0.0, 1e-12);
-    assert_certified(&f->res);
-    unload(f);
+    t_assert_certified(&f->res, false);
+    t_fixture_free(f);
 }
 
 static int64_t clock_past(void) {
@@ -187,7 +147,7 @@ static int64_t clock_past(void) {
  * new ones, labelled CS_DEADLINE, with its own certificate. */
 static void deadline_falls_back_to_previous(void **state) {
     (void)state;
-    fixture *f = load("box_on_plane.json");
+    t_fixture *f = t_fixture_load("box_on_plane.json");
     assert_int_equal(cs_step(f->ws, &f->scene, &dantzig, f->warm, &f->res), CS_CONVERGED);
     double prev[12];
     memcpy(prev, f->res.impulse, sizeof prev);
@@ -202,13 +162,13 @@ static void deadline_falls_back_to_previous(void **state) {
     for (int k = 9; k < 12; k++)
         assert_near(f->res.impulse[k], 0.0, 0.0);
     assert_int_equal(f->res.contact_id[3], 99);
-    unload(f);
+    t_fixture_free(f);
 }
 
 /* A solver this build lacks is a labelled fallback, never a silent substitute. */
 static void unavailable_solver_is_fallback(void **state) {
     (void)state;
-    fixture *f = load("box_on_plane.json");
+    t_fixture *f = t_fixture_load("box_on_plane.json");
     const cs_options sap = {.solver = CS_SOLVER_SAP};
     assert_int_equal(cs_step(f->ws, &f->scene, &sap, NULL, &f->res), CS_FALLBACK);
     assert_int_equal(f->res.primary, CS_EINPUT);
@@ -216,14 +176,14 @@ static void unavailable_solver_is_fallback(void **state) {
         assert_near(f->res.impulse[k], 0.0, 0.0);
     // With zero impulses the box falls into the plane: the certificate says so.
     assert_true(f->res.cert.normal_velocity > 0);
-    unload(f);
+    t_fixture_free(f);
 }
 
 /* The same input twice gives bitwise-identical output, and a steady-state step allocates
  * nothing. */
 static void deterministic_and_allocation_free(void **state) {
     (void)state;
-    fixture *f = load("stack_3.json");
+    t_fixture *f = t_fixture_load("stack_3.json");
     assert_int_equal(cs_step(f->ws, &f->scene, &dantzig, f->warm, &f->res), CS_CONVERGED);
     double first[36];
     memcpy(first, f->res.impulse, sizeof first);
@@ -239,7 +199,7 @@ static void deterministic_and_allocation_free(void **state) {
 #endif
     assert_memory_equal(first, f->res.impulse, sizeof first);
     assert_true(f->res.stats.peak_bytes <= cs_workspace_capacity(f->ws));
-    unload(f);
+    t_fixture_free(f);
 }
 
 int main(void) {
