@@ -110,6 +110,18 @@ double t_lcp_residual(int n, const double *A, const double *b, const double *f) 
     return res;
 }
 
+void t_lcp_assert_same_w(int n, const double *A, const double *b, const double *f,
+                         const double *fe, double tol) {
+    for (int i = 0; i < n; i++) {
+        double w = b[i], we = b[i];
+        for (int j = 0; j < n; j++) {
+            w += A[j * n + i] * f[j];
+            we += A[j * n + i] * fe[j];
+        }
+        assert_near(w, we, tol);
+    }
+}
+
 double t_lcp_scale(int n, const double *f) {
     double m = 0;
     for (int i = 0; i < n; i++)

@@ -39,6 +39,10 @@ void t_lcp_random_psd(t_rng *r, int n, int k, bool in_range, double *A, double *
 bool t_lcp_enumerate(int n, const double *A, const double *b, double tol, double *f);
 /* max_i max(-f_i, -w_i, |f_i w_i|) for w = A f + b. */
 double t_lcp_residual(int n, const double *A, const double *b, const double *f);
+/* Asserts w = A f + b equals A fe + b within tol, row by row: on a PSD LCP w is unique even when
+ * f is not (redundant rows), so two solvers' answers are compared through it. */
+void t_lcp_assert_same_w(int n, const double *A, const double *b, const double *f,
+                         const double *fe, double tol);
 /* 1 + |f|_inf: the scale rounding errors of an LCP answer grow with. */
 double t_lcp_scale(int n, const double *f);
 

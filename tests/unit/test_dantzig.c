@@ -43,15 +43,7 @@ static void agrees_with_enumeration_in_range(void **state) {
         assert_true(t_lcp_enumerate(n, A, b, 1e-9, fe));
         const double sc = t_lcp_scale(n, f);
         assert_near(t_lcp_residual(n, A, b, f), 0.0, 1e-10 * sc * sc);
-        // w = A f + b is unique for a PSD LCP even when f is not: compare with enumeration.
-        for (int i = 0; i < n; i++) {
-            double w = b[i], we = b[i];
-            for (int j = 0; j < n; j++) {
-                w += A[j * n + i] * f[j];
-                we += A[j * n + i] * fe[j];
-            }
-            assert_near(w, we, 1e-8 * sc);
-        }
+        t_lcp_assert_same_w(n, A, b, f, fe, 1e-8 * sc);
         assert_true(st.pivots <= 4 * n * (n + 1) + 8);
     }
 }

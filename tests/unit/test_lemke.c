@@ -24,19 +24,6 @@ static int teardown(void **state) {
     return 0;
 }
 
-/* w = A z + b is unique on a PSD LCP: compare it with enumeration's. */
-static void assert_same_w(int n, const double *A, const double *b, const double *z,
-                          const double *ze, double tol) {
-    for (int i = 0; i < n; i++) {
-        double w = b[i], we = b[i];
-        for (int j = 0; j < n; j++) {
-            w += A[j * n + i] * z[j];
-            we += A[j * n + i] * ze[j];
-        }
-        assert_near(w, we, tol);
-    }
-}
-
 static void agrees_with_enumeration(void **state) {
     (void)state;
     t_rng rng = t_rng_seed(0x1e3e);
@@ -57,7 +44,7 @@ static void agrees_with_enumeration(void **state) {
         assert_true(t_lcp_enumerate(n, A, b, 1e-9, ze));
         const double sc = t_lcp_scale(n, z);
         assert_near(t_lcp_residual(n, A, b, z), 0.0, 1e-10 * sc * sc);
-        assert_same_w(n, A, b, z, ze, 1e-8 * sc);
+        t_lcp_assert_same_w(n, A, b, z, ze, 1e-8 * sc);
     }
 }
 
