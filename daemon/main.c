@@ -46,7 +46,7 @@ static void usage(FILE *f) {
 "            max_queued_bytes = 1048576\n"
 "  [loop]    rate_hz = 1000, deadline_fraction = 0.8, realtime = auto|off, priority = 50,\n"
 "            cpu = auto\n"
-"  [session] default_solver = dantzig, max_bodies = 64, max_contacts = 256, max_dirs = 16\n"
+"  [session] default_solver = lemke, max_bodies = 64, max_contacts = 256, max_dirs = 16\n"
 "  [log]     level = info (err, warning, notice, info, debug)\n"
 "\n"
 "The daemon tells systemd READY=1 (STATUS= names the addresses it listens on, with the bound\n"

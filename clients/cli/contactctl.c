@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* contactctl: the command-line tool. `solve` and `bench` run libcontact in-process on a scene
- * file (no daemon); `send`, `stream` and `stats` talk to a running contactd through
- * libcontactd-client. Results print as text or, with --json, in the canonical proto3 JSON mapping,
- * so scripts and tests read the same numbers the wire carries. Exit status: 0 success, 1 a solve,
+ * file (no daemon); `fclib` solves an FCLIB problem file in-process (fclib_io.h); `send`,
+ * `stream` and `stats` talk to a running contactd through libcontactd-client. Results print as
+ * text or, with --json, in the canonical proto3 JSON mapping, so scripts and tests read the same
+ * numbers the wire carries. Exit status: 0 success, 1 a solve,
  * status or daemon failure, 2 a usage error. */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "contactd_client.h"
+#include "fclib_io.h"
 #include "io/codec.h"
 #include "io/scene_json.h"
 #include "service/clock.h"
@@ -27,7 +29,7 @@
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 // The solver contactctl uses when neither --solver nor the scene names one.
-#define SOLVER_DEFAULT CS_SOLVER_DANTZIG
+#define SOLVER_DEFAULT CS_SOLVER_LEMKE
 #define BENCH_REPEAT_DEFAULT 1000
 #define BENCH_WARMUP_DEFAULT 100
 #define STREAM_RATE_DEFAULT 1000.0
@@ -36,6 +38,7 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 static const char usage_text[] =
     "Usage: contactctl COMMAND SCENE.json [OPTIONS]\n"
+    "       contactctl fclib PROBLEM.hdf5 [--solver sap] [--json] [--write-solution OUT.hdf5]\n"
     "       contactctl stats [--socket PATH | --tcp HOST:PORT] [--json]\n"
     "       contactctl --help | --version\n"
     "\n"
@@ -58,18 +61,39 @@ static const char usage_text[] =
     "      Send the scene at a fixed rate (seq 1, 2, ...) while receiving results, then print\n"
     "      frames sent, results received, deadline misses and p50/p99/p99.9/max of the daemon's\n"
     "      solve time and of the latency (frame sent to result received, measured here).\n"
+    "  fclib PROBLEM.hdf5 [--solver sap] [--json] [--write-solution OUT.hdf5]\n"
+    "      Read an FCLIB problem (HDF5, libfclib), solve it in-process with SAP and print\n"
+    "      problem, form, contacts, dofs, solver, status, iterations, solve time and the\n"
+    "      residual Siconos reports for that form, comparable with other solvers'. Global form\n"
+    "      (M v = H r + f, u = H^T v + w; gfc3d_compute_error):\n"
+    "        residual = |f + H r - M v| / max(|f|, |M v|, |H r|)                 (momentum)\n"
+    "                 + |r - P_K(r - (u + mu |u_T| e_N))| / max(|u|, |r|)       (Coulomb)\n"
+    "      with u = H^T v + w, Euclidean norms, P_K the projection of each contact's (r_N, r_T)\n"
+    "      onto its cone |r_T| <= mu r_N (each term divided only when its scale > 1.5e-8).\n"
+    "      Local form (u = W r + q; fc3d_compute_error): the Coulomb term alone, divided by\n"
+    "      max(|q|, |u|, |r|); W must be symmetric positive semidefinite (SAP then solves the\n"
+    "      global form M = I, H^T H = W, f = 0, w = q, which has the same answer r, u).\n"
+    "      SAP solves a regularized (compliant, convex) model, so the Coulomb term is not at\n"
+    "      round-off: up to |R r| + mu |u_T| per contact (README, FCLIB problems).\n"
     "  stats [--socket PATH | --tcp HOST:PORT] [--json]\n"
     "      Print the daemon's counters (ticks, frames, deadline misses, solve time, sessions).\n"
-    "\n"
+    "\n";
+
+// Split from usage_text to keep each literal under the 4095 characters ISO C guarantees.
+static const char usage_options_text[] =
     "Options:\n"
     "  --solver NAME    dantzig, lemke, lemke-structural, lemke-standard, sap (only those this\n"
-    "                   build implements run); default: the scene's solver, else dantzig for\n"
+    "                   build implements run); default: the scene's solver, else lemke for\n"
     "                   solve/bench and the daemon's default for send/stream\n"
     "  --json           print JSON: a Result or Stats in the canonical proto3 mapping; for bench\n"
     "                   {\"solver\",\"n\",\"warm\",\"solveNs\":{\"min\",\"p50\",\"p99\",\"max\"},\n"
     "                   \"pivots\":{...},\"iterations\":{...},\"notConverged\"}; for stream\n"
     "                   {\"frames\",\"results\",\"deadlineMisses\",\n"
-    "                   \"solveNs\":{\"p50\",\"p99\",\"p999\",\"max\"},\"latencyNs\":{...}}\n"
+    "                   \"solveNs\":{\"p50\",\"p99\",\"p999\",\"max\"},\"latencyNs\":{...}};\n"
+    "                   for fclib {\"problem\",\"form\",\"contacts\",\"dofs\",\"solver\",\n"
+    "                   \"status\",\"iterations\",\"solveNs\",\"residual\",\n"
+    "                   \"residualMomentum\" (global form),\"residualCoulomb\"}; dofs is null\n"
+    "                   for the local form\n"
     "  --repeat N       timed solves for bench (default 1000)\n"
     "  --warmup N       untimed solves before them (default 100)\n"
     "  --warm           bench: warm-start each solve from the previous answer\n"
@@ -79,14 +103,19 @@ static const char usage_text[] =
     "  --rate HZ        stream: frames per second (default 1000)\n"
     "  --duration S     stream: seconds to stream (default 5)\n"
     "  --timeout MS     send/stats: how long to wait for the answer (default 2000)\n"
+    "  --write-solution OUT.hdf5\n"
+    "                   fclib: write the problem and the answer (v, r, u) to the new FCLIB file\n"
+    "                   OUT.hdf5 (fclib_write_solution); an existing file is not overwritten\n"
     "  -h, --help       this text\n"
     "  --version        print the version\n"
     "\n"
     "Exit status:\n"
     "  0  success (solve/send: the Result is STATUS_OK; bench: every solve converged;\n"
-    "     stream: no Error and no STATUS_FAILED/INVALID result)\n"
+    "     stream: no Error and no STATUS_FAILED/INVALID result; fclib: SAP converged)\n"
     "  1  the solve failed or returned another status, or the daemon failed or sent an Error\n"
-    "  2  usage error (unknown command or option, bad value, unreadable or invalid scene file)\n"
+    "  2  usage error (unknown command or option, bad value, unreadable or invalid scene file,\n"
+    "     FCLIB file that is unreadable, invalid or not supported, --write-solution file that\n"
+    "     exists or whose directory does not)\n"
     "\n"
     "Examples:\n"
     "  contactctl solve tests/data/box_on_plane.json\n"
@@ -94,9 +123,10 @@ static const char usage_text[] =
     "  contactctl bench tests/data/peg_in_hole.json --repeat 10000 --warm\n"
     "  contactctl send tests/data/box_on_plane.json --tcp 127.0.0.1:7411\n"
     "  contactctl stream tests/data/box_on_plane.json --rate 1000 --duration 5 --json\n"
+    "  contactctl fclib ../shared/fclib/TwoRods/GFC3D_TwoRods1.hdf5 --json\n"
     "  contactctl stats\n";
 
-typedef enum command { CMD_SOLVE, CMD_BENCH, CMD_SEND, CMD_STREAM, CMD_STATS } command;
+typedef enum command { CMD_SOLVE, CMD_BENCH, CMD_SEND, CMD_STREAM, CMD_STATS, CMD_FCLIB } command;
 
 // Long options. getopt_long returns OPT_BASE + index; a command's options are a mask of BIT()s.
 enum {
@@ -110,6 +140,7 @@ enum {
     O_RATE,
     O_DURATION,
     O_TIMEOUT,
+    O_WRITE_SOLUTION,
 };
 #define OPT_BASE 0x100
 #define BIT(o) (1u << (o))
@@ -123,6 +154,7 @@ enum {
 #define OPT_RATE BIT(O_RATE)
 #define OPT_DURATION BIT(O_DURATION)
 #define OPT_TIMEOUT BIT(O_TIMEOUT)
+#define OPT_WRITE_SOLUTION BIT(O_WRITE_SOLUTION)
 
 static const struct {
     const char *name;
@@ -135,6 +167,7 @@ static const struct {
     [CMD_STREAM] = {"stream", OPT_SOLVER | OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_RATE |
                                   OPT_DURATION, true},
     [CMD_STATS] = {"stats", OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT, false},
+    [CMD_FCLIB] = {"fclib", OPT_SOLVER | OPT_JSON | OPT_WRITE_SOLUTION, true},
 };
 
 typedef struct args {
@@ -147,6 +180,7 @@ typedef struct args {
     const char *socket, *tcp;
     double rate, duration;
     long timeout_ms;
+    const char *write_solution;
 } args;
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -195,6 +229,7 @@ static int parse_args(int argc, char **argv, args *a) {
         {"rate", required_argument, NULL, OPT_BASE + O_RATE},
         {"duration", required_argument, NULL, OPT_BASE + O_DURATION},
         {"timeout", required_argument, NULL, OPT_BASE + O_TIMEOUT},
+        {"write-solution", required_argument, NULL, OPT_BASE + O_WRITE_SOLUTION},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -222,6 +257,7 @@ static int parse_args(int argc, char **argv, args *a) {
             continue;
         case 'h':
             fputs(usage_text, stdout);
+            fputs(usage_options_text, stdout);
             return EXIT_OK;
         case 'V':
             printf("contactctl %s\n", CONTACTD_VERSION);
@@ -241,6 +277,7 @@ static int parse_args(int argc, char **argv, args *a) {
         case O_WARM: a->warm = true; break;
         case O_SOCKET: a->socket = optarg; break;
         case O_TCP: a->tcp = optarg; break;
+        case O_WRITE_SOLUTION: a->write_solution = optarg; break;
         case O_REPEAT:
             if (!parse_long(optarg, 1, &a->repeat)) {
                 return usage_error("--repeat: expected an integer >= 1, got '%s'", optarg);
@@ -284,7 +321,8 @@ static int parse_args(int argc, char **argv, args *a) {
     }
     const int want = commands[a->cmd].needs_scene ? 2 : 1;
     if (nops < want) {
-        return usage_error("%s: missing SCENE.json", operands[0]);
+        return usage_error("%s: missing %s", operands[0],
+                           a->cmd == CMD_FCLIB ? "PROBLEM.hdf5" : "SCENE.json");
     }
     if (nops > want) {
         return usage_error("%s: unexpected argument '%s'", operands[0], operands[want]);
@@ -292,7 +330,7 @@ static int parse_args(int argc, char **argv, args *a) {
     a->scene_path = want == 2 ? operands[1] : NULL;
     const unsigned stray = a->given & ~commands[a->cmd].options;
     // longopts lists the O_* options first, in enum order.
-    for (int o = 0; stray && o <= O_TIMEOUT; o++) {
+    for (int o = 0; stray && o <= O_WRITE_SOLUTION; o++) {
         if (stray & BIT(o)) {
             return usage_error("%s does not take --%s", operands[0], longopts[o].name);
         }
@@ -842,6 +880,88 @@ out:
     return r;
 }
 
+// fclib: one FCLIB problem solved in-process with SAP and scored with Siconos' residual.
+static int cmd_fclib(const args *a) {
+    cs_solver solver = CS_SOLVER_SAP;
+    if (a->solver && cs_solver_from_name(a->solver, &solver) < 0) {
+        return usage_error("--solver: unknown solver '%s'", a->solver);
+    }
+    if (solver != CS_SOLVER_SAP) {
+        return usage_error("fclib: only --solver sap takes FCLIB problems");
+    }
+    char err[1024];
+    // Fail before a long solve, not after it.
+    if (a->write_solution && fclib_io_check_output(a->write_solution, err, sizeof err) < 0) {
+        return usage_error("--write-solution: %s", err);
+    }
+    fclib_io_problem p;
+    if (fclib_io_load(a->scene_path, &p, err, sizeof err) < 0) {
+        return usage_error("%s", err);
+    }
+    fclib_io_result res;
+    const cs_options opt = {.solver = CS_SOLVER_SAP};
+    if (fclib_io_solve(&p, &opt, &res, err, sizeof err) < 0) {
+        fprintf(stderr, "contactctl: %s: %s\n", a->scene_path, err);
+        fclib_io_free(&p);
+        return EXIT_FAIL;
+    }
+    const char *slash = strrchr(a->scene_path, '/');
+    const char *name = slash ? slash + 1 : a->scene_path;
+    if (a->json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "problem", name);
+        cJSON_AddStringToObject(o, "form", fclib_io_form_name(p.form));
+        cJSON_AddNumberToObject(o, "contacts", p.nc);
+        if (p.form == FCLIB_IO_GLOBAL) {
+            cJSON_AddNumberToObject(o, "dofs", p.nv);
+        } else {
+            cJSON_AddNullToObject(o, "dofs"); // a local problem has none (p.nv = rank W)
+        }
+        cJSON_AddStringToObject(o, "solver", cs_solver_name(solver));
+        cJSON_AddStringToObject(o, "status", cs_status_name(res.status));
+        cJSON_AddNumberToObject(o, "iterations", res.stats.iterations);
+        cJSON_AddNumberToObject(o, "solveNs", (double)res.solve_ns);
+        cJSON_AddNumberToObject(o, "residual", res.error.total);
+        if (p.form == FCLIB_IO_GLOBAL) {
+            cJSON_AddNumberToObject(o, "residualMomentum", res.error.momentum);
+        }
+        cJSON_AddNumberToObject(o, "residualCoulomb", res.error.coulomb);
+        char *txt = cJSON_Print(o);
+        if (txt) {
+            puts(txt);
+        }
+        free(txt);
+        cJSON_Delete(o);
+    } else {
+        printf("%-44s %-6s %8s %6s %-6s %-10s %10s %12s %10s %10s %10s\n", "problem", "form",
+               "contacts", "dofs", "solver", "status", "iterations", "solve (ms)", "residual",
+               "momentum", "coulomb");
+        char dofs[16] = "-", mom[16] = "-";
+        if (p.form == FCLIB_IO_GLOBAL) {
+            snprintf(dofs, sizeof dofs, "%d", p.nv);
+            snprintf(mom, sizeof mom, "%.3e", res.error.momentum);
+        }
+        printf("%-44s %-6s %8d %6s %-6s %-10s %10d %12.3f %10.3e %10s %10.3e\n", name,
+               fclib_io_form_name(p.form), p.nc, dofs, cs_solver_name(solver),
+               cs_status_name(res.status), res.stats.iterations, (double)res.solve_ns / 1e6,
+               res.error.total, mom, res.error.coulomb);
+    }
+    int r = res.status == CS_CONVERGED ? EXIT_OK : EXIT_FAIL;
+    if (a->write_solution) {
+        if (res.status < 0) {
+            fprintf(stderr, "contactctl: %s: not written, the solve failed (%s)\n",
+                    a->write_solution, cs_status_name(res.status));
+            r = EXIT_FAIL;
+        } else if (fclib_io_write_solution(a->write_solution, &p, &res, err, sizeof err) < 0) {
+            fprintf(stderr, "contactctl: %s\n", err);
+            r = EXIT_FAIL;
+        }
+    }
+    fclib_io_result_free(&res);
+    fclib_io_free(&p);
+    return r;
+}
+
 int main(int argc, char **argv) {
     args a;
     const int r = parse_args(argc, argv, &a);
@@ -854,6 +974,7 @@ int main(int argc, char **argv) {
     case CMD_SEND: return cmd_send(&a);
     case CMD_STREAM: return cmd_stream(&a);
     case CMD_STATS: return cmd_stats(&a);
+    case CMD_FCLIB: return cmd_fclib(&a);
     }
     return EXIT_USAGE;
 }

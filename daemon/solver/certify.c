@@ -137,3 +137,38 @@ bool cs_certificate_is_ok(const cs_certificate *c, double tol, bool frictional) 
     // A frictionless solver is not judged on the friction law it does not model.
     return ok && (!frictional || c->dissipation <= tol * is);
 }
+
+/* SAP's absolute stopping tolerance per island, sqrt(J) (its eps_a, sap.md section 9). */
+#define SAP_ABS_TOL 1e-14
+
+bool cs_certificate_is_ok_regularized(cs_workspace *ws, const cs_model *m, const double *lambda,
+                                      const double *v, const cs_certificate *cert, double tol) {
+    if (!(tol > 0))
+        tol = CERT_TOL_DEFAULT;
+    const int nv = 6 * m->nb;
+    const size_t mark = cs__ws_mark(ws);
+    double *jtl = cs__ws_alloc(ws, (size_t)nv * sizeof(double));
+    double *mv = cs__ws_alloc(ws, (size_t)nv * sizeof(double));
+    double *mvs = cs__ws_alloc(ws, (size_t)nv * sizeof(double));
+    if (nv && (!jtl || !mv || !mvs)) {
+        cs__ws_release(ws, mark);
+        return false;
+    }
+    cs_model_jt(m, lambda, jtl);
+    cs_model_mul(m, v, mv);
+    cs_model_mul(m, m->vstar, mvs);
+    double res = 0, scale = 0;
+    for (int b = 0; b < m->nb; b++) {
+        for (int k = 0; k < 6; k++) {
+            const int j = 6 * b + k;
+            // diag(M): the mass, then the world inertia's diagonal.
+            const double d2 = 1 / (k < 3 ? m->mass[b] : m->iw[9 * b + 4 * (k - 3)]);
+            const double g = mv[j] - mvs[j] - jtl[j];
+            res += d2 * g * g;
+            scale += d2 * (mv[j] * mv[j] + jtl[j] * jtl[j]);
+        }
+    }
+    cs__ws_release(ws, mark);
+    return sqrt(res) <= SAP_ABS_TOL * sqrt(nv) + tol * sqrt(scale) &&
+           cert->cone <= tol * cert->impulse_scale;
+}

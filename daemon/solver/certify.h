@@ -24,4 +24,20 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
  * (frictional = true) or one that ignores it (false: cone and dissipation are not judged). */
 bool cs_certificate_is_ok(const cs_certificate *cert, double tol, bool frictional);
 
+/* SAP's certificate (Castro et al. 2022, eq. 26), recomputed from lambda [3 nc] and v [6 nb]
+ * with cert from cs_certify(..., pyramid = false, ...). With g = M (v - v*) - J^T lambda, the
+ * momentum residual, and D = diag(M)^-1/2 (so every component is in sqrt(J)), true when
+ *     |D g|_2 <= 1e-14 sqrt(6 nb) + tol sqrt(|D M v|_2^2 + |D J^T lambda|_2^2)
+ * and lambda lies in the exact cone (cert->cone <= tol cert->impulse_scale); tol 0 means 1e-6.
+ * For lambda = P_F(y(v)), which SAP's answers satisfy by construction, g is the gradient of
+ * SAP's convex cost, so this certifies the optimum of the problem SAP solves: it is SAP's own
+ * stopping test (per island |D g| <= 1e-14 + tol max(|D M v|, |D J^T lambda|)) summed over
+ * islands by Minkowski's inequality, so every answer SAP calls converged at tol passes.
+ * Complementarity, normal velocity and maximal dissipation hold only up to the regularization
+ * (compliance R_n gamma_n, stiction slip R_t |gamma_t|, gliding; sap.md section 3.4): they are
+ * reported in cert, not judged. cs_certificate_is_ok() (the pivoting solvers') is unchanged.
+ * Scratch from ws (within cs_certify_size); false when it is short. thread: any. rt-safe: yes. */
+bool cs_certificate_is_ok_regularized(cs_workspace *ws, const cs_model *m, const double *lambda,
+                                      const double *v, const cs_certificate *cert, double tol);
+
 #endif /* CONTACTD_SOLVER_CERTIFY_H */

@@ -31,12 +31,19 @@ void cs_lemke_direction(int d, int j, double *ret_c, double *ret_s) {
     *ret_s = sin(a);
 }
 
+size_t cs_lemke_contact_lcp_size(const cs_limits *lim) {
+    const size_t n = (size_t)lim->max_contacts, N = n * (2 + (size_t)lim->max_dirs);
+    // W3 and the contact-frame velocities, then the Delassus scratch while forming W3.
+    return cs__ws_bytes(9 * n * n * sizeof(double)) + cs__ws_bytes(N * sizeof(double)) +
+           cs_model_delassus_size(lim);
+}
+
 size_t cs_lemke_standard_size(const cs_limits *lim) {
     const size_t n = (size_t)lim->max_contacts, N = n * (2 + (size_t)lim->max_dirs);
-    // W3, M, q, c, z; then the Delassus scratch (while forming W3) or Lemke's (while solving).
-    const size_t del = cs_model_delassus_size(lim), lcp = cs_lemke_lcp_size((int)N);
-    return cs__ws_bytes(9 * n * n * sizeof(double)) + cs__ws_bytes(N * N * sizeof(double)) +
-           3 * cs__ws_bytes(N * sizeof(double)) + (del > lcp ? del : lcp);
+    // M, q, z; then forming's scratch or Lemke's (while solving).
+    const size_t form = cs_lemke_contact_lcp_size(lim), lcp = cs_lemke_lcp_size((int)N);
+    return cs__ws_bytes(N * N * sizeof(double)) + 2 * cs__ws_bytes(N * sizeof(double)) +
+           (form > lcp ? form : lcp);
 }
 
 /* Frame-row combination of pyramid row a: row a < n is contact a's normal; row n + i d + j is
@@ -52,17 +59,12 @@ static int row_combination(int n, int d, int a, double p[3]) {
     return i;
 }
 
-cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
-                                  double *lambda, cs_stats *st) {
+cs_status cs_lemke_contact_lcp(cs_workspace *ws, const cs_model *m, double *M, double *q) {
     const int n = m->nc, d = m->nd, N = n * (2 + d), nr = n * (1 + d);
     const size_t mark = cs__ws_mark(ws);
-    *st = (cs_stats){0};
     double *W = cs__ws_alloc(ws, 9 * (size_t)n * n * sizeof(double));
-    double *M = cs__ws_zalloc(ws, (size_t)N * N * sizeof(double));
-    double *q = cs__ws_alloc(ws, (size_t)N * sizeof(double));
-    double *z = cs__ws_alloc(ws, (size_t)N * sizeof(double));
     double *u = cs__ws_alloc(ws, (size_t)N * sizeof(double));
-    if (n > 0 && (!W || !M || !q || !z || !u)) {
+    if (n > 0 && (!W || !u)) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
@@ -71,6 +73,7 @@ cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_
         cs__ws_release(ws, mark);
         return status;
     }
+    memset(M, 0, (size_t)N * N * sizeof(double));
     // Contact-frame velocities at v*: q's nu and sigma rows are combinations of them.
     cs_model_jv(m, m->vstar, u);
     for (int b = 0; b < nr; b++) {
@@ -97,6 +100,27 @@ cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_
             M[(size_t)sj * N + gi] = -1; // -E^T: gamma_i -= phi_ij
         }
         q[gi] = 0;
+    }
+    cs__ws_release(ws, mark);
+    return CS_CONVERGED;
+}
+
+cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
+                                  double *lambda, cs_stats *st) {
+    const int n = m->nc, d = m->nd, N = n * (2 + d);
+    const size_t mark = cs__ws_mark(ws);
+    *st = (cs_stats){0};
+    double *M = cs__ws_alloc(ws, (size_t)N * N * sizeof(double));
+    double *q = cs__ws_alloc(ws, (size_t)N * sizeof(double));
+    double *z = cs__ws_alloc(ws, (size_t)N * sizeof(double));
+    if (n > 0 && (!M || !q || !z)) {
+        cs__ws_release(ws, mark);
+        return CS_ENOSPACE;
+    }
+    cs_status status = cs_lemke_contact_lcp(ws, m, M, q);
+    if (status != CS_CONVERGED) {
+        cs__ws_release(ws, mark);
+        return status;
     }
     status = cs_lemke_lcp(ws, N, M, N, q, NULL, opt, z, st);
     for (int i = 0; i < n; i++) {

@@ -12,6 +12,14 @@ size_t cs_lemke_standard_size(const cs_limits *lim);
 /* Friction direction j of contact i's pyramid in its tangent plane: (cos, sin) of 2 pi j / d. */
 void cs_lemke_direction(int d, int j, double *ret_c, double *ret_s);
 
+/* Scratch bytes of cs_lemke_contact_lcp() besides M and q. */
+size_t cs_lemke_contact_lcp_size(const cs_limits *lim);
+
+/* Forms eq. (6) of m explicitly: M [N x N] column-major (ld N) and q [N], N = nc (2 + nd), rows
+ * ordered (nu_i), (sigma_ij, i-major), (gamma_i). Also what peer solvers are benchmarked on.
+ * Returns 0 or CS_ENOSPACE. thread: any, one caller per workspace. rt-safe: yes. */
+cs_status cs_lemke_contact_lcp(cs_workspace *ws, const cs_model *m, double *M, double *q);
+
 /* Forms eq. (6) explicitly, with M = [N D]^T M^-1 [N D] blocks, mu and E, and
  * q = (N^T v* - bias, D^T v*, 0) of size n (2 + d), and solves it with cs_lemke_lcp().
  * lambda: [3 nc] out, contact-frame impulses (theta, sum_j phi_j d_j). st: pivots.

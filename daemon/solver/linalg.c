@@ -120,3 +120,61 @@ void cs_psd_solve(int n, const double *L, int lda, const int *piv, int rank, con
     for (int i = 0; i < n; i++)
         x[piv[i]] = y[i];
 }
+
+int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth) {
+    double amax = 0;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++)
+            amax = fmax(amax, fabs(A[(size_t)j * lda + i]));
+    if (!isfinite(amax))
+        return -1;
+    double umin = INFINITY, umax = 0;
+    for (int k = 0; k < n; k++) {
+        int p = k;
+        for (int i = k + 1; i < n; i++)
+            if (fabs(A[(size_t)k * lda + i]) > fabs(A[(size_t)k * lda + p]))
+                p = i;
+        piv[k] = p;
+        const double d = A[(size_t)k * lda + p];
+        if (!(fabs(d) > 1e-13 * amax))
+            return -1;
+        if (p != k)
+            for (int j = 0; j < n; j++) {
+                double *c = A + (size_t)j * lda;
+                const double t = c[k];
+                c[k] = c[p];
+                c[p] = t;
+            }
+        umin = fmin(umin, fabs(d));
+        umax = fmax(umax, fabs(d));
+        double *ck = A + (size_t)k * lda;
+        for (int i = k + 1; i < n; i++)
+            ck[i] /= d;
+        for (int j = k + 1; j < n; j++) {
+            double *cj = A + (size_t)j * lda;
+            const double f = cj[k];
+            if (f != 0)
+                for (int i = k + 1; i < n; i++)
+                    cj[i] -= f * ck[i];
+        }
+    }
+    *ret_growth = n > 0 ? umax / umin : 1;
+    return 0;
+}
+
+void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b) {
+    // The factor swapped whole rows (L included), so P b first, then L y = P b.
+    for (int k = 0; k < n; k++) {
+        const double t = b[k];
+        b[k] = b[piv[k]];
+        b[piv[k]] = t;
+    }
+    for (int k = 0; k < n; k++)
+        for (int i = k + 1; i < n; i++)
+            b[i] -= LU[(size_t)k * lda + i] * b[k];
+    for (int k = n - 1; k >= 0; k--) {
+        b[k] /= LU[(size_t)k * lda + k];
+        for (int i = 0; i < k; i++)
+            b[i] -= LU[(size_t)k * lda + i] * b[k];
+    }
+}

@@ -47,4 +47,13 @@ int cs_psd_factor(int n, double *A, int lda, int *piv, int *rank, double rel_tol
 void cs_psd_solve(int n, const double *L, int lda, const int *piv, int rank, const double *b,
                   double *x, double *work);
 
+/* In-place LU with partial pivoting, P A = L U, of a small dense A (n x n, column-major, lda >=
+ * n): the kernels of the structural Lemke solver (n <= 6 bodies + 2). piv: [n] out.
+ * *ret_growth = max |U_ii| / min |U_ii|, a cheap condition estimate for tolerances. Returns 0, or
+ * -1 when a pivot is below 1e-13 of A's largest entry (numerically singular) or not finite.
+ * thread: any. rt-safe: yes. */
+int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth);
+/* Solves A x = b in place (b: [n]) with the factor of cs_lu_factor(). */
+void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b);
+
 #endif /* CONTACTD_SOLVER_LINALG_H */

@@ -204,26 +204,21 @@ void cs_model_velocity(const cs_model *m, const double *lambda, double *v, doubl
         v[k] += m->vstar[k];
 }
 
-size_t cs_model_delassus_size(const cs_limits *lim) {
-    // Per Jacobian row and side: J (6) and M^-1 J^T (6).
+size_t cs_model_jacobian_size(const cs_limits *lim) {
     return cs__ws_bytes(3 * (size_t)lim->max_contacts * 2 * 12 * sizeof(double));
 }
 
-cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw) {
-    const int nr = rows * m->nc;
-    const size_t mark = cs__ws_mark(ws);
-    // js[(row * 2 + side) * 12 + 0..5] = J block, [6..11] = M^-1 J^T block, of the row's body.
-    double *js = cs__ws_alloc(ws, (size_t)nr * 2 * 12 * sizeof(double));
-    if (!js)
-        return CS_ENOSPACE;
+void cs_model_jacobian(const cs_model *m, int rows, double *js) {
     for (int i = 0; i < m->nc; i++) {
         for (int r = 0; r < rows; r++) {
             const double *t = m->frame + 9 * i + 3 * r;
             for (int side = 0; side < 2; side++) {
                 const int b = side == 0 ? m->ia[i] : m->ib[i];
                 double *J = js + ((size_t)(rows * i + r) * 2 + side) * 12;
-                if (b < 0)
+                if (b < 0) {
+                    memset(J, 0, 12 * sizeof(double));
                     continue;
+                }
                 jrow(J, t, (side == 0 ? m->ra : m->rb) + 3 * i);
                 if (side == 1)
                     for (int k = 0; k < 6; k++)
@@ -234,6 +229,19 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
             }
         }
     }
+}
+
+size_t cs_model_delassus_size(const cs_limits *lim) {
+    return cs_model_jacobian_size(lim);
+}
+
+cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw) {
+    const int nr = rows * m->nc;
+    const size_t mark = cs__ws_mark(ws);
+    double *js = cs__ws_alloc(ws, (size_t)nr * 2 * 12 * sizeof(double));
+    if (!js)
+        return CS_ENOSPACE;
+    cs_model_jacobian(m, rows, js);
     // W_pq = sum over shared bodies of J_p,b . M_b^-1 J_q,b^T.
     for (int q = 0; q < nr; q++) {
         const int iq = q / rows;

@@ -50,6 +50,13 @@ void cs_model_mul(const cs_model *m, const double *x, double *out);
 /* v[6 nb] = v* + M^-1 J^T lambda. scratch: [6 nb]. */
 void cs_model_velocity(const cs_model *m, const double *lambda, double *v, double *scratch);
 
+/* Bytes of the table cs_model_jacobian() fills for rows = 3 and any scene within lim. */
+size_t cs_model_jacobian_size(const cs_limits *lim);
+/* Jacobian table of the first `rows` frame rows of every contact, per row and side (side 0:
+ * body_a, 1: body_b): js[((rows i + r) 2 + side) 12 + 0..5] = the row's generalized 6-vector on
+ * that body (negated for body_b), [6..11] = M_b^-1 times it. Zero for the world. */
+void cs_model_jacobian(const cs_model *m, int rows, double *js);
+
 /* Workspace bytes of cs_model_delassus() scratch for lim. */
 size_t cs_model_delassus_size(const cs_limits *lim);
 /* W = J_r M^-1 J_r^T (column-major, ldw >= rows * nc) where J_r keeps the first `rows` rows of each

@@ -31,7 +31,8 @@ int cs_solver_from_name(const char *name, cs_solver *ret) {
 }
 
 bool cs_solver_is_available(cs_solver s) {
-    return s == CS_SOLVER_DANTZIG || s == CS_SOLVER_LEMKE_STANDARD;
+    return s == CS_SOLVER_DANTZIG || s == CS_SOLVER_LEMKE_STANDARD || s == CS_SOLVER_LEMKE ||
+           s == CS_SOLVER_LEMKE_STRUCTURAL || s == CS_SOLVER_SAP;
 }
 
 const char *cs_status_name(cs_status st) {

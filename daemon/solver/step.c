@@ -4,7 +4,8 @@
  * An answer goes out as the solver's own only when it passes the certificate. Otherwise (ray,
  * pivot cap, a failed certificate, or the deadline) the answer is the fallback, labelled: the
  * previous certified impulses of contacts whose ids persist and zero for new ones, with the
- * velocities they imply and their own, honest, certificate. */
+ * velocities they imply and their own, honest, certificate. SAP is the exception at the deadline:
+ * each of its iterates lowers its convex cost, so its iterate goes out, labelled CS_DEADLINE. */
 #include "solver/step.h"
 
 #include <math.h>
@@ -15,18 +16,46 @@
 #include "solver/dantzig.h"
 #include "solver/deadline.h"
 #include "solver/lemke_contact.h"
+#include "solver/lemke_structural.h"
 #include "solver/model.h"
+#include "solver/sap.h"
 #include "solver/warmstart.h"
 #include "solver/workspace.h"
 
 size_t cs_step_size(const cs_limits *lim) {
     return cs__ws_bytes(3 * (size_t)lim->max_contacts * sizeof(double)) +
-           2 * cs__ws_bytes(6 * (size_t)lim->max_bodies * sizeof(double));
+           2 * cs__ws_bytes(6 * (size_t)lim->max_bodies * sizeof(double)) +
+           cs__ws_bytes((size_t)lim->max_contacts * sizeof(uint32_t));
 }
 
-static cs_status run_solver(cs_workspace *ws, const cs_model *m, const cs_options *opt,
-                            double *lambda, cs_stats *st) {
+/* The previous tick's Lemke basis words of s's contacts in scene order (0 for new contacts);
+ * NULL when none of them is known. */
+static const uint32_t *warm_basis(const cs_warmstart *warm, const cs_scene *s, int d,
+                                  uint32_t *words) {
+    bool any = false;
+    for (int i = 0; i < s->nc; i++)
+        any = cs__warm_basis(warm, s->contacts[i].id, d, &words[i]) || any;
+    return any ? words : NULL;
+}
+
+/* basis: [nc] out, the Lemke basis words of the structural variants (untouched otherwise).
+ * v [6 nb], state [nc]: out for SAP only, whose answer is its velocity iterate with the labels
+ * of its projection regions. */
+static cs_status run_solver(cs_workspace *ws, const cs_model *m, const cs_scene *s,
+                            const cs_options *opt, const cs_warmstart *warm, double *lambda,
+                            uint32_t *basis, double *v, uint8_t *state, cs_stats *st) {
     switch (opt->solver) {
+    case CS_SOLVER_SAP:
+        // SAP stops at the tolerance its answer is certified at.
+        return cs_sap_solve(ws, m, s, opt, &(cs_sap_params){.rel_tol = opt->cert_tol}, warm,
+                            lambda, v, state, st);
+    case CS_SOLVER_LEMKE:
+    case CS_SOLVER_LEMKE_STRUCTURAL: {
+        const bool reduced = opt->solver == CS_SOLVER_LEMKE;
+        // basis doubles as the input words: the solver reads them before writing its own.
+        const uint32_t *w = warm ? warm_basis(warm, s, m->nd, basis) : NULL;
+        return cs_lemke_structural_solve(ws, m, opt, reduced, w, lambda, basis, st);
+    }
     case CS_SOLVER_DANTZIG:
         return cs_dantzig_solve(ws, m, opt, lambda, st);
     case CS_SOLVER_LEMKE_STANDARD:
@@ -87,7 +116,8 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     double *lambda = cs__ws_alloc(ws, 3 * (size_t)s->nc * sizeof(double));
     double *v = cs__ws_alloc(ws, 6 * (size_t)s->nb * sizeof(double));
     double *scratch = cs__ws_alloc(ws, 6 * (size_t)s->nb * sizeof(double));
-    if (st == CS_CONVERGED && (s->nc || s->nb) && (!lambda || !v || !scratch))
+    uint32_t *basis = cs__ws_zalloc(ws, (size_t)s->nc * sizeof(uint32_t));
+    if (st == CS_CONVERGED && (s->nc || s->nb) && (!lambda || !v || !scratch || !basis))
         st = CS_ENOSPACE;
     if (st != CS_CONVERGED) {
         cs__ws_release(ws, mark);
@@ -95,25 +125,44 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     }
 
     // A tick that reaches this session already late answers with the fallback at once, even
-    // for a problem that would need no pivot.
-    st = cs__deadline_passed(opt) ? CS_DEADLINE : run_solver(ws, &m, opt, lambda, &out->stats);
+    // for a problem that would need no pivot. SAP's first iterate is an answer of its own, so
+    // SAP meets the deadline itself.
+    const bool sap = opt->solver == CS_SOLVER_SAP;
+    if (!sap && cs__deadline_passed(opt)) {
+        st = CS_DEADLINE;
+    } else {
+        const int64_t t0 = opt->clock_ns ? opt->clock_ns() : 0;
+        st = run_solver(ws, &m, s, opt, warm, lambda, basis, v, out->state, &out->stats);
+        out->stats.solve_ns = opt->clock_ns ? opt->clock_ns() - t0 : 0;
+    }
     out->primary = st;
     const bool frictional = opt->solver != CS_SOLVER_DANTZIG;
     // The pivoting solvers solve Coulomb's law on the d-sided pyramid; judge them on it.
     const bool pyramid = opt->solver == CS_SOLVER_LEMKE ||
                          opt->solver == CS_SOLVER_LEMKE_STRUCTURAL ||
                          opt->solver == CS_SOLVER_LEMKE_STANDARD;
-    if (st == CS_CONVERGED || st == CS_MAXITER) {
+    if (sap && st >= 0) {
+        // SAP's regularized answer is judged on what it solves (certify.h); at the deadline its
+        // iterate is the answer, labelled, with the certificate it has.
+        cs_certify(ws, &m, lambda, v, false, &out->cert, NULL);
+        if (st != CS_DEADLINE &&
+            !cs_certificate_is_ok_regularized(ws, &m, lambda, v, &out->cert, opt->cert_tol))
+            st = out->primary = CS_UNCERTIFIED;
+    } else if (st == CS_CONVERGED || st == CS_MAXITER) {
         cs_model_velocity(&m, lambda, v, scratch);
         cs_certify(ws, &m, lambda, v, pyramid, &out->cert, out->state);
         if (!cs_certificate_is_ok(&out->cert, opt->cert_tol, frictional))
             st = out->primary = CS_UNCERTIFIED;
     }
-    if (st == CS_CONVERGED || st == CS_MAXITER) {
+    if (st == CS_CONVERGED || st == CS_MAXITER || (sap && st == CS_DEADLINE)) {
         out->status = st;
         emit(&m, lambda, v, out);
-        if (warm)
+        // The warm start keeps certified answers only.
+        if (warm && st != CS_DEADLINE) {
             cs__warm_store(warm, out);
+            if (opt->solver == CS_SOLVER_LEMKE || opt->solver == CS_SOLVER_LEMKE_STRUCTURAL)
+                cs__warm_store_basis(warm, basis, m.nd);
+        }
     } else {
         // Fallback: previous impulses by contact id, zero for new contacts.
         for (int i = 0; i < s->nc; i++)

@@ -100,6 +100,8 @@ typedef struct cs_scene {
 typedef struct cs_stats {
     int pivots;
     int iterations;
+    int64_t solve_ns;  /* the solver alone inside cs_step (model and certificate excluded);
+                        * 0 when opt->clock_ns is NULL */
     size_t peak_bytes; /* workspace high-water mark during the solve */
 } cs_stats;
 

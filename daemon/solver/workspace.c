@@ -10,7 +10,9 @@
 #include "solver/certify.h"
 #include "solver/dantzig.h"
 #include "solver/lemke_contact.h"
+#include "solver/lemke_structural.h"
 #include "solver/model.h"
+#include "solver/sap.h"
 #include "solver/step.h"
 
 #define WS_ALIGN 64
@@ -39,7 +41,8 @@ cs_workspace *cs_workspace_new(const cs_limits *lim) {
     // The model and the answer persist through a step; one solver runs at a time, then the
     // certificate: the largest of those follows.
     size_t scratch = cs_certify_size(lim);
-    const size_t solvers[] = {cs_dantzig_size(lim), cs_lemke_standard_size(lim)};
+    const size_t solvers[] = {cs_dantzig_size(lim), cs_lemke_standard_size(lim),
+                             cs_lemke_structural_size(lim), cs_sap_size(lim)};
     for (size_t k = 0; k < sizeof solvers / sizeof solvers[0]; k++)
         scratch = solvers[k] > scratch ? solvers[k] : scratch;
     const size_t need = cs_model_size(lim) + cs_step_size(lim) + scratch;

@@ -26,7 +26,7 @@ int cd_config_defaults(cd_config *c) {
         .realtime = true,
         .priority = CD_PRIORITY_DEFAULT,
         .cpu = -1,
-        .default_solver = CS_SOLVER_DANTZIG,
+        .default_solver = CS_SOLVER_LEMKE,
         .limits = {.max_bodies = CD_MAX_BODIES_DEFAULT,
                    .max_contacts = CD_MAX_CONTACTS_DEFAULT,
                    .max_dirs = CD_MAX_DIRS_DEFAULT},

@@ -32,7 +32,7 @@ static int setup(void **state) {
     void *mem = aligned_alloc(64, (cs_result_size(&lim) + 63) / 64 * 64);
     cs_result res;
     cs_result_init(&res, mem, &lim);
-    const cs_options opt = {.solver = CS_SOLVER_DANTZIG};
+    const cs_options opt = {.solver = CS_SOLVER_LEMKE};
     if (!ws || !mem || cs_step(ws, &box, &opt, NULL, &res) != CS_CONVERGED || res.nc != 4) {
         return -1;
     }
@@ -72,7 +72,7 @@ static void box_over(bool tcp) {
     const Contactd__V1__Welcome *w = cdc_conn_welcome(c);
     assert_int_equal(w->protocol_version, 1);
     assert_true(w->session_id > 0);
-    assert_string_equal(w->default_solver_name, "dantzig");
+    assert_string_equal(w->default_solver_name, "lemke");
     assert_int_equal(w->rate_hz, 1000);
     assert_int_equal(w->deadline_ns, 800000); /* 80 % of the 1 ms period */
     assert_non_null(w->limits);

@@ -160,9 +160,21 @@ static void lemke_standard_matches_artisynth(void **state) {
     run_file(CS_SOLVER_LEMKE_STANDARD);
 }
 
+static void lemke_structural_matches_artisynth(void **state) {
+    (void)state;
+    run_file(CS_SOLVER_LEMKE_STRUCTURAL);
+}
+
+static void lemke_matches_artisynth(void **state) {
+    (void)state;
+    run_file(CS_SOLVER_LEMKE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lemke_standard_matches_artisynth),
+        cmocka_unit_test(lemke_structural_matches_artisynth),
+        cmocka_unit_test(lemke_matches_artisynth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,7 +50,7 @@ static void defaults(void **state) {
     assert_near(c.deadline_fraction, 0.8, 0.0);
     assert_true(c.realtime);
     assert_int_equal(c.cpu, -1);
-    assert_int_equal(c.default_solver, CS_SOLVER_DANTZIG);
+    assert_int_equal(c.default_solver, CS_SOLVER_LEMKE);
     assert_int_equal(c.limits.max_bodies, CD_MAX_BODIES_DEFAULT);
     assert_int_equal(c.log_level, CD_LOG_INFO);
     char err[256];

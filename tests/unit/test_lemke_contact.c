@@ -1,19 +1,28 @@
 /* SPDX-License-Identifier: MIT */
-/* lemke-standard on the analytic scenes: a box on an incline sticks for mu > tan(theta) and
- * slides with friction on the pyramid boundary for mu < tan(theta); frictionless scenes agree
- * with Dantzig's solver; every answer is certified against the pyramid. */
+/* The three Lemke variants (lemke-standard, lemke-structural, lemke) on the analytic scenes: a box
+ * on an incline sticks for mu > tan(theta) and slides with friction on the pyramid boundary for
+ * mu < tan(theta); frictionless scenes agree with Dantzig's solver; a peg under random wrenches
+ * and stacks of 1-5 boxes; every answer is certified against the pyramid. Each test runs once
+ * per variant (cmocka prestate = the solver). */
 #include "solver/contact.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "scene_fixture.h"
+#include "scene_gen.h"
 #include "testlib.h"
 
 #define G 9.81
 
-static const cs_options standard = {.solver = CS_SOLVER_LEMKE_STANDARD};
+static const cs_solver variants[] = {CS_SOLVER_LEMKE_STANDARD, CS_SOLVER_LEMKE_STRUCTURAL,
+                                     CS_SOLVER_LEMKE};
+
+static cs_options options(void **state) {
+    return (cs_options){.solver = *(const cs_solver *)*state};
+}
 
 static void total_force(const t_fixture *f, double F[3]) {
     F[0] = F[1] = F[2] = 0;
@@ -24,9 +33,9 @@ static void total_force(const t_fixture *f, double F[3]) {
 
 /* mu = 0.5 > tan(20 deg): the contacts hold the box; total contact force = -m g. */
 static void incline_sticks(void **state) {
-    (void)state;
+    const cs_options opt = options(state);
     t_fixture *f = t_fixture_load("box_on_incline_stick.json");
-    assert_int_equal(cs_step(f->ws, &f->scene, &standard, NULL, &f->res), CS_CONVERGED);
+    assert_int_equal(cs_step(f->ws, &f->scene, &opt, NULL, &f->res), CS_CONVERGED);
     const double mg = f->scene.bodies[0].mass * G;
     double F[3];
     total_force(f, F);
@@ -44,9 +53,9 @@ static void incline_sticks(void **state) {
 /* mu = 0.2 < tan(20 deg): the box slides downhill at (g sin - mu g cos) dt; the friction force is
  * mu times the normal force (the downhill direction is a pyramid vertex), pointing uphill. */
 static void incline_slides(void **state) {
-    (void)state;
+    const cs_options opt = options(state);
     t_fixture *f = t_fixture_load("box_on_incline_slide.json");
-    assert_int_equal(cs_step(f->ws, &f->scene, &standard, NULL, &f->res), CS_CONVERGED);
+    assert_int_equal(cs_step(f->ws, &f->scene, &opt, NULL, &f->res), CS_CONVERGED);
     const double th = 20.0 * M_PI / 180, mu = 0.2, m = f->scene.bodies[0].mass;
     const double dt = f->scene.dt;
     const double *n = f->scene.contacts[0].normal;
@@ -70,14 +79,14 @@ static void incline_slides(void **state) {
 /* With mu = 0 the pyramid LCP is the frictionless one: post-step velocities (unique, unlike the
  * impulses on redundant contacts) agree with Dantzig's to rounding. */
 static void frictionless_agrees_with_dantzig(void **state) {
-    (void)state;
+    const cs_options opt = options(state);
     const char *scenes[] = {"box_on_plane.json", "box_on_incline_slide.json", "peg_in_hole.json",
                             "stack_3.json"};
     for (size_t k = 0; k < sizeof scenes / sizeof scenes[0]; k++) {
         t_fixture *f = t_fixture_load(scenes[k]);
         for (int i = 0; i < f->scene.nc; i++)
             f->scene.contacts[i].mu = 0;
-        assert_int_equal(cs_step(f->ws, &f->scene, &standard, NULL, &f->res), CS_CONVERGED);
+        assert_int_equal(cs_step(f->ws, &f->scene, &opt, NULL, &f->res), CS_CONVERGED);
         double v[36];
         memcpy(v, f->res.v, 6 * (size_t)f->scene.nb * sizeof(double));
         const cs_options dz = {.solver = CS_SOLVER_DANTZIG};
@@ -91,13 +100,13 @@ static void frictionless_agrees_with_dantzig(void **state) {
 /* Peg and stack with friction: certified answers; the stack is at rest and each interface
  * carries the weight above it. */
 static void peg_and_stack_certified(void **state) {
-    (void)state;
+    const cs_options opt = options(state);
     t_fixture *f = t_fixture_load("peg_in_hole.json");
-    assert_int_equal(cs_step(f->ws, &f->scene, &standard, NULL, &f->res), CS_CONVERGED);
+    assert_int_equal(cs_step(f->ws, &f->scene, &opt, NULL, &f->res), CS_CONVERGED);
     t_assert_certified(&f->res, true);
     t_fixture_free(f);
     f = t_fixture_load("stack_3.json");
-    assert_int_equal(cs_step(f->ws, &f->scene, &standard, NULL, &f->res), CS_CONVERGED);
+    assert_int_equal(cs_step(f->ws, &f->scene, &opt, NULL, &f->res), CS_CONVERGED);
     t_assert_certified(&f->res, true);
     for (int level = 0; level < 3; level++) {
         double load = 0;
@@ -111,12 +120,46 @@ static void peg_and_stack_certified(void **state) {
     t_fixture_free(f);
 }
 
+/* The peg under random wrenches (seeded) and stacks of 1-5 boxes, in every block-rotation variant
+ * (4 to 36 contacts): certified on the pyramid. */
+static void generated_scenes_certified(void **state) {
+    const cs_options opt = options(state);
+    static t_gen_scene g;
+    const cs_limits lim = {.max_bodies = 5, .max_contacts = 36, .max_dirs = 8};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    void *mem = malloc(cs_result_size(&lim));
+    cs_result r;
+    cs_result_init(&r, mem, &lim);
+    for (int seed = 1; seed <= 20; seed++) {
+        t_gen_peg(&g, 16, 0.25, 8, (uint64_t)seed);
+        assert_int_equal(cs_step(ws, &g.s, &opt, NULL, &r), CS_CONVERGED);
+        t_assert_certified(&r, true);
+    }
+    for (int boxes = 1; boxes <= 5; boxes++)
+        for (int variant = 0; variant < 1 << (boxes - 1); variant += boxes > 3 ? 5 : 1) {
+            t_gen_stack(&g, boxes, variant, 0.3, 8, (uint64_t)(100 + variant));
+            assert_int_equal(cs_step(ws, &g.s, &opt, NULL, &r), CS_CONVERGED);
+            t_assert_certified(&r, true);
+        }
+    free(mem);
+    cs_workspace_free(ws);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(incline_sticks),
-        cmocka_unit_test(incline_slides),
-        cmocka_unit_test(frictionless_agrees_with_dantzig),
-        cmocka_unit_test(peg_and_stack_certified),
-    };
+    const char *names[] = {"incline_sticks", "incline_slides", "frictionless_agrees_with_dantzig",
+                           "peg_and_stack_certified", "generated_scenes_certified"};
+    const CMUnitTestFunction fns[] = {incline_sticks, incline_slides,
+                                      frictionless_agrees_with_dantzig, peg_and_stack_certified,
+                                      generated_scenes_certified};
+    enum { NT = sizeof fns / sizeof fns[0], NV = sizeof variants / sizeof variants[0] };
+    static char label[NT * NV][96];
+    struct CMUnitTest tests[NT * NV];
+    for (int v = 0; v < NV; v++)
+        for (int t = 0; t < NT; t++) {
+            snprintf(label[v * NT + t], sizeof label[0], "%s/%s", cs_solver_name(variants[v]),
+                     names[t]);
+            tests[v * NT + t] = (struct CMUnitTest){.name = label[v * NT + t], .test_func = fns[t],
+                                                    .initial_state = (void *)&variants[v]};
+        }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* FCLIB problem files for contactctl: read a problem with libfclib into the global form SAP
+ * takes (M v = H r + f, u = H^T v + w, CSC matrices), solve it and score the answer with the
+ * Siconos residual (solver/coulomb.h), and write the answer in FCLIB's solution format.
+ * A local-form problem (u = W r + q) is taken when W is symmetric positive semidefinite, as the
+ * global problem M = I_k, H = (P L)^T, f = 0, w = q with P^T W P = L L^T (pivoted Cholesky,
+ * rank k): then H^T M^-1 H = W and H^T M^-1 f + w = q, the only data the contact answer (r, u)
+ * depends on, so the answer is the one SAP would give for any global form of the problem. One
+ * function (fclib_io_solve) does the solve and the scoring, so `contactctl fclib` and the tests
+ * report the same numbers. Client side only: it allocates, and libcontact never sees HDF5.
+ * thread: any, one caller per object. rt-safe: no. */
+#ifndef CONTACTD_CLI_FCLIB_IO_H
+#define CONTACTD_CLI_FCLIB_IO_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "solver/coulomb.h"
+#include "solver/sap.h"
+#include "solver/types.h"
+
+struct fclib_global;
+struct fclib_local;
+
+typedef enum fclib_io_form {
+    FCLIB_IO_GLOBAL = 1, /* /fclib_global: M, H, f, w, mu (what SAP takes) */
+    FCLIB_IO_LOCAL = 2,  /* /fclib_local: W, q, mu (Delassus form) */
+} fclib_io_form;
+
+/* "global" or "local". */
+const char *fclib_io_form_name(fclib_io_form form);
+
+/* A problem as read. g views the arrays below (owned here): M in CSC with both triangles
+ * (mirrored when the file stores one), H in CSC, entries sorted by row within a column and
+ * duplicates summed; for the local form, the global form above built from W. */
+typedef struct fclib_io_problem {
+    fclib_io_form form;
+    int nc;            /* contacts (3 unknowns each) */
+    int nv;            /* global: degrees of freedom (size of M); local: k = rank W */
+    bool m_mirrored;   /* M (global) or W (local) was stored as one triangle */
+    cs_sap_global g;   /* the problem SAP solves */
+    struct fclib_global *raw;      /* libfclib's copy, written back by fclib_io_write_solution */
+    struct fclib_local *raw_local; /* the same for the local form */
+    int *m_colptr, *m_rowind, *h_colptr, *h_rowind, *w_colptr, *w_rowind; /* private */
+    double *m_val, *h_val, *w_val, *zero;                                  /* private */
+} fclib_io_problem;
+
+/* Reads the FCLIB file at path. libfclib exits the process on any HDF5 error, so the layout is
+ * checked first (groups, datasets, their types and lengths), then the data (indices in range,
+ * finite values, mu >= 0, M or W symmetric, W positive semidefinite). Returns 0, or -1 with err
+ * set to "PATH: what is wrong" (missing file, not HDF5, not FCLIB, 2-D, with equality
+ * constraints G or V/R, malformed data, a local W SAP cannot take). */
+int fclib_io_load(const char *path, fclib_io_problem *ret, char *err, size_t errlen);
+
+/* Frees what fclib_io_load allocated; accepts a zeroed problem. */
+void fclib_io_free(fclib_io_problem *p);
+
+/* One solve and its score. v, r, u are owned here. */
+typedef struct fclib_io_result {
+    cs_status status;       /* the solver's status */
+    cs_stats stats;         /* the solver's statistics (iterations) */
+    int64_t solve_ns;       /* wall time of the solver call, CLOCK_MONOTONIC */
+    double *v, *r, *u;      /* [nv], [3 nc], [3 nc]: the solver's answer */
+    cs_coulomb_error error; /* Siconos' residual of the answer: gfc3d (global form) of (v, r),
+                             * or fc3d (local form) of r with u = W r + q (momentum 0 there) */
+} fclib_io_result;
+
+/* Solves p with SAP under opt (solver ignored) and scores the answer with Siconos' residual for
+ * the form the file holds: cs_coulomb_global_residual, or cs_coulomb_residual with u = W r + q
+ * from the file's W and norm |q|. Returns 0 (ret->status says how the solve went), or -1 when
+ * memory is short (err set). */
+int fclib_io_solve(const fclib_io_problem *p, const cs_options *opt, fclib_io_result *ret,
+                   char *err, size_t errlen);
+
+/* Frees ret's arrays; accepts a zeroed result. */
+void fclib_io_result_free(fclib_io_result *ret);
+
+/* Checks before a long solve that out can be written: its directory exists and is writable
+ * and out itself does not exist (never overwritten). Returns 0, or -1 with err set. */
+int fclib_io_check_output(const char *out, char *err, size_t errlen);
+
+/* Writes p's problem as read and res's answer to the new FCLIB file out (fclib_write_global or
+ * fclib_write_local, then fclib_write_solution: v, r, u, or r, u for the local form). Returns 0,
+ * or -1 with err set. */
+int fclib_io_write_solution(const char *out, const fclib_io_problem *p,
+                            const fclib_io_result *res, char *err, size_t errlen);
+
+#endif /* CONTACTD_CLI_FCLIB_IO_H */

@@ -1,0 +1,784 @@
+/* SPDX-License-Identifier: MIT */
+/* Lemke on Lloyd's contact LCP through a kernel (lemke-contact.md, sections 4-5).
+ *
+ * VARIABLES. Complementary pairs, in this order: (nu_i, theta_i) for every contact, then per
+ * contact with a friction block (sigma_ij, phi_ij) for j < d and (gamma_i, lambda_i). Every pair
+ * has one basic member, except the open pair while z0 is basic: then both members are non-basic
+ * and the pair's row holds z0. val[p] is the value of that basic variable.
+ *
+ * A BASIS SOLVE. All quantities are linear in the variables, so one routine solves the current
+ * basis for a source (a velocity u0 and per-row constants s): with u0 = v*, s = offsets it gives
+ * the basic values q'; with the column of a non-basic variable it gives that variable's column m'
+ * of the pivoted system. Unknowns are the basic theta (set Theta), the basic phi (Phi), the basic
+ * lambda (Lambda) and z0; equations are the non-basic w rows. For a contact in Lambda one basic
+ * phi_X is eliminated through its gamma row (eq. 17) and lambda through its sigma_X row (eq. 20),
+ * which leaves the kernel K of eq. (21): rows nu_i (i in Theta), sigma_ij - sigma_iX (phi_ij in
+ * P = Phi minus the X's), and the open row; columns theta_i, phi_ij in P, and z0. Entries are
+ * g_a^T M^-1 h_b with generalized vectors from the Jacobian rows (<= 12 non-zeros), so K is
+ * r x r with r <= 6 m + 2 and M is never formed. After solving K, everything else follows by
+ * back-substitution: phi_X, the velocity u, lambda, and the basic w rows.
+ *
+ * PIVOTING. Standard Lemke with a covering vector (c = 1 initially), Harris-banded ratio test
+ * with lexicographic tie-breaking on the columns of B^-1 B0 (B0: the starting basis; the
+ * columns are -m' of B0's variables), and pivot rejection: a pivot whose recomputed q' is
+ * negative or whose kernel is singular is undone and its row excluded from that ratio test.
+ *
+ * REDUCED VARIANT (section VI). Only the nu/theta pairs exist at first. When nu_i leaves the
+ * basis (contact i becomes active) and mu_i > 0, contact i's friction block is appended with its
+ * w's basic; if some of them are negative, the block's covering entries are raised so that they
+ * become positive (they only shift their own rows, section 5.2). */
+#include "solver/lemke_structural.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "solver/deadline.h"
+#include "solver/lemke_contact.h"
+#include "solver/linalg.h"
+#include "solver/workspace.h"
+
+enum { P_NU, P_SIGMA, P_GAMMA };
+
+/* fmax/fmin without libm's NaN handling calls, for the hot loops (NaNs are caught by q_feasible). */
+static inline double maxd(double a, double b) {
+    return a > b ? a : b;
+}
+
+static inline double mind(double a, double b) {
+    return a < b ? a : b;
+}
+
+/* A generalized vector with at most two body blocks (a contact's two sides). */
+typedef struct gvec {
+    int b[2];
+    double v[2][6];
+} gvec;
+
+typedef struct lk {
+    const cs_model *m;
+    double *js; /* cs_model_jacobian() table, 3 rows per contact */
+    int n, d, nv, np, kmax;
+    bool reduced;
+    /* pairs [n (2 + d)] */
+    uint8_t *type;
+    int *con, *dir;
+    uint8_t *zb;  /* 1: z member basic, 0: w member basic (or open) */
+    uint8_t *zb0; /* the starting basis: lexicographic reference */
+    double *cov;  /* covering vector */
+    double *off;  /* row constants of q: -bias on nu rows */
+    gvec *gr, *gc; /* the pair's row vector J^T alpha and its velocity image M^-1 J^T alpha */
+    double *val, *mv, *beta, *src, *saved;
+    int *cand;
+    uint8_t *rejected;
+    /* contacts [n] */
+    int *fblock;  /* first sigma pair of the friction block, -1 when none */
+    int *xc;      /* the eliminated phi_X pair of a contact in Lambda, -1 */
+    uint8_t *lam; /* lambda basic */
+    int open;     /* open pair, -1 when the basis is complementary */
+    bool drive_z; /* the driving variable is the open pair's z member */
+    /* kernel [kmax] */
+    int kn;
+    int *krow, *kcol, *rx;
+    uint8_t *rgamma; /* row is the scalar gamma equation of contact krow */
+    gvec *grow, *gcol;
+    double *K, *rhs, growth;
+    int *kpiv;
+    bool kdirty;
+    double *dvz, *u0, *w0, *u; /* [nv] */
+    double dc[16], ds[16];     /* direction cosines and sines */
+} lk;
+
+size_t cs_lemke_structural_size(const cs_limits *lim) {
+    const size_t n = (size_t)lim->max_contacts, P = n * (2 + (size_t)lim->max_dirs);
+    const size_t K = 6 * (size_t)lim->max_bodies + 2, nv = 6 * (size_t)lim->max_bodies;
+    const size_t i = sizeof(int), f = sizeof(double);
+    return cs_model_jacobian_size(lim) + 4 * cs__ws_bytes(P) + 3 * cs__ws_bytes(P * i) +
+           7 * cs__ws_bytes(P * f) + 2 * cs__ws_bytes(P * sizeof(gvec)) +
+           2 * cs__ws_bytes(n * i) + cs__ws_bytes(n) + 4 * cs__ws_bytes(K * i) + cs__ws_bytes(K) +
+           2 * cs__ws_bytes(K * sizeof(gvec)) + cs__ws_bytes(K * K * f) + cs__ws_bytes(K * f) +
+           4 * cs__ws_bytes(nv * f);
+}
+
+/* ---- generalized vectors ---- */
+
+static double dot6(const double *a, const double *b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+static double gdot(const gvec *a, const gvec *b) {
+    double s = 0;
+    for (int sa = 0; sa < 2; sa++)
+        for (int sb = 0; sb < 2; sb++)
+            if (a->b[sa] >= 0 && a->b[sa] == b->b[sb])
+                s += dot6(a->v[sa], b->v[sb]);
+    return s;
+}
+
+static double gdot_dense(const gvec *a, const double *v) {
+    double s = 0;
+    for (int side = 0; side < 2; side++)
+        if (a->b[side] >= 0)
+            s += dot6(a->v[side], v + 6 * a->b[side]);
+    return s;
+}
+
+/* v += x g (v dense over all bodies). */
+static void gaxpy_dense(double *v, double x, const gvec *g) {
+    for (int side = 0; side < 2; side++)
+        if (g->b[side] >= 0)
+            for (int k = 0; k < 6; k++)
+                v[6 * g->b[side] + k] += x * g->v[side][k];
+}
+
+/* ret = a + x b for two vectors of the same contact (same bodies). */
+static void gaxpy(gvec *ret, const gvec *a, double x, const gvec *b) {
+    for (int side = 0; side < 2; side++) {
+        ret->b[side] = a->b[side];
+        for (int k = 0; k < 6; k++)
+            ret->v[side][k] = a->v[side][k] + x * b->v[side][k];
+    }
+}
+
+/* The generalized vectors of pair p (contact i, row (1, 0, 0) for nu or (0, cos, sin) for sigma
+ * in the contact frame): its Jacobian row and the row's image under M^-1. Gamma pairs have none. */
+static void pair_vectors(lk *L, int p) {
+    const int i = L->con[p];
+    const double a[3] = {L->type[p] == P_NU, L->type[p] == P_SIGMA ? L->dc[L->dir[p]] : 0,
+                         L->type[p] == P_SIGMA ? L->ds[L->dir[p]] : 0};
+    for (int side = 0; side < 2; side++) {
+        const double *J0 = L->js + ((size_t)(3 * i) * 2 + side) * 12;
+        const double *J1 = J0 + 24, *J2 = J0 + 48; // rows 1, 2 of the same contact and side
+        L->gr[p].b[side] = L->gc[p].b[side] = side ? L->m->ib[i] : L->m->ia[i];
+        for (int k = 0; k < 6; k++) {
+            L->gr[p].v[side][k] = a[0] * J0[k] + a[1] * J1[k] + a[2] * J2[k];
+            L->gc[p].v[side][k] = a[0] * J0[6 + k] + a[1] * J1[6 + k] + a[2] * J2[6 + k];
+        }
+    }
+}
+
+/* ---- basis bookkeeping ---- */
+
+static bool z_basic(const lk *L, int p) {
+    return L->zb[p] && p != L->open;
+}
+
+static bool w_basic(const lk *L, int p) {
+    return !L->zb[p] && p != L->open;
+}
+
+static int gamma_pair(const lk *L, int i) {
+    return L->fblock[i] + L->d;
+}
+
+/* Appends contact i's friction block, w's basic, covering entries 1. */
+static void append_block(lk *L, int i) {
+    L->fblock[i] = L->np;
+    for (int j = 0; j <= L->d; j++) {
+        const int p = L->np++;
+        L->type[p] = j < L->d ? P_SIGMA : P_GAMMA;
+        L->con[p] = i;
+        L->dir[p] = j;
+        L->zb[p] = L->zb0[p] = 0;
+        L->cov[p] = 1;
+        L->off[p] = 0;
+        if (j < L->d)
+            pair_vectors(L, p);
+    }
+    L->kdirty = true;
+}
+
+/* ---- the kernel ---- */
+
+static cs_status build_kernel(lk *L) {
+    const cs_model *m = L->m;
+    for (int i = 0; i < L->n; i++) {
+        L->lam[i] = 0;
+        L->xc[i] = -1;
+        if (L->fblock[i] < 0 || !z_basic(L, gamma_pair(L, i)))
+            continue;
+        L->lam[i] = 1;
+        for (int j = 0; j < L->d && L->xc[i] < 0; j++)
+            if (z_basic(L, L->fblock[i] + j))
+                L->xc[i] = L->fblock[i] + j;
+        // A basic lambda without a basic phi is only possible with its sigma row open.
+        if (L->xc[i] < 0 && !(L->open >= 0 && L->type[L->open] == P_SIGMA && L->con[L->open] == i))
+            return CS_SINGULAR;
+    }
+    int k = 0;
+    for (int p = 0; p < L->np; p++) {
+        if (!z_basic(L, p) || L->type[p] == P_GAMMA || p == L->xc[L->con[p]])
+            continue;
+        if (k >= L->kmax)
+            return CS_SINGULAR; // more unknowns than the rank bound 6 m + 2
+        L->krow[k] = L->kcol[k] = p;
+        k++;
+    }
+    if (L->open >= 0) {
+        if (k >= L->kmax)
+            return CS_SINGULAR;
+        L->krow[k] = L->open;
+        L->kcol[k] = -1;
+        k++;
+    }
+    L->kn = k;
+    memset(L->dvz, 0, (size_t)L->nv * sizeof(double));
+    for (int i = 0; i < L->n; i++)
+        if (L->lam[i] && L->xc[i] >= 0)
+            gaxpy_dense(L->dvz, L->cov[gamma_pair(L, i)], &L->gc[L->xc[i]]);
+    for (int a = 0; a < k; a++) {
+        const int p = L->krow[a], i = L->con[p];
+        // The open sigma row of a contact in Lambda without phi_X defines lambda; its gamma row
+        // takes its place in the kernel (as does an open gamma row).
+        L->rgamma[a] = L->type[p] == P_GAMMA || (L->type[p] == P_SIGMA && L->lam[i] && L->xc[i] < 0);
+        L->rx[a] = L->type[p] == P_SIGMA && L->lam[i] ? L->xc[i] : -1;
+        if (!L->rgamma[a])
+            gaxpy(&L->grow[a], &L->gr[p], L->rx[a] >= 0 ? -1 : 0, &L->gr[L->rx[a] >= 0 ? L->rx[a] : p]);
+    }
+    for (int b = 0; b < k; b++) {
+        const int p = L->kcol[b];
+        if (p < 0)
+            continue;
+        const int i = L->con[p], x = L->lam[i] && L->xc[i] >= 0 ? L->xc[i] : -1;
+        // theta: n + mu d_X; phi: d - d_X (phi_X substituted through the gamma row).
+        const double f = x < 0 ? 0 : L->type[p] == P_NU ? m->mu[i] : -1;
+        gaxpy(&L->gcol[b], &L->gc[p], f, &L->gc[x >= 0 ? x : p]);
+    }
+    for (int a = 0; a < k; a++) {
+        const int p = L->krow[a], i = L->con[p];
+        for (int b = 0; b < k; b++) {
+            const int q = L->kcol[b];
+            double e;
+            if (L->rgamma[a]) {
+                // gamma_i = mu_i theta_i - sum_j phi_ij + s + c z0
+                if (q < 0)
+                    e = L->cov[gamma_pair(L, i)];
+                else if (L->con[q] != i)
+                    e = 0;
+                else
+                    e = L->type[q] == P_NU ? m->mu[i] : -1;
+            } else if (q < 0) {
+                e = gdot_dense(&L->grow[a], L->dvz) + L->cov[p] -
+                    (L->rx[a] >= 0 ? L->cov[L->rx[a]] : 0);
+            } else {
+                e = gdot(&L->grow[a], &L->gcol[b]);
+            }
+            L->K[(size_t)b * L->kmax + a] = e;
+        }
+    }
+    if (cs_lu_factor(k, L->K, L->kmax, L->kpiv, &L->growth) != 0)
+        return CS_SINGULAR;
+    L->kdirty = false;
+    return CS_CONVERGED;
+}
+
+/* Solves the current basis for the source (L->u0, L->src): out[p] = value of pair p's basic
+ * variable (z0 for the open pair). */
+static cs_status basis_solve(lk *L, double *out) {
+    const cs_model *m = L->m;
+    if (L->kdirty) {
+        const cs_status st = build_kernel(L);
+        if (st != CS_CONVERGED)
+            return st;
+    }
+    const int k = L->kn;
+    // w0 = u0 + sum over Lambda of s_gamma M^-1 d_X (phi_X's constant part).
+    memcpy(L->w0, L->u0, (size_t)L->nv * sizeof(double));
+    for (int i = 0; i < L->n; i++)
+        if (L->lam[i] && L->xc[i] >= 0 && L->src[gamma_pair(L, i)] != 0)
+            gaxpy_dense(L->w0, L->src[gamma_pair(L, i)], &L->gc[L->xc[i]]);
+    for (int a = 0; a < k; a++) {
+        const int p = L->krow[a];
+        if (L->rgamma[a])
+            L->rhs[a] = -L->src[gamma_pair(L, L->con[p])];
+        else
+            L->rhs[a] = -(gdot_dense(&L->grow[a], L->w0) + L->src[p] -
+                          (L->rx[a] >= 0 ? L->src[L->rx[a]] : 0));
+    }
+    cs_lu_solve(k, L->K, L->kmax, L->kpiv, L->rhs);
+    const double z0 = L->open >= 0 ? L->rhs[k - 1] : 0;
+    for (int p = 0; p < L->np; p++)
+        out[p] = 0;
+    for (int b = 0; b < k; b++)
+        if (L->kcol[b] >= 0)
+            out[L->kcol[b]] = L->rhs[b];
+    if (L->open >= 0)
+        out[L->open] = z0;
+    // phi_X from the gamma row, then the velocity of every basic theta and phi.
+    for (int i = 0; i < L->n; i++) {
+        if (!(L->lam[i] && L->xc[i] >= 0))
+            continue;
+        const int g = gamma_pair(L, i);
+        double x = (z_basic(L, i) ? m->mu[i] * out[i] : 0) + L->src[g] + L->cov[g] * z0;
+        for (int j = 0; j < L->d; j++) {
+            const int p = L->fblock[i] + j;
+            if (p != L->xc[i] && z_basic(L, p))
+                x -= out[p];
+        }
+        out[L->xc[i]] = x;
+    }
+    memcpy(L->u, L->u0, (size_t)L->nv * sizeof(double));
+    for (int p = 0; p < L->np; p++)
+        if (L->type[p] != P_GAMMA && z_basic(L, p))
+            gaxpy_dense(L->u, out[p], &L->gc[p]);
+    // lambda from the non-basic sigma_X row (or the open sigma row), then the basic w rows.
+    for (int i = 0; i < L->n; i++) {
+        if (!L->lam[i])
+            continue;
+        const int p = L->xc[i] >= 0 ? L->xc[i] : L->open;
+        out[gamma_pair(L, i)] = -(gdot_dense(&L->gr[p], L->u) + L->src[p] + L->cov[p] * z0);
+    }
+    for (int p = 0; p < L->np; p++) {
+        if (!w_basic(L, p))
+            continue;
+        const int i = L->con[p];
+        double x = L->src[p] + L->cov[p] * z0;
+        if (L->type[p] == P_GAMMA) {
+            x += z_basic(L, i) ? m->mu[i] * out[i] : 0;
+            for (int j = 0; j < L->d; j++)
+                x -= z_basic(L, L->fblock[i] + j) ? out[L->fblock[i] + j] : 0;
+        } else {
+            x += gdot_dense(&L->gr[p], L->u);
+            if (L->type[p] == P_SIGMA && L->lam[i])
+                x += out[gamma_pair(L, i)];
+        }
+        out[p] = x;
+    }
+    return CS_CONVERGED;
+}
+
+/* Source of the basic values q'. */
+static void source_q(lk *L) {
+    memcpy(L->u0, L->m->vstar, (size_t)L->nv * sizeof(double));
+    memcpy(L->src, L->off, (size_t)L->np * sizeof(double));
+}
+
+/* Source of the column of pair p's z member (z) or w member (!z). */
+static void source_var(lk *L, int p, bool z) {
+    memset(L->u0, 0, (size_t)L->nv * sizeof(double));
+    memset(L->src, 0, (size_t)L->np * sizeof(double));
+    const int i = L->con[p];
+    if (!z) {
+        L->src[p] = -1; // w_p enters: its row reads row_p = w_p
+        return;
+    }
+    if (L->type[p] == P_GAMMA) {
+        for (int j = 0; j < L->d; j++)
+            L->src[L->fblock[i] + j] = 1;
+        return;
+    }
+    gaxpy_dense(L->u0, 1, &L->gc[p]);
+    if (L->fblock[i] >= 0)
+        L->src[gamma_pair(L, i)] = L->type[p] == P_NU ? L->m->mu[i] : -1;
+}
+
+static double absmax(const double *x, int n) {
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s = maxd(s, fabs(x[i]));
+    return s;
+}
+
+/* Computes q' into L->val. */
+static cs_status solve_q(lk *L) {
+    source_q(L);
+    return basis_solve(L, L->val);
+}
+
+/* True when q' is feasible within rounding of its scale. */
+static bool q_feasible(const lk *L) {
+    const double scale = absmax(L->val, L->np);
+    const double tol = 1e-10 * scale + 10 * DBL_EPSILON * L->np * L->growth * scale;
+    for (int p = 0; p < L->np; p++)
+        if (!(L->val[p] >= -tol))
+            return false;
+    return true;
+}
+
+/* Raises the covering entries of the block just appended for contact i so that its w's are
+ * positive (lemke-contact.md 5.2). z0 > 0 is the open row's value. */
+static void bump_block(lk *L, int i) {
+    const double z0 = L->val[L->open];
+    double dc = 0;
+    for (int j = 0; j <= L->d; j++)
+        dc = maxd(dc, -2 * L->val[L->fblock[i] + j] / z0);
+    if (!(dc > 0) || !(z0 > 0))
+        return;
+    for (int j = 0; j <= L->d; j++) {
+        L->cov[L->fblock[i] + j] += dc;
+        L->val[L->fblock[i] + j] += dc * z0;
+    }
+    L->kdirty = true; // the z0 column reads the covering entries
+}
+
+/* Lexicographic ratio test among cand (rows whose basic variable falls as the driving variable
+ * rises, column L->mv). Returns the blocking row, or -1 when a column solve fails. */
+static int ratio_test(lk *L, int ncand) {
+    int *cand = L->cand;
+    const double qerr = DBL_EPSILON * L->np * L->growth * absmax(L->val, L->np);
+    double t = INFINITY;
+    for (int c = 0; c < ncand; c++)
+        t = mind(t, -(L->val[cand[c]] + qerr) / L->mv[cand[c]]);
+    // z0 blocking within a relative 1e-9 of the minimum ends the run: prefer it (any tie with it
+    // reaches the same solution, and passing it by leaves z0 at rounding level on a degenerate
+    // path).
+    for (int c = 0; c < ncand; c++)
+        if (cand[c] == L->open && -L->val[L->open] / L->mv[L->open] <= t * (1 + 1e-9) + 1e-300)
+            return L->open;
+    int kept = 0;
+    for (int c = 0; c < ncand; c++)
+        if (L->val[cand[c]] + L->mv[cand[c]] * t < qerr)
+            cand[kept++] = cand[c];
+    for (int j = 0; j < L->np && kept > 1; j++) {
+        // Column j of B^-1 B0: the unit vector of row j while B0's variable of pair j is still
+        // basic there, else minus the column m' of that variable.
+        const bool v0_basic = L->zb0[j] ? z_basic(L, j) : w_basic(L, j);
+        if (v0_basic) {
+            int k2 = 0;
+            for (int c = 0; c < kept; c++)
+                if (cand[c] != j)
+                    cand[k2++] = cand[c];
+            if (k2 > 0)
+                kept = k2;
+            continue;
+        }
+        source_var(L, j, L->zb0[j]);
+        if (basis_solve(L, L->beta) != CS_CONVERGED)
+            return -1;
+        double best = INFINITY, bmax = 0;
+        for (int c = 0; c < kept; c++) {
+            const int p = cand[c];
+            best = mind(best, L->beta[p] / L->mv[p]); // (-beta) / (-m')
+            bmax = maxd(bmax, fabs(L->beta[p]));
+        }
+        const double tie = 1e-12 * L->np * bmax;
+        int k2 = 0;
+        for (int c = 0; c < kept; c++) {
+            const int p = cand[c];
+            if (L->beta[p] - best * L->mv[p] >= -tie)
+                cand[k2++] = p;
+        }
+        kept = k2 > 0 ? k2 : kept;
+    }
+    return cand[0];
+}
+
+/* State a rejected pivot restores. */
+typedef struct pivot_undo {
+    int open, np, s, grown;
+    bool drive_z;
+    uint8_t zb_open, zb_s;
+} pivot_undo;
+
+/* Lemke from the current (complementary) basis with q' in L->val. warm: the basis came from a
+ * previous tick; the covering vector is then chosen so every basic value rises at rate 1 with z0
+ * (c = B 1), i.e. Lemke with covering vector 1 on the principal pivot transform. */
+static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats *st) {
+    cs_status status = solve_q(L);
+    if (status != CS_CONVERGED)
+        return status;
+    if (q_feasible(L))
+        return CS_CONVERGED;
+    if (warm) {
+        // c_p = [w_p basic] - (M 1_B)_p: evaluate the rows with every basic z at 1.
+        memset(L->u0, 0, (size_t)L->nv * sizeof(double));
+        for (int p = 0; p < L->np; p++)
+            if (L->type[p] != P_GAMMA && z_basic(L, p))
+                gaxpy_dense(L->u0, 1, &L->gc[p]);
+        for (int p = 0; p < L->np; p++) {
+            const int i = L->con[p];
+            double row;
+            if (L->type[p] == P_GAMMA) {
+                row = (z_basic(L, i) ? L->m->mu[i] : 0);
+                for (int j = 0; j < L->d; j++)
+                    row -= z_basic(L, L->fblock[i] + j);
+            } else {
+                row = gdot_dense(&L->gr[p], L->u0);
+                if (L->type[p] == P_SIGMA && z_basic(L, gamma_pair(L, i)))
+                    row += 1;
+            }
+            L->cov[p] = (w_basic(L, p) ? 1 : 0) - row;
+        }
+        L->kdirty = true;
+    }
+    // Step 0: z0 enters at the level that lifts the most negative basic value (relative to its
+    // rate c') to zero; first index among ties.
+    double worst = 0;
+    for (int p = 0; p < L->np; p++)
+        worst = maxd(worst, -L->val[p] / (warm ? 1 : L->cov[p]));
+    const double band = 1e-12 * worst;
+    int r = 0;
+    while (-L->val[r] / (warm ? 1 : L->cov[r]) < worst - band)
+        r++;
+    int leaving_nu = L->type[r] == P_NU && !L->zb[r] ? r : -1;
+    L->drive_z = !L->zb[r];
+    L->zb[r] = 0;
+    L->open = r;
+    L->kdirty = true;
+    st->pivots++;
+    if (L->reduced && leaving_nu >= 0 && L->fblock[leaving_nu] < 0 && L->m->mu[leaving_nu] > 0)
+        append_block(L, leaving_nu);
+    if ((status = solve_q(L)) != CS_CONVERGED)
+        return status;
+    if (L->reduced && leaving_nu >= 0 && L->fblock[leaving_nu] >= 0 &&
+        L->fblock[leaving_nu] + L->d + 1 == L->np)
+        bump_block(L, leaving_nu);
+
+    memset(L->rejected, 0, (size_t)L->np);
+    for (;;) {
+        if (st->pivots >= cap)
+            return CS_MAXITER;
+        // A pivot costs far more than a clock read: check before each one.
+        if (cs__deadline_passed(opt))
+            return CS_DEADLINE;
+        source_var(L, L->open, L->drive_z);
+        if ((status = basis_solve(L, L->mv)) != CS_CONVERGED)
+            return status;
+        const double mmax = absmax(L->mv, L->np);
+        int ncand = 0;
+        for (int p = 0; p < L->np; p++)
+            if (L->mv[p] < -1e-11 * mmax && !L->rejected[p])
+                L->cand[ncand++] = p;
+        if (ncand == 0)
+            return CS_RAY;
+        const int s = ratio_test(L, ncand);
+        if (s < 0)
+            return CS_SINGULAR;
+        // Pivot: the driving variable becomes basic in the open pair at level t; s's basic
+        // variable leaves and, unless it is z0, s becomes the open pair holding z0.
+        const double t = maxd(-L->val[s] / L->mv[s], 0.0);
+        memcpy(L->saved, L->val, (size_t)L->np * sizeof(double));
+        pivot_undo u = {.open = L->open, .np = L->np, .s = s, .grown = -1,
+                        .drive_z = L->drive_z, .zb_open = L->zb[L->open], .zb_s = L->zb[s]};
+        const double z0 = L->val[L->open] + t * L->mv[L->open];
+        for (int p = 0; p < L->np; p++)
+            L->val[p] += t * L->mv[p];
+        L->val[L->open] = t;
+        L->zb[L->open] = L->drive_z;
+        const bool done = s == L->open;
+        leaving_nu = -1;
+        if (done) {
+            L->open = -1;
+        } else {
+            leaving_nu = L->type[s] == P_NU && !L->zb[s] ? s : -1;
+            L->drive_z = !L->zb[s];
+            L->zb[s] = 0;
+            L->open = s;
+            L->val[s] = z0;
+        }
+        L->kdirty = true;
+        if (L->reduced && leaving_nu >= 0 && L->fblock[leaving_nu] < 0 &&
+            L->m->mu[leaving_nu] > 0) {
+            append_block(L, leaving_nu);
+            u.grown = leaving_nu;
+        }
+        // The values follow the pivot exactly (x += t m'); a new friction block's rows and the
+        // final answer are recomputed from scratch, which also catches a pivot gone bad.
+        bool ok;
+        if (u.grown >= 0 || done) {
+            ok = (status = solve_q(L)) == CS_CONVERGED;
+            if (ok && u.grown >= 0)
+                bump_block(L, u.grown);
+            ok = ok && q_feasible(L);
+        } else {
+            ok = (status = build_kernel(L)) == CS_CONVERGED;
+        }
+        if (!ok) {
+            // Numerically bad pivot: undo it and exclude the row from this ratio test.
+            if (u.grown >= 0)
+                L->fblock[u.grown] = -1;
+            L->np = u.np;
+            L->open = u.open;
+            L->drive_z = u.drive_z;
+            L->zb[u.open] = u.zb_open;
+            L->zb[s] = u.zb_s;
+            memcpy(L->val, L->saved, (size_t)L->np * sizeof(double));
+            L->kdirty = true;
+            if ((status = build_kernel(L)) != CS_CONVERGED)
+                return status;
+            L->rejected[s] = 1;
+            continue;
+        }
+        st->pivots++;
+        memset(L->rejected, 0, (size_t)L->np);
+        if (done)
+            return CS_CONVERGED;
+        // z0 at rounding level: the current point already solves the LCP (the open pair's
+        // members are both 0); confirm with values recomputed from scratch.
+        if (L->val[L->open] <= 1e-11 * absmax(L->val, L->np)) {
+            if ((status = solve_q(L)) != CS_CONVERGED)
+                return status;
+            if (L->val[L->open] <= 1e-11 * absmax(L->val, L->np) && q_feasible(L))
+                return CS_CONVERGED;
+        }
+    }
+}
+
+/* Cold basis: every w basic, friction blocks for all frictional contacts unless reduced. */
+static void init_cold(lk *L) {
+    L->np = L->n;
+    L->open = -1;
+    for (int i = 0; i < L->n; i++) {
+        L->type[i] = P_NU;
+        L->con[i] = i;
+        L->dir[i] = 0;
+        L->zb[i] = L->zb0[i] = 0;
+        L->cov[i] = 1;
+        L->off[i] = -L->m->bias[i];
+        L->fblock[i] = -1;
+        pair_vectors(L, i);
+    }
+    if (!L->reduced)
+        for (int i = 0; i < L->n; i++)
+            if (L->m->mu[i] > 0)
+                append_block(L, i);
+    L->kdirty = true;
+}
+
+/* Warm basis from the previous tick's words (the starting basis B0 of the lexicographic rule). */
+static void init_warm(lk *L, const uint32_t *warm) {
+    init_cold(L);
+    for (int i = 0; i < L->n; i++) {
+        const uint32_t w = warm[i];
+        L->zb[i] = L->zb0[i] = (w & CS_BASIS_THETA) != 0;
+        if (L->m->mu[i] > 0 && L->fblock[i] < 0 && (w & CS_BASIS_BLOCK))
+            append_block(L, i);
+        if (L->fblock[i] < 0)
+            continue;
+        for (int j = 0; j < L->d; j++)
+            L->zb[L->fblock[i] + j] = L->zb0[L->fblock[i] + j] = (w & CS_BASIS_PHI(j)) != 0;
+        L->zb[gamma_pair(L, i)] = L->zb0[gamma_pair(L, i)] = (w & CS_BASIS_LAMBDA) != 0;
+    }
+}
+
+/* Points L's arrays into the workspace; false when it is too small. */
+static bool alloc_lk(lk *L, cs_workspace *ws, const cs_limits *lim) {
+    const size_t P = (size_t)lim->max_contacts * (2 + (size_t)lim->max_dirs);
+    const size_t n = (size_t)lim->max_contacts, K = (size_t)L->kmax, nv = (size_t)L->nv;
+    bool ok = true;
+#define GET(ptr, bytes) ok = (((ptr) = cs__ws_alloc(ws, (bytes))) != NULL) && ok
+    GET(L->js, cs_model_jacobian_size(lim));
+    GET(L->type, P);
+    GET(L->zb, P);
+    GET(L->zb0, P);
+    GET(L->rejected, P);
+    GET(L->con, P * sizeof(int));
+    GET(L->dir, P * sizeof(int));
+    GET(L->cand, P * sizeof(int));
+    GET(L->cov, P * sizeof(double));
+    GET(L->off, P * sizeof(double));
+    GET(L->val, P * sizeof(double));
+    GET(L->mv, P * sizeof(double));
+    GET(L->beta, P * sizeof(double));
+    GET(L->src, P * sizeof(double));
+    GET(L->saved, P * sizeof(double));
+    GET(L->fblock, n * sizeof(int));
+    GET(L->xc, n * sizeof(int));
+    GET(L->lam, n);
+    GET(L->gr, P * sizeof(gvec));
+    GET(L->gc, P * sizeof(gvec));
+    GET(L->krow, K * sizeof(int));
+    GET(L->kcol, K * sizeof(int));
+    GET(L->rx, K * sizeof(int));
+    GET(L->kpiv, K * sizeof(int));
+    GET(L->rgamma, K);
+    GET(L->grow, K * sizeof(gvec));
+    GET(L->gcol, K * sizeof(gvec));
+    GET(L->K, K * K * sizeof(double));
+    GET(L->rhs, K * sizeof(double));
+    GET(L->dvz, nv * sizeof(double));
+    GET(L->u0, nv * sizeof(double));
+    GET(L->w0, nv * sizeof(double));
+    GET(L->u, nv * sizeof(double));
+#undef GET
+    return ok;
+}
+
+/* Contact-frame impulses and basis words of the final basis. */
+static void extract(const lk *L, double *lambda, uint32_t *basis) {
+    for (int i = 0; i < L->n; i++) {
+        double *l = lambda + 3 * i;
+        uint32_t w = z_basic(L, i) ? CS_BASIS_THETA : 0;
+        l[0] = z_basic(L, i) ? maxd(L->val[i], 0) : 0;
+        l[1] = l[2] = 0;
+        if (L->fblock[i] >= 0) {
+            w |= CS_BASIS_BLOCK;
+            for (int j = 0; j < L->d; j++) {
+                const int p = L->fblock[i] + j;
+                if (!z_basic(L, p))
+                    continue;
+                w |= CS_BASIS_PHI(j);
+                l[1] += maxd(L->val[p], 0) * L->dc[j];
+                l[2] += maxd(L->val[p], 0) * L->ds[j];
+            }
+            if (z_basic(L, gamma_pair(L, i)))
+                w |= CS_BASIS_LAMBDA;
+        }
+        basis[i] = w;
+    }
+}
+
+/* Points L's arrays into the workspace and fills the Jacobian table and directions. */
+static bool setup(lk *L, cs_workspace *ws, const cs_model *m, bool reduced) {
+    const cs_limits *lim = cs__ws_limits(ws);
+    *L = (lk){.m = m, .n = m->nc, .d = m->nd, .nv = 6 * m->nb, .reduced = reduced,
+              .kmax = 6 * lim->max_bodies + 2, .growth = 1};
+    if (m->nd > 16 || !alloc_lk(L, ws, lim))
+        return false;
+    cs_model_jacobian(m, 3, L->js);
+    for (int j = 0; j < L->d; j++)
+        cs_lemke_direction(L->d, j, &L->dc[j], &L->ds[j]);
+    return true;
+}
+
+cs_status cs__lemke_structural_basis(cs_workspace *ws, const cs_model *m, const uint8_t *zb,
+                                     int open, bool drive_z, double *q, double *mcol) {
+    const size_t mark = cs__ws_mark(ws);
+    lk L;
+    cs_status status = CS_ENOSPACE;
+    if (setup(&L, ws, m, false)) {
+        init_cold(&L);
+        memcpy(L.zb, zb, (size_t)L.np);
+        L.open = open;
+        if (open >= 0)
+            L.zb[open] = 0;
+        status = solve_q(&L);
+        if (status == CS_CONVERGED) {
+            memcpy(q, L.val, (size_t)L.np * sizeof(double));
+            if (open >= 0) {
+                source_var(&L, open, drive_z);
+                status = basis_solve(&L, mcol);
+            }
+        }
+    }
+    cs__ws_release(ws, mark);
+    return status;
+}
+
+cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
+                                    bool reduced, const uint32_t *warm, double *lambda,
+                                    uint32_t *basis, cs_stats *st) {
+    const size_t mark = cs__ws_mark(ws);
+    *st = (cs_stats){0};
+    lk L;
+    if (!setup(&L, ws, m, reduced)) {
+        cs__ws_release(ws, mark);
+        return CS_ENOSPACE;
+    }
+    // The cap of the explicit LCP of the same size: Lemke visits each basis at most once.
+    const int N = L.n * (2 + L.d), cap = N * N + 4 * N + 8;
+    cs_status status = CS_RAY;
+    if (warm) {
+        init_warm(&L, warm);
+        status = run(&L, opt, true, cap, st);
+    }
+    if (status != CS_CONVERGED && status != CS_DEADLINE) {
+        init_cold(&L);
+        status = run(&L, opt, false, cap, st);
+    }
+    if (status == CS_CONVERGED)
+        extract(&L, lambda, basis);
+    st->peak_bytes = cs__ws_peak(ws);
+    cs__ws_release(ws, mark);
+    return status;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* SAP's contact law (see sap_contact.h). Notation of /work/shared/docs/sap.md sections 3 and 5,
+ * in the order (normal, t1, t2).
+ *
+ * THE LAW. With contact velocity v_c = J v + bias and y = -R^-1 (v_c - vhat), the impulse is the
+ * projection gamma = P_F(y) = argmin over the cone F = {|g_t| <= mu g_n} of
+ * (g - y)^T R (g - y) / 2, and the contact's cost is gamma^T R gamma / 2 (paper eq. 24; its
+ * gradient w.r.t. v_c is -gamma). Scaling by R^1/2 turns this into a Euclidean projection onto
+ * the cone of slope mu sqrt(R_t / R_n), whose three regions in unscaled variables are, with
+ * y_r = |y_t| (soft norm) and mu_hat = mu R_t / R_n:
+ *     I    stick     y_r <= mu y_n                gamma = y
+ *     II   slide     -mu_hat y_r < y_n            gamma_n = (y_n + mu_hat y_r) / (1 + mu~^2),
+ *                                                 gamma_t = mu gamma_n y_t / y_r
+ *     III  separate  otherwise                    gamma = 0
+ * (paper appendix C; Drake's CalcContactMode ordering, so boundaries go to I, then III). Region
+ * II's test omits y_n < y_r / mu: outside region I it always holds, and it needs no 1/mu.
+ *
+ * THE REGULARIZATION (paper section V, eqs. 29-30). A contact of stiffness k and dissipation
+ * time scale tau_d integrated with step h has R_n = 1 / (h k (h + tau_d)), which reproduces the
+ * compliant law gamma_n = h (-k (phi0 + h v_n) - tau_d k v_n)_+ in stick. When the contact period
+ * 2 pi / sqrt(k w) is shorter than beta h the step cannot resolve it; the near-rigid value
+ * R_n = beta^2 w / (4 pi^2) (period exactly beta h) then caps the stiffness: the larger R_n wins.
+ * Friction is regularized by R_t = sigma w, so stiction slips at most sigma w |gamma_t|.
+ * A stiffness not given means rigid, i.e. near-rigid. A dissipation time scale not given means
+ * critical damping at the stiffness actually modelled, k_eff = min(k, k_near_rigid) with
+ * effective mass 1 / w: tau_d = 2 / sqrt(k_eff w), which is beta h / pi in the near-rigid regime
+ * (the paper's own choice there, section V-B). */
+#include "solver/sap_contact.h"
+
+#include <math.h>
+
+void cs__sap_regularize(double w, double h, double k, double taud, double beta, double sigma,
+                        double *ret_rn, double *ret_rt, double *ret_taud) {
+    const double near_rigid = beta * beta * w / (4 * M_PI * M_PI);
+    if (!(taud > 0))
+        taud = k > 0 ? fmax(beta * h / M_PI, 2 / sqrt(k * w)) : beta * h / M_PI;
+    const double compliant = k > 0 ? 1 / (h * k * (h + taud)) : 0;
+    *ret_rn = fmax(near_rigid, compliant);
+    *ret_rt = sigma * w;
+    *ret_taud = taud;
+}
+
+void cs__sap_contact_set(cs__sap_contact *c, double mu, double rn, double rt) {
+    *c = (cs__sap_contact){.mu = mu, .rn = rn, .rt = rt, .mu_hat = mu * rt / rn,
+                           .mu_tilde2 = mu * mu * rt / rn};
+}
+
+cs_contact_state cs__sap_project(const cs__sap_contact *c, const double y[3], double gamma[3],
+                                 double G[9]) {
+    const double yn = y[0];
+    const double yr = sqrt(y[1] * y[1] + y[2] * y[2] + CS__SAP_SOFT_NORM * CS__SAP_SOFT_NORM);
+    if (yr <= c->mu * yn) {
+        gamma[0] = y[0], gamma[1] = y[1], gamma[2] = y[2];
+        if (G) {
+            for (int k = 0; k < 9; k++)
+                G[k] = 0;
+            G[0] = 1 / c->rn;
+            G[4] = G[8] = 1 / c->rt;
+        }
+        return CS_STATE_STICK;
+    }
+    if (yn > -c->mu_hat * yr) {
+        const double f = 1 / (1 + c->mu_tilde2), mu = c->mu;
+        const double gn = (yn + c->mu_hat * yr) * f;
+        const double t[2] = {y[1] / yr, y[2] / yr};
+        gamma[0] = gn;
+        gamma[1] = mu * gn * t[0];
+        gamma[2] = mu * gn * t[1];
+        if (G) {
+            // dP/dy R^-1 (sap.md section 6): symmetric because mu_hat / R_t = mu / R_n.
+            G[0] = f / c->rn;
+            for (int a = 0; a < 2; a++) {
+                G[1 + a] = G[3 * (1 + a)] = mu * f * t[a] / c->rn;
+                for (int b = 0; b < 2; b++) {
+                    const double P = t[a] * t[b], Pperp = (a == b) - P;
+                    G[3 * (1 + a) + 1 + b] = mu * (gn / yr * Pperp + c->mu_hat * f * P) / c->rt;
+                }
+            }
+        }
+        return CS_STATE_SLIDE;
+    }
+    gamma[0] = gamma[1] = gamma[2] = 0;
+    if (G)
+        for (int k = 0; k < 9; k++)
+            G[k] = 0;
+    return CS_STATE_SEPARATE;
+}

@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: MIT */
+/* The SAP core (see sap_core.h): islands and Newton's method on SAP's convex cost.
+ *
+ * THE PROBLEM (Castro et al. 2022, eq. 24; sap.md section 4). Minimize over generalized
+ * velocities v
+ *     l(v) = |v - v*|_A^2 / 2 + sum_i gamma_i^T R_i gamma_i / 2,
+ *     gamma_i = P_F(y_i),  y_i = -R_i^-1 v_c,i,  v_c = J v + bias,
+ * with A symmetric positive definite and P_F the R-norm projection onto the friction cone
+ * (sap_contact.c). l is strongly convex and C^1 with gradient
+ *     grad l = A (v - v*) - J^T gamma,
+ * the momentum balance's residual, so the minimizer is the step's answer, and C^2 away from the
+ * region boundaries with Hessian H = A + J^T G J, G = blockdiag(G_i) positive semidefinite.
+ *
+ * ISLANDS. Dofs coupled neither through A nor through a common contact are independent: the
+ * components of the graph of A + J^T J split l into independent sums. Components without a
+ * contact are solved by v = v*; each other one is minimized on its own, with a dense Newton
+ * matrix of its own size, so the cost follows islands and contacts, not the square of all dofs.
+ *
+ * THE ALGORITHM (paper section IV, Algorithm 1; sap.md section 7), per island:
+ *     evaluate gamma, l, grad at v; stop when |D grad| <= eps_a + eps_r max(|D A v|, |D J^T gamma|)
+ *     (D = diag(A)^-1/2, so every component is in sqrt(J); paper eqs. 25-26) or when the last
+ *     step changed l by round-off only (with alpha > 1/2);
+ *     otherwise H dv = -grad (dense Cholesky), v += alpha dv with alpha from the line search.
+ *
+ * WHY IT TERMINATES. dv is a descent direction (H is SPD) and the line search minimizes l along
+ * it (exact) or decreases it sufficiently (Armijo), so l decreases strictly; l is strongly
+ * convex with Lipschitz gradient (paper appendix E), so the iteration converges globally, and
+ * quadratically near the answer. In floating point the cap prm->max_iterations bounds it; the
+ * deadline is checked before every factorization. Each iterate lowers the cost, so the iterate at
+ * the deadline is a usable, labelled answer. */
+#include "solver/sap_core.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "solver/deadline.h"
+#include "solver/sap_linesearch.h"
+#include "solver/workspace.h"
+
+/* LAPACK (Fortran interface); BLAS calls inside resolve to BLIS. */
+extern void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info);
+extern void dpotrs_(const char *uplo, const int *n, const int *nrhs, const double *a,
+                    const int *lda, double *b, const int *ldb, int *info);
+
+size_t cs__sap_islands_size(int nv, int nc) {
+    const size_t n = (size_t)nv;
+    return 3 * cs__ws_bytes(n * sizeof(int)) + 3 * cs__ws_bytes((n + 1) * sizeof(int)) +
+           cs__ws_bytes((size_t)nc * sizeof(int));
+}
+
+/* Carves n bytes off *mem (64-byte steps, as the workspace does). */
+static void *take(unsigned char **mem, size_t n) {
+    void *p = *mem;
+    *mem += cs__ws_bytes(n);
+    return p;
+}
+
+void cs__sap_islands_init(cs__sap_islands *is, void *mem, int nv, int nc) {
+    unsigned char *m = mem;
+    const size_t n = (size_t)nv;
+    *is = (cs__sap_islands){0};
+    is->dof = take(&m, n * sizeof(int));
+    is->local = take(&m, n * sizeof(int));
+    is->comp = take(&m, n * sizeof(int));
+    is->dof_ptr = take(&m, (n + 1) * sizeof(int));
+    is->con_ptr = take(&m, (n + 1) * sizeof(int));
+    is->scratch = take(&m, (n + 1) * sizeof(int));
+    is->con = take(&m, (size_t)nc * sizeof(int));
+}
+
+/* Union-find with path halving; the smaller index becomes the root, so the partition does not
+ * depend on the order of the unions. */
+static int find(int *root, int i) {
+    while (root[i] != i) {
+        root[i] = root[root[i]];
+        i = root[i];
+    }
+    return i;
+}
+
+static void unite(int *root, int a, int b) {
+    a = find(root, a);
+    b = find(root, b);
+    if (a < b)
+        root[b] = a;
+    else if (b < a)
+        root[a] = b;
+}
+
+/* First dof contact c touches, or -1. */
+static int contact_dof(const cs__sap_problem *p, int c) {
+    const int q = p->j_rowptr[3 * c];
+    return q < p->j_rowptr[3 * c + 3] ? p->j_colind[q] : -1;
+}
+
+void cs__sap_partition(const cs__sap_problem *p, cs__sap_islands *is) {
+    const int nv = p->nv, nc = p->nc;
+    int *root = is->comp, *id = is->local;
+    for (int i = 0; i < nv; i++)
+        root[i] = i;
+    for (int j = 0; j < nv; j++)
+        for (int q = p->a_colptr[j]; q < p->a_colptr[j + 1]; q++)
+            unite(root, p->a_rowind[q], j);
+    for (int c = 0; c < nc; c++) {
+        const int first = contact_dof(p, c);
+        for (int q = p->j_rowptr[3 * c]; q < p->j_rowptr[3 * c + 3]; q++)
+            unite(root, first, p->j_colind[q]);
+    }
+    // Number the components, those with contacts first (in contact order).
+    for (int i = 0; i < nv; i++)
+        id[i] = -1;
+    int n = 0;
+    for (int c = 0; c < nc; c++) {
+        const int d = contact_dof(p, c);
+        if (d >= 0 && id[find(root, d)] < 0)
+            id[find(root, d)] = n++;
+    }
+    is->ncontact = n;
+    for (int i = 0; i < nv; i++)
+        if (id[find(root, i)] < 0)
+            id[find(root, i)] = n++;
+    is->n = n;
+    // comp[i] = component of dof i (through dof[] as a temporary, since find reads root).
+    for (int i = 0; i < nv; i++)
+        is->dof[i] = id[find(root, i)];
+    memcpy(is->comp, is->dof, (size_t)nv * sizeof(int));
+
+    // Counting sort of dofs by component; local[] = position inside it.
+    int *cur = is->scratch;
+    memset(is->dof_ptr, 0, (size_t)(n + 1) * sizeof(int));
+    for (int i = 0; i < nv; i++)
+        is->dof_ptr[is->comp[i] + 1]++;
+    for (int k = 0; k < n; k++)
+        is->dof_ptr[k + 1] += is->dof_ptr[k];
+    memcpy(cur, is->dof_ptr, (size_t)n * sizeof(int));
+    for (int i = 0; i < nv; i++) {
+        const int k = is->comp[i];
+        is->local[i] = cur[k] - is->dof_ptr[k];
+        is->dof[cur[k]++] = i;
+    }
+    is->nmax = is->nmax_all = 0;
+    for (int k = 0; k < n; k++) {
+        const int sz = is->dof_ptr[k + 1] - is->dof_ptr[k];
+        is->nmax_all = sz > is->nmax_all ? sz : is->nmax_all;
+        if (k < is->ncontact)
+            is->nmax = sz > is->nmax ? sz : is->nmax;
+    }
+
+    // The same for contacts; those touching no dof go last.
+    const int nk = is->ncontact;
+    memset(is->con_ptr, 0, (size_t)(nk + 1) * sizeof(int));
+    for (int c = 0; c < nc; c++) {
+        const int d = contact_dof(p, c);
+        if (d >= 0)
+            is->con_ptr[is->comp[d] + 1]++;
+    }
+    for (int k = 0; k < nk; k++)
+        is->con_ptr[k + 1] += is->con_ptr[k];
+    memcpy(cur, is->con_ptr, (size_t)(nk + 1) * sizeof(int));
+    for (int c = 0; c < nc; c++) {
+        const int d = contact_dof(p, c);
+        is->con[d >= 0 ? cur[is->comp[d]]++ : cur[nk]++] = c;
+    }
+}
+
+size_t cs__sap_work_size(int nv, int nc, int nmax) {
+    const size_t n = (size_t)nv, m = (size_t)nc, k = (size_t)nmax;
+    return 7 * cs__ws_bytes(n * sizeof(double)) + 2 * cs__ws_bytes(3 * m * sizeof(double)) +
+           cs__ws_bytes(9 * m * sizeof(double)) + cs__ws_bytes(k * k * sizeof(double)) +
+           cs__ws_bytes(k * sizeof(double)) + 2 * cs__ws_bytes(3 * k * sizeof(double)) +
+           2 * cs__ws_bytes(k * sizeof(int));
+}
+
+void cs__sap_work_init(cs__sap_work *w, void *mem, int nv, int nc, int nmax) {
+    unsigned char *m = mem;
+    const size_t n = (size_t)nv, c = (size_t)nc, k = (size_t)nmax;
+    w->dinv = take(&m, n * sizeof(double));
+    w->avs = take(&m, n * sizeof(double));
+    w->r = take(&m, n * sizeof(double));
+    w->jtg = take(&m, n * sizeof(double));
+    w->grad = take(&m, n * sizeof(double));
+    w->dv = take(&m, n * sizeof(double));
+    w->dp = take(&m, n * sizeof(double));
+    w->vc = take(&m, 3 * c * sizeof(double));
+    w->dvc = take(&m, 3 * c * sizeof(double));
+    w->G = take(&m, 9 * c * sizeof(double));
+    w->H = take(&m, k * k * sizeof(double));
+    w->b = take(&m, k * sizeof(double));
+    w->jc = take(&m, 3 * k * sizeof(double));
+    w->gjc = take(&m, 3 * k * sizeof(double));
+    w->slot = take(&m, k * sizeof(int));
+    w->cols = take(&m, k * sizeof(int));
+}
+
+cs_sap_params cs__sap_params_resolve(const cs_sap_params *prm) {
+    cs_sap_params r = prm ? *prm : (cs_sap_params){0};
+    // Drake's defaults (sap.md section 9): the paper's own values were lost with its equations.
+    r.beta = r.beta > 0 ? r.beta : 1.0;
+    r.sigma = r.sigma > 0 ? r.sigma : 1e-3;
+    r.rel_tol = r.rel_tol > 0 ? r.rel_tol : 1e-6;
+    r.abs_tol = r.abs_tol > 0 ? r.abs_tol : 1e-14;
+    r.cost_rel_tol = r.cost_rel_tol > 0 ? r.cost_rel_tol : 1e-15;
+    r.cost_abs_tol = r.cost_abs_tol > 0 ? r.cost_abs_tol : 1e-30;
+    r.max_iterations = r.max_iterations > 0 ? r.max_iterations : 100;
+    return r;
+}
+
+/* One island: its dofs and contacts. */
+typedef struct island {
+    const int *dof;
+    int n;
+    const int *con;
+    int m;
+} island;
+
+/* out = A (x - y) on the island's dofs (y may be NULL); A's rows stay inside the island. */
+static void amul(const cs__sap_problem *p, const island *I, const double *x, const double *y,
+                 double *out) {
+    for (int k = 0; k < I->n; k++)
+        out[I->dof[k]] = 0;
+    for (int k = 0; k < I->n; k++) {
+        const int j = I->dof[k];
+        const double xj = y ? x[j] - y[j] : x[j];
+        for (int q = p->a_colptr[j]; q < p->a_colptr[j + 1]; q++)
+            out[p->a_rowind[q]] += p->a_val[q] * xj;
+    }
+}
+
+/* out = J x (+ bias when bias is not NULL) on the island's contacts. */
+static void jmul(const cs__sap_problem *p, const island *I, const double *x, const double *bias,
+                 double *out) {
+    for (int k = 0; k < I->m; k++) {
+        for (int r = 3 * I->con[k]; r < 3 * I->con[k] + 3; r++) {
+            double s = bias ? bias[r] : 0;
+            for (int q = p->j_rowptr[r]; q < p->j_rowptr[r + 1]; q++)
+                s += p->j_val[q] * x[p->j_colind[q]];
+            out[r] = s;
+        }
+    }
+}
+
+/* out = J^T g on the island's dofs. */
+static void jtmul(const cs__sap_problem *p, const island *I, const double *g, double *out) {
+    for (int k = 0; k < I->n; k++)
+        out[I->dof[k]] = 0;
+    for (int k = 0; k < I->m; k++)
+        for (int r = 3 * I->con[k]; r < 3 * I->con[k] + 3; r++)
+            for (int q = p->j_rowptr[r]; q < p->j_rowptr[r + 1]; q++)
+                out[p->j_colind[q]] += p->j_val[q] * g[r];
+}
+
+/* Contact c's impulse, region and (G not NULL) Hessian block at contact velocity vc [3];
+ * returns its cost gamma^T R gamma / 2. */
+static double contact_eval(const cs__sap_contact *c, const double vc[3], double gamma[3],
+                           uint8_t *region, double G[9]) {
+    const double y[3] = {-vc[0] / c->rn, -vc[1] / c->rt, -vc[2] / c->rt};
+    const cs_contact_state st = cs__sap_project(c, y, gamma, G);
+    if (region)
+        *region = (uint8_t)st;
+    return 0.5 * (c->rn * gamma[0] * gamma[0] +
+                  c->rt * (gamma[1] * gamma[1] + gamma[2] * gamma[2]));
+}
+
+/* Cost at v, with w->r = A (v - v*), w->vc, gamma, region, w->G (when hessian), w->jtg and
+ * w->grad for the island. */
+static double evaluate(const cs__sap_problem *p, const island *I, cs__sap_work *w,
+                       const double *v, double *gamma, uint8_t *region, bool hessian) {
+    amul(p, I, v, p->vstar, w->r);
+    double cost = 0;
+    for (int k = 0; k < I->n; k++) {
+        const int j = I->dof[k];
+        cost += 0.5 * (v[j] - p->vstar[j]) * w->r[j];
+    }
+    jmul(p, I, v, p->bias, w->vc);
+    for (int k = 0; k < I->m; k++) {
+        const int c = I->con[k];
+        cost += contact_eval(&p->contact[c], w->vc + 3 * c, gamma + 3 * c, region + c,
+                             hessian ? w->G + 9 * c : NULL);
+    }
+    jtmul(p, I, gamma, w->jtg);
+    for (int k = 0; k < I->n; k++) {
+        const int j = I->dof[k];
+        w->grad[j] = w->r[j] - w->jtg[j];
+    }
+    return cost;
+}
+
+/* The cost along v + alpha dv (sap.md section 8): the quadratic part from cached products,
+ * the contact part re-evaluated per contact, O(contacts) per call. */
+typedef struct line_ctx {
+    const cs__sap_problem *p;
+    const island *I;
+    const cs__sap_work *w;
+    double la0; /* |v - v*|_A^2 / 2 */
+    double dpr; /* dv^T A (v - v*) */
+    double c2;  /* dv^T A dv */
+} line_ctx;
+
+static void line_eval(void *ctx, double alpha, double *l, double *d, double *dd) {
+    const line_ctx *L = ctx;
+    double cost = L->la0 + alpha * L->dpr + 0.5 * alpha * alpha * L->c2;
+    double slope = L->dpr + alpha * L->c2, curv = L->c2;
+    for (int k = 0; k < L->I->m; k++) {
+        const int c = L->I->con[k];
+        const double *vc = L->w->vc + 3 * c, *dvc = L->w->dvc + 3 * c;
+        const double va[3] = {vc[0] + alpha * dvc[0], vc[1] + alpha * dvc[1],
+                              vc[2] + alpha * dvc[2]};
+        double g[3], G[9];
+        cost += contact_eval(&L->p->contact[c], va, g, NULL, dd ? G : NULL);
+        slope -= dvc[0] * g[0] + dvc[1] * g[1] + dvc[2] * g[2];
+        if (dd)
+            for (int r = 0; r < 3; r++)
+                for (int s = 0; s < 3; s++)
+                    curv += dvc[r] * G[3 * r + s] * dvc[s];
+    }
+    *l = cost;
+    *d = slope;
+    if (dd)
+        *dd = curv;
+}
+
+/* H = A + J^T G J on the island, lower triangle, column-major, local indices. */
+static void assemble(const cs__sap_problem *p, const cs__sap_islands *is, const island *I,
+                     cs__sap_work *w, double *H) {
+    const int n = I->n;
+    memset(H, 0, (size_t)n * n * sizeof(double));
+    for (int k = 0; k < n; k++) {
+        const int j = I->dof[k];
+        for (int q = p->a_colptr[j]; q < p->a_colptr[j + 1]; q++) {
+            const int li = is->local[p->a_rowind[q]];
+            if (li >= k)
+                H[(size_t)k * n + li] += p->a_val[q];
+        }
+    }
+    // Per contact: gather its three rows densely over the k dofs they touch (Jc, 3 x k), form
+    // G Jc, and add Jc^T (G Jc) to H: 9 k + 3 k^2 / 2 flops (k = 12 for two rigid bodies).
+    for (int i = 0; i < n; i++)
+        w->slot[i] = -1;
+    for (int m = 0; m < I->m; m++) {
+        const int c = I->con[m];
+        int k = 0;
+        for (int r = 3 * c; r < 3 * c + 3; r++) {
+            for (int q = p->j_rowptr[r]; q < p->j_rowptr[r + 1]; q++) {
+                const int l = is->local[p->j_colind[q]];
+                if (w->slot[l] < 0) {
+                    w->slot[l] = k;
+                    w->cols[k] = l;
+                    w->jc[k] = w->jc[n + k] = w->jc[2 * n + k] = 0;
+                    k++;
+                }
+                w->jc[(r - 3 * c) * n + w->slot[l]] += p->j_val[q];
+            }
+        }
+        const double *G = w->G + 9 * c;
+        for (int r = 0; r < 3; r++)
+            for (int a = 0; a < k; a++)
+                w->gjc[r * n + a] = G[3 * r] * w->jc[a] + G[3 * r + 1] * w->jc[n + a] +
+                                    G[3 * r + 2] * w->jc[2 * n + a];
+        for (int a = 0; a < k; a++) {
+            const int la = w->cols[a];
+            for (int b = 0; b < k; b++) {
+                const int lb = w->cols[b];
+                if (la >= lb)
+                    H[(size_t)lb * n + la] += w->jc[a] * w->gjc[b] + w->jc[n + a] * w->gjc[n + b] +
+                                              w->jc[2 * n + a] * w->gjc[2 * n + b];
+            }
+        }
+        for (int a = 0; a < k; a++)
+            w->slot[w->cols[a]] = -1;
+    }
+}
+
+/* Islands below this many dofs are factored by the plain column Cholesky here; LAPACK's dpotrf
+ * over BLIS pays a per-call overhead in BLIS's level-3 object API that dominates small systems:
+ * measured on the 2-core CI machine, factor + solve took 30 us (n = 6), 96 us (18), 275 us (64),
+ * 1.5 ms (256), against 0.06, 0.6, 15 and 810 us here; the two cross near n = 400, where
+ * LAPACK's blocked algorithm takes over. */
+#define CHOL_LAPACK_MIN 384
+
+int cs__sap_chol(int n, double *H) {
+    if (n >= CHOL_LAPACK_MIN) {
+        int info = 0;
+        dpotrf_("L", &n, H, &n, &info);
+        return info == 0 ? 0 : -1;
+    }
+    // Left-looking, column by column: column j of L from column j of H minus the earlier
+    // columns' contributions, then scaled by its pivot.
+    for (int j = 0; j < n; j++) {
+        double *cj = H + (size_t)j * n;
+        for (int k = 0; k < j; k++) {
+            const double *ck = H + (size_t)k * n;
+            const double l = ck[j];
+            if (l != 0)
+                for (int i = j; i < n; i++)
+                    cj[i] -= l * ck[i];
+        }
+        if (!(cj[j] > 0) || !isfinite(cj[j]))
+            return -1;
+        const double d = sqrt(cj[j]);
+        for (int i = j; i < n; i++)
+            cj[i] /= d;
+    }
+    return 0;
+}
+
+void cs__sap_chol_solve(int n, const double *L, int nrhs, double *B) {
+    if (n >= CHOL_LAPACK_MIN) {
+        int info = 0;
+        dpotrs_("L", &n, &nrhs, L, &n, B, &n, &info);
+        return;
+    }
+    for (int r = 0; r < nrhs; r++) {
+        double *x = B + (size_t)r * n;
+        // L y = b, then L^T x = y.
+        for (int j = 0; j < n; j++) {
+            const double *cj = L + (size_t)j * n;
+            x[j] /= cj[j];
+            for (int i = j + 1; i < n; i++)
+                x[i] -= cj[i] * x[j];
+        }
+        for (int j = n - 1; j >= 0; j--) {
+            const double *cj = L + (size_t)j * n;
+            double s = x[j];
+            for (int i = j + 1; i < n; i++)
+                s -= cj[i] * x[i];
+            x[j] = s / cj[j];
+        }
+    }
+}
+
+void cs__sap_dense_a(const cs__sap_problem *p, const cs__sap_islands *is, int k, double *H) {
+    const int n = is->dof_ptr[k + 1] - is->dof_ptr[k];
+    const int *dof = is->dof + is->dof_ptr[k];
+    memset(H, 0, (size_t)n * n * sizeof(double));
+    for (int c = 0; c < n; c++)
+        for (int q = p->a_colptr[dof[c]]; q < p->a_colptr[dof[c] + 1]; q++)
+            H[(size_t)c * n + is->local[p->a_rowind[q]]] += p->a_val[q];
+}
+
+/* Newton's method on one island (the algorithm in the file header). */
+static cs_status solve_island(const cs__sap_problem *p, const cs__sap_islands *is,
+                              const island *I, const cs_sap_params *prm, const cs_options *opt,
+                              cs__sap_work *w, double *v, double *gamma, uint8_t *region,
+                              int *iterations) {
+    const int n = I->n;
+    amul(p, I, p->vstar, NULL, w->avs);
+    double cost_prev = 0, alpha = 1;
+    for (int it = 0;; it++) {
+        const double cost = evaluate(p, I, w, v, gamma, region, true);
+        // Scaled momentum residual and its scale (paper eq. 26).
+        double res = 0, sav = 0, sjg = 0;
+        for (int k = 0; k < n; k++) {
+            const int j = I->dof[k];
+            const double d = w->dinv[j];
+            res += d * d * w->grad[j] * w->grad[j];
+            sav += d * d * (w->r[j] + w->avs[j]) * (w->r[j] + w->avs[j]);
+            sjg += d * d * w->jtg[j] * w->jtg[j];
+        }
+        res = sqrt(res);
+        if (!isfinite(cost) || !isfinite(res))
+            return CS_EINPUT;
+        if (res <= prm->abs_tol + prm->rel_tol * sqrt(fmax(sav, sjg)))
+            return CS_CONVERGED;
+        // Round-off stall: the last full-ish step no longer changed the cost.
+        if (it > 0 && alpha > 0.5 &&
+            fabs(cost - cost_prev) <
+                prm->cost_abs_tol + prm->cost_rel_tol * 0.5 * (fabs(cost) + fabs(cost_prev)))
+            return CS_CONVERGED;
+        if (cs__deadline_passed(opt))
+            return CS_DEADLINE;
+        if (it == prm->max_iterations)
+            return CS_MAXITER;
+
+        // Newton direction: H dv = -grad.
+        assemble(p, is, I, w, w->H);
+        if (cs__sap_chol(n, w->H) < 0)
+            return CS_SINGULAR;
+        for (int k = 0; k < n; k++)
+            w->b[k] = -w->grad[I->dof[k]];
+        cs__sap_chol_solve(n, w->H, 1, w->b);
+        for (int k = 0; k < n; k++)
+            w->dv[I->dof[k]] = w->b[k];
+        ++*iterations;
+
+        // Products the line search reuses.
+        amul(p, I, w->dv, NULL, w->dp);
+        jmul(p, I, w->dv, NULL, w->dvc);
+        line_ctx L = {.p = p, .I = I, .w = w};
+        double d0 = 0;
+        for (int k = 0; k < n; k++) {
+            const int j = I->dof[k];
+            L.la0 += 0.5 * (v[j] - p->vstar[j]) * w->r[j];
+            L.dpr += w->dp[j] * (v[j] - p->vstar[j]);
+            L.c2 += w->dv[j] * w->dp[j];
+            d0 += w->grad[j] * w->dv[j];
+        }
+        // H is SPD, so d0 = -grad^T H^-1 grad < 0 and c2 > 0 unless rounding destroyed it.
+        if (!(d0 < 0) || !(L.c2 > 0))
+            return CS_SINGULAR;
+        const cs__sap_line line = {.eval = line_eval, .ctx = &L, .l0 = cost, .d0 = d0};
+        const cs_status ls =
+            prm->line_search == CS_SAP_LINE_BACKTRACK
+                ? cs__sap_line_backtrack(&line, &alpha)
+                : cs__sap_line_exact(&line, prm->cost_abs_tol, prm->cost_rel_tol, &alpha);
+        if (ls != CS_CONVERGED)
+            return ls;
+        for (int k = 0; k < n; k++) {
+            const int j = I->dof[k];
+            v[j] += alpha * w->dv[j];
+        }
+        cost_prev = cost;
+    }
+}
+
+cs_status cs__sap_newton(const cs__sap_problem *p, const cs__sap_islands *is,
+                         const cs_sap_params *prm, const cs_options *opt, cs__sap_work *w,
+                         double *v, double *gamma, uint8_t *region, int *ret_iterations) {
+    *ret_iterations = 0;
+    // Dofs in islands without contacts move freely.
+    for (int q = is->dof_ptr[is->ncontact]; q < p->nv; q++)
+        v[is->dof[q]] = p->vstar[is->dof[q]];
+    // Contacts that touch no dof cannot push anything.
+    for (int q = is->con_ptr[is->ncontact]; q < p->nc; q++) {
+        const int c = is->con[q];
+        gamma[3 * c] = gamma[3 * c + 1] = gamma[3 * c + 2] = 0;
+        region[c] = CS_STATE_SEPARATE;
+    }
+    // The stopping test's scaling; a non-positive diagonal means A is not positive definite.
+    for (int q = 0; q < is->dof_ptr[is->ncontact]; q++) {
+        const int j = is->dof[q];
+        double a = 0;
+        for (int k = p->a_colptr[j]; k < p->a_colptr[j + 1]; k++)
+            if (p->a_rowind[k] == j)
+                a += p->a_val[k];
+        if (!(a > 0) || !isfinite(a))
+            return CS_EINPUT;
+        w->dinv[j] = 1 / sqrt(a);
+    }
+    cs_status worst = CS_CONVERGED;
+    for (int k = 0; k < is->ncontact; k++) {
+        const island I = {.dof = is->dof + is->dof_ptr[k],
+                          .n = is->dof_ptr[k + 1] - is->dof_ptr[k],
+                          .con = is->con + is->con_ptr[k],
+                          .m = is->con_ptr[k + 1] - is->con_ptr[k]};
+        const cs_status st =
+            solve_island(p, is, &I, prm, opt, w, v, gamma, region, ret_iterations);
+        if (st < 0)
+            return st;
+        // The deadline outranks an iteration cap: both are usable, the deadline says more.
+        if (st == CS_DEADLINE || (st == CS_MAXITER && worst == CS_CONVERGED))
+            worst = st;
+    }
+    return worst;
+}
