@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/* SAP against the Lemke variants on the scenes of issue 4, every solve through cs_step:
+ *   peg      a peg in a square hole, n = 8..32 contacts, 20 random wrenches per point
+ *   stack    1..5 aligned blocks (n = 4..20 contacts), 20 random wrenches per point
+ *   clutter  10, 20 and 40 balls and boxes in a bin, 20 random snapshots per size (n = bodies)
+ * then streams, each stepped warm (the session's warm start carried over) and cold (reset before
+ * every step): the clutter in closed loop (bodies moved with the returned velocities, contacts
+ * regenerated every tick), and two scenes at rest (a box on a plane, a stack of three) whose
+ * warm Newton iterations per tick are the "iterations at rest" of the targets.
+ * lemke-standard is the baseline of the ratios; variants not in this build are reported as such.
+ * Output: a table, <out>/sap.csv (bench_common.h columns), <out>/sap.png (sap.gp). FCLIB
+ * problems are bench_fclib's. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_run.h"
+#include "testlib.h"
+
+#define INSTANCES 20
+#define QUICK_INSTANCES 2
+#define DIRS 8
+#define MAX_POINTS 8
+
+/* The variants, baseline first. */
+enum { STANDARD, SAP, REDUCED, STRUCTURAL, NVAR };
+static const cs_solver variant_solver[NVAR] = {CS_SOLVER_LEMKE_STANDARD, CS_SOLVER_SAP,
+                                               CS_SOLVER_LEMKE, CS_SOLVER_LEMKE_STRUCTURAL};
+
+typedef enum { EXP_PEG, EXP_STACK, EXP_CLUTTER } experiment_kind;
+
+typedef struct experiment {
+    const char *name;
+    experiment_kind kind;
+    int np;
+    int arg[MAX_POINTS]; /* contacts (peg), blocks (stack), bodies (clutter) */
+} experiment;
+
+/* Instance w of point p. */
+static void generate(const experiment *e, int p, int w, t_gen_scene *g) {
+    const uint64_t seed = 0x5a92022ull + 1000003ull * (uint64_t)e->kind + 1009ull * (uint64_t)p +
+                          (uint64_t)w;
+    t_rng r = t_rng_seed(seed);
+    const double mu = t_rng_range(&r, 0.2, 0.3);
+    switch (e->kind) {
+    case EXP_PEG: t_gen_peg(g, e->arg[p], mu, DIRS, seed); break;
+    case EXP_STACK: t_gen_stack(g, e->arg[p], 0, mu, DIRS, seed); break;
+    case EXP_CLUTTER: t_gen_clutter(g, e->arg[p], seed); break;
+    }
+}
+
+/* Numbers the targets are judged on. */
+typedef struct findings {
+    bench_summary sap_peg16, sap_clutter[3]; /* clutter 10, 20, 40 */
+    double rest_iters[2];                    /* box, stack: warm SAP, mean per tick */
+    bool have_rest[2];
+} findings;
+
+static void run_experiment(const experiment *e, const bench_args *a, FILE *csv, findings *fd) {
+    const int W = a->quick ? QUICK_INSTANCES : INSTANCES, np = e->np, nprob = np * W;
+    t_gen_scene *g = bench_alloc((size_t)nprob * sizeof(*g));
+    cs_limits lim = {.max_bodies = 1, .max_contacts = 1, .max_dirs = DIRS};
+    int *contacts = bench_alloc((size_t)nprob * sizeof(int));
+    for (int i = 0; i < nprob; i++) {
+        generate(e, i / W, i % W, &g[i]);
+        contacts[i] = g[i].s.nc;
+        lim.max_bodies = g[i].s.nb > lim.max_bodies ? g[i].s.nb : lim.max_bodies;
+        lim.max_contacts = g[i].s.nc > lim.max_contacts ? g[i].s.nc : lim.max_contacts;
+    }
+    bench_variant var[NVAR];
+    for (int v = 0; v < NVAR; v++)
+        if (!bench_variant_init(&var[v], variant_solver[v], &lim))
+            exit(1);
+    bench_cell *cells = bench_alloc((size_t)NVAR * np * sizeof(*cells));
+    bench_run_pool(var, NVAR, g, nprob, W, a, cells);
+    for (int p = 0; p < np; p++) {
+        char scene[48];
+        if (e->kind == EXP_CLUTTER)
+            snprintf(scene, sizeof scene, "clutter-%d(%.0f-contacts)", e->arg[p],
+                     bench_median_int(contacts + p * W, W));
+        else
+            snprintf(scene, sizeof scene, "%s-%d", e->name, e->arg[p]);
+        const int n = e->kind == EXP_STACK ? 4 * e->arg[p] : e->arg[p];
+        int64_t base = 0;
+        for (int v = 0; v < NVAR; v++) {
+            if (!var[v].available)
+                continue;
+            bench_row r = bench_cell_row(&cells[v * np + p], e->name, var[v].name, scene, n);
+            if (v == STANDARD)
+                base = r.t.p50;
+            r.ratio_p50 = base > 0 ? (double)r.t.p50 / (double)base : 0;
+            bench_table_row(&r);
+            bench_csv_row(csv, &r);
+            if (v == SAP && e->kind == EXP_PEG && n == 16)
+                fd->sap_peg16 = r.t;
+            if (v == SAP && e->kind == EXP_CLUTTER)
+                fd->sap_clutter[p] = r.t;
+        }
+    }
+    for (int k = 0; k < NVAR * np; k++)
+        bench_cell_free(&cells[k]);
+    free(cells);
+    for (int v = 0; v < NVAR; v++)
+        bench_variant_fini(&var[v]);
+    free(contacts);
+    free(g);
+}
+
+/* Streams of every available variant: closed-loop clutter, then the two scenes at rest. */
+static void run_streams(const bench_args *a, FILE *csv, findings *fd) {
+    t_gen_scene *g = bench_alloc(sizeof(*g));
+    const int ticks = a->quick ? 20 : 1000;
+    const int sizes[3] = {10, 20, 40};
+    for (int s = 0; s < (a->quick ? 1 : 3) + 2; s++) {
+        char scene[48];
+        bench_stream_kind kind = BENCH_STREAM_LOOP;
+        if (s < (a->quick ? 1 : 3)) {
+            t_gen_clutter(g, sizes[s], 40 + (uint64_t)s);
+            snprintf(scene, sizeof scene, "clutter-%d-loop", sizes[s]);
+        } else {
+            // At rest: no applied wrench, the same scene every tick.
+            const int rest = s - (a->quick ? 1 : 3);
+            if (rest == 0)
+                t_gen_single(g, 3, 0.5, DIRS, 1);
+            else
+                t_gen_stack(g, 3, 0, 0.5, DIRS, 1);
+            for (int b = 0; b < g->s.nb; b++)
+                memset(g->bodies[b].f, 0, 6 * sizeof(double)); // f and tau
+            snprintf(scene, sizeof scene, "%s", rest == 0 ? "box-at-rest" : "stack3-at-rest");
+            kind = BENCH_STREAM_STILL;
+        }
+        for (int v = 0; v < NVAR; v++) {
+            bench_stream_out o;
+            if (!bench_run_stream(g, kind, ticks, variant_solver[v], a, &o)) {
+                printf("%-12s %-24s %-26s not available in this build\n", "stream", scene,
+                       cs_solver_name(variant_solver[v]));
+                continue;
+            }
+            const double tail = o.warm_tail_iters_mean;
+            bench_stream_report(&o, scene, variant_solver[v], csv);
+            if (variant_solver[v] == CS_SOLVER_SAP && kind == BENCH_STREAM_STILL) {
+                const int rest = s - (a->quick ? 1 : 3);
+                fd->rest_iters[rest] = tail;
+                fd->have_rest[rest] = true;
+            }
+        }
+    }
+    free(g);
+}
+
+int main(int argc, char **argv) {
+    const bench_args a = bench_parse(argc, argv,
+                                     "SAP and the Lemke variants on pegs, stacks and clutter; "
+                                     "writes sap.csv and sap.png to --out or "
+                                     "$CONTACTD_BENCH_OUT.\n",
+                                     50);
+    bench_header(stdout, "sap", &a);
+    for (int v = 0; v < NVAR; v++)
+        if (!cs_solver_is_available(variant_solver[v]))
+            printf("# %s: not available in this build\n", cs_solver_name(variant_solver[v]));
+    printf("# times: cs_step wall time (model + solver + certificate); solve_p50: the solver "
+           "alone (stats.solve_ns); n: contacts, bodies for clutter\n");
+    FILE *csv = bench_csv_open(&a, "sap");
+    experiment ex[3] = {{.name = "peg", .kind = EXP_PEG, .np = 4, .arg = {8, 16, 24, 32}},
+                        {.name = "stack", .kind = EXP_STACK, .np = 5, .arg = {1, 2, 3, 4, 5}},
+                        {.name = "clutter", .kind = EXP_CLUTTER, .np = 3, .arg = {10, 20, 40}}};
+    if (a.quick) {
+        ex[0].np = 2;
+        ex[1].np = 2;
+        ex[2].np = 1;
+    }
+    findings fd = {0};
+    bench_table_header();
+    for (int e = 0; e < 3; e++)
+        run_experiment(&ex[e], &a, csv, &fd);
+    run_streams(&a, csv, &fd);
+    fclose(csv);
+    bench_plot(&a, CONTACTD_BENCH_DIR "/sap.gp", "sap.csv", "sap.png");
+
+    // Targets: reported, never asserted.
+    printf("\n");
+    if (!cs_solver_is_available(CS_SOLVER_SAP)) {
+        printf("targets: sap not available in this build\n");
+        return 0;
+    }
+    const bench_summary *c = fd.sap_clutter;
+    if (c[2].samples) {
+        bench_target("sap clutter-40 median", c[2].p50 / 1e3, 500, "us");
+        bench_target("sap clutter-40 p99", c[2].p99 / 1e3, 1000, "us");
+    }
+    if (c[0].samples)
+        bench_target("sap clutter-10 median", c[0].p50 / 1e3, 40, "us");
+    if (fd.sap_peg16.samples)
+        bench_target("sap peg-16 median", fd.sap_peg16.p50 / 1e3, 10, "us");
+    for (int r = 0; r < 2; r++)
+        if (fd.have_rest[r])
+            bench_target(r == 0 ? "sap Newton iterations per tick, box at rest"
+                                : "sap Newton iterations per tick, stack at rest",
+                         fd.rest_iters[r], 1, "");
+    return 0;
+}

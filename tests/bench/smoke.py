@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Smoke test of the benchmarks: runs each given benchmark binary with --quick into a fresh
+directory and checks that it exits 0 and writes its CSV with the documented header and at least
+one row per solver it reports. No timing is checked (bench_common.h documents the columns)."""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+HEADER = ["bench", "variant", "n", "samples", "p50_ns", "p99_ns", "p999_ns", "max_ns",
+          "ratio_p50", "scene", "iters_p50", "iters_max", "solve_p50_ns", "certified", "problems",
+          "residual"]
+
+
+def main():
+    failed = 0
+    for exe in sys.argv[1:]:
+        name = os.path.basename(exe).removeprefix("bench_")
+        with tempfile.TemporaryDirectory() as out:
+            proc = subprocess.run([exe, "--quick", "--out", out], capture_output=True, text=True)
+            if proc.returncode != 0:
+                print(f"{exe}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+                failed += 1
+                continue
+            path = os.path.join(out, name + ".csv")
+            if not os.path.exists(path):
+                print(f"{exe}: no {path}")
+                failed += 1
+                continue
+            with open(path, newline="") as f:
+                rows = list(csv.reader(f))
+            if not rows or rows[0] != HEADER or len(rows) < 2:
+                print(f"{path}: bad header or no rows: {rows[:2]}")
+                failed += 1
+                continue
+            bad = [r for r in rows[1:] if len(r) != len(HEADER) or int(r[3]) < 1]
+            if bad:
+                print(f"{path}: malformed rows or rows without samples: {bad[:3]}")
+                failed += 1
+                continue
+            print(f"{exe}: ok, {len(rows) - 1} rows")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
