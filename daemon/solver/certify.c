@@ -41,17 +41,19 @@ static double support(int dirs, double x, double y) {
 }
 
 /* How far (lx, ly) lies outside the friction set of radius r: the disc, or the polygon whose
- * edges have outward normals at angles (2k + 1) pi / d and distance r cos(pi / d). */
+ * edges have outward normals at angles (2k + 1) pi / d and distance r cos(pi / d). The largest
+ * normal . l belongs to the edge normal nearest in angle to l. */
 static double outside(int dirs, double lx, double ly, double r) {
     if (!dirs)
         return hypot(lx, ly) - r;
     const double step = 2 * M_PI / dirs;
-    double worst = -INFINITY;
-    for (int k = 0; k < dirs; k++) {
-        const double a = (k + 0.5) * step;
-        worst = fmax(worst, cos(a) * lx + sin(a) * ly - r * cos(0.5 * step));
-    }
-    return worst;
+    const double a = (floor(atan2(ly, lx) / step) + 0.5) * step;
+    return cos(a) * lx + sin(a) * ly - r * cos(0.5 * step);
+}
+
+/* max that keeps a NaN from either side (fmax drops it, and is a libm call in the loops). */
+static inline double maxn(double a, double b) {
+    return a > b || a != a ? a : b;
 }
 
 cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, const double *v,
@@ -72,19 +74,19 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
     // Scales.
     double vscale = 0, iscale = 0, gdt = 0;
     for (int k = 0; k < 6 * nb; k++)
-        vscale = fmax(vscale, fmax(fabs(v[k]), fabs(m->vstar[k])));
+        vscale = maxn(vscale, maxn(fabs(v[k]), fabs(m->vstar[k])));
     cs_model_mul(m, m->vstar, mdv);
     for (int k = 0; k < 6 * nb; k++)
-        iscale = fmax(iscale, fabs(mdv[k]));
+        iscale = maxn(iscale, fabs(mdv[k]));
     for (int k = 0; k < 3 * nc; k++)
-        iscale = fmax(iscale, fabs(lambda[k]));
+        iscale = maxn(iscale, fabs(lambda[k]));
     for (int k = 0; k < 6 * nb; k++)
-        gdt = fmax(gdt, fabs(m->vstar[k] - m->v0[k]));
+        gdt = maxn(gdt, fabs(m->vstar[k] - m->v0[k]));
     cs_model_jv(m, v, u);
     for (int k = 0; k < 3 * nc; k++)
-        vscale = fmax(vscale, fabs(u[k]));
+        vscale = maxn(vscale, fabs(u[k]));
     for (int i = 0; i < nc; i++)
-        vscale = fmax(vscale, fabs(m->bias[i]));
+        vscale = maxn(vscale, fabs(m->bias[i]));
     // A body at rest with no load has no natural scale: fall back to 1 (SI units).
     vscale = vscale + gdt > 0 ? vscale + gdt : 1;
     iscale = iscale > 0 ? iscale : 1;
@@ -97,7 +99,7 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
         dv[k] = v[k] - m->vstar[k];
     cs_model_mul(m, dv, mdv);
     for (int k = 0; k < 6 * nb; k++)
-        cert->momentum = fmax(cert->momentum, fabs(mdv[k] - gen[k]));
+        cert->momentum = maxn(cert->momentum, fabs(mdv[k] - gen[k]));
 
     for (int i = 0; i < nc; i++) {
         const double ln = lambda[3 * i], lt1 = lambda[3 * i + 1], lt2 = lambda[3 * i + 2];
@@ -105,17 +107,17 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
         const double ut = hypot(u[3 * i + 1], u[3 * i + 2]);
         const double mu = m->mu[i];
         // A negative normal impulse is a cone violation too.
-        cert->cone = fmax(cert->cone, fmax(0.0, outside(dirs, lt1, lt2, mu * fmax(ln, 0.0))));
-        cert->cone = fmax(cert->cone, fmax(0.0, -ln));
-        cert->normal_velocity = fmax(cert->normal_velocity, fmax(0.0, -gap));
-        cert->complementarity = fmax(cert->complementarity, fabs(ln * gap));
+        cert->cone = maxn(cert->cone, maxn(0.0, outside(dirs, lt1, lt2, mu * maxn(ln, 0.0))));
+        cert->cone = maxn(cert->cone, maxn(0.0, -ln));
+        cert->normal_velocity = maxn(cert->normal_velocity, maxn(0.0, -gap));
+        cert->complementarity = maxn(cert->complementarity, fabs(ln * gap));
         const bool sliding = ut > SLIP_ZERO * vscale;
         if (sliding && ln > 0) {
             // Maximal dissipation: lambda_t . t_hat must reach its minimum over the friction set,
             // -mu lambda_n h(t_hat); the gap is >= 0 whenever lambda_t lies in the set.
             const double tx = u[3 * i + 1] / ut, ty = u[3 * i + 2] / ut;
             const double gap = lt1 * tx + lt2 * ty + mu * ln * support(dirs, tx, ty);
-            cert->dissipation = fmax(cert->dissipation, fabs(gap));
+            cert->dissipation = maxn(cert->dissipation, fabs(gap));
         }
         if (state) {
             if (ln <= LAMBDA_ZERO * iscale)

@@ -16,7 +16,9 @@
  * P = Phi minus the X's), and the open row; columns theta_i, phi_ij in P, and z0. Entries are
  * g_a^T M^-1 h_b with generalized vectors from the Jacobian rows (<= 12 non-zeros), so K is
  * r x r with r <= 6 m + 2 and M is never formed. After solving K, everything else follows by
- * back-substitution: phi_X, the velocity u, lambda, and the basic w rows.
+ * back-substitution: phi_X, the velocity u, lambda, and the basic w rows. Every pair's row is
+ * a_p^T J_i for a 3-vector a_p in its contact's frame, so impulses are summed per contact before
+ * they touch u, and a row's value is a_p . (J_i u) from the contact's frame velocity.
  *
  * PIVOTING. Standard Lemke with a covering vector (c = 1 initially), Harris-banded ratio test
  * with lexicographic tie-breaking on the columns of B^-1 B0 (B0: the starting basis; the
@@ -40,6 +42,11 @@
 
 enum { P_NU, P_SIGMA, P_GAMMA };
 
+/* Bases remembered to detect a cycle, and cold runs tried (each with another covering vector)
+ * before a cycle or ray is reported. */
+#define CYCLE_MEMORY 32
+#define COLD_ATTEMPTS 3
+
 /* fmax/fmin without libm's NaN handling calls, for the hot loops (NaNs are caught by q_feasible). */
 static inline double maxd(double a, double b) {
     return a > b ? a : b;
@@ -55,6 +62,19 @@ typedef struct gvec {
     double v[2][6];
 } gvec;
 
+/* One kernel's rows and columns. Two alternate, so that a rebuild after a pivot reuses the
+ * entries of the rows and columns the previous kernel already had (an entry depends only on
+ * its row's pair and X and its column's pair and X; the z0 column and gamma rows are cheap and
+ * always recomputed). */
+typedef struct kside {
+    int *row, *rx;   /* row pair, its eliminated phi_X (-1) */
+    uint8_t *rg;     /* the row is the scalar gamma equation of row's contact */
+    int *col, *cx;   /* column pair (-1: z0), the phi_X substituted into it (-1) */
+    gvec *grow, *gcol;
+    double *E;       /* entries before factoring, column-major, ld kmax */
+    int k;           /* 0: nothing to reuse */
+} kside;
+
 typedef struct lk {
     const cs_model *m;
     double *js; /* cs_model_jacobian() table, 3 rows per contact */
@@ -67,25 +87,27 @@ typedef struct lk {
     uint8_t *zb0; /* the starting basis: lexicographic reference */
     double *cov;  /* covering vector */
     double *off;  /* row constants of q: -bias on nu rows */
-    gvec *gr, *gc; /* the pair's row vector J^T alpha and its velocity image M^-1 J^T alpha */
     double *val, *mv, *beta, *src, *saved;
     int *cand;
     uint8_t *rejected;
     /* contacts [n] */
+    double *cv;   /* [3 n] frame velocity J_i u of the last basis solve */
     int *fblock;  /* first sigma pair of the friction block, -1 when none */
     int *xc;      /* the eliminated phi_X pair of a contact in Lambda, -1 */
     uint8_t *lam; /* lambda basic */
+    int *lamlist, nlam; /* the contacts with lam set */
     int open;     /* open pair, -1 when the basis is complementary */
     bool drive_z; /* the driving variable is the open pair's z member */
     /* kernel [kmax] */
     int kn;
-    int *krow, *kcol, *rx;
-    uint8_t *rgamma; /* row is the scalar gamma equation of contact krow */
-    gvec *grow, *gcol;
+    kside ks[2], *kc; /* kc: the current kernel, one of ks */
+    int *from_row, *from_col; /* the previous kernel's row / column with the same key, -1 */
     double *K, *rhs, growth;
     int *kpiv;
     bool kdirty;
     double *dvz, *u0, *w0, *u; /* [nv] */
+    int attempt;               /* cold runs so far: > 0 varies the covering vector */
+    uint64_t seen[CYCLE_MEMORY]; /* hashes of the latest bases */
     double dc[16], ds[16];     /* direction cosines and sines */
 } lk;
 
@@ -94,9 +116,10 @@ size_t cs_lemke_structural_size(const cs_limits *lim) {
     const size_t K = 6 * (size_t)lim->max_bodies + 2, nv = 6 * (size_t)lim->max_bodies;
     const size_t i = sizeof(int), f = sizeof(double);
     return cs_model_jacobian_size(lim) + 4 * cs__ws_bytes(P) + 3 * cs__ws_bytes(P * i) +
-           7 * cs__ws_bytes(P * f) + 2 * cs__ws_bytes(P * sizeof(gvec)) +
-           2 * cs__ws_bytes(n * i) + cs__ws_bytes(n) + 4 * cs__ws_bytes(K * i) + cs__ws_bytes(K) +
-           2 * cs__ws_bytes(K * sizeof(gvec)) + cs__ws_bytes(K * K * f) + cs__ws_bytes(K * f) +
+           7 * cs__ws_bytes(P * f) + cs__ws_bytes(3 * n * f) + 3 * cs__ws_bytes(n * i) +
+           cs__ws_bytes(n) + 3 * cs__ws_bytes(K * i) + 2 * (4 * cs__ws_bytes(K * i) + cs__ws_bytes(K) +
+           2 * cs__ws_bytes(K * sizeof(gvec)) + cs__ws_bytes(K * K * f)) +
+           cs__ws_bytes(K * K * f) + cs__ws_bytes(K * f) +
            4 * cs__ws_bytes(nv * f);
 }
 
@@ -123,38 +146,70 @@ static double gdot_dense(const gvec *a, const double *v) {
     return s;
 }
 
-/* v += x g (v dense over all bodies). */
-static void gaxpy_dense(double *v, double x, const gvec *g) {
-    for (int side = 0; side < 2; side++)
-        if (g->b[side] >= 0)
-            for (int k = 0; k < 6; k++)
-                v[6 * g->b[side] + k] += x * g->v[side][k];
+/* Pair p's row in its contact's frame: (1, 0, 0) for nu, (0, cos, sin) for sigma, 0 for gamma. */
+static void pair_coef(const lk *L, int p, double a[3]) {
+    a[0] = L->type[p] == P_NU;
+    a[1] = L->type[p] == P_SIGMA ? L->dc[L->dir[p]] : 0;
+    a[2] = L->type[p] == P_SIGMA ? L->ds[L->dir[p]] : 0;
 }
 
-/* ret = a + x b for two vectors of the same contact (same bodies). */
-static void gaxpy(gvec *ret, const gvec *a, double x, const gvec *b) {
+/* Frame row r of contact i on one side: 6 Jacobian entries, then their image under M^-1. */
+static const double *jrow(const lk *L, int i, int r, int side) {
+    return L->js + ((size_t)(3 * i + r) * 2 + side) * 12;
+}
+
+static int side_body(const lk *L, int i, int side) {
+    return side ? L->m->ib[i] : L->m->ia[i];
+}
+
+/* g = a^T J_i (img 0) or its image a^T J_i M^-1 (img 6). */
+static void contact_gvec(const lk *L, int i, const double a[3], int img, gvec *g) {
     for (int side = 0; side < 2; side++) {
-        ret->b[side] = a->b[side];
+        const double *J0 = jrow(L, i, 0, side) + img, *J1 = J0 + 24, *J2 = J0 + 48;
+        g->b[side] = side_body(L, i, side);
         for (int k = 0; k < 6; k++)
-            ret->v[side][k] = a->v[side][k] + x * b->v[side][k];
+            g->v[side][k] = a[0] * J0[k] + a[1] * J1[k] + a[2] * J2[k];
     }
 }
 
-/* The generalized vectors of pair p (contact i, row (1, 0, 0) for nu or (0, cos, sin) for sigma
- * in the contact frame): its Jacobian row and the row's image under M^-1. Gamma pairs have none. */
-static void pair_vectors(lk *L, int p) {
-    const int i = L->con[p];
-    const double a[3] = {L->type[p] == P_NU, L->type[p] == P_SIGMA ? L->dc[L->dir[p]] : 0,
-                         L->type[p] == P_SIGMA ? L->ds[L->dir[p]] : 0};
+/* u += M^-1 J_i^T x for a contact-frame impulse x. */
+static void contact_apply(const lk *L, int i, const double x[3], double *u) {
     for (int side = 0; side < 2; side++) {
-        const double *J0 = L->js + ((size_t)(3 * i) * 2 + side) * 12;
-        const double *J1 = J0 + 24, *J2 = J0 + 48; // rows 1, 2 of the same contact and side
-        L->gr[p].b[side] = L->gc[p].b[side] = side ? L->m->ib[i] : L->m->ia[i];
-        for (int k = 0; k < 6; k++) {
-            L->gr[p].v[side][k] = a[0] * J0[k] + a[1] * J1[k] + a[2] * J2[k];
-            L->gc[p].v[side][k] = a[0] * J0[6 + k] + a[1] * J1[6 + k] + a[2] * J2[6 + k];
-        }
+        const int b = side_body(L, i, side);
+        if (b < 0)
+            continue;
+        const double *J0 = jrow(L, i, 0, side) + 6, *J1 = J0 + 24, *J2 = J0 + 48;
+        double *ub = u + 6 * b;
+        for (int k = 0; k < 6; k++)
+            ub[k] += x[0] * J0[k] + x[1] * J1[k] + x[2] * J2[k];
     }
+}
+
+/* ret = J_i u, contact i's frame velocity: the normal only, or all 3 rows when the contact has
+ * a friction block (only then are its tangent rows read). */
+static void contact_velocity(const lk *L, int i, const double *u, double ret[3]) {
+    const int rows = L->fblock[i] >= 0 ? 3 : 1;
+    ret[0] = ret[1] = ret[2] = 0;
+    for (int side = 0; side < 2; side++) {
+        const int b = side_body(L, i, side);
+        if (b < 0)
+            continue;
+        for (int r = 0; r < rows; r++)
+            ret[r] += dot6(jrow(L, i, r, side), u + 6 * b);
+    }
+}
+
+/* u += x M^-1 (a_p^T J_i)^T: pair p's variable at value x moves the bodies. */
+static void pair_apply(const lk *L, int p, double x, double *u) {
+    double a[3];
+    pair_coef(L, p, a);
+    contact_apply(L, L->con[p], (double[3]){x * a[0], x * a[1], x * a[2]}, u);
+}
+
+/* a_p . (J_i u) from the frame velocities of the last basis solve. */
+static double row_value(const lk *L, int p) {
+    const double *cv = L->cv + 3 * L->con[p];
+    return L->type[p] == P_NU ? cv[0] : L->dc[L->dir[p]] * cv[1] + L->ds[L->dir[p]] * cv[2];
 }
 
 /* ---- basis bookkeeping ---- */
@@ -171,7 +226,17 @@ static int gamma_pair(const lk *L, int i) {
     return L->fblock[i] + L->d;
 }
 
-/* Appends contact i's friction block, w's basic, covering entries 1. */
+/* Covering entry of pair p in a cold run: 1 on the first attempt; after a cycle or a ray (both
+ * signs that rounding led the degenerate path astray) entries spread over [1, 2), which changes
+ * the path but not the LCP: z0 = 0 at the end whatever the covering vector. */
+static double cover(const lk *L, int p) {
+    if (L->attempt == 0)
+        return 1;
+    const double x = (p + 1) * 0.6180339887498949 + L->attempt * 0.4142135623730950;
+    return 1 + (x - floor(x));
+}
+
+/* Appends contact i's friction block, w's basic, covering entries from cover(). */
 static void append_block(lk *L, int i) {
     L->fblock[i] = L->np;
     for (int j = 0; j <= L->d; j++) {
@@ -180,24 +245,40 @@ static void append_block(lk *L, int i) {
         L->con[p] = i;
         L->dir[p] = j;
         L->zb[p] = L->zb0[p] = 0;
-        L->cov[p] = 1;
+        L->cov[p] = cover(L, p);
         L->off[p] = 0;
-        if (j < L->d)
-            pair_vectors(L, p);
     }
     L->kdirty = true;
+    L->kc->k = 0; // pair numbers may be reused after an undone append: forget the kernel
+}
+
+/* u += M^-1 J^T lambda for the basic theta and phi with values x[p], summed per contact first. */
+static void apply_basic(const lk *L, const double *x, double *u) {
+    for (int i = 0; i < L->n; i++) {
+        double imp[3] = {z_basic(L, i) ? x[i] : 0, 0, 0};
+        if (L->fblock[i] >= 0)
+            for (int j = 0; j < L->d; j++)
+                if (z_basic(L, L->fblock[i] + j)) {
+                    imp[1] += x[L->fblock[i] + j] * L->dc[j];
+                    imp[2] += x[L->fblock[i] + j] * L->ds[j];
+                }
+        if (imp[0] != 0 || imp[1] != 0 || imp[2] != 0)
+            contact_apply(L, i, imp, u);
+    }
 }
 
 /* ---- the kernel ---- */
 
 static cs_status build_kernel(lk *L) {
     const cs_model *m = L->m;
+    L->nlam = 0;
     for (int i = 0; i < L->n; i++) {
         L->lam[i] = 0;
         L->xc[i] = -1;
         if (L->fblock[i] < 0 || !z_basic(L, gamma_pair(L, i)))
             continue;
         L->lam[i] = 1;
+        L->lamlist[L->nlam++] = i;
         for (int j = 0; j < L->d && L->xc[i] < 0; j++)
             if (z_basic(L, L->fblock[i] + j))
                 L->xc[i] = L->fblock[i] + j;
@@ -205,66 +286,100 @@ static cs_status build_kernel(lk *L) {
         if (L->xc[i] < 0 && !(L->open >= 0 && L->type[L->open] == P_SIGMA && L->con[L->open] == i))
             return CS_SINGULAR;
     }
+    kside *old = L->kc, *c = L->kc = &L->ks[L->kc == &L->ks[0]];
     int k = 0;
     for (int p = 0; p < L->np; p++) {
         if (!z_basic(L, p) || L->type[p] == P_GAMMA || p == L->xc[L->con[p]])
             continue;
         if (k >= L->kmax)
             return CS_SINGULAR; // more unknowns than the rank bound 6 m + 2
-        L->krow[k] = L->kcol[k] = p;
+        c->row[k] = c->col[k] = p;
         k++;
     }
     if (L->open >= 0) {
         if (k >= L->kmax)
             return CS_SINGULAR;
-        L->krow[k] = L->open;
-        L->kcol[k] = -1;
+        c->row[k] = L->open;
+        c->col[k] = -1;
         k++;
     }
-    L->kn = k;
+    L->kn = c->k = k;
     memset(L->dvz, 0, (size_t)L->nv * sizeof(double));
-    for (int i = 0; i < L->n; i++)
-        if (L->lam[i] && L->xc[i] >= 0)
-            gaxpy_dense(L->dvz, L->cov[gamma_pair(L, i)], &L->gc[L->xc[i]]);
+    for (int l = 0; l < L->nlam; l++) {
+        const int i = L->lamlist[l];
+        if (L->xc[i] >= 0)
+            pair_apply(L, L->xc[i], L->cov[gamma_pair(L, i)], L->dvz);
+    }
+    int *from_row = L->from_row, *from_col = L->from_col;
     for (int a = 0; a < k; a++) {
-        const int p = L->krow[a], i = L->con[p];
+        const int p = c->row[a], i = L->con[p];
         // The open sigma row of a contact in Lambda without phi_X defines lambda; its gamma row
         // takes its place in the kernel (as does an open gamma row).
-        L->rgamma[a] = L->type[p] == P_GAMMA || (L->type[p] == P_SIGMA && L->lam[i] && L->xc[i] < 0);
-        L->rx[a] = L->type[p] == P_SIGMA && L->lam[i] ? L->xc[i] : -1;
-        if (!L->rgamma[a])
-            gaxpy(&L->grow[a], &L->gr[p], L->rx[a] >= 0 ? -1 : 0, &L->gr[L->rx[a] >= 0 ? L->rx[a] : p]);
+        c->rg[a] = L->type[p] == P_GAMMA || (L->type[p] == P_SIGMA && L->lam[i] && L->xc[i] < 0);
+        c->rx[a] = L->type[p] == P_SIGMA && L->lam[i] ? L->xc[i] : -1;
+        from_row[a] = -1;
+        if (c->rg[a])
+            continue;
+        for (int o = 0; o < old->k && from_row[a] < 0; o++)
+            if (old->row[o] == p && old->rx[o] == c->rx[a] && !old->rg[o])
+                from_row[a] = o;
+        if (from_row[a] >= 0) {
+            c->grow[a] = old->grow[from_row[a]];
+            continue;
+        }
+        double ar[3], ax[3] = {0, 0, 0};
+        pair_coef(L, p, ar);
+        if (c->rx[a] >= 0)
+            pair_coef(L, c->rx[a], ax);
+        contact_gvec(L, i, (double[3]){ar[0] - ax[0], ar[1] - ax[1], ar[2] - ax[2]}, 0,
+                     &c->grow[a]);
     }
     for (int b = 0; b < k; b++) {
-        const int p = L->kcol[b];
+        const int p = c->col[b];
+        from_col[b] = -1;
         if (p < 0)
             continue;
         const int i = L->con[p], x = L->lam[i] && L->xc[i] >= 0 ? L->xc[i] : -1;
+        c->cx[b] = x;
+        for (int o = 0; o < old->k && from_col[b] < 0; o++)
+            if (old->col[o] == p && old->cx[o] == x)
+                from_col[b] = o;
+        if (from_col[b] >= 0) {
+            c->gcol[b] = old->gcol[from_col[b]];
+            continue;
+        }
         // theta: n + mu d_X; phi: d - d_X (phi_X substituted through the gamma row).
+        double ac[3], ax[3] = {0, 0, 0};
+        pair_coef(L, p, ac);
+        if (x >= 0)
+            pair_coef(L, x, ax);
         const double f = x < 0 ? 0 : L->type[p] == P_NU ? m->mu[i] : -1;
-        gaxpy(&L->gcol[b], &L->gc[p], f, &L->gc[x >= 0 ? x : p]);
+        contact_gvec(L, i, (double[3]){ac[0] + f * ax[0], ac[1] + f * ax[1], ac[2] + f * ax[2]},
+                     6, &c->gcol[b]);
     }
-    for (int a = 0; a < k; a++) {
-        const int p = L->krow[a], i = L->con[p];
-        for (int b = 0; b < k; b++) {
-            const int q = L->kcol[b];
-            double e;
-            if (L->rgamma[a]) {
+    for (int b = 0; b < k; b++) {
+        const int q = c->col[b];
+        double *E = c->E + (size_t)b * L->kmax;
+        for (int a = 0; a < k; a++) {
+            const int p = c->row[a], i = L->con[p];
+            if (c->rg[a]) {
                 // gamma_i = mu_i theta_i - sum_j phi_ij + s + c z0
                 if (q < 0)
-                    e = L->cov[gamma_pair(L, i)];
+                    E[a] = L->cov[gamma_pair(L, i)];
                 else if (L->con[q] != i)
-                    e = 0;
+                    E[a] = 0;
                 else
-                    e = L->type[q] == P_NU ? m->mu[i] : -1;
+                    E[a] = L->type[q] == P_NU ? m->mu[i] : -1;
             } else if (q < 0) {
-                e = gdot_dense(&L->grow[a], L->dvz) + L->cov[p] -
-                    (L->rx[a] >= 0 ? L->cov[L->rx[a]] : 0);
+                E[a] = gdot_dense(&c->grow[a], L->dvz) + L->cov[p] -
+                       (c->rx[a] >= 0 ? L->cov[c->rx[a]] : 0);
+            } else if (from_row[a] >= 0 && from_col[b] >= 0) {
+                E[a] = old->E[(size_t)from_col[b] * L->kmax + from_row[a]];
             } else {
-                e = gdot(&L->grow[a], &L->gcol[b]);
+                E[a] = gdot(&c->grow[a], &c->gcol[b]);
             }
-            L->K[(size_t)b * L->kmax + a] = e;
         }
+        memcpy(L->K + (size_t)b * L->kmax, E, (size_t)k * sizeof(double));
     }
     if (cs_lu_factor(k, L->K, L->kmax, L->kpiv, &L->growth) != 0)
         return CS_SINGULAR;
@@ -284,65 +399,70 @@ static cs_status basis_solve(lk *L, double *out) {
     const int k = L->kn;
     // w0 = u0 + sum over Lambda of s_gamma M^-1 d_X (phi_X's constant part).
     memcpy(L->w0, L->u0, (size_t)L->nv * sizeof(double));
-    for (int i = 0; i < L->n; i++)
-        if (L->lam[i] && L->xc[i] >= 0 && L->src[gamma_pair(L, i)] != 0)
-            gaxpy_dense(L->w0, L->src[gamma_pair(L, i)], &L->gc[L->xc[i]]);
+    for (int l = 0; l < L->nlam; l++) {
+        const int i = L->lamlist[l], g = gamma_pair(L, i);
+        if (L->xc[i] >= 0 && L->src[g] != 0)
+            pair_apply(L, L->xc[i], L->src[g], L->w0);
+    }
+    const kside *c = L->kc;
     for (int a = 0; a < k; a++) {
-        const int p = L->krow[a];
-        if (L->rgamma[a])
+        const int p = c->row[a];
+        if (c->rg[a])
             L->rhs[a] = -L->src[gamma_pair(L, L->con[p])];
         else
-            L->rhs[a] = -(gdot_dense(&L->grow[a], L->w0) + L->src[p] -
-                          (L->rx[a] >= 0 ? L->src[L->rx[a]] : 0));
+            L->rhs[a] = -(gdot_dense(&c->grow[a], L->w0) + L->src[p] -
+                          (c->rx[a] >= 0 ? L->src[c->rx[a]] : 0));
     }
     cs_lu_solve(k, L->K, L->kmax, L->kpiv, L->rhs);
     const double z0 = L->open >= 0 ? L->rhs[k - 1] : 0;
-    for (int p = 0; p < L->np; p++)
-        out[p] = 0;
+    memset(out, 0, (size_t)L->np * sizeof(double));
+    memcpy(L->u, L->u0, (size_t)L->nv * sizeof(double));
     for (int b = 0; b < k; b++)
-        if (L->kcol[b] >= 0)
-            out[L->kcol[b]] = L->rhs[b];
+        if (c->col[b] >= 0) {
+            out[c->col[b]] = L->rhs[b];
+            pair_apply(L, c->col[b], L->rhs[b], L->u);
+        }
     if (L->open >= 0)
         out[L->open] = z0;
-    // phi_X from the gamma row, then the velocity of every basic theta and phi.
-    for (int i = 0; i < L->n; i++) {
-        if (!(L->lam[i] && L->xc[i] >= 0))
+    // phi_X from the gamma row; with the kernel's theta and phi it gives the velocity u.
+    for (int l = 0; l < L->nlam; l++) {
+        const int i = L->lamlist[l], g = gamma_pair(L, i);
+        if (L->xc[i] < 0)
             continue;
-        const int g = gamma_pair(L, i);
         double x = (z_basic(L, i) ? m->mu[i] * out[i] : 0) + L->src[g] + L->cov[g] * z0;
-        for (int j = 0; j < L->d; j++) {
-            const int p = L->fblock[i] + j;
-            if (p != L->xc[i] && z_basic(L, p))
-                x -= out[p];
-        }
+        for (int j = 0; j < L->d; j++) // phi_X itself is still 0 in out
+            x -= L->zb[L->fblock[i] + j] ? out[L->fblock[i] + j] : 0;
         out[L->xc[i]] = x;
+        pair_apply(L, L->xc[i], x, L->u);
     }
-    memcpy(L->u, L->u0, (size_t)L->nv * sizeof(double));
-    for (int p = 0; p < L->np; p++)
-        if (L->type[p] != P_GAMMA && z_basic(L, p))
-            gaxpy_dense(L->u, out[p], &L->gc[p]);
-    // lambda from the non-basic sigma_X row (or the open sigma row), then the basic w rows.
-    for (int i = 0; i < L->n; i++) {
-        if (!L->lam[i])
-            continue;
+    for (int i = 0; i < L->n; i++)
+        contact_velocity(L, i, L->u, L->cv + 3 * i);
+    // lambda from the non-basic sigma_X row (or the open sigma row).
+    for (int l = 0; l < L->nlam; l++) {
+        const int i = L->lamlist[l];
         const int p = L->xc[i] >= 0 ? L->xc[i] : L->open;
-        out[gamma_pair(L, i)] = -(gdot_dense(&L->gr[p], L->u) + L->src[p] + L->cov[p] * z0);
+        out[gamma_pair(L, i)] = -(row_value(L, p) + L->src[p] + L->cov[p] * z0);
     }
-    for (int p = 0; p < L->np; p++) {
-        if (!w_basic(L, p))
+    // The basic w rows, contact by contact.
+    for (int i = 0; i < L->n; i++) {
+        const double *cv = L->cv + 3 * i;
+        if (w_basic(L, i))
+            out[i] = cv[0] + L->src[i] + L->cov[i] * z0;
+        const int f = L->fblock[i];
+        if (f < 0)
             continue;
-        const int i = L->con[p];
-        double x = L->src[p] + L->cov[p] * z0;
-        if (L->type[p] == P_GAMMA) {
-            x += z_basic(L, i) ? m->mu[i] * out[i] : 0;
-            for (int j = 0; j < L->d; j++)
-                x -= z_basic(L, L->fblock[i] + j) ? out[L->fblock[i] + j] : 0;
-        } else {
-            x += gdot_dense(&L->gr[p], L->u);
-            if (L->type[p] == P_SIGMA && L->lam[i])
-                x += out[gamma_pair(L, i)];
+        const int g = f + L->d;
+        const double lambda = L->lam[i] ? out[g] : 0;
+        double phis = 0;
+        for (int j = 0; j < L->d; j++) {
+            const int p = f + j;
+            if (L->zb[p])
+                phis += out[p]; // 0 when p is the open pair
+            else if (p != L->open)
+                out[p] = L->dc[j] * cv[1] + L->ds[j] * cv[2] + lambda + L->src[p] + L->cov[p] * z0;
         }
-        out[p] = x;
+        if (w_basic(L, g))
+            out[g] = L->src[g] + L->cov[g] * z0 + (z_basic(L, i) ? m->mu[i] * out[i] : 0) - phis;
     }
     return CS_CONVERGED;
 }
@@ -367,7 +487,7 @@ static void source_var(lk *L, int p, bool z) {
             L->src[L->fblock[i] + j] = 1;
         return;
     }
-    gaxpy_dense(L->u0, 1, &L->gc[p]);
+    pair_apply(L, p, 1, L->u0);
     if (L->fblock[i] >= 0)
         L->src[gamma_pair(L, i)] = L->type[p] == P_NU ? L->m->mu[i] : -1;
 }
@@ -470,6 +590,26 @@ typedef struct pivot_undo {
     uint8_t zb_open, zb_s;
 } pivot_undo;
 
+/* Hash of the basis: which member of each pair is basic, and the open pair. */
+static uint64_t basis_hash(const lk *L) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)(L->open + 1);
+    for (int p = 0; p < L->np; p++)
+        h = (h ^ L->zb[p]) * 0x100000001b3ull;
+    return h ^ (uint64_t)L->np << 32;
+}
+
+/* Records the basis after an accepted pivot (nseen: bases recorded so far in this run); true
+ * when it is one of the latest ones, i.e. the pivots are cycling (exact lexicographic Lemke
+ * never revisits a basis). */
+static bool cycling(lk *L, int nseen) {
+    const uint64_t h = basis_hash(L);
+    for (int k = 0; k < CYCLE_MEMORY && k < nseen; k++)
+        if (L->seen[k] == h)
+            return true;
+    L->seen[nseen % CYCLE_MEMORY] = h;
+    return false;
+}
+
 /* Lemke from the current (complementary) basis with q' in L->val. warm: the basis came from a
  * previous tick; the covering vector is then chosen so every basic value rises at rate 1 with z0
  * (c = B 1), i.e. Lemke with covering vector 1 on the principal pivot transform. */
@@ -483,8 +623,10 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
         // c_p = [w_p basic] - (M 1_B)_p: evaluate the rows with every basic z at 1.
         memset(L->u0, 0, (size_t)L->nv * sizeof(double));
         for (int p = 0; p < L->np; p++)
-            if (L->type[p] != P_GAMMA && z_basic(L, p))
-                gaxpy_dense(L->u0, 1, &L->gc[p]);
+            L->src[p] = 1;
+        apply_basic(L, L->src, L->u0);
+        for (int i = 0; i < L->n; i++)
+            contact_velocity(L, i, L->u0, L->cv + 3 * i);
         for (int p = 0; p < L->np; p++) {
             const int i = L->con[p];
             double row;
@@ -493,7 +635,7 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
                 for (int j = 0; j < L->d; j++)
                     row -= z_basic(L, L->fblock[i] + j);
             } else {
-                row = gdot_dense(&L->gr[p], L->u0);
+                row = row_value(L, p);
                 if (L->type[p] == P_SIGMA && z_basic(L, gamma_pair(L, i)))
                     row += 1;
             }
@@ -525,6 +667,7 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
         bump_block(L, leaving_nu);
 
     memset(L->rejected, 0, (size_t)L->np);
+    int run_pivots = 0;
     for (;;) {
         if (st->pivots >= cap)
             return CS_MAXITER;
@@ -603,6 +746,8 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
         memset(L->rejected, 0, (size_t)L->np);
         if (done)
             return CS_CONVERGED;
+        if (cycling(L, run_pivots++))
+            return CS_MAXITER;
         // z0 at rounding level: the current point already solves the LCP (the open pair's
         // members are both 0); confirm with values recomputed from scratch.
         if (L->val[L->open] <= 1e-11 * absmax(L->val, L->np)) {
@@ -618,15 +763,15 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
 static void init_cold(lk *L) {
     L->np = L->n;
     L->open = -1;
+    L->kc->k = 0;
     for (int i = 0; i < L->n; i++) {
         L->type[i] = P_NU;
         L->con[i] = i;
         L->dir[i] = 0;
         L->zb[i] = L->zb0[i] = 0;
-        L->cov[i] = 1;
+        L->cov[i] = cover(L, i);
         L->off[i] = -L->m->bias[i];
         L->fblock[i] = -1;
-        pair_vectors(L, i);
     }
     if (!L->reduced)
         for (int i = 0; i < L->n; i++)
@@ -674,16 +819,24 @@ static bool alloc_lk(lk *L, cs_workspace *ws, const cs_limits *lim) {
     GET(L->saved, P * sizeof(double));
     GET(L->fblock, n * sizeof(int));
     GET(L->xc, n * sizeof(int));
+    GET(L->lamlist, n * sizeof(int));
     GET(L->lam, n);
-    GET(L->gr, P * sizeof(gvec));
-    GET(L->gc, P * sizeof(gvec));
-    GET(L->krow, K * sizeof(int));
-    GET(L->kcol, K * sizeof(int));
-    GET(L->rx, K * sizeof(int));
+    GET(L->cv, 3 * n * sizeof(double));
     GET(L->kpiv, K * sizeof(int));
-    GET(L->rgamma, K);
-    GET(L->grow, K * sizeof(gvec));
-    GET(L->gcol, K * sizeof(gvec));
+    GET(L->from_row, K * sizeof(int));
+    GET(L->from_col, K * sizeof(int));
+    for (int c = 0; c < 2; c++) {
+        kside *ks = &L->ks[c];
+        GET(ks->row, K * sizeof(int));
+        GET(ks->rx, K * sizeof(int));
+        GET(ks->col, K * sizeof(int));
+        GET(ks->cx, K * sizeof(int));
+        GET(ks->rg, K);
+        GET(ks->grow, K * sizeof(gvec));
+        GET(ks->gcol, K * sizeof(gvec));
+        GET(ks->E, K * K * sizeof(double));
+    }
+    L->kc = &L->ks[0];
     GET(L->K, K * K * sizeof(double));
     GET(L->rhs, K * sizeof(double));
     GET(L->dvz, nv * sizeof(double));
@@ -772,7 +925,9 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
         init_warm(&L, warm);
         status = run(&L, opt, true, cap, st);
     }
-    if (status != CS_CONVERGED && status != CS_DEADLINE) {
+    for (L.attempt = 0; L.attempt < COLD_ATTEMPTS && status != CS_CONVERGED &&
+                        status != CS_DEADLINE && status != CS_ENOSPACE;
+         L.attempt++) {
         init_cold(&L);
         status = run(&L, opt, false, cap, st);
     }

@@ -124,8 +124,11 @@ void cs_psd_solve(int n, const double *L, int lda, const int *piv, int rank, con
 int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth) {
     double amax = 0;
     for (int j = 0; j < n; j++)
-        for (int i = 0; i < n; i++)
-            amax = fmax(amax, fabs(A[(size_t)j * lda + i]));
+        for (int i = 0; i < n; i++) {
+            const double x = fabs(A[(size_t)j * lda + i]);
+            if (!(x <= amax)) // a NaN sticks
+                amax = x;
+        }
     if (!isfinite(amax))
         return -1;
     double umin = INFINITY, umax = 0;
@@ -145,8 +148,8 @@ int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth) {
                 c[k] = c[p];
                 c[p] = t;
             }
-        umin = fmin(umin, fabs(d));
-        umax = fmax(umax, fabs(d));
+        umin = fabs(d) < umin ? fabs(d) : umin;
+        umax = fabs(d) > umax ? fabs(d) : umax;
         double *ck = A + (size_t)k * lda;
         for (int i = k + 1; i < n; i++)
             ck[i] /= d;

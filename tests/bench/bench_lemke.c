@@ -205,7 +205,7 @@ static void run_stream(stream_kind kind, cs_solver solver, const bench_args *a, 
     bench_stream_out o;
     if (bench_run_stream(g, kind == STREAM_PEG ? BENCH_STREAM_TURN : BENCH_STREAM_LOOP,
                          a->quick ? 40 : 1000, solver, a, &o)) {
-        const double ratio = bench_stream_report(&o, scene, solver, csv);
+        const double ratio = bench_stream_report(&o, scene, solver, csv, NULL);
         if (solver == CS_SOLVER_LEMKE) {
             fd->warm_ratio[kind] = ratio;
             fd->have_warm[kind] = true;

@@ -144,7 +144,8 @@ bool bench_run_stream(const t_gen_scene *init, bench_stream_kind kind, int ticks
     return true;
 }
 
-double bench_stream_report(bench_stream_out *o, const char *scene, cs_solver solver, FILE *csv) {
+double bench_stream_report(bench_stream_out *o, const char *scene, cs_solver solver, FILE *csv,
+                           bench_summary *warm_t) {
     char variant[2][48];
     snprintf(variant[0], sizeof variant[0], "%s/cold", cs_solver_name(solver));
     snprintf(variant[1], sizeof variant[1], "%s/warm", cs_solver_name(solver));
@@ -156,6 +157,8 @@ double bench_stream_report(bench_stream_out *o, const char *scene, cs_solver sol
     bench_csv_row(csv, &cold);
     bench_table_row(&warm);
     bench_csv_row(csv, &warm);
+    if (warm_t)
+        *warm_t = warm.t;
     bench_cell_free(&o->cold);
     bench_cell_free(&o->warm);
     return cold.iters_p50 > 0 ? warm.iters_p50 / cold.iters_p50 : NAN;

@@ -63,8 +63,10 @@ bool bench_run_stream(const t_gen_scene *init, bench_stream_kind kind, int ticks
 
 /* Prints and writes the cold and warm rows of a stream (bench "stream", variants
  * "<solver>/cold" and "<solver>/warm", the warm row's ratio against the cold one) and frees the
- * cells. Returns median warm iterations / median cold iterations (NAN when the cold median is 0). */
-double bench_stream_report(bench_stream_out *o, const char *scene, cs_solver solver, FILE *csv);
+ * cells; warm_t (may be NULL) gets the warm row's times. Returns median warm iterations / median
+ * cold iterations (NAN when the cold median is 0). */
+double bench_stream_report(bench_stream_out *o, const char *scene, cs_solver solver, FILE *csv,
+                           bench_summary *warm_t);
 
 /* Calloc that exits on failure (benchmark set-up only). */
 void *bench_alloc(size_t n);

@@ -3,10 +3,12 @@
  *   peg      a peg in a square hole, n = 8..32 contacts, 20 random wrenches per point
  *   stack    1..5 aligned blocks (n = 4..20 contacts), 20 random wrenches per point
  *   clutter  10, 20 and 40 balls and boxes in a bin, 20 random snapshots per size (n = bodies)
- * then streams, each stepped warm (the session's warm start carried over) and cold (reset before
- * every step): the clutter in closed loop (bodies moved with the returned velocities, contacts
- * regenerated every tick), and two scenes at rest (a box on a plane, a stack of three) whose
- * warm Newton iterations per tick are the "iterations at rest" of the targets.
+ * each problem solved cold, then streams, each stepped warm (the session's warm start carried
+ * over) and cold (reset before every step): the 16-contact peg under a turning wrench, the
+ * clutter in closed loop (bodies moved with the returned velocities, contacts regenerated every
+ * tick), and two scenes at rest (a box on a plane, a stack of three) whose warm Newton
+ * iterations per tick are the "iterations at rest" of the targets. The time targets are judged
+ * on SAP's warm streams, as issue 4 states them.
  * lemke-standard is the baseline of the ratios; variants not in this build are reported as such.
  * Output: a table, <out>/sap.csv (bench_common.h columns), <out>/sap.png (sap.gp). FCLIB
  * problems are bench_fclib's. */
@@ -50,14 +52,14 @@ static void generate(const experiment *e, int p, int w, t_gen_scene *g) {
     }
 }
 
-/* Numbers the targets are judged on. */
+/* Numbers the targets are judged on: SAP warm-started and streamed, as the targets say. */
 typedef struct findings {
-    bench_summary sap_peg16, sap_clutter[3]; /* clutter 10, 20, 40 */
+    bench_summary sap_peg16, sap_clutter[3]; /* turning peg; clutter 10, 20, 40 in closed loop */
     double rest_iters[2];                    /* box, stack: warm SAP, mean per tick */
     bool have_rest[2];
 } findings;
 
-static void run_experiment(const experiment *e, const bench_args *a, FILE *csv, findings *fd) {
+static void run_experiment(const experiment *e, const bench_args *a, FILE *csv) {
     const int W = a->quick ? QUICK_INSTANCES : INSTANCES, np = e->np, nprob = np * W;
     t_gen_scene *g = bench_alloc((size_t)nprob * sizeof(*g));
     cs_limits lim = {.max_bodies = 1, .max_contacts = 1, .max_dirs = DIRS};
@@ -92,10 +94,6 @@ static void run_experiment(const experiment *e, const bench_args *a, FILE *csv, 
             r.ratio_p50 = base > 0 ? (double)r.t.p50 / (double)base : 0;
             bench_table_row(&r);
             bench_csv_row(csv, &r);
-            if (v == SAP && e->kind == EXP_PEG && n == 16)
-                fd->sap_peg16 = r.t;
-            if (v == SAP && e->kind == EXP_CLUTTER)
-                fd->sap_clutter[p] = r.t;
         }
     }
     for (int k = 0; k < NVAR * np; k++)
@@ -107,29 +105,49 @@ static void run_experiment(const experiment *e, const bench_args *a, FILE *csv, 
     free(g);
 }
 
-/* Streams of every available variant: closed-loop clutter, then the two scenes at rest. */
+/* The streams, in order: the 16-contact peg under a slowly turning wrench, the clutter in
+ * closed loop (10, 20, 40 bodies; 10 only with --quick), then two scenes at rest. */
+enum { STREAM_PEG, STREAM_CLUTTER, STREAM_REST = STREAM_CLUTTER + 3, NSTREAM = STREAM_REST + 2 };
+
+/* Stream s's first scene, kind and name; false when --quick skips it. */
+static bool stream_scene(int s, bool quick, t_gen_scene *g, bench_stream_kind *kind,
+                         char *name, size_t cap) {
+    static const int sizes[3] = {10, 20, 40};
+    if (s == STREAM_PEG) {
+        t_gen_peg(g, 16, 0.25, DIRS, 16);
+        *kind = BENCH_STREAM_TURN;
+        snprintf(name, cap, "peg16-turning");
+        return true;
+    }
+    if (s < STREAM_REST) {
+        if (quick && s > STREAM_CLUTTER)
+            return false;
+        t_gen_clutter(g, sizes[s - STREAM_CLUTTER], 40 + (uint64_t)(s - STREAM_CLUTTER));
+        *kind = BENCH_STREAM_LOOP;
+        snprintf(name, cap, "clutter-%d-loop", sizes[s - STREAM_CLUTTER]);
+        return true;
+    }
+    // At rest: no applied wrench, the same scene every tick.
+    if (s == STREAM_REST)
+        t_gen_single(g, 3, 0.5, DIRS, 1);
+    else
+        t_gen_stack(g, 3, 0, 0.5, DIRS, 1);
+    for (int b = 0; b < g->s.nb; b++)
+        memset(g->bodies[b].f, 0, 6 * sizeof(double)); // f and tau
+    *kind = BENCH_STREAM_STILL;
+    snprintf(name, cap, "%s", s == STREAM_REST ? "box-at-rest" : "stack3-at-rest");
+    return true;
+}
+
+/* Streams of every available variant; SAP's warm rows are what the targets are judged on. */
 static void run_streams(const bench_args *a, FILE *csv, findings *fd) {
     t_gen_scene *g = bench_alloc(sizeof(*g));
-    const int ticks = a->quick ? 20 : 1000;
-    const int sizes[3] = {10, 20, 40};
-    for (int s = 0; s < (a->quick ? 1 : 3) + 2; s++) {
+    for (int s = 0; s < NSTREAM; s++) {
         char scene[48];
-        bench_stream_kind kind = BENCH_STREAM_LOOP;
-        if (s < (a->quick ? 1 : 3)) {
-            t_gen_clutter(g, sizes[s], 40 + (uint64_t)s);
-            snprintf(scene, sizeof scene, "clutter-%d-loop", sizes[s]);
-        } else {
-            // At rest: no applied wrench, the same scene every tick.
-            const int rest = s - (a->quick ? 1 : 3);
-            if (rest == 0)
-                t_gen_single(g, 3, 0.5, DIRS, 1);
-            else
-                t_gen_stack(g, 3, 0, 0.5, DIRS, 1);
-            for (int b = 0; b < g->s.nb; b++)
-                memset(g->bodies[b].f, 0, 6 * sizeof(double)); // f and tau
-            snprintf(scene, sizeof scene, "%s", rest == 0 ? "box-at-rest" : "stack3-at-rest");
-            kind = BENCH_STREAM_STILL;
-        }
+        bench_stream_kind kind;
+        if (!stream_scene(s, a->quick, g, &kind, scene, sizeof scene))
+            continue;
+        const int ticks = a->quick ? 20 : 1000;
         for (int v = 0; v < NVAR; v++) {
             bench_stream_out o;
             if (!bench_run_stream(g, kind, ticks, variant_solver[v], a, &o)) {
@@ -138,11 +156,17 @@ static void run_streams(const bench_args *a, FILE *csv, findings *fd) {
                 continue;
             }
             const double tail = o.warm_tail_iters_mean;
-            bench_stream_report(&o, scene, variant_solver[v], csv);
-            if (variant_solver[v] == CS_SOLVER_SAP && kind == BENCH_STREAM_STILL) {
-                const int rest = s - (a->quick ? 1 : 3);
-                fd->rest_iters[rest] = tail;
-                fd->have_rest[rest] = true;
+            bench_summary warm;
+            bench_stream_report(&o, scene, variant_solver[v], csv, &warm);
+            if (variant_solver[v] != CS_SOLVER_SAP)
+                continue;
+            if (s == STREAM_PEG)
+                fd->sap_peg16 = warm;
+            else if (s < STREAM_REST)
+                fd->sap_clutter[s - STREAM_CLUTTER] = warm;
+            else {
+                fd->rest_iters[s - STREAM_REST] = tail;
+                fd->have_rest[s - STREAM_REST] = true;
             }
         }
     }
@@ -173,7 +197,7 @@ int main(int argc, char **argv) {
     findings fd = {0};
     bench_table_header();
     for (int e = 0; e < 3; e++)
-        run_experiment(&ex[e], &a, csv, &fd);
+        run_experiment(&ex[e], &a, csv);
     run_streams(&a, csv, &fd);
     fclose(csv);
     bench_plot(&a, CONTACTD_BENCH_DIR "/sap.gp", "sap.csv", "sap.png");
@@ -186,13 +210,13 @@ int main(int argc, char **argv) {
     }
     const bench_summary *c = fd.sap_clutter;
     if (c[2].samples) {
-        bench_target("sap clutter-40 median", c[2].p50 / 1e3, 500, "us");
-        bench_target("sap clutter-40 p99", c[2].p99 / 1e3, 1000, "us");
+        bench_target("sap clutter-40 median, streamed warm", c[2].p50 / 1e3, 500, "us");
+        bench_target("sap clutter-40 p99, streamed warm", c[2].p99 / 1e3, 1000, "us");
     }
     if (c[0].samples)
-        bench_target("sap clutter-10 median", c[0].p50 / 1e3, 40, "us");
+        bench_target("sap clutter-10 median, streamed warm", c[0].p50 / 1e3, 40, "us");
     if (fd.sap_peg16.samples)
-        bench_target("sap peg-16 median", fd.sap_peg16.p50 / 1e3, 10, "us");
+        bench_target("sap peg-16 median, streamed warm", fd.sap_peg16.p50 / 1e3, 10, "us");
     for (int r = 0; r < 2; r++)
         if (fd.have_rest[r])
             bench_target(r == 0 ? "sap Newton iterations per tick, box at rest"
