@@ -26,10 +26,10 @@
 #include "solver/warmstart.h"
 #include "solver/workspace.h"
 
-/* Entries per body in A (m on the linear diagonal, the full 3 x 3 world inertia) and per
- * Jacobian row (a 6-vector for each of two bodies). */
+/* Entries per body in A (m on the linear diagonal, the full 3 x 3 world inertia) and dofs per
+ * contact in J (6 for each of two bodies). */
 #define A_NNZ_PER_BODY 12
-#define J_NNZ_PER_ROW 12
+#define J_DOFS_PER_CONTACT 12
 
 /* Dofs of the largest island a scene within lim can form: an island of k >= 2 bodies needs
  * k - 1 contacts between them, a single body at least one contact. */
@@ -46,9 +46,9 @@ size_t cs_sap_size(const cs_limits *lim) {
     return cs__ws_bytes((nv + 1) * sizeof(int)) +
            cs__ws_bytes(A_NNZ_PER_BODY * nb * sizeof(int)) +
            cs__ws_bytes(A_NNZ_PER_BODY * nb * sizeof(double)) +
-           cs__ws_bytes((3 * nc + 1) * sizeof(int)) +
-           cs__ws_bytes(3 * J_NNZ_PER_ROW * nc * sizeof(int)) +
-           cs__ws_bytes(3 * J_NNZ_PER_ROW * nc * sizeof(double)) +
+           cs__ws_bytes((nc + 1) * sizeof(int)) +
+           cs__ws_bytes(J_DOFS_PER_CONTACT * nc * sizeof(int)) +
+           cs__ws_bytes(3 * J_DOFS_PER_CONTACT * nc * sizeof(double)) +
            cs__ws_bytes(3 * nc * sizeof(double)) + cs__ws_bytes(nc * sizeof(double)) +
            cs__ws_bytes(cs_model_jacobian_size(lim)) +
            cs__ws_bytes(nc * sizeof(cs__sap_contact)) +
@@ -76,42 +76,47 @@ static void scene_mass(const cs_model *m, int *colptr, int *rowind, double *val)
     colptr[6 * m->nb] = q;
 }
 
-/* J in CSR and, per contact, W_ii's RMS norm w[i] (1/kg), from the model's Jacobian table js
- * (cs_model_jacobian, rows n, t1, t2: each row's 6-vector per body and M_b^-1 times it). */
-static void scene_jacobian(const cs_model *m, const double *js, int *rowptr, int *colind,
-                           double *val, double *w) {
+/* J by contact (sap_core.h) and, per contact, W_ii's RMS norm w[i] (1/kg), from the model's
+ * Jacobian table js (cs_model_jacobian, rows n, t1, t2: each row's 6-vector per body and M_b^-1
+ * times it). */
+static void scene_jacobian(const cs_model *m, const double *js, int *ptr, int *col, double *val,
+                           double *w) {
     int q = 0;
     for (int i = 0; i < m->nc; i++) {
-        const int body[2] = {m->ia[i], m->ib[i]};
-        // W_ii = sum over its bodies of J_i,b M_b^-1 J_i,b^T.
-        double fro = 0;
-        for (int r = 0; r < 3; r++) {
-            for (int s = 0; s < 3; s++) {
-                double W = 0;
-                for (int side = 0; side < 2; side++) {
-                    const double *Jr = js + ((size_t)(3 * i + r) * 2 + side) * 12;
-                    const double *Js = js + ((size_t)(3 * i + s) * 2 + side) * 12;
+        // The contact's bodies in ascending order, the world (-1) left out.
+        int body[2], side[2], nbody = 0;
+        const int lo = m->ia[i] < m->ib[i] ? 0 : 1;
+        for (int o = 0; o < 2; o++) {
+            const int sd = o == 0 ? lo : 1 - lo, b = sd == 0 ? m->ia[i] : m->ib[i];
+            if (b >= 0)
+                body[nbody] = b, side[nbody++] = sd;
+        }
+        // W_ii = sum over its bodies of J_i,b M_b^-1 J_i,b^T (rows r of the table at
+        // js + (6 i + 2 r + side) 12); symmetric, so the lower triangle gives its Frobenius norm.
+        double W[3][3] = {{0}};
+        for (int e = 0; e < nbody; e++) {
+            const double *T = js + ((size_t)6 * i + side[e]) * 12;
+            for (int r = 0; r < 3; r++)
+                for (int s = 0; s <= r; s++)
                     for (int k = 0; k < 6; k++)
-                        W += Jr[k] * Js[6 + k];
-                }
-                fro += W * W;
-            }
+                        W[r][s] += T[24 * r + k] * T[24 * s + 6 + k];
         }
-        w[i] = sqrt(fro) / 3;
-        for (int r = 0; r < 3; r++) {
-            rowptr[3 * i + r] = q;
-            for (int side = 0; side < 2; side++) {
-                if (body[side] < 0)
-                    continue;
-                const double *J = js + ((size_t)(3 * i + r) * 2 + side) * 12;
-                for (int k = 0; k < 6; k++) {
-                    colind[q] = 6 * body[side] + k;
-                    val[q++] = J[k];
-                }
-            }
-        }
+        w[i] = sqrt(W[0][0] * W[0][0] + W[1][1] * W[1][1] + W[2][2] * W[2][2] +
+                    2 * (W[1][0] * W[1][0] + W[2][0] * W[2][0] + W[2][1] * W[2][1])) /
+               3;
+        // The bodies' dofs (6 each), then the contact's three rows over them.
+        ptr[i] = q;
+        for (int e = 0; e < nbody; e++)
+            for (int k = 0; k < 6; k++)
+                col[q++] = 6 * body[e] + k;
+        const int nk = 6 * nbody;
+        double *row = val + 3 * (size_t)ptr[i];
+        for (int r = 0; r < 3; r++)
+            for (int e = 0; e < nbody; e++)
+                memcpy(row + r * nk + 6 * e, js + ((size_t)6 * i + 2 * r + side[e]) * 12,
+                       6 * sizeof(double));
     }
-    rowptr[3 * m->nc] = q;
+    ptr[m->nc] = q;
 }
 
 cs_status cs_sap_solve(cs_workspace *ws, const cs_model *m, const cs_scene *s,
@@ -126,23 +131,23 @@ cs_status cs_sap_solve(cs_workspace *ws, const cs_model *m, const cs_scene *s,
     int *a_colptr = cs__ws_alloc(ws, (size_t)(nv + 1) * sizeof(int));
     int *a_rowind = cs__ws_alloc(ws, A_NNZ_PER_BODY * (size_t)nb * sizeof(int));
     double *a_val = cs__ws_alloc(ws, A_NNZ_PER_BODY * (size_t)nb * sizeof(double));
-    int *j_rowptr = cs__ws_alloc(ws, (size_t)(3 * nc + 1) * sizeof(int));
-    int *j_colind = cs__ws_alloc(ws, 3 * J_NNZ_PER_ROW * (size_t)nc * sizeof(int));
-    double *j_val = cs__ws_alloc(ws, 3 * J_NNZ_PER_ROW * (size_t)nc * sizeof(double));
+    int *j_ptr = cs__ws_alloc(ws, (size_t)(nc + 1) * sizeof(int));
+    int *j_col = cs__ws_alloc(ws, J_DOFS_PER_CONTACT * (size_t)nc * sizeof(int));
+    double *j_val = cs__ws_alloc(ws, 3 * J_DOFS_PER_CONTACT * (size_t)nc * sizeof(double));
     double *bias = cs__ws_alloc(ws, 3 * (size_t)nc * sizeof(double));
     double *wdel = cs__ws_alloc(ws, (size_t)nc * sizeof(double));
     double *js = cs__ws_alloc(ws, cs_model_jacobian_size(cs__ws_limits(ws)));
     cs__sap_contact *con = cs__ws_alloc(ws, (size_t)nc * sizeof(cs__sap_contact));
     void *isl_mem = cs__ws_alloc(ws, cs__sap_islands_size(nv, nc));
     void *work_mem = cs__ws_alloc(ws, cs__sap_work_size(nv, nc, nmax));
-    if (!a_colptr || !a_rowind || !a_val || !j_rowptr || !j_colind || !j_val || !bias || !wdel ||
+    if (!a_colptr || !a_rowind || !a_val || !j_ptr || !j_col || !j_val || !bias || !wdel ||
         !js || !con || !isl_mem || !work_mem) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
     scene_mass(m, a_colptr, a_rowind, a_val);
     cs_model_jacobian(m, 3, js);
-    scene_jacobian(m, js, j_rowptr, j_colind, j_val, wdel);
+    scene_jacobian(m, js, j_ptr, j_col, j_val, wdel);
     for (int i = 0; i < nc; i++) {
         const cs_contact *C = &s->contacts[i];
         double rn, rt, taud;
@@ -155,7 +160,7 @@ cs_status cs_sap_solve(cs_workspace *ws, const cs_model *m, const cs_scene *s,
     }
     const cs__sap_problem prob = {
         .nv = nv, .nc = nc, .a_colptr = a_colptr, .a_rowind = a_rowind, .a_val = a_val,
-        .j_rowptr = j_rowptr, .j_colind = j_colind, .j_val = j_val, .vstar = m->vstar,
+        .j_ptr = j_ptr, .j_col = j_col, .j_val = j_val, .vstar = m->vstar,
         .bias = bias, .contact = con};
     for (int b = 0; b < nb; b++)
         if (!cs__warm_velocity(warm, s->bodies[b].id, v + 6 * b))

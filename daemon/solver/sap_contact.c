@@ -41,41 +41,61 @@ void cs__sap_regularize(double w, double h, double k, double taud, double beta, 
 }
 
 void cs__sap_contact_set(cs__sap_contact *c, double mu, double rn, double rt) {
+    const double mu_tilde2 = mu * mu * rt / rn;
     *c = (cs__sap_contact){.mu = mu, .rn = rn, .rt = rt, .mu_hat = mu * rt / rn,
-                           .mu_tilde2 = mu * mu * rt / rn};
+                           .mu_tilde2 = mu_tilde2, .inv_rn = 1 / rn, .inv_rt = 1 / rt,
+                           .slide_gain = 1 / (1 + mu_tilde2)};
 }
 
-cs_contact_state cs__sap_project(const cs__sap_contact *c, const double y[3], double gamma[3],
-                                 double G[9]) {
-    const double yn = y[0];
-    const double yr = sqrt(y[1] * y[1] + y[2] * y[2] + CS__SAP_SOFT_NORM * CS__SAP_SOFT_NORM);
-    if (yr <= c->mu * yn) {
-        gamma[0] = y[0], gamma[1] = y[1], gamma[2] = y[2];
+/* cs__sap_project() with y = (yn, y1, y2) passed in registers: the callers compute y just
+ * before, and read back from memory its fresh stores stall the loads (store forwarding fails on
+ * the paired load of y1, y2), which cost a third of a projection. With d [3] (may be NULL), also
+ * *ret_curv = d^T G d, in closed form (sap.md section 6, expanded):
+ *     I   d_n^2 / R_n + |d_t|^2 / R_t
+ *     II  f (d_n + mu tau)^2 / R_n + mu gamma_n (|d_t|^2 - tau^2) / (R_t y_r),  tau = t^T d_t
+ *         (the tangential block's mu_hat f t t^T / R_t equals mu^2 f t t^T / R_n)
+ *     III 0. */
+static cs_contact_state project(const cs__sap_contact *c, double yn, double y1, double y2,
+                                double gamma[3], double G[9], const double *d,
+                                double *ret_curv) {
+    // Locals, which the stores to gamma and G would otherwise force to be reloaded.
+    const double mu = c->mu, mu_hat = c->mu_hat, inv_rn = c->inv_rn, inv_rt = c->inv_rt;
+    const double yr = sqrt(y1 * y1 + y2 * y2 + CS__SAP_SOFT_NORM * CS__SAP_SOFT_NORM);
+    if (yr <= mu * yn) {
+        gamma[0] = yn, gamma[1] = y1, gamma[2] = y2;
         if (G) {
             for (int k = 0; k < 9; k++)
                 G[k] = 0;
-            G[0] = 1 / c->rn;
-            G[4] = G[8] = 1 / c->rt;
+            G[0] = inv_rn;
+            G[4] = G[8] = inv_rt;
         }
+        if (d)
+            *ret_curv = d[0] * d[0] * inv_rn + (d[1] * d[1] + d[2] * d[2]) * inv_rt;
         return CS_STATE_STICK;
     }
-    if (yn > -c->mu_hat * yr) {
-        const double f = 1 / (1 + c->mu_tilde2), mu = c->mu;
-        const double gn = (yn + c->mu_hat * yr) * f;
-        const double t[2] = {y[1] / yr, y[2] / yr};
+    if (yn > -mu_hat * yr) {
+        const double f = c->slide_gain, inv_yr = 1 / yr;
+        const double gn = (yn + mu_hat * yr) * f;
+        const double t[2] = {y1 * inv_yr, y2 * inv_yr};
         gamma[0] = gn;
         gamma[1] = mu * gn * t[0];
         gamma[2] = mu * gn * t[1];
         if (G) {
             // dP/dy R^-1 (sap.md section 6): symmetric because mu_hat / R_t = mu / R_n.
-            G[0] = f / c->rn;
+            const double gt = mu * inv_rt, perp = gn * inv_yr, par = mu_hat * f;
+            G[0] = f * inv_rn;
             for (int a = 0; a < 2; a++) {
-                G[1 + a] = G[3 * (1 + a)] = mu * f * t[a] / c->rn;
+                G[1 + a] = G[3 * (1 + a)] = mu * f * t[a] * inv_rn;
                 for (int b = 0; b < 2; b++) {
                     const double P = t[a] * t[b], Pperp = (a == b) - P;
-                    G[3 * (1 + a) + 1 + b] = mu * (gn / yr * Pperp + c->mu_hat * f * P) / c->rt;
+                    G[3 * (1 + a) + 1 + b] = gt * (perp * Pperp + par * P);
                 }
             }
+        }
+        if (d) {
+            const double tau = t[0] * d[1] + t[1] * d[2], dn = d[0] + mu * tau;
+            *ret_curv = f * dn * dn * inv_rn +
+                        mu * gn * inv_yr * inv_rt * (d[1] * d[1] + d[2] * d[2] - tau * tau);
         }
         return CS_STATE_SLIDE;
     }
@@ -83,5 +103,35 @@ cs_contact_state cs__sap_project(const cs__sap_contact *c, const double y[3], do
     if (G)
         for (int k = 0; k < 9; k++)
             G[k] = 0;
+    if (d)
+        *ret_curv = 0;
     return CS_STATE_SEPARATE;
+}
+
+cs_contact_state cs__sap_project(const cs__sap_contact *c, const double y[3], double gamma[3],
+                                 double G[9]) {
+    return project(c, y[0], y[1], y[2], gamma, G, NULL, NULL);
+}
+
+/* The contact's cost at impulse gamma, J. */
+static double cost(const cs__sap_contact *c, const double gamma[3]) {
+    return 0.5 * (c->rn * gamma[0] * gamma[0] +
+                  c->rt * (gamma[1] * gamma[1] + gamma[2] * gamma[2]));
+}
+
+double cs__sap_contact_eval(const cs__sap_contact *c, const double vc[3], double gamma[3],
+                            uint8_t *region, double G[9]) {
+    const cs_contact_state st = project(c, -vc[0] * c->inv_rn, -vc[1] * c->inv_rt,
+                                        -vc[2] * c->inv_rt, gamma, G, NULL, NULL);
+    if (region)
+        *region = (uint8_t)st;
+    return cost(c, gamma);
+}
+
+double cs__sap_contact_line(const cs__sap_contact *c, const double vc[3], const double dvc[3],
+                            double alpha, double gamma[3], double *ret_curv) {
+    const double va[3] = {vc[0] + alpha * dvc[0], vc[1] + alpha * dvc[1], vc[2] + alpha * dvc[2]};
+    project(c, -va[0] * c->inv_rn, -va[1] * c->inv_rt, -va[2] * c->inv_rt, gamma, NULL,
+            ret_curv ? dvc : NULL, ret_curv);
+    return cost(c, gamma);
 }

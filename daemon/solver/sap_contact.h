@@ -5,18 +5,22 @@
  * Vectors are in the model's contact-frame order (normal, t1, t2). */
 #ifndef CONTACTD_SOLVER_SAP_CONTACT_H
 #define CONTACTD_SOLVER_SAP_CONTACT_H
+#include <stdint.h>
 #include "solver/types.h"
 
 /* Soft norm of the tangential component, N s (Drake's constant): makes the slip direction and
  * G defined at y_t = 0. */
 #define CS__SAP_SOFT_NORM 1e-7
 
-/* One contact's constants for a step. */
+/* One contact's constants for a step. The reciprocals are kept so that a projection, which
+ * the Newton loop and its line search evaluate many times per step, takes one division. */
 typedef struct cs__sap_contact {
-    double mu;        /* friction coefficient >= 0 */
-    double rn, rt;    /* regularization, normal and tangential, 1/kg (velocity per impulse) */
-    double mu_hat;    /* mu rt / rn */
-    double mu_tilde2; /* mu^2 rt / rn */
+    double mu;             /* friction coefficient >= 0 */
+    double rn, rt;         /* regularization, normal and tangential, 1/kg (velocity per impulse) */
+    double mu_hat;         /* mu rt / rn */
+    double mu_tilde2;      /* mu^2 rt / rn */
+    double inv_rn, inv_rt; /* 1 / rn, 1 / rt, kg */
+    double slide_gain;     /* 1 / (1 + mu_tilde2): region II's normal gain */
 } cs__sap_contact;
 
 /* Physical parameters of a contact to its regularization. w: Delassus estimate of the contact,
@@ -34,5 +38,17 @@ void cs__sap_contact_set(cs__sap_contact *c, double mu, double rn, double rt);
  * Returns CS_STATE_STICK (region I), CS_STATE_SLIDE (II) or CS_STATE_SEPARATE (III). */
 cs_contact_state cs__sap_project(const cs__sap_contact *c, const double y[3], double gamma[3],
                                  double G[9]);
+
+/* The contact at contact velocity vc [3] (m/s, frame order; bias included): its impulse gamma
+ * [3] = P_F(-R^-1 vc) (N s), region (may be NULL), G (may be NULL) as cs__sap_project(); returns
+ * its cost gamma^T R gamma / 2, J. */
+double cs__sap_contact_eval(const cs__sap_contact *c, const double vc[3], double gamma[3],
+                            uint8_t *region, double G[9]);
+
+/* The contact at vc + alpha dvc (vc, dvc [3], m/s), for a line search along dvc: its impulse
+ * gamma [3] and cost as cs__sap_contact_eval(), and (ret_curv not NULL) the curvature of its
+ * cost along dvc there, dvc^T G dvc (J), without forming G. */
+double cs__sap_contact_line(const cs__sap_contact *c, const double vc[3], const double dvc[3],
+                            double alpha, double gamma[3], double *ret_curv);
 
 #endif /* CONTACTD_SOLVER_SAP_CONTACT_H */

@@ -89,8 +89,7 @@ static void unite(int *root, int a, int b) {
 
 /* First dof contact c touches, or -1. */
 static int contact_dof(const cs__sap_problem *p, int c) {
-    const int q = p->j_rowptr[3 * c];
-    return q < p->j_rowptr[3 * c + 3] ? p->j_colind[q] : -1;
+    return p->j_ptr[c] < p->j_ptr[c + 1] ? p->j_col[p->j_ptr[c]] : -1;
 }
 
 void cs__sap_partition(const cs__sap_problem *p, cs__sap_islands *is) {
@@ -103,8 +102,10 @@ void cs__sap_partition(const cs__sap_problem *p, cs__sap_islands *is) {
             unite(root, p->a_rowind[q], j);
     for (int c = 0; c < nc; c++) {
         const int first = contact_dof(p, c);
-        for (int q = p->j_rowptr[3 * c]; q < p->j_rowptr[3 * c + 3]; q++)
-            unite(root, first, p->j_colind[q]);
+        for (int q = p->j_ptr[c]; q < p->j_ptr[c + 1]; q++) {
+            CS_ASSERT(q == p->j_ptr[c] || p->j_col[q] > p->j_col[q - 1]);
+            unite(root, first, p->j_col[q]);
+        }
     }
     // Number the components, those with contacts first (in contact order).
     for (int i = 0; i < nv; i++)
@@ -167,8 +168,8 @@ size_t cs__sap_work_size(int nv, int nc, int nmax) {
     const size_t n = (size_t)nv, m = (size_t)nc, k = (size_t)nmax;
     return 7 * cs__ws_bytes(n * sizeof(double)) + 2 * cs__ws_bytes(3 * m * sizeof(double)) +
            cs__ws_bytes(9 * m * sizeof(double)) + cs__ws_bytes(k * k * sizeof(double)) +
-           cs__ws_bytes(k * sizeof(double)) + 2 * cs__ws_bytes(3 * k * sizeof(double)) +
-           2 * cs__ws_bytes(k * sizeof(int));
+           cs__ws_bytes(k * sizeof(double)) + cs__ws_bytes(3 * k * sizeof(double)) +
+           cs__ws_bytes(k * sizeof(int));
 }
 
 void cs__sap_work_init(cs__sap_work *w, void *mem, int nv, int nc, int nmax) {
@@ -186,10 +187,8 @@ void cs__sap_work_init(cs__sap_work *w, void *mem, int nv, int nc, int nmax) {
     w->G = take(&m, 9 * c * sizeof(double));
     w->H = take(&m, k * k * sizeof(double));
     w->b = take(&m, k * sizeof(double));
-    w->jc = take(&m, 3 * k * sizeof(double));
     w->gjc = take(&m, 3 * k * sizeof(double));
-    w->slot = take(&m, k * sizeof(int));
-    w->cols = take(&m, k * sizeof(int));
+    w->lcol = take(&m, k * sizeof(int));
 }
 
 cs_sap_params cs__sap_params_resolve(const cs_sap_params *prm) {
@@ -229,13 +228,20 @@ static void amul(const cs__sap_problem *p, const island *I, const double *x, con
 /* out = J x (+ bias when bias is not NULL) on the island's contacts. */
 static void jmul(const cs__sap_problem *p, const island *I, const double *x, const double *bias,
                  double *out) {
-    for (int k = 0; k < I->m; k++) {
-        for (int r = 3 * I->con[k]; r < 3 * I->con[k] + 3; r++) {
-            double s = bias ? bias[r] : 0;
-            for (int q = p->j_rowptr[r]; q < p->j_rowptr[r + 1]; q++)
-                s += p->j_val[q] * x[p->j_colind[q]];
-            out[r] = s;
+    for (int m = 0; m < I->m; m++) {
+        const int c = I->con[m], q0 = p->j_ptr[c], k = p->j_ptr[c + 1] - q0;
+        const int *col = p->j_col + q0;
+        const double *J = p->j_val + 3 * (size_t)q0;
+        double s0 = 0, s1 = 0, s2 = 0;
+        for (int a = 0; a < k; a++) {
+            const double xa = x[col[a]];
+            s0 += J[a] * xa;
+            s1 += J[k + a] * xa;
+            s2 += J[2 * k + a] * xa;
         }
+        if (bias)
+            s0 += bias[3 * c], s1 += bias[3 * c + 1], s2 += bias[3 * c + 2];
+        out[3 * c] = s0, out[3 * c + 1] = s1, out[3 * c + 2] = s2;
     }
 }
 
@@ -243,22 +249,15 @@ static void jmul(const cs__sap_problem *p, const island *I, const double *x, con
 static void jtmul(const cs__sap_problem *p, const island *I, const double *g, double *out) {
     for (int k = 0; k < I->n; k++)
         out[I->dof[k]] = 0;
-    for (int k = 0; k < I->m; k++)
-        for (int r = 3 * I->con[k]; r < 3 * I->con[k] + 3; r++)
-            for (int q = p->j_rowptr[r]; q < p->j_rowptr[r + 1]; q++)
-                out[p->j_colind[q]] += p->j_val[q] * g[r];
-}
-
-/* Contact c's impulse, region and (G not NULL) Hessian block at contact velocity vc [3];
- * returns its cost gamma^T R gamma / 2. */
-static double contact_eval(const cs__sap_contact *c, const double vc[3], double gamma[3],
-                           uint8_t *region, double G[9]) {
-    const double y[3] = {-vc[0] / c->rn, -vc[1] / c->rt, -vc[2] / c->rt};
-    const cs_contact_state st = cs__sap_project(c, y, gamma, G);
-    if (region)
-        *region = (uint8_t)st;
-    return 0.5 * (c->rn * gamma[0] * gamma[0] +
-                  c->rt * (gamma[1] * gamma[1] + gamma[2] * gamma[2]));
+    for (int m = 0; m < I->m; m++) {
+        const int c = I->con[m], q0 = p->j_ptr[c], k = p->j_ptr[c + 1] - q0;
+        const int *col = p->j_col + q0;
+        const double *J = p->j_val + 3 * (size_t)q0;
+        // Locals: out might alias g as far as the compiler knows, which would reload g per dof.
+        const double g0 = g[3 * c], g1 = g[3 * c + 1], g2 = g[3 * c + 2];
+        for (int a = 0; a < k; a++)
+            out[col[a]] += J[a] * g0 + J[k + a] * g1 + J[2 * k + a] * g2;
+    }
 }
 
 /* Cost at v, with w->r = A (v - v*), w->vc, gamma, region, w->G (when hessian), w->jtg and
@@ -274,8 +273,8 @@ static double evaluate(const cs__sap_problem *p, const island *I, cs__sap_work *
     jmul(p, I, v, p->bias, w->vc);
     for (int k = 0; k < I->m; k++) {
         const int c = I->con[k];
-        cost += contact_eval(&p->contact[c], w->vc + 3 * c, gamma + 3 * c, region + c,
-                             hessian ? w->G + 9 * c : NULL);
+        cost += cs__sap_contact_eval(&p->contact[c], w->vc + 3 * c, gamma + 3 * c, region + c,
+                                     hessian ? w->G + 9 * c : NULL);
     }
     jtmul(p, I, gamma, w->jtg);
     for (int k = 0; k < I->n; k++) {
@@ -302,16 +301,12 @@ static void line_eval(void *ctx, double alpha, double *l, double *d, double *dd)
     double slope = L->dpr + alpha * L->c2, curv = L->c2;
     for (int k = 0; k < L->I->m; k++) {
         const int c = L->I->con[k];
-        const double *vc = L->w->vc + 3 * c, *dvc = L->w->dvc + 3 * c;
-        const double va[3] = {vc[0] + alpha * dvc[0], vc[1] + alpha * dvc[1],
-                              vc[2] + alpha * dvc[2]};
-        double g[3], G[9];
-        cost += contact_eval(&L->p->contact[c], va, g, NULL, dd ? G : NULL);
+        const double *dvc = L->w->dvc + 3 * c;
+        double g[3], cc = 0;
+        cost += cs__sap_contact_line(&L->p->contact[c], L->w->vc + 3 * c, dvc, alpha, g,
+                                     dd ? &cc : NULL);
         slope -= dvc[0] * g[0] + dvc[1] * g[1] + dvc[2] * g[2];
-        if (dd)
-            for (int r = 0; r < 3; r++)
-                for (int s = 0; s < 3; s++)
-                    curv += dvc[r] * G[3 * r + s] * dvc[s];
+        curv += cc;
     }
     *l = cost;
     *d = slope;
@@ -319,9 +314,10 @@ static void line_eval(void *ctx, double alpha, double *l, double *d, double *dd)
         *dd = curv;
 }
 
-/* H = A + J^T G J on the island, lower triangle, column-major, local indices. */
+/* H = A + J^T G J on the island, lower triangle, column-major, local indices; region: the
+ * contacts' regions (G = 0 in region III). */
 static void assemble(const cs__sap_problem *p, const cs__sap_islands *is, const island *I,
-                     cs__sap_work *w, double *H) {
+                     const uint8_t *region, cs__sap_work *w, double *H) {
     const int n = I->n;
     memset(H, 0, (size_t)n * n * sizeof(double));
     for (int k = 0; k < n; k++) {
@@ -332,41 +328,35 @@ static void assemble(const cs__sap_problem *p, const cs__sap_islands *is, const 
                 H[(size_t)k * n + li] += p->a_val[q];
         }
     }
-    // Per contact: gather its three rows densely over the k dofs they touch (Jc, 3 x k), form
-    // G Jc, and add Jc^T (G Jc) to H: 9 k + 3 k^2 / 2 flops (k = 12 for two rigid bodies).
-    for (int i = 0; i < n; i++)
-        w->slot[i] = -1;
+    // Per contact in contact (G = 0 otherwise), with Jc its 3 x k block over the k dofs it
+    // touches: form G Jc, and add Jc^T (G Jc) to H's lower triangle: 9 k + 3 k (k + 1) / 2
+    // multiply-adds (k = 6 per body). The dofs ascend, and so do their local indices (a
+    // component numbers its dofs in order), so a >= b is the lower triangle. G's and G Jc's
+    // entries are copied to locals, which the compiler would otherwise reload after every
+    // store (the stores might alias them as far as it knows).
+    int *lcol = w->lcol;
+    double *gj0 = w->gjc;
     for (int m = 0; m < I->m; m++) {
-        const int c = I->con[m];
-        int k = 0;
-        for (int r = 3 * c; r < 3 * c + 3; r++) {
-            for (int q = p->j_rowptr[r]; q < p->j_rowptr[r + 1]; q++) {
-                const int l = is->local[p->j_colind[q]];
-                if (w->slot[l] < 0) {
-                    w->slot[l] = k;
-                    w->cols[k] = l;
-                    w->jc[k] = w->jc[n + k] = w->jc[2 * n + k] = 0;
-                    k++;
-                }
-                w->jc[(r - 3 * c) * n + w->slot[l]] += p->j_val[q];
-            }
-        }
-        const double *G = w->G + 9 * c;
-        for (int r = 0; r < 3; r++)
-            for (int a = 0; a < k; a++)
-                w->gjc[r * n + a] = G[3 * r] * w->jc[a] + G[3 * r + 1] * w->jc[n + a] +
-                                    G[3 * r + 2] * w->jc[2 * n + a];
+        const int c = I->con[m], q0 = p->j_ptr[c], k = p->j_ptr[c + 1] - q0;
+        if (region[c] == CS_STATE_SEPARATE)
+            continue;
+        const double *J0 = p->j_val + 3 * (size_t)q0, *J1 = J0 + k, *J2 = J1 + k;
+        double *gj1 = gj0 + k, *gj2 = gj1 + k;
+        double G[9];
+        memcpy(G, w->G + 9 * c, sizeof G);
         for (int a = 0; a < k; a++) {
-            const int la = w->cols[a];
-            for (int b = 0; b < k; b++) {
-                const int lb = w->cols[b];
-                if (la >= lb)
-                    H[(size_t)lb * n + la] += w->jc[a] * w->gjc[b] + w->jc[n + a] * w->gjc[n + b] +
-                                              w->jc[2 * n + a] * w->gjc[2 * n + b];
-            }
+            lcol[a] = is->local[p->j_col[q0 + a]];
+            const double x0 = J0[a], x1 = J1[a], x2 = J2[a];
+            gj0[a] = G[0] * x0 + G[1] * x1 + G[2] * x2;
+            gj1[a] = G[3] * x0 + G[4] * x1 + G[5] * x2;
+            gj2[a] = G[6] * x0 + G[7] * x1 + G[8] * x2;
         }
-        for (int a = 0; a < k; a++)
-            w->slot[w->cols[a]] = -1;
+        for (int b = 0; b < k; b++) {
+            double *col = H + (size_t)lcol[b] * n;
+            const double y0 = gj0[b], y1 = gj1[b], y2 = gj2[b];
+            for (int a = b; a < k; a++)
+                col[lcol[a]] += J0[a] * y0 + J1[a] * y1 + J2[a] * y2;
+        }
     }
 }
 
@@ -396,9 +386,11 @@ int cs__sap_chol(int n, double *H) {
         }
         if (!(cj[j] > 0) || !isfinite(cj[j]))
             return -1;
-        const double d = sqrt(cj[j]);
-        for (int i = j; i < n; i++)
-            cj[i] /= d;
+        // One division per column, then products.
+        const double d = sqrt(cj[j]), inv_d = 1 / d;
+        cj[j] = d;
+        for (int i = j + 1; i < n; i++)
+            cj[i] *= inv_d;
     }
     return 0;
 }
@@ -472,7 +464,7 @@ static cs_status solve_island(const cs__sap_problem *p, const cs__sap_islands *i
             return CS_MAXITER;
 
         // Newton direction: H dv = -grad.
-        assemble(p, is, I, w, w->H);
+        assemble(p, is, I, region, w, w->H);
         if (cs__sap_chol(n, w->H) < 0)
             return CS_SINGULAR;
         for (int k = 0; k < n; k++)

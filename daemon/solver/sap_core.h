@@ -12,15 +12,18 @@
 #include "solver/sap_contact.h"
 
 /* One SAP problem: minimize |v - v*|_A^2 / 2 + sum_i gamma_i^T R_i gamma_i / 2 over v, where
- * gamma_i = P_F(-R_i^-1 v_c,i) and v_c = J v + bias. Plain data owned by the adapter. */
+ * gamma_i = P_F(-R_i^-1 v_c,i) and v_c = J v + bias. Plain data owned by the adapter.
+ * J is stored by contact, as a dense 3 x k_i block over the k_i dofs the contact touches (its
+ * three rows share them): the shape every product with J and the Newton matrix's J^T G J use. */
 typedef struct cs__sap_problem {
     int nv, nc;
     const int *a_colptr;            /* A: [nv x nv] symmetric positive definite, CSC, */
     const int *a_rowind;            /*    both triangles stored */
     const double *a_val;
-    const int *j_rowptr;            /* J: [3 nc x nv] CSR; contact i owns rows 3i, 3i+1, 3i+2 */
-    const int *j_colind;            /*    (normal, t1, t2) */
-    const double *j_val;
+    const int *j_ptr;               /* J: [3 nc x nv]; contact i touches the k_i dofs */
+    const int *j_col;               /*    j_col[j_ptr[i] .. j_ptr[i + 1]), strictly ascending; */
+    const double *j_val;            /*    its rows (n, t1, t2) over them: [3 x k_i] row-major at
+                                     *    3 j_ptr[i] */
     const double *vstar;            /* [nv] free velocity */
     const double *bias;             /* [3 nc] contact velocity at v = 0 (minus SAP's vhat) */
     const cs__sap_contact *contact; /* [nc] */
@@ -63,10 +66,8 @@ typedef struct cs__sap_work {
     double *G;     /* [9 nc] Hessian blocks of the contacts */
     double *H;     /* [nmax^2] island Newton matrix, then its Cholesky factor */
     double *b;     /* [nmax] island right-hand side */
-    double *jc;    /* [3 x nmax] one contact's rows over the dofs it touches (row stride nmax) */
-    double *gjc;   /* [3 x nmax] G times those rows */
-    int *slot;     /* [nmax] island dof -> column of jc, or -1 */
-    int *cols;     /* [nmax] column of jc -> island dof */
+    double *gjc;   /* [3 x nmax] G times one contact's J block */
+    int *lcol;     /* [nmax] island-local indices of that contact's dofs */
 } cs__sap_work;
 
 /* Bytes of the Newton block for nv dofs, nc contacts, islands of at most nmax dofs. */

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* SAP on FCLIB's global form (see sap.h): M v = H r + f, u = H^T v + w, offline.
  *
- * Mapped onto the core as A = M, J = H^T (H's columns are J's rows; explicit zeros dropped, so a
- * contact's dofs are the ones it really touches), bias = w and v* = M^-1 f. M may be any sparse
- * SPD matrix, so the islands are the components of the graph of M + H H^T and each is factored
- * densely: once for v* and the exact Delassus blocks W_ii = H_i^T M^-1 H_i of its contacts, then
- * once per Newton iteration by the core. With no time step and no physical parameters, every
- * contact is near-rigid: R_n = beta^2 w_i / (4 pi^2), R_t = sigma w_i with the defaults of
- * sap_core.c, w_i = |W_ii|_F / 3. All memory is taken from the heap here and freed on return. */
+ * Mapped onto the core as A = M, J = H^T (H's columns are J's rows; a contact's block spans the
+ * union of its three columns' nonzeros, explicit zeros dropped, so a contact's dofs are the ones
+ * it really touches), bias = w and v* = M^-1 f. M may be any sparse SPD matrix, so the islands
+ * are the components of the graph of M + H H^T and each is factored densely: once for v* and the
+ * exact Delassus blocks W_ii = H_i^T M^-1 H_i of its contacts, then once per Newton iteration by
+ * the core. With no time step and no physical parameters, every contact is near-rigid:
+ * R_n = beta^2 w_i / (4 pi^2), R_t = sigma w_i with the defaults of sap_core.c,
+ * w_i = |W_ii|_F / 3. All memory is taken from the heap here and freed on return. */
 #include "solver/sap.h"
 
 #include <math.h>
@@ -59,7 +60,7 @@ static bool input_is_valid(const cs_sap_global *p, const double *v, const double
 
 /* Heap blocks of one solve. */
 typedef struct global_mem {
-    int *rowptr, *colind;
+    int *ptr, *col, *slot;
     double *val, *vstar, *X;
     cs__sap_contact *con;
     uint8_t *region;
@@ -67,8 +68,9 @@ typedef struct global_mem {
 } global_mem;
 
 static void global_mem_free(global_mem *g) {
-    free(g->rowptr);
-    free(g->colind);
+    free(g->ptr);
+    free(g->col);
+    free(g->slot);
     free(g->val);
     free(g->vstar);
     free(g->X);
@@ -83,19 +85,38 @@ static void *alloc(size_t n) {
     return malloc(n ? n : 1);
 }
 
-/* J = H^T in CSR without explicit zeros. */
-static void transpose_h(const cs_sap_global *p, int *rowptr, int *colind, double *val) {
+/* J = H^T by contact (sap_core.h): each contact's dofs are the rows its three columns of H hold
+ * nonzeros in, each listed once, ascending. slot: [nv] scratch, all -1 on entry and on return.
+ * val holds up to 3 nnz(H) entries. */
+static void transpose_h(const cs_sap_global *p, int *ptr, int *col, double *val, int *slot) {
     int q = 0;
-    for (int c = 0; c < 3 * p->nc; c++) {
-        rowptr[c] = q;
-        for (int k = p->h_colptr[c]; k < p->h_colptr[c + 1]; k++) {
-            if (p->h_val[k] != 0) {
-                colind[q] = p->h_rowind[k];
-                val[q++] = p->h_val[k];
-            }
+    for (int c = 0; c < p->nc; c++) {
+        ptr[c] = q;
+        for (int e = p->h_colptr[3 * c]; e < p->h_colptr[3 * c + 3]; e++) {
+            const int j = p->h_rowind[e];
+            if (p->h_val[e] == 0 || slot[j] >= 0)
+                continue;
+            // Insertion into the contact's sorted list (a contact touches few dofs).
+            slot[j] = 0;
+            int a = q++;
+            for (; a > ptr[c] && col[a - 1] > j; a--)
+                col[a] = col[a - 1];
+            col[a] = j;
         }
+        for (int a = ptr[c]; a < q; a++)
+            slot[col[a]] = a;
+        const int k = q - ptr[c];
+        double *J = val + 3 * (size_t)ptr[c];
+        for (int a = 0; a < 3 * k; a++)
+            J[a] = 0;
+        for (int r = 0; r < 3; r++)
+            for (int e = p->h_colptr[3 * c + r]; e < p->h_colptr[3 * c + r + 1]; e++)
+                if (p->h_val[e] != 0)
+                    J[r * k + slot[p->h_rowind[e]] - ptr[c]] += p->h_val[e];
+        for (int a = ptr[c]; a < q; a++)
+            slot[col[a]] = -1;
     }
-    rowptr[3 * p->nc] = q;
+    ptr[p->nc] = q;
 }
 
 /* Factors M on every component, sets v* = M^-1 f there, and each contact's constants from its
@@ -118,19 +139,20 @@ static cs_status prepare(const cs_sap_global *p, const cs__sap_problem *prob,
             continue;
         for (int q = is->con_ptr[k]; q < is->con_ptr[k + 1]; q++) {
             // X = M^-1 J_c^T (three columns), then W = J_c X.
-            const int c = is->con[q];
+            const int c = is->con[q], q0 = prob->j_ptr[c], nk = prob->j_ptr[c + 1] - q0;
+            const int *col = prob->j_col + q0;
+            const double *J = prob->j_val + 3 * (size_t)q0;
             memset(X, 0, 3 * (size_t)n * sizeof(double));
             for (int r = 0; r < 3; r++)
-                for (int e = prob->j_rowptr[3 * c + r]; e < prob->j_rowptr[3 * c + r + 1]; e++)
-                    X[(size_t)r * n + is->local[prob->j_colind[e]]] += prob->j_val[e];
+                for (int a = 0; a < nk; a++)
+                    X[(size_t)r * n + is->local[col[a]]] += J[r * nk + a];
             cs__sap_chol_solve(n, w->H, 3, X);
             double fro = 0;
             for (int r = 0; r < 3; r++) {
                 for (int s = 0; s < 3; s++) {
                     double W = 0;
-                    for (int e = prob->j_rowptr[3 * c + s]; e < prob->j_rowptr[3 * c + s + 1];
-                         e++)
-                        W += prob->j_val[e] * X[(size_t)r * n + is->local[prob->j_colind[e]]];
+                    for (int a = 0; a < nk; a++)
+                        W += J[s * nk + a] * X[(size_t)r * n + is->local[col[a]]];
                     fro += W * W;
                 }
             }
@@ -153,21 +175,24 @@ cs_status cs_sap_global_solve(const cs_sap_global *p, const cs_options *opt, dou
     const int nv = p->nv, nc = p->nc, nnz = p->h_colptr[3 * nc];
     const cs_sap_params prm = cs__sap_params_resolve(NULL);
     global_mem g = {
-        .rowptr = alloc((size_t)(3 * nc + 1) * sizeof(int)),
-        .colind = alloc((size_t)nnz * sizeof(int)),
-        .val = alloc((size_t)nnz * sizeof(double)),
+        .ptr = alloc((size_t)(nc + 1) * sizeof(int)),
+        .col = alloc((size_t)nnz * sizeof(int)),
+        .slot = alloc((size_t)nv * sizeof(int)),
+        .val = alloc(3 * (size_t)nnz * sizeof(double)),
         .vstar = alloc((size_t)nv * sizeof(double)),
         .con = alloc((size_t)nc * sizeof(cs__sap_contact)),
         .region = alloc((size_t)nc),
         .isl = alloc(cs__sap_islands_size(nv, nc)),
     };
     cs_status status = CS_ENOSPACE;
-    if (!g.rowptr || !g.colind || !g.val || !g.vstar || !g.con || !g.region || !g.isl)
+    if (!g.ptr || !g.col || !g.slot || !g.val || !g.vstar || !g.con || !g.region || !g.isl)
         goto out;
-    transpose_h(p, g.rowptr, g.colind, g.val);
+    for (int j = 0; j < nv; j++)
+        g.slot[j] = -1;
+    transpose_h(p, g.ptr, g.col, g.val, g.slot);
     const cs__sap_problem prob = {
         .nv = nv, .nc = nc, .a_colptr = p->m_colptr, .a_rowind = p->m_rowind,
-        .a_val = p->m_val, .j_rowptr = g.rowptr, .j_colind = g.colind, .j_val = g.val,
+        .a_val = p->m_val, .j_ptr = g.ptr, .j_col = g.col, .j_val = g.val,
         .vstar = g.vstar, .bias = p->w, .contact = g.con};
     cs__sap_islands is;
     cs__sap_islands_init(&is, g.isl, nv, nc);
@@ -190,8 +215,8 @@ cs_status cs_sap_global_solve(const cs_sap_global *p, const cs_options *opt, dou
         // u = H^T v + w, the contact velocities of the answer.
         for (int k = 0; k < 3 * nc; k++) {
             double s = p->w[k];
-            for (int e = g.rowptr[k]; e < g.rowptr[k + 1]; e++)
-                s += g.val[e] * v[g.colind[e]];
+            for (int e = p->h_colptr[k]; e < p->h_colptr[k + 1]; e++)
+                s += p->h_val[e] * v[p->h_rowind[e]];
             u[k] = s;
         }
     }

@@ -4,10 +4,16 @@
  *
  * EXACT. The cost is convex and C^1 along the line, so l' is continuous and increasing and the
  * minimizer is the root of l' (or the end of the interval when l' < 0 there). With f = l' / |l'(0)|
- * (f(0) = -1) the root is bracketed in [0, 1.5] once f(1.5) > 0; Newton's method on f from the
- * quadratic model's step is kept inside the bracket and replaced by bisection whenever it does
- * not halve |f| (Numerical Recipes' rtsafe, section 9.4). Every evaluation shrinks the bracket,
- * so the 100-evaluation cap is reached only on pathological data.
+ * (f(0) = -1), Newton's method on f is kept inside the bracket [lo, hi] (f(lo) < 0 < f(hi)) and
+ * replaced by bisection whenever it does not halve |f| (Numerical Recipes' rtsafe, section 9.4).
+ * It starts at alpha = 1, which is Newton's own first step from 0: the direction solves
+ * H dv = -grad with the Hessian at alpha = 0, so l''(0) = dv^T H dv = -l'(0) and f'(0) = 1.
+ * Near the answer the cost is close to its quadratic model and f(1) is already below the
+ * tolerance, or one Newton step from it is. The end of the interval, alpha = 1.5, is evaluated
+ * only when a step needs it (Newton heading past it, or a bisection before any f > 0 was seen);
+ * Drake evaluates it first and starts from the curvature there, which costs one evaluation more
+ * per search and starts further away. Every evaluation shrinks the bracket, so the 100-evaluation
+ * cap is reached only on pathological data.
  *
  * BACKTRACKING. Armijo's sufficient decrease l(a) < l(0) + c a l'(0) on the grid 1.25 rho^j,
  * walking down while the cost keeps falling, so the step returned is the grid's best. */
@@ -17,7 +23,8 @@
 #include <math.h>
 
 /* Exact search: interval end, tolerances (Drake's, tuned on its test set: any f_tol in
- * [1e-14, 1e-3] worked within ~30 % of the run time), evaluation cap. */
+ * [1e-14, 1e-3] worked within ~30 % of the run time; the step tolerance is relative to the first
+ * guess, 1 here), evaluation cap. */
 #define EXACT_ALPHA_MAX 1.5
 #define EXACT_F_TOL 1e-8
 #define EXACT_X_TOL 1e-8
@@ -32,56 +39,49 @@
 
 cs_status cs__sap_line_exact(const cs__sap_line *f, double cost_abs_tol, double cost_rel_tol,
                              double *ret_alpha) {
-    double l, d, dd;
-    f->eval(f->ctx, EXACT_ALPHA_MAX, &l, &d, &dd);
-    // Still descending at the end of the interval: take it.
-    if (d <= 0) {
-        *ret_alpha = EXACT_ALPHA_MAX;
-        return CS_CONVERGED;
-    }
-    // A slope at round-off level relative to the cost carries no direction information.
-    if (-f->d0 < cost_abs_tol + cost_rel_tol * l) {
-        *ret_alpha = 1;
-        return CS_CONVERGED;
-    }
     const double s = -f->d0;
-    // Bracket [lo, hi] with f(lo) < 0 < f(hi); f(0) = -1 by the normalization.
-    double lo = 0, hi = EXACT_ALPHA_MAX, f_hi = d / s;
-    if (fabs(f_hi) < EXACT_F_TOL) {
-        *ret_alpha = hi;
-        return CS_CONVERGED;
-    }
-    // Newton's step from the quadratic model with the curvature at the far end.
-    double x = fmin(s / dd, EXACT_ALPHA_MAX);
-    const double x_tol = EXACT_X_TOL * x;
-    double dx = lo - hi, dx_prev = dx;
+    // lo keeps f < 0; hi keeps f > 0 once `bracketed`, before that it is only the interval's end.
+    double lo = 0, hi = EXACT_ALPHA_MAX, x = 1, dx = -1, dx_prev = -1;
+    bool bracketed = false;
     for (int it = 0; it < EXACT_MAX_EVALS; it++) {
+        double l, d, dd;
         f->eval(f->ctx, x, &l, &d, &dd);
+        // A slope at round-off level relative to the cost carries no direction information.
+        if (it == 0 && s < cost_abs_tol + cost_rel_tol * l) {
+            *ret_alpha = 1;
+            return CS_CONVERGED;
+        }
         const double fx = d / s, dfx = dd / s;
-        // Shrink the bracket: lo keeps f < 0, hi keeps f > 0 (-0 counts as negative).
-        if (signbit(fx) != signbit(f_hi))
+        // Still descending at the end of the interval: take it.
+        if (x == EXACT_ALPHA_MAX && fx <= 0) {
+            *ret_alpha = x;
+            return CS_CONVERGED;
+        }
+        // Shrink the bracket (-0 counts as negative).
+        if (signbit(fx))
             lo = x;
         else
-            hi = x, f_hi = fx;
+            hi = x, bracketed = true;
         if (fabs(fx) < EXACT_F_TOL) {
             *ret_alpha = x;
             return CS_CONVERGED;
         }
-        // Bisect when Newton would not halve |f| (it is slow or heading out of the bracket).
+        // Newton, unless it would not halve |f| (slow) or would leave [lo, hi]; then bisection,
+        // which needs a bracket: without one, try the interval's end first.
         const bool slow = 2 * fabs(fx) > fabs(dx_prev * dfx);
+        const double newton = x - fx / dfx;
         dx_prev = dx;
-        if (slow) {
+        if (!slow && newton >= lo && newton <= hi) {
+            dx = fx / dfx;
+            x = newton;
+        } else if (!bracketed) {
+            dx = x - hi;
+            x = hi;
+        } else {
             dx = 0.5 * (lo - hi);
             x = lo - dx;
-        } else {
-            dx = fx / dfx;
-            x -= dx;
-            if (!(x >= lo && x <= hi)) {
-                dx = 0.5 * (lo - hi);
-                x = lo - dx;
-            }
         }
-        if (fabs(dx) < x_tol) {
+        if (fabs(dx) < EXACT_X_TOL) {
             *ret_alpha = x;
             return CS_CONVERGED;
         }

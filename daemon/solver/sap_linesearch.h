@@ -15,8 +15,9 @@ typedef struct cs__sap_line {
     double d0; /* l'(0) < 0: the direction descends */
 } cs__sap_line;
 
-/* Minimizes l over [0, 1.5] exactly: returns the step in *ret_alpha. cost_abs_tol, cost_rel_tol:
- * below this slope relative to the cost, the step is 1 (the gradient is round-off). Returns
+/* Minimizes l over [0, 1.5] exactly (to |l'| < 1e-8 |l'(0)|), starting from the Newton step 1:
+ * returns the step in *ret_alpha. cost_abs_tol, cost_rel_tol: below this slope relative to the
+ * cost, the step is 1 (the gradient is round-off). Returns
  * CS_CONVERGED, or CS_SINGULAR when the root finder does not converge in 100 evaluations.
  * thread: any. rt-safe: yes. */
 cs_status cs__sap_line_exact(const cs__sap_line *f, double cost_abs_tol, double cost_rel_tol,

@@ -15,6 +15,7 @@
 #include "solver/linalg.h"
 #include "solver/sap_contact.h"
 #include "solver/sap_core.h"
+#include "solver/sap_linesearch.h"
 #include "solver/workspace.h"
 #include "alloc_count.h"
 #include "testlib.h"
@@ -98,6 +99,46 @@ static void hessian_matches_finite_differences(void **state) {
                 seen[CS_STATE_SEPARATE] > 100);
 }
 
+/* The line search's per-contact evaluation: at vc + alpha dvc, the same impulse and cost as
+ * cs__sap_contact_eval() there, and a curvature dvc^T G dvc equal to the quadratic form of the
+ * projection's G, in every region. */
+static void contact_line_matches_hessian(void **state) {
+    (void)state;
+    t_rng rng = t_rng_seed(0x11e);
+    int seen[4] = {0};
+    for (int trial = 0; trial < 3000; trial++) {
+        cs__sap_contact c;
+        const double rn = t_rng_range(&rng, 0.01, 2), rt = rn * t_rng_range(&rng, 1e-3, 1);
+        cs__sap_contact_set(&c, t_rng_range(&rng, 0, 1.5), rn, rt);
+        double vc[3], dvc[3];
+        for (int k = 0; k < 3; k++) {
+            vc[k] = t_rng_range(&rng, -1, 1) * (k ? rt : rn);
+            dvc[k] = t_rng_range(&rng, -1, 1) * (k ? rt : rn);
+        }
+        const double alpha = t_rng_range(&rng, 0, 1.5);
+        const double va[3] = {vc[0] + alpha * dvc[0], vc[1] + alpha * dvc[1],
+                              vc[2] + alpha * dvc[2]};
+        double g[3], gl[3], Gm[9], curv;
+        uint8_t region;
+        const double cost = cs__sap_contact_eval(&c, va, g, &region, Gm);
+        seen[region]++;
+        const double cost_line = cs__sap_contact_line(&c, vc, dvc, alpha, gl, &curv);
+        assert_near(cost_line, cost, 1e-13 * (1e-12 + cost));
+        double quad = 0, scale = 0;
+        for (int r = 0; r < 3; r++) {
+            assert_near(gl[r], g[r], 1e-13 * (1e-12 + fabs(g[r])));
+            for (int k = 0; k < 3; k++) {
+                quad += dvc[r] * Gm[3 * r + k] * dvc[k];
+                scale += fabs(dvc[r] * Gm[3 * r + k] * dvc[k]);
+            }
+        }
+        assert_near(curv, quad, 1e-12 * scale);
+        assert_true(curv >= -1e-12 * scale);
+    }
+    assert_true(seen[CS_STATE_STICK] > 100 && seen[CS_STATE_SLIDE] > 100 &&
+                seen[CS_STATE_SEPARATE] > 100);
+}
+
 /* sap.md 12 common data: one particle, h = 1 ms, k = 1e5, tau_d = 0.01, beta = 1,
  * sigma = 1e-3, mu = 0.5; the near-rigid switch at k = 1e7; the defaults when k or tau_d are not
  * given. */
@@ -131,8 +172,8 @@ static void regularization_from_physics(void **state) {
 
 /* One particle of mass 1 on static ground: A = I3, contact frame rows n = z, t1 = x, t2 = y. */
 typedef struct particle {
-    int a_colptr[4], a_rowind[3], j_rowptr[4], j_colind[3];
-    double a_val[3], j_val[3], vstar[3], bias[3];
+    int a_colptr[4], a_rowind[3], j_ptr[2], j_col[3];
+    double a_val[3], j_val[9], vstar[3], bias[3];
     cs__sap_contact c;
     cs__sap_problem p;
 } particle;
@@ -141,7 +182,7 @@ typedef struct particle {
 static void particle_init(particle *P, const double v0[3], const double f[3], double phi0) {
     const double h = 1e-3, taud = 0.01, w = sqrt(3.0) / 3;
     *P = (particle){.a_colptr = {0, 1, 2, 3}, .a_rowind = {0, 1, 2}, .a_val = {1, 1, 1},
-                    .j_rowptr = {0, 1, 2, 3}, .j_colind = {2, 0, 1}, .j_val = {1, 1, 1}};
+                    .j_ptr = {0, 3}, .j_col = {0, 1, 2}, .j_val = {0, 0, 1, 1, 0, 0, 0, 1, 0}};
     for (int k = 0; k < 3; k++)
         P->vstar[k] = v0[k] + h * f[k];
     double rn, rt, td;
@@ -149,8 +190,8 @@ static void particle_init(particle *P, const double v0[3], const double f[3], do
     cs__sap_contact_set(&P->c, 0.5, rn, rt);
     P->bias[0] = phi0 / (h + taud); // -vhat_n
     P->p = (cs__sap_problem){.nv = 3, .nc = 1, .a_colptr = P->a_colptr, .a_rowind = P->a_rowind,
-                             .a_val = P->a_val, .j_rowptr = P->j_rowptr,
-                             .j_colind = P->j_colind, .j_val = P->j_val, .vstar = P->vstar,
+                             .a_val = P->a_val, .j_ptr = P->j_ptr, .j_col = P->j_col,
+                             .j_val = P->j_val, .vstar = P->vstar,
                              .bias = P->bias, .contact = &P->c};
 }
 
@@ -282,13 +323,95 @@ static void worked_example_separated(void **state) {
     assert_int_equal(reg, CS_STATE_SEPARATE);
 }
 
+/* ---- the exact line search on one-dimensional costs ---------------------------------------- */
+
+/* l(alpha) = l0 + d0 alpha + sum over pieces of c_k (alpha - a_k)_+^2 / 2 (a_0 = 0): convex, C^1,
+ * piecewise quadratic with curvature jumps at the a_k, like SAP's cost along a line. */
+typedef struct piecewise {
+    int n;
+    double d0, a[4], c[4];
+    int evals;
+} piecewise;
+
+static void piecewise_eval(void *ctx, double x, double *l, double *d, double *dd) {
+    piecewise *P = ctx;
+    P->evals++;
+    *l = P->d0 * x, *d = P->d0;
+    double curv = 0;
+    for (int k = 0; k < P->n; k++) {
+        const double e = x > P->a[k] ? x - P->a[k] : 0;
+        *l += 0.5 * P->c[k] * e * e;
+        *d += P->c[k] * e;
+        curv += x > P->a[k] ? P->c[k] : 0;
+    }
+    if (dd)
+        *dd = curv;
+}
+
+/* The root of l' for the pieces (l' is increasing and piecewise linear), or 1.5 when l' < 0
+ * up to there. */
+static double piecewise_root(const piecewise *P) {
+    double lo = 0, hi = 1.5, d, l, dd;
+    piecewise Q = *P;
+    piecewise_eval(&Q, hi, &l, &d, &dd);
+    if (d <= 0)
+        return hi;
+    for (int it = 0; it < 200; it++) {
+        const double mid = 0.5 * (lo + hi);
+        piecewise_eval(&Q, mid, &l, &d, &dd);
+        if (d < 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* The exact search returns the minimizer to its tolerance |l'| < 1e-8 |l'(0)| (or within 1e-8 in
+ * alpha, or 1.5 when the cost still falls there): in one evaluation when the cost is the
+ * quadratic whose Newton step is 1 (as SAP's is near the answer), and in few when the curvature
+ * changes along the line, the minimizer lies past 1.5 or Newton alone would overshoot. */
+static void exact_line_search_finds_the_minimizer(void **state) {
+    (void)state;
+    // The quadratic model itself: l''(0) = -l'(0).
+    piecewise P = {.n = 1, .d0 = -3, .a = {0}, .c = {3}};
+    cs__sap_line line = {.eval = piecewise_eval, .ctx = &P, .l0 = 0, .d0 = P.d0};
+    double alpha;
+    assert_int_equal(cs__sap_line_exact(&line, 1e-30, 1e-15, &alpha), CS_CONVERGED);
+    assert_near(alpha, 1, 0);
+    assert_int_equal(P.evals, 1);
+    // Still descending at 1.5: the interval's end.
+    P = (piecewise){.n = 1, .d0 = -3, .a = {0}, .c = {1}};
+    assert_int_equal(cs__sap_line_exact(&line, 1e-30, 1e-15, &alpha), CS_CONVERGED);
+    assert_near(alpha, 1.5, 0);
+    // Random curvature jumps, including steep ones beyond which Newton from 1 overshoots.
+    t_rng rng = t_rng_seed(0x1e5);
+    for (int trial = 0; trial < 2000; trial++) {
+        P = (piecewise){.n = 1 + (int)(t_rng_range(&rng, 0, 3.999)), .d0 = -1};
+        for (int k = 0; k < P.n; k++) {
+            P.a[k] = k ? t_rng_range(&rng, 0, 1.6) : 0;
+            P.c[k] = pow(10, t_rng_range(&rng, -1, 3));
+        }
+        const double root = piecewise_root(&P);
+        assert_int_equal(cs__sap_line_exact(&line, 1e-30, 1e-15, &alpha), CS_CONVERGED);
+        double l, d;
+        piecewise Q = P;
+        piecewise_eval(&Q, alpha, &l, &d, NULL);
+        if (root < 1.5)
+            assert_true(fabs(d) < 1e-8 || fabs(alpha - root) < 1e-8);
+        else
+            assert_near(alpha, 1.5, 1e-8);
+        assert_true(P.evals <= 60);
+    }
+}
+
 /* ---- a random core problem: monotone cost, both line searches ------------------------------ */
 
 #define RNV 12
 #define RNC 6
 
 typedef struct random_problem {
-    int a_colptr[RNV + 1], a_rowind[RNV * RNV], j_rowptr[3 * RNC + 1], j_colind[3 * RNC * RNV];
+    int a_colptr[RNV + 1], a_rowind[RNV * RNV], j_ptr[RNC + 1], j_col[RNC * RNV];
     double a_val[RNV * RNV], j_val[3 * RNC * RNV], vstar[RNV], bias[3 * RNC];
     cs__sap_contact c[RNC];
     cs__sap_problem p;
@@ -310,15 +433,16 @@ static void random_problem_init(random_problem *R, t_rng *rng) {
         }
     }
     R->a_colptr[RNV] = RNV * RNV;
+    // Every contact touches every dof: its block is rows 3 i .. 3 i + 2 of a dense J.
+    for (int i = 0; i <= RNC; i++)
+        R->j_ptr[i] = i * RNV;
+    for (int q = 0; q < RNC * RNV; q++)
+        R->j_col[q] = q % RNV;
     for (int r = 0; r < 3 * RNC; r++) {
-        R->j_rowptr[r] = r * RNV;
-        for (int j = 0; j < RNV; j++) {
-            R->j_colind[r * RNV + j] = j;
+        for (int j = 0; j < RNV; j++)
             R->j_val[r * RNV + j] = t_rng_range(rng, -1, 1);
-        }
         R->bias[r] = 0;
     }
-    R->j_rowptr[3 * RNC] = 3 * RNC * RNV;
     for (int j = 0; j < RNV; j++)
         R->vstar[j] = t_rng_range(rng, -1, 1);
     for (int i = 0; i < RNC; i++) {
@@ -328,9 +452,8 @@ static void random_problem_init(random_problem *R, t_rng *rng) {
     }
     R->p = (cs__sap_problem){.nv = RNV, .nc = RNC, .a_colptr = R->a_colptr,
                              .a_rowind = R->a_rowind, .a_val = R->a_val,
-                             .j_rowptr = R->j_rowptr, .j_colind = R->j_colind,
-                             .j_val = R->j_val, .vstar = R->vstar, .bias = R->bias,
-                             .contact = R->c};
+                             .j_ptr = R->j_ptr, .j_col = R->j_col, .j_val = R->j_val,
+                             .vstar = R->vstar, .bias = R->bias, .contact = R->c};
 }
 
 /* The cost of R at v, computed from its definition here. */
@@ -1102,10 +1225,12 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(projection_table),
         cmocka_unit_test(hessian_matches_finite_differences),
+        cmocka_unit_test(contact_line_matches_hessian),
         cmocka_unit_test(regularization_from_physics),
         cmocka_unit_test(worked_example_stiction),
         cmocka_unit_test(worked_example_sliding),
         cmocka_unit_test(worked_example_separated),
+        cmocka_unit_test(exact_line_search_finds_the_minimizer),
         cmocka_unit_test(line_searches_reach_the_same_optimum),
         cmocka_unit_test(box_on_plane),
         cmocka_unit_test(incline_sticks),
