@@ -87,7 +87,8 @@ typedef struct lk {
     uint8_t *zb0; /* the starting basis: lexicographic reference */
     double *cov;  /* covering vector */
     double *off;  /* row constants of q: -bias on nu rows */
-    double *val, *mv, *beta, *src, *saved;
+    double *val, *mv, *beta, *src;
+    double *saved; /* the values before the last pivot: swaps with val */
     int *cand;
     uint8_t *rejected;
     /* contacts [n] */
@@ -95,6 +96,7 @@ typedef struct lk {
     int *fblock;  /* first sigma pair of the friction block, -1 when none */
     int *xc;      /* the eliminated phi_X pair of a contact in Lambda, -1 */
     uint8_t *lam; /* lambda basic */
+    uint8_t *want; /* the contacts whose rows a basis solve evaluates */
     int *lamlist, nlam; /* the contacts with lam set */
     int open;     /* open pair, -1 when the basis is complementary */
     bool drive_z; /* the driving variable is the open pair's z member */
@@ -117,7 +119,7 @@ size_t cs_lemke_structural_size(const cs_limits *lim) {
     const size_t i = sizeof(int), f = sizeof(double);
     return cs_model_jacobian_size(lim) + 4 * cs__ws_bytes(P) + 3 * cs__ws_bytes(P * i) +
            7 * cs__ws_bytes(P * f) + cs__ws_bytes(3 * n * f) + 3 * cs__ws_bytes(n * i) +
-           cs__ws_bytes(n) + 3 * cs__ws_bytes(K * i) + 2 * (4 * cs__ws_bytes(K * i) + cs__ws_bytes(K) +
+           2 * cs__ws_bytes(n) + 3 * cs__ws_bytes(K * i) + 2 * (4 * cs__ws_bytes(K * i) + cs__ws_bytes(K) +
            2 * cs__ws_bytes(K * sizeof(gvec)) + cs__ws_bytes(K * K * f)) +
            cs__ws_bytes(K * K * f) + cs__ws_bytes(K * f) +
            4 * cs__ws_bytes(nv * f);
@@ -167,13 +169,15 @@ static void contact_gvec(const lk *L, int i, const double a[3], int img, gvec *g
     for (int side = 0; side < 2; side++) {
         const double *J0 = jrow(L, i, 0, side) + img, *J1 = J0 + 24, *J2 = J0 + 48;
         g->b[side] = side_body(L, i, side);
+        if (g->b[side] < 0)
+            continue; // the world's side is never read
         for (int k = 0; k < 6; k++)
             g->v[side][k] = a[0] * J0[k] + a[1] * J1[k] + a[2] * J2[k];
     }
 }
 
 /* u += M^-1 J_i^T x for a contact-frame impulse x. */
-static void contact_apply(const lk *L, int i, const double x[3], double *u) {
+static inline void contact_apply(const lk *L, int i, const double x[3], double *u) {
     for (int side = 0; side < 2; side++) {
         const int b = side_body(L, i, side);
         if (b < 0)
@@ -187,23 +191,41 @@ static void contact_apply(const lk *L, int i, const double x[3], double *u) {
 
 /* ret = J_i u, contact i's frame velocity: the normal only, or all 3 rows when the contact has
  * a friction block (only then are its tangent rows read). */
-static void contact_velocity(const lk *L, int i, const double *u, double ret[3]) {
-    const int rows = L->fblock[i] >= 0 ? 3 : 1;
+static inline void contact_velocity(const lk *L, int i, const double *u, double ret[3]) {
     ret[0] = ret[1] = ret[2] = 0;
     for (int side = 0; side < 2; side++) {
         const int b = side_body(L, i, side);
         if (b < 0)
             continue;
-        for (int r = 0; r < rows; r++)
-            ret[r] += dot6(jrow(L, i, r, side), u + 6 * b);
+        const double *ub = u + 6 * b, *J0 = jrow(L, i, 0, side);
+        ret[0] += dot6(J0, ub);
+        if (L->fblock[i] >= 0) {
+            ret[1] += dot6(J0 + 24, ub);
+            ret[2] += dot6(J0 + 48, ub);
+        }
     }
 }
 
-/* u += x M^-1 (a_p^T J_i)^T: pair p's variable at value x moves the bodies. */
-static void pair_apply(const lk *L, int p, double x, double *u) {
-    double a[3];
-    pair_coef(L, p, a);
-    contact_apply(L, L->con[p], (double[3]){x * a[0], x * a[1], x * a[2]}, u);
+/* u += x M^-1 (a_p^T J_i)^T: nu or sigma pair p's variable at value x moves the bodies. A nu
+ * row touches only the normal row, a sigma row only the tangent rows (the rest are exact 0s). */
+static inline void pair_apply(const lk *L, int p, double x, double *u) {
+    CS_ASSERT(L->type[p] != P_GAMMA);
+    const int i = L->con[p];
+    const bool nu = L->type[p] == P_NU;
+    const double x1 = nu ? 0 : x * L->dc[L->dir[p]], x2 = nu ? 0 : x * L->ds[L->dir[p]];
+    for (int side = 0; side < 2; side++) {
+        const int b = side_body(L, i, side);
+        if (b < 0)
+            continue;
+        const double *J0 = jrow(L, i, 0, side) + 6, *J1 = J0 + 24, *J2 = J0 + 48;
+        double *ub = u + 6 * b;
+        if (nu)
+            for (int k = 0; k < 6; k++)
+                ub[k] += x * J0[k];
+        else
+            for (int k = 0; k < 6; k++)
+                ub[k] += x1 * J1[k] + x2 * J2[k];
+    }
 }
 
 /* a_p . (J_i u) from the frame velocities of the last basis solve. */
@@ -244,7 +266,7 @@ static void append_block(lk *L, int i) {
         L->type[p] = j < L->d ? P_SIGMA : P_GAMMA;
         L->con[p] = i;
         L->dir[p] = j;
-        L->zb[p] = L->zb0[p] = 0;
+        L->zb[p] = L->zb0[p] = L->rejected[p] = 0;
         L->cov[p] = cover(L, p);
         L->off[p] = 0;
     }
@@ -360,6 +382,7 @@ static cs_status build_kernel(lk *L) {
     for (int b = 0; b < k; b++) {
         const int q = c->col[b];
         double *E = c->E + (size_t)b * L->kmax;
+        const double *Eold = from_col[b] >= 0 ? old->E + (size_t)from_col[b] * L->kmax : NULL;
         for (int a = 0; a < k; a++) {
             const int p = c->row[a], i = L->con[p];
             if (c->rg[a]) {
@@ -373,8 +396,8 @@ static cs_status build_kernel(lk *L) {
             } else if (q < 0) {
                 E[a] = gdot_dense(&c->grow[a], L->dvz) + L->cov[p] -
                        (c->rx[a] >= 0 ? L->cov[c->rx[a]] : 0);
-            } else if (from_row[a] >= 0 && from_col[b] >= 0) {
-                E[a] = old->E[(size_t)from_col[b] * L->kmax + from_row[a]];
+            } else if (Eold && from_row[a] >= 0) {
+                E[a] = Eold[from_row[a]];
             } else {
                 E[a] = gdot(&c->grow[a], &c->gcol[b]);
             }
@@ -387,9 +410,39 @@ static cs_status build_kernel(lk *L) {
     return CS_CONVERGED;
 }
 
+/* Contact i's rows of a basis solve once the kernel, phi_X and u are known (z0: the solve's z0):
+ * its frame velocity, lambda_i from the non-basic sigma_X row (or the open sigma row), and its
+ * basic w rows. Reads out[] only at contact i's basic theta and phi. */
+static void contact_rows(lk *L, int i, double z0, double *out) {
+    double *cv = L->cv + 3 * i;
+    contact_velocity(L, i, L->u, cv);
+    if (w_basic(L, i))
+        out[i] = cv[0] + L->src[i] + L->cov[i] * z0;
+    const int f = L->fblock[i];
+    if (f < 0)
+        return;
+    const int g = f + L->d;
+    if (L->lam[i]) {
+        const int p = L->xc[i] >= 0 ? L->xc[i] : L->open;
+        out[g] = -(row_value(L, p) + L->src[p] + L->cov[p] * z0);
+    }
+    const double lambda = L->lam[i] ? out[g] : 0;
+    double phis = 0;
+    for (int j = 0; j < L->d; j++) {
+        const int p = f + j;
+        if (L->zb[p])
+            phis += out[p];
+        else if (p != L->open)
+            out[p] = L->dc[j] * cv[1] + L->ds[j] * cv[2] + lambda + L->src[p] + L->cov[p] * z0;
+    }
+    if (w_basic(L, g))
+        out[g] = L->src[g] + L->cov[g] * z0 + (z_basic(L, i) ? L->m->mu[i] * out[i] : 0) - phis;
+}
+
 /* Solves the current basis for the source (L->u0, L->src): out[p] = value of pair p's basic
- * variable (z0 for the open pair). */
-static cs_status basis_solve(lk *L, double *out) {
+ * variable (z0 for the open pair). rows: when not NULL, only out[rows[0 .. nrows-1]] are wanted
+ * (the back-substitution then visits only their contacts; other entries are left stale). */
+static cs_status basis_solve(lk *L, double *out, const int *rows, int nrows) {
     const cs_model *m = L->m;
     if (L->kdirty) {
         const cs_status st = build_kernel(L);
@@ -415,7 +468,8 @@ static cs_status basis_solve(lk *L, double *out) {
     }
     cs_lu_solve(k, L->K, L->kmax, L->kpiv, L->rhs);
     const double z0 = L->open >= 0 ? L->rhs[k - 1] : 0;
-    memset(out, 0, (size_t)L->np * sizeof(double));
+    if (!rows)
+        memset(out, 0, (size_t)L->np * sizeof(double));
     memcpy(L->u, L->u0, (size_t)L->nv * sizeof(double));
     for (int b = 0; b < k; b++)
         if (c->col[b] >= 0) {
@@ -426,44 +480,21 @@ static cs_status basis_solve(lk *L, double *out) {
         out[L->open] = z0;
     // phi_X from the gamma row; with the kernel's theta and phi it gives the velocity u.
     for (int l = 0; l < L->nlam; l++) {
-        const int i = L->lamlist[l], g = gamma_pair(L, i);
-        if (L->xc[i] < 0)
+        const int i = L->lamlist[l], g = gamma_pair(L, i), x = L->xc[i];
+        if (x < 0)
             continue;
-        double x = (z_basic(L, i) ? m->mu[i] * out[i] : 0) + L->src[g] + L->cov[g] * z0;
-        for (int j = 0; j < L->d; j++) // phi_X itself is still 0 in out
-            x -= L->zb[L->fblock[i] + j] ? out[L->fblock[i] + j] : 0;
-        out[L->xc[i]] = x;
-        pair_apply(L, L->xc[i], x, L->u);
+        double v = (z_basic(L, i) ? m->mu[i] * out[i] : 0) + L->src[g] + L->cov[g] * z0;
+        for (int j = 0; j < L->d; j++)
+            v -= L->zb[L->fblock[i] + j] && L->fblock[i] + j != x ? out[L->fblock[i] + j] : 0;
+        out[x] = v;
+        pair_apply(L, x, v, L->u);
     }
+    memset(L->want, !rows, (size_t)L->n);
+    for (int r = 0; r < nrows; r++)
+        L->want[L->con[rows[r]]] = 1;
     for (int i = 0; i < L->n; i++)
-        contact_velocity(L, i, L->u, L->cv + 3 * i);
-    // lambda from the non-basic sigma_X row (or the open sigma row).
-    for (int l = 0; l < L->nlam; l++) {
-        const int i = L->lamlist[l];
-        const int p = L->xc[i] >= 0 ? L->xc[i] : L->open;
-        out[gamma_pair(L, i)] = -(row_value(L, p) + L->src[p] + L->cov[p] * z0);
-    }
-    // The basic w rows, contact by contact.
-    for (int i = 0; i < L->n; i++) {
-        const double *cv = L->cv + 3 * i;
-        if (w_basic(L, i))
-            out[i] = cv[0] + L->src[i] + L->cov[i] * z0;
-        const int f = L->fblock[i];
-        if (f < 0)
-            continue;
-        const int g = f + L->d;
-        const double lambda = L->lam[i] ? out[g] : 0;
-        double phis = 0;
-        for (int j = 0; j < L->d; j++) {
-            const int p = f + j;
-            if (L->zb[p])
-                phis += out[p]; // 0 when p is the open pair
-            else if (p != L->open)
-                out[p] = L->dc[j] * cv[1] + L->ds[j] * cv[2] + lambda + L->src[p] + L->cov[p] * z0;
-        }
-        if (w_basic(L, g))
-            out[g] = L->src[g] + L->cov[g] * z0 + (z_basic(L, i) ? m->mu[i] * out[i] : 0) - phis;
-    }
+        if (L->want[i])
+            contact_rows(L, i, z0, out);
     return CS_CONVERGED;
 }
 
@@ -502,12 +533,11 @@ static double absmax(const double *x, int n) {
 /* Computes q' into L->val. */
 static cs_status solve_q(lk *L) {
     source_q(L);
-    return basis_solve(L, L->val);
+    return basis_solve(L, L->val, NULL, 0);
 }
 
-/* True when q' is feasible within rounding of its scale. */
-static bool q_feasible(const lk *L) {
-    const double scale = absmax(L->val, L->np);
+/* True when q' is feasible within rounding of its scale (absmax(L->val)). */
+static bool q_feasible(const lk *L, double scale) {
     const double tol = 1e-10 * scale + 10 * DBL_EPSILON * L->np * L->growth * scale;
     for (int p = 0; p < L->np; p++)
         if (!(L->val[p] >= -tol))
@@ -532,19 +562,22 @@ static void bump_block(lk *L, int i) {
 }
 
 /* Lexicographic ratio test among cand (rows whose basic variable falls as the driving variable
- * rises, column L->mv). Returns the blocking row, or -1 when a column solve fails. */
-static int ratio_test(lk *L, int ncand) {
+ * rises, column L->mv; vmax = absmax(L->val)). Returns the blocking row, or -1 when a column
+ * solve fails. */
+static int ratio_test(lk *L, int ncand, double vmax) {
     int *cand = L->cand;
-    const double qerr = DBL_EPSILON * L->np * L->growth * absmax(L->val, L->np);
+    const double qerr = DBL_EPSILON * L->np * L->growth * vmax;
     double t = INFINITY;
-    for (int c = 0; c < ncand; c++)
+    bool open_cand = false;
+    for (int c = 0; c < ncand; c++) {
         t = mind(t, -(L->val[cand[c]] + qerr) / L->mv[cand[c]]);
+        open_cand = open_cand || cand[c] == L->open;
+    }
     // z0 blocking within a relative 1e-9 of the minimum ends the run: prefer it (any tie with it
     // reaches the same solution, and passing it by leaves z0 at rounding level on a degenerate
     // path).
-    for (int c = 0; c < ncand; c++)
-        if (cand[c] == L->open && -L->val[L->open] / L->mv[L->open] <= t * (1 + 1e-9) + 1e-300)
-            return L->open;
+    if (open_cand && -L->val[L->open] / L->mv[L->open] <= t * (1 + 1e-9) + 1e-300)
+        return L->open;
     int kept = 0;
     for (int c = 0; c < ncand; c++)
         if (L->val[cand[c]] + L->mv[cand[c]] * t < qerr)
@@ -563,7 +596,7 @@ static int ratio_test(lk *L, int ncand) {
             continue;
         }
         source_var(L, j, L->zb0[j]);
-        if (basis_solve(L, L->beta) != CS_CONVERGED)
+        if (basis_solve(L, L->beta, L->cand, kept) != CS_CONVERGED)
             return -1;
         double best = INFINITY, bmax = 0;
         for (int c = 0; c < kept; c++) {
@@ -583,19 +616,41 @@ static int ratio_test(lk *L, int ncand) {
     return cand[0];
 }
 
+/* L->saved[p] = L->val[p] + t L->mv[p] for p in [from, to); returns the max of vmax and their
+ * magnitudes, in the order absmax() takes them. */
+static double step_values(lk *L, double t, int from, int to, double vmax) {
+    for (int p = from; p < to; p++) {
+        L->saved[p] = L->val[p] + t * L->mv[p];
+        vmax = maxd(vmax, fabs(L->saved[p]));
+    }
+    return vmax;
+}
+
 /* State a rejected pivot restores. */
 typedef struct pivot_undo {
     int open, np, s, grown;
+    double vmax;
     bool drive_z;
     uint8_t zb_open, zb_s;
 } pivot_undo;
 
-/* Hash of the basis: which member of each pair is basic, and the open pair. */
+/* Hash of the basis: which member of each pair is basic, and the open pair. The flags go in 8 at
+ * a time (each step a bijection of h; the shift carries high bits down) and the open pair after
+ * them, so that no change of open can cancel a change of a flag. */
 static uint64_t basis_hash(const lk *L) {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)(L->open + 1);
-    for (int p = 0; p < L->np; p++)
-        h = (h ^ L->zb[p]) * 0x100000001b3ull;
-    return h ^ (uint64_t)L->np << 32;
+    const uint64_t prime = 0x100000001b3ull;
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    int p = 0;
+    for (; p + 8 <= L->np; p += 8) {
+        uint64_t w;
+        memcpy(&w, L->zb + p, sizeof w);
+        h = (h ^ w) * prime;
+        h ^= h >> 29;
+    }
+    for (; p < L->np; p++)
+        h = (h ^ L->zb[p]) * prime;
+    h = (h ^ (uint64_t)(L->open + 1)) * prime;
+    return (h ^ h >> 29) ^ (uint64_t)L->np << 32;
 }
 
 /* Records the basis after an accepted pivot (nseen: bases recorded so far in this run); true
@@ -617,7 +672,7 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
     cs_status status = solve_q(L);
     if (status != CS_CONVERGED)
         return status;
-    if (q_feasible(L))
+    if (q_feasible(L, absmax(L->val, L->np)))
         return CS_CONVERGED;
     if (warm) {
         // c_p = [w_p basic] - (M 1_B)_p: evaluate the rows with every basic z at 1.
@@ -667,6 +722,8 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
         bump_block(L, leaving_nu);
 
     memset(L->rejected, 0, (size_t)L->np);
+    bool any_rejected = false;
+    double vmax = absmax(L->val, L->np); // of L->val, kept up to date with it
     int run_pivots = 0;
     for (;;) {
         if (st->pivots >= cap)
@@ -675,28 +732,45 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
         if (cs__deadline_passed(opt))
             return CS_DEADLINE;
         source_var(L, L->open, L->drive_z);
-        if ((status = basis_solve(L, L->mv)) != CS_CONVERGED)
+        if ((status = basis_solve(L, L->mv, NULL, 0)) != CS_CONVERGED)
             return status;
-        const double mmax = absmax(L->mv, L->np);
-        int ncand = 0;
-        for (int p = 0; p < L->np; p++)
-            if (L->mv[p] < -1e-11 * mmax && !L->rejected[p])
-                L->cand[ncand++] = p;
+        // Candidates: falling rows, |m'_p| above rounding of max |m'| (one pass collects the
+        // falling rows and the max, a second one over them applies the threshold).
+        double mmax = 0;
+        int nneg = 0, ncand = 0;
+        for (int p = 0; p < L->np; p++) {
+            mmax = maxd(mmax, fabs(L->mv[p]));
+            if (L->mv[p] < 0 && !L->rejected[p])
+                L->cand[nneg++] = p;
+        }
+        for (int c = 0; c < nneg; c++)
+            if (L->mv[L->cand[c]] < -1e-11 * mmax)
+                L->cand[ncand++] = L->cand[c];
         if (ncand == 0)
             return CS_RAY;
-        const int s = ratio_test(L, ncand);
+        const int s = ratio_test(L, ncand, vmax);
         if (s < 0)
             return CS_SINGULAR;
         // Pivot: the driving variable becomes basic in the open pair at level t; s's basic
         // variable leaves and, unless it is z0, s becomes the open pair holding z0.
         const double t = maxd(-L->val[s] / L->mv[s], 0.0);
-        memcpy(L->saved, L->val, (size_t)L->np * sizeof(double));
-        pivot_undo u = {.open = L->open, .np = L->np, .s = s, .grown = -1,
+        pivot_undo u = {.open = L->open, .np = L->np, .s = s, .grown = -1, .vmax = vmax,
                         .drive_z = L->drive_z, .zb_open = L->zb[L->open], .zb_s = L->zb[s]};
+        // The new values go to the spare buffer (L->saved keeps the old ones for an undo), in
+        // one pass split at rows lo <= hi: the open row takes the driving variable at t, row s
+        // (unless it is the open row) takes z0; vmax follows them.
         const double z0 = L->val[L->open] + t * L->mv[L->open];
-        for (int p = 0; p < L->np; p++)
-            L->val[p] += t * L->mv[p];
-        L->val[L->open] = t;
+        double *nval = L->saved;
+        const int lo = s < L->open ? s : L->open, hi = s < L->open ? L->open : s;
+        vmax = step_values(L, t, 0, lo, 0);
+        nval[lo] = lo == L->open ? t : z0;
+        vmax = maxd(vmax, fabs(nval[lo]));
+        vmax = step_values(L, t, lo + 1, hi, vmax);
+        nval[hi] = hi == L->open ? t : z0;
+        vmax = hi == lo ? vmax : maxd(vmax, fabs(nval[hi]));
+        vmax = step_values(L, t, hi + 1, L->np, vmax);
+        L->saved = L->val;
+        L->val = nval;
         L->zb[L->open] = L->drive_z;
         const bool done = s == L->open;
         leaving_nu = -1;
@@ -707,7 +781,6 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
             L->drive_z = !L->zb[s];
             L->zb[s] = 0;
             L->open = s;
-            L->val[s] = z0;
         }
         L->kdirty = true;
         if (L->reduced && leaving_nu >= 0 && L->fblock[leaving_nu] < 0 &&
@@ -722,7 +795,8 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
             ok = (status = solve_q(L)) == CS_CONVERGED;
             if (ok && u.grown >= 0)
                 bump_block(L, u.grown);
-            ok = ok && q_feasible(L);
+            vmax = absmax(L->val, L->np);
+            ok = ok && q_feasible(L, vmax);
         } else {
             ok = (status = build_kernel(L)) == CS_CONVERGED;
         }
@@ -735,25 +809,32 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
             L->drive_z = u.drive_z;
             L->zb[u.open] = u.zb_open;
             L->zb[s] = u.zb_s;
-            memcpy(L->val, L->saved, (size_t)L->np * sizeof(double));
+            double *old = L->saved;
+            L->saved = L->val;
+            L->val = old;
+            vmax = u.vmax;
             L->kdirty = true;
             if ((status = build_kernel(L)) != CS_CONVERGED)
                 return status;
             L->rejected[s] = 1;
+            any_rejected = true;
             continue;
         }
         st->pivots++;
-        memset(L->rejected, 0, (size_t)L->np);
+        if (any_rejected)
+            memset(L->rejected, 0, (size_t)L->np);
+        any_rejected = false;
         if (done)
             return CS_CONVERGED;
         if (cycling(L, run_pivots++))
             return CS_MAXITER;
         // z0 at rounding level: the current point already solves the LCP (the open pair's
         // members are both 0); confirm with values recomputed from scratch.
-        if (L->val[L->open] <= 1e-11 * absmax(L->val, L->np)) {
+        if (L->val[L->open] <= 1e-11 * vmax) {
             if ((status = solve_q(L)) != CS_CONVERGED)
                 return status;
-            if (L->val[L->open] <= 1e-11 * absmax(L->val, L->np) && q_feasible(L))
+            vmax = absmax(L->val, L->np);
+            if (L->val[L->open] <= 1e-11 * vmax && q_feasible(L, vmax))
                 return CS_CONVERGED;
         }
     }
@@ -821,6 +902,7 @@ static bool alloc_lk(lk *L, cs_workspace *ws, const cs_limits *lim) {
     GET(L->xc, n * sizeof(int));
     GET(L->lamlist, n * sizeof(int));
     GET(L->lam, n);
+    GET(L->want, n);
     GET(L->cv, 3 * n * sizeof(double));
     GET(L->kpiv, K * sizeof(int));
     GET(L->from_row, K * sizeof(int));
@@ -900,7 +982,7 @@ cs_status cs__lemke_structural_basis(cs_workspace *ws, const cs_model *m, const 
             memcpy(q, L.val, (size_t)L.np * sizeof(double));
             if (open >= 0) {
                 source_var(&L, open, drive_z);
-                status = basis_solve(&L, mcol);
+                status = basis_solve(&L, mcol, NULL, 0);
             }
         }
     }
