@@ -35,6 +35,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "solver/certify.h"
 #include "solver/deadline.h"
 #include "solver/lemke_contact.h"
 #include "solver/linalg.h"
@@ -43,7 +44,7 @@
 enum { P_NU, P_SIGMA, P_GAMMA };
 
 /* Bases remembered to detect a cycle, and cold runs tried (each with another covering vector)
- * before a cycle or ray is reported. */
+ * before a cycle, a ray or an answer failing its check is reported. */
 #define CYCLE_MEMORY 32
 #define COLD_ATTEMPTS 3
 
@@ -117,12 +118,13 @@ size_t cs_lemke_structural_size(const cs_limits *lim) {
     const size_t n = (size_t)lim->max_contacts, P = n * (2 + (size_t)lim->max_dirs);
     const size_t K = 6 * (size_t)lim->max_bodies + 2, nv = 6 * (size_t)lim->max_bodies;
     const size_t i = sizeof(int), f = sizeof(double);
+    const size_t kside = 4 * cs__ws_bytes(K * i) + cs__ws_bytes(K) +
+                         2 * cs__ws_bytes(K * sizeof(gvec)) + cs__ws_bytes(K * K * f);
+    const size_t check = 2 * cs__ws_bytes(nv * f) + cs_certify_size(lim);
     return cs_model_jacobian_size(lim) + 4 * cs__ws_bytes(P) + 3 * cs__ws_bytes(P * i) +
            7 * cs__ws_bytes(P * f) + cs__ws_bytes(3 * n * f) + 3 * cs__ws_bytes(n * i) +
-           2 * cs__ws_bytes(n) + 3 * cs__ws_bytes(K * i) + 2 * (4 * cs__ws_bytes(K * i) + cs__ws_bytes(K) +
-           2 * cs__ws_bytes(K * sizeof(gvec)) + cs__ws_bytes(K * K * f)) +
-           cs__ws_bytes(K * K * f) + cs__ws_bytes(K * f) +
-           4 * cs__ws_bytes(nv * f);
+           2 * cs__ws_bytes(n) + 3 * cs__ws_bytes(K * i) + 2 * kside + cs__ws_bytes(K * K * f) +
+           cs__ws_bytes(K * f) + 4 * cs__ws_bytes(nv * f) + check;
 }
 
 /* ---- generalized vectors ---- */
@@ -248,9 +250,10 @@ static int gamma_pair(const lk *L, int i) {
     return L->fblock[i] + L->d;
 }
 
-/* Covering entry of pair p in a cold run: 1 on the first attempt; after a cycle or a ray (both
- * signs that rounding led the degenerate path astray) entries spread over [1, 2), which changes
- * the path but not the LCP: z0 = 0 at the end whatever the covering vector. */
+/* Covering entry of pair p in a cold run: 1 on the first attempt; after a cycle, a ray or an
+ * answer failing its check (signs that rounding led the degenerate path astray) entries spread
+ * over [1, 2), which changes the path but not the LCP: z0 = 0 at the end whatever the covering
+ * vector. */
 static double cover(const lk *L, int p) {
     if (L->attempt == 0)
         return 1;
@@ -990,6 +993,29 @@ cs_status cs__lemke_structural_basis(cs_workspace *ws, const cs_model *m, const 
     return status;
 }
 
+/* The run's end: a converged run's answer goes to lambda and basis and must pass the step's
+ * certificate (certify.h, pyramid), which reads M and J, not the kernel: a badly conditioned
+ * kernel can spoil values that still looked feasible. A failed check becomes CS_SINGULAR, so
+ * the caller tries another start. */
+static cs_status finish(lk *L, cs_workspace *ws, const cs_options *opt, cs_status status,
+                        double *lambda, uint32_t *basis) {
+    if (status != CS_CONVERGED)
+        return status;
+    extract(L, lambda, basis);
+    const size_t mark = cs__ws_mark(ws);
+    double *v = cs__ws_alloc(ws, (size_t)L->nv * sizeof(double));
+    double *scratch = cs__ws_alloc(ws, (size_t)L->nv * sizeof(double));
+    cs_certificate cert;
+    bool ok = false;
+    if (v && scratch) {
+        cs_model_velocity(L->m, lambda, v, scratch);
+        ok = cs_certify(ws, L->m, lambda, v, true, &cert, NULL) == CS_CONVERGED &&
+             cs_certificate_is_ok(&cert, opt ? opt->cert_tol : 0, true);
+    }
+    cs__ws_release(ws, mark);
+    return ok ? CS_CONVERGED : CS_SINGULAR;
+}
+
 cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                                     bool reduced, const uint32_t *warm, double *lambda,
                                     uint32_t *basis, cs_stats *st) {
@@ -1005,16 +1031,14 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
     cs_status status = CS_RAY;
     if (warm) {
         init_warm(&L, warm);
-        status = run(&L, opt, true, cap, st);
+        status = finish(&L, ws, opt, run(&L, opt, true, cap, st), lambda, basis);
     }
     for (L.attempt = 0; L.attempt < COLD_ATTEMPTS && status != CS_CONVERGED &&
                         status != CS_DEADLINE && status != CS_ENOSPACE;
          L.attempt++) {
         init_cold(&L);
-        status = run(&L, opt, false, cap, st);
+        status = finish(&L, ws, opt, run(&L, opt, false, cap, st), lambda, basis);
     }
-    if (status == CS_CONVERGED)
-        extract(&L, lambda, basis);
     st->peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);
     return status;

@@ -27,10 +27,13 @@ size_t cs_lemke_structural_size(const cs_limits *lim);
 /* Solves eq. (6) of m on the d-sided pyramid. reduced: Lloyd's section VI variant. warm: [nc]
  * basis words of a previous answer in m's contact order (0 for unknown contacts), or NULL for a
  * cold start; a warm basis that is infeasible is repaired by Lemke from it, and when that fails
- * the solve restarts cold (pivots of both count). lambda: [3 nc] out, contact-frame impulses.
+ * the solve restarts cold (pivots of all runs count). Every answer must pass the certificate
+ * (certify.h, pyramid, opt->cert_tol); a cycle, a ray or a failed check is retried cold with
+ * another covering vector, up to 3 cold runs. lambda: [3 nc] out, contact-frame impulses.
  * basis: [nc] out, the final basis words (for the next tick's warm start). st: pivots.
- * Returns CS_CONVERGED, CS_RAY, CS_MAXITER (pivot cap from the LCP size), CS_SINGULAR (a kernel
- * lost rank), CS_DEADLINE or CS_ENOSPACE; lambda is only meaningful on CS_CONVERGED.
+ * Returns CS_CONVERGED, CS_RAY, CS_MAXITER (pivot cap from the LCP size, or cycling),
+ * CS_SINGULAR (a kernel lost rank, or the last answer failed its check), CS_DEADLINE or
+ * CS_ENOSPACE; lambda is only meaningful on CS_CONVERGED.
  * thread: any, one caller per workspace. rt-safe: yes. */
 cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                                     bool reduced, const uint32_t *warm, double *lambda,

@@ -172,16 +172,18 @@ static void random_scenes(void **state) {
 
 /* The benchmark's degenerate classes, unperturbed (mu in [0.2, 0.3], d = 8): pegs of 8-32
  * contacts, stacks of 1-5 blocks with every turned-block variant, and the single-body
- * situations; every lemke and lemke-structural answer is certified. The first four problems
- * once cycled or ended on a ray through rounding on a degenerate path (caught now by the cycle
- * guard and the retry with another covering vector). */
+ * situations; every lemke and lemke-structural answer is certified. The first five problems
+ * once cycled, ended on a ray, or (the last) ended with z0 at rounding level on a kernel of
+ * growth 3e8 with an answer the certificate rejects: rounding on a degenerate path, caught now
+ * by the cycle guard, the solver's own certificate check and the retry with another covering
+ * vector. */
 static void degenerate_classes(void **state) {
     (void)state;
     static const struct {
         int kind, arg, variant;
         uint64_t seed;
     } hard[] = {{0, 32, 0, 0x90000bf}, {0, 32, 0, 0x9000043}, {0, 24, 0, 0x90000fa},
-                {1, 2, 1, 0x9000542}};
+                {1, 2, 1, 0x9000542}, {1, 3, 3, 0x73002e1}};
     static t_gen_scene g;
     const cs_limits lim = {.max_bodies = 5, .max_contacts = 40, .max_dirs = 8};
     cs_workspace *ws = cs_workspace_new(&lim);
