@@ -178,6 +178,17 @@ static void contact_gvec(const lk *L, int i, const double a[3], int img, gvec *g
     }
 }
 
+/* The vector of (a_p + f a_x)^T J_i (img 0) or its image under M^-1 (img 6), for pair p and a
+ * pair x of the same contact (x < 0: a_p alone). */
+static void pair_gvec(const lk *L, int p, int x, double f, int img, gvec *g) {
+    double a[3], ax[3] = {0, 0, 0};
+    pair_coef(L, p, a);
+    if (x >= 0)
+        pair_coef(L, x, ax);
+    contact_gvec(L, L->con[p], (double[3]){a[0] + f * ax[0], a[1] + f * ax[1], a[2] + f * ax[2]},
+                 img, g);
+}
+
 /* u += M^-1 J_i^T x for a contact-frame impulse x. */
 static inline void contact_apply(const lk *L, int i, const double x[3], double *u) {
     for (int side = 0; side < 2; side++) {
@@ -352,12 +363,7 @@ static cs_status build_kernel(lk *L) {
             c->grow[a] = old->grow[from_row[a]];
             continue;
         }
-        double ar[3], ax[3] = {0, 0, 0};
-        pair_coef(L, p, ar);
-        if (c->rx[a] >= 0)
-            pair_coef(L, c->rx[a], ax);
-        contact_gvec(L, i, (double[3]){ar[0] - ax[0], ar[1] - ax[1], ar[2] - ax[2]}, 0,
-                     &c->grow[a]);
+        pair_gvec(L, p, c->rx[a], -1, 0, &c->grow[a]);
     }
     for (int b = 0; b < k; b++) {
         const int p = c->col[b];
@@ -374,13 +380,7 @@ static cs_status build_kernel(lk *L) {
             continue;
         }
         // theta: n + mu d_X; phi: d - d_X (phi_X substituted through the gamma row).
-        double ac[3], ax[3] = {0, 0, 0};
-        pair_coef(L, p, ac);
-        if (x >= 0)
-            pair_coef(L, x, ax);
-        const double f = x < 0 ? 0 : L->type[p] == P_NU ? m->mu[i] : -1;
-        contact_gvec(L, i, (double[3]){ac[0] + f * ax[0], ac[1] + f * ax[1], ac[2] + f * ax[2]},
-                     6, &c->gcol[b]);
+        pair_gvec(L, p, x, L->type[p] == P_NU ? m->mu[i] : -1, 6, &c->gcol[b]);
     }
     for (int b = 0; b < k; b++) {
         const int q = c->col[b];
