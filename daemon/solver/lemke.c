@@ -19,85 +19,308 @@
  *
  * WHY IT TERMINATES. With the lexicographic rule no basis repeats (the rows of [x, B^-1] are
  * lexicographically positive and the objective row strictly decreases), so Lemke ends at a
- * solution or a ray; for copositive-plus M (contact LCPs, PSD matrices) a ray only happens when
- * the LCP is infeasible. The pivot cap turns numerical cycling into a status.
+ * solution or a ray; for copositive-plus M (PSD matrices) a ray only happens when the LCP is
+ * infeasible, and the contact LCP of Lloyd's eq. (6) always ends at a solution (his refs. [6],
+ * [7], [9]). The pivot cap turns numerical cycling into a status.
  *
- * TOLERANCES. Column entries below 1e-11 of the column's largest are treated as zero; ratios
- * within 1e-12 (n |x|_inf + 1) of the minimum count as tied (rounding in x after many product-form
- * updates is of order n eps |x|). */
+ * ACCURACY. Contact LCPs with redundant contacts are massively degenerate ("numerically
+ * sensitive", Lloyd section I): with n contacts on one body, N^T M^-1 N and D^T M^-1 D have rank
+ * 6 but order n and n d, so many tableau entries are zero in exact arithmetic and come out as
+ * rounding noise of size eps |B^-1| |a|. A pivot on such noise
+ * makes B numerically singular; the product-form B^-1 then loses every digit, and the run ends
+ * in a false secondary ray or cycles to the cap. So an entry counts only above its own error
+ * bound, not above a fixed fraction of its column:
+ *  - each entering column and the basic values are refined once against the basis itself
+ *    (col += B^-1 (a - B col), the same for x), which makes their componentwise error at most
+ *    about n eps |B^-1| (|B| |col| + |a|) while the product-form B^-1 keeps half its digits
+ *    (one step of fixed-precision refinement: Skeel 1980; Higham, Accuracy and Stability of
+ *    Numerical Algorithms, 2nd ed., section 12.2; n eps is gamma_n of the inner products);
+ *  - column entries within that bound are zero for the ratio test, and rows whose x_i - t col_i
+ *    lie within the bound of the minimum tie (the lexicographic rule decides among them);
+ *  - when a refinement corrects by more than sqrt(eps) of the vector, B^-1 has lost half its
+ *    digits and one step no longer reaches working accuracy: B^-1 is rebuilt from the basis
+ *    (Gauss-Jordan, in place).
+ * The lexicographic rule compares entries of B^-1 within their bound n eps |B^-1||B||B^-1| in
+ * the same way: otherwise rounding noise decides degenerate ties, and the run cycles. */
 #include "solver/lemke.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "solver/deadline.h"
 #include "solver/workspace.h"
 
-#define COL_TOL 1e-11
-#define TIE_TOL 1e-12
+#define TIE_TOL 1e-12     /* value ties of the data itself, relative to the values */
+#define LOSS_TOL 0x1p-26 /* sqrt(DBL_EPSILON): half the digits */
 
 /* Variable ids: 0..n-1 are w_i, n..2n-1 are z_i, 2n is z0. */
 typedef struct lemke_ws {
     int n;
-    double *binv;  /* [n x n] row-major B^-1 */
-    double *x;     /* [n] basic values */
-    double *col;   /* [n] B^-1 times the entering column */
-    int *basic;    /* [n] variable id basic in row i */
-    int *row_of;   /* [2n + 1] row of a basic variable, -1 when non-basic */
-    int *cand;     /* [n] ratio-test candidates */
+    const double *M; /* [n x n] column-major, leading dimension ldm */
+    int ldm;
+    const double *q; /* [n] */
+    double *cov;     /* [n] covering vector */
+    double *binv;    /* [n x n] row-major B^-1 */
+    double *x;       /* [n] basic values */
+    double *col;     /* [n] B^-1 times the entering column */
+    double *rx;      /* [n] q - B x */
+    double *rc;      /* [n] a - B col */
+    double *ax;      /* [n] |B| |x| + |q|: what the rounding of x scales with */
+    double *ac;      /* [n] |B| |col| + |a|: of col */
+    double *ab;      /* [n] |B| 1: of B^-1, row-wise (entry (i, j) with max_k |B^-1_kj|) */
+    double axmax, acmax, abmax; /* their largest entries */
+    double *norm1;   /* [n] |B^-1_i|_1 */
+    double *dx;      /* [n] error bound n eps |B^-1| ax of x; UNKNOWN until formed */
+    double *dcol;    /* [n] n eps |B^-1| ac, of col */
+    double *dbinv;   /* [n] n eps |B^-1| ab, of the rows of B^-1 */
+    int *piv;        /* [n] row interchanges while B^-1 is rebuilt */
+    int *basic;      /* [n] variable id basic in row i */
+    int *row_of;     /* [2n + 1] row of a basic variable, -1 when non-basic */
+    int *cand;       /* [n] ratio-test candidates */
 } lemke_ws;
+
+/* An error bound not formed yet in this pivot. */
+#define UNKNOWN (-1.0)
 
 size_t cs_lemke_lcp_size(int n) {
     const size_t N = (size_t)n;
-    return cs__ws_bytes(N * N * sizeof(double)) + 2 * cs__ws_bytes(N * sizeof(double)) +
-           2 * cs__ws_bytes(N * sizeof(int)) + cs__ws_bytes((2 * N + 1) * sizeof(int));
+    return cs__ws_bytes(N * N * sizeof(double)) + 13 * cs__ws_bytes(N * sizeof(double)) +
+           3 * cs__ws_bytes(N * sizeof(int)) + cs__ws_bytes((2 * N + 1) * sizeof(int));
+}
+
+/* Column of z-variable or z0 v (v >= n) in [I, -M, -c], negated: M's column or c. */
+static const double *z_column(const lemke_ws *L, int v) {
+    return v < 2 * L->n ? L->M + (size_t)(v - L->n) * L->ldm : L->cov;
+}
+
+/* a . b with four partial sums: the products with B^-1 are the solver's inner loops, and one
+ * running sum would wait on each addition. */
+static double dot(int n, const double *a, const double *b) {
+    double s[4] = {0, 0, 0, 0};
+    int k = 0;
+    for (; k + 4 <= n; k += 4)
+        for (int l = 0; l < 4; l++)
+            s[l] += a[k + l] * b[k + l];
+    for (; k < n; k++)
+        s[0] += a[k] * b[k];
+    return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
 /* col = B^-1 a for the column a of variable v in [I, -M, -c]. */
-static void entering_column(const lemke_ws *L, const double *M, int ldm, const double *c, int v) {
+static void entering_column(const lemke_ws *L, int v) {
     const int n = L->n;
+    const double *a = v < n ? NULL : z_column(L, v);
     for (int i = 0; i < n; i++) {
         const double *bi = L->binv + (size_t)i * n;
-        double s = 0;
-        if (v < n)
-            s = bi[v];
-        else if (v < 2 * n) {
-            const double *mc = M + (size_t)(v - n) * ldm;
-            for (int k = 0; k < n; k++)
-                s -= bi[k] * mc[k];
-        } else {
-            for (int k = 0; k < n; k++)
-                s -= bi[k] * (c ? c[k] : 1.0);
-        }
-        L->col[i] = s;
+        L->col[i] = a ? -dot(n, bi, a) : bi[v];
     }
 }
 
+/* Residuals of x and col against the basis itself, rx = q - B x and rc = a - B col (a: the
+ * column of the entering variable v), and the magnitudes ax, ac, ab that bound their rounding.
+ * B y is the sum of y_r times the column of basic[r]. */
+static void basis_residuals(lemke_ws *L, int v) {
+    const int n = L->n;
+    const double *a = v < n ? NULL : z_column(L, v);
+    for (int k = 0; k < n; k++) {
+        L->rx[k] = L->q[k];
+        L->ax[k] = fabs(L->q[k]);
+        L->rc[k] = a ? -a[k] : k == v;
+        L->ac[k] = fabs(L->rc[k]);
+        L->ab[k] = 0;
+    }
+    for (int r = 0; r < n; r++) {
+        const int u = L->basic[r];
+        const double xr = L->x[r], cr = L->col[r];
+        if (u < n) {
+            L->rx[u] -= xr;
+            L->ax[u] += fabs(xr);
+            L->rc[u] -= cr;
+            L->ac[u] += fabs(cr);
+            L->ab[u] += 1;
+            continue;
+        }
+        const double *b = z_column(L, u), axr = fabs(xr), acr = fabs(cr);
+        for (int k = 0; k < n; k++) {
+            const double bk = fabs(b[k]);
+            L->rx[k] += b[k] * xr;
+            L->ax[k] += bk * axr;
+            L->rc[k] += b[k] * cr;
+            L->ac[k] += bk * acr;
+            L->ab[k] += bk;
+        }
+    }
+    L->axmax = L->acmax = L->abmax = 0;
+    for (int k = 0; k < n; k++) {
+        L->axmax = fmax(L->axmax, L->ax[k]);
+        L->acmax = fmax(L->acmax, L->ac[k]);
+        L->abmax = fmax(L->abmax, L->ab[k]);
+    }
+}
+
+/* One step of iterative refinement of x and col (the entering column of v); row norms of B^-1
+ * for the cheap bounds; the componentwise bounds marked UNKNOWN. Returns true when a correction
+ * exceeded LOSS_TOL of its vector: B^-1 has lost half its digits. */
+static bool refine(lemke_ws *L, int v) {
+    const int n = L->n;
+    basis_residuals(L, v);
+    double fx = 0, fc = 0, xmax = 0, cmax = 0;
+    for (int i = 0; i < n; i++) {
+        const double *bi = L->binv + (size_t)i * n;
+        double sx[2] = {0, 0}, sc[2] = {0, 0}, s1[2] = {0, 0};
+        int k = 0;
+        for (; k + 2 <= n; k += 2)
+            for (int l = 0; l < 2; l++) {
+                sx[l] += bi[k + l] * L->rx[k + l];
+                sc[l] += bi[k + l] * L->rc[k + l];
+                s1[l] += fabs(bi[k + l]);
+            }
+        for (; k < n; k++) {
+            sx[0] += bi[k] * L->rx[k];
+            sc[0] += bi[k] * L->rc[k];
+            s1[0] += fabs(bi[k]);
+        }
+        const double cx = sx[0] + sx[1], cc = sc[0] + sc[1];
+        L->x[i] += cx;
+        L->col[i] += cc;
+        L->norm1[i] = s1[0] + s1[1];
+        L->dx[i] = L->dcol[i] = L->dbinv[i] = UNKNOWN;
+        fx = fmax(fx, fabs(cx));
+        fc = fmax(fc, fabs(cc));
+        xmax = fmax(xmax, fabs(L->x[i]));
+        cmax = fmax(cmax, fabs(L->col[i]));
+    }
+    return fx > LOSS_TOL * xmax || fc > LOSS_TOL * cmax;
+}
+
+/* Error bound n eps |B^-1_i| y of row i of a product with B^-1 whose rounding y (ax, ac or ab)
+ * bounds; formed once per pivot into the cache d, and only for rows whose decision needs more
+ * than the cheap bound n eps |B^-1_i|_1 |y|_inf >= it (row_cap()). */
+static double row_bound(const lemke_ws *L, int i, const double *y, double *d) {
+    if (d[i] == UNKNOWN) {
+        const double *bi = L->binv + (size_t)i * L->n;
+        double s = 0;
+        for (int k = 0; k < L->n; k++)
+            s += fabs(bi[k]) * y[k];
+        d[i] = L->n * DBL_EPSILON * s;
+    }
+    return d[i];
+}
+
+/* The cheap bound n eps |B^-1_i|_1 |y|_inf >= row_bound(). */
+static double row_cap(const lemke_ws *L, int i, double ymax) {
+    return L->n * DBL_EPSILON * L->norm1[i] * ymax;
+}
+
+/* Rebuilds B^-1 and x = B^-1 q from the basis columns: Gauss-Jordan elimination with row
+ * interchanges, in place in binv (its row interchanges undone as column interchanges in reverse
+ * order at the end). O(n^3), so the deadline is checked at every elimination step. Returns
+ * CS_CONVERGED, CS_SINGULAR (a pivot within the rounding n eps |B|_max of the elimination) or
+ * CS_DEADLINE (B^-1 then lost). */
+static cs_status rebuild(lemke_ws *L, const cs_options *opt) {
+    const int n = L->n;
+    double *A = L->binv, amax = 0;
+    for (int r = 0; r < n; r++) {
+        const int u = L->basic[r];
+        const double *b = u < n ? NULL : z_column(L, u);
+        for (int i = 0; i < n; i++) {
+            A[(size_t)i * n + r] = b ? -b[i] : i == u;
+            amax = fmax(amax, fabs(A[(size_t)i * n + r]));
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        int p = k;
+        for (int i = k + 1; i < n; i++)
+            if (fabs(A[(size_t)i * n + k]) > fabs(A[(size_t)p * n + k]))
+                p = i;
+        L->piv[k] = p;
+        double *ak = A + (size_t)k * n;
+        if (!(fabs(A[(size_t)p * n + k]) > n * DBL_EPSILON * amax))
+            return CS_SINGULAR;
+        if (cs__deadline_passed(opt))
+            return CS_DEADLINE;
+        if (p != k)
+            for (int j = 0; j < n; j++) {
+                const double t = ak[j];
+                ak[j] = A[(size_t)p * n + j];
+                A[(size_t)p * n + j] = t;
+            }
+        // Row k becomes row k of B^-1 as the identity's column k is carried in column k.
+        const double d = ak[k];
+        ak[k] = 1;
+        for (int j = 0; j < n; j++)
+            ak[j] /= d;
+        for (int i = 0; i < n; i++) {
+            double *ai = A + (size_t)i * n;
+            const double f = ai[k];
+            if (i == k || f == 0)
+                continue;
+            ai[k] = 0;
+            for (int j = 0; j < n; j++)
+                ai[j] -= f * ak[j];
+        }
+    }
+    for (int k = n - 1; k >= 0; k--)
+        if (L->piv[k] != k)
+            for (int i = 0; i < n; i++) {
+                double *ai = A + (size_t)i * n;
+                const double t = ai[k];
+                ai[k] = ai[L->piv[k]];
+                ai[L->piv[k]] = t;
+            }
+    for (int i = 0; i < n; i++)
+        L->x[i] = dot(n, A + (size_t)i * n, L->q);
+    return CS_CONVERGED;
+}
+
+/* Whether row i, whose num_i - best col_i exceeds the band by excess, still ties within the
+ * error bounds of that difference: scale times the bound of y (cache d, |y|_inf ymax) for num_i,
+ * and the bound of col_i. */
+static bool within_bounds(lemke_ws *L, int i, double excess, double best, double scale,
+                          const double *y, double ymax, double *d) {
+    if (excess <= 0)
+        return true;
+    if (excess > scale * row_cap(L, i, ymax) + fabs(best) * row_cap(L, i, L->acmax))
+        return false;
+    return excess <= scale * row_bound(L, i, y, d) + fabs(best) * row_bound(L, i, L->ac, L->dcol);
+}
+
 /* Lexicographic minimum ratio among candidates: first x_i / col_i, then column j of B^-1
- * divided by col_i for j = 0, 1, ... until one row remains. Prefers the z0 row when it ties on
- * the value (ends the run). Returns the chosen row. */
-static int lexico_ratio(const lemke_ws *L, int ncand, int z0_row, double xtie) {
+ * divided by col_i for j = 0, 1, ... until one row remains. Rows whose num_i - best col_i lies
+ * within the error bounds of that difference tie, and for the values also within TIE_TOL of the
+ * candidates' largest (ties of the data itself, which rounding broke: q in the range of a
+ * singular M lies there only to rounding). The bound of B^-1_ij is
+ * n eps (|B^-1||B||B^-1|)_ij <= n eps (|B^-1||B| 1)_i max_k |B^-1_kj|. Prefers the z0 row when it
+ * ties on the value (ends the run). Returns the chosen row. */
+static int lexico_ratio(lemke_ws *L, int ncand, int z0_row) {
     const int n = L->n;
     int *cand = L->cand;
     for (int j = -1; j < n && ncand > 1; j++) {
-        // Band of ties: xtie on the values; for a column of B^-1, the same relative band.
-        double best = INFINITY, tie = xtie;
-        if (j >= 0) {
-            double nmax = 0;
-            for (int k = 0; k < ncand; k++)
-                nmax = fmax(nmax, fabs(L->binv[(size_t)cand[k] * n + j]));
-            tie = TIE_TOL * (n * nmax + 1);
-        }
+        double best = INFINITY, band = 0;
+        int ibest = cand[0];
         for (int k = 0; k < ncand; k++) {
             const int i = cand[k];
             const double num = j < 0 ? L->x[i] : L->binv[(size_t)i * n + j];
-            best = fmin(best, num / L->col[i]);
+            if (num / L->col[i] < best) {
+                best = num / L->col[i];
+                ibest = i;
+            }
+            band = fmax(band, fabs(num));
         }
+        band = j < 0 ? n * TIE_TOL * band : 0;
+        // Column j of B^-1 scales the bound of its entries: max_k |B^-1_kj| over every row.
+        double scale = j < 0;
+        for (int k = 0; j >= 0 && k < n; k++)
+            scale = fmax(scale, fabs(L->binv[(size_t)k * n + j]));
         int kept = 0;
         for (int k = 0; k < ncand; k++) {
             const int i = cand[k];
             const double num = j < 0 ? L->x[i] : L->binv[(size_t)i * n + j];
-            if (num - best * L->col[i] <= tie)
+            const double excess = num - best * L->col[i] - band;
+            if (i == ibest || (j < 0 ? within_bounds(L, i, excess, best, 1, L->ax, L->axmax, L->dx)
+                                     : within_bounds(L, i, excess, best, scale, L->ab, L->abmax,
+                                                     L->dbinv)))
                 cand[kept++] = i;
         }
         ncand = kept;
@@ -140,23 +363,41 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
     const size_t N = (size_t)n, mark = cs__ws_mark(ws);
     lemke_ws L = {
         .n = n,
+        .M = M,
+        .ldm = ldm,
+        .q = q,
+        .cov = cs__ws_alloc(ws, N * sizeof(double)),
         .binv = cs__ws_alloc(ws, N * N * sizeof(double)),
         .x = cs__ws_alloc(ws, N * sizeof(double)),
         .col = cs__ws_alloc(ws, N * sizeof(double)),
+        .dx = cs__ws_alloc(ws, N * sizeof(double)),
+        .dcol = cs__ws_alloc(ws, N * sizeof(double)),
+        .rx = cs__ws_alloc(ws, N * sizeof(double)),
+        .rc = cs__ws_alloc(ws, N * sizeof(double)),
+        .ax = cs__ws_alloc(ws, N * sizeof(double)),
+        .ac = cs__ws_alloc(ws, N * sizeof(double)),
+        .ab = cs__ws_alloc(ws, N * sizeof(double)),
+        .norm1 = cs__ws_alloc(ws, N * sizeof(double)),
+        .dbinv = cs__ws_alloc(ws, N * sizeof(double)),
+        .piv = cs__ws_alloc(ws, N * sizeof(int)),
         .basic = cs__ws_alloc(ws, N * sizeof(int)),
         .row_of = cs__ws_alloc(ws, (2 * N + 1) * sizeof(int)),
         .cand = cs__ws_alloc(ws, N * sizeof(int)),
     };
     cs_status status = CS_CONVERGED;
-    if (n > 0 && (!L.binv || !L.x || !L.col || !L.basic || !L.row_of || !L.cand)) {
+    if (n > 0 && (!L.cov || !L.binv || !L.x || !L.col || !L.dcol || !L.dx || !L.dbinv || !L.rx ||
+                  !L.rc || !L.ax || !L.ac || !L.ab || !L.norm1 || !L.piv || !L.basic || !L.row_of ||
+                  !L.cand)) {
         status = CS_ENOSPACE;
         goto out;
     }
-    for (int i = 0; i < n; i++)
-        if (!isfinite(q[i]) || (c && !(c[i] > 0))) {
+    for (int i = 0; i < n; i++) {
+        L.cov[i] = c ? c[i] : 1.0;
+        if (!isfinite(q[i]) || !(L.cov[i] > 0) || !isfinite(L.cov[i])) {
             status = CS_EINPUT;
             goto out;
         }
+    }
     // Start from the all-w basis: B = I, x = q.
     memset(L.binv, 0, N * N * sizeof(double));
     for (int i = 0; i < n; i++) {
@@ -170,17 +411,17 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
 
     // Step 0: z0 enters at the level that lifts the most negative w_r / c_r to zero; among
     // ties (within rounding) the first index, as ArtiSynth does.
-    double worst = 0, xmax = 0;
+    double worst = 0, qmax = 0;
     for (int i = 0; i < n; i++) {
-        worst = fmax(worst, -q[i] / (c ? c[i] : 1.0));
-        xmax = fmax(xmax, fabs(q[i]));
+        worst = fmax(worst, -q[i] / L.cov[i]);
+        qmax = fmax(qmax, fabs(q[i]));
     }
     if (worst <= 0)
         goto out;
     int r = 0;
-    while (-q[r] / (c ? c[r] : 1.0) < worst - TIE_TOL * (n * xmax + 1))
+    while (-q[r] / L.cov[r] < worst - TIE_TOL * n * qmax)
         r++;
-    entering_column(&L, M, ldm, c, 2 * n);
+    entering_column(&L, 2 * n);
     pivot(&L, r, 2 * n);
     st->pivots = 1;
     int driving = n + r; // complement of the w_r that left
@@ -196,24 +437,26 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
             status = CS_DEADLINE;
             break;
         }
-        entering_column(&L, M, ldm, c, driving);
-        // Basic values fall as the driving variable rises where the column is positive.
-        double cmax = 0;
-        xmax = 0;
-        for (int i = 0; i < n; i++) {
-            cmax = fmax(cmax, fabs(L.col[i]));
-            xmax = fmax(xmax, fabs(L.x[i]));
+        entering_column(&L, driving);
+        if (refine(&L, driving)) {
+            status = rebuild(&L, opt);
+            if (status != CS_CONVERGED)
+                break;
+            entering_column(&L, driving);
+            refine(&L, driving);
         }
+        // Basic values fall as the driving variable rises where the column is positive beyond
+        // its error bound.
         int ncand = 0;
         for (int i = 0; i < n; i++)
-            if (L.col[i] > COL_TOL * cmax)
+            if (L.col[i] > 0 && (L.col[i] > row_cap(&L, i, L.acmax) ||
+                                 L.col[i] > row_bound(&L, i, L.ac, L.dcol)))
                 L.cand[ncand++] = i;
         if (ncand == 0) {
             status = CS_RAY;
             break;
         }
-        const int z0_row = L.row_of[2 * n];
-        r = lexico_ratio(&L, ncand, z0_row, TIE_TOL * (n * xmax + 1));
+        r = lexico_ratio(&L, ncand, L.row_of[2 * n]);
         const int leaving = L.basic[r];
         pivot(&L, r, driving);
         st->pivots++;
