@@ -26,34 +26,80 @@
 
 size_t cs_certify_size(const cs_limits *lim) {
     return 3 * cs__ws_bytes(6 * (size_t)lim->max_bodies * sizeof(double)) +
-           cs__ws_bytes(3 * (size_t)lim->max_contacts * sizeof(double));
-}
-
-/* Support function of the unit friction set in direction (x, y), |(x, y)| = 1: 1 for the disc,
- * max_j d_j . (x, y) for the polygon with vertices at angles 2 pi j / d. */
-static double support(int dirs, double x, double y) {
-    if (!dirs)
-        return 1;
-    // The best vertex is the one nearest in angle.
-    const double step = 2 * M_PI / dirs;
-    const double j = nearbyint(atan2(y, x) / step);
-    return cos(j * step) * x + sin(j * step) * y;
-}
-
-/* How far (lx, ly) lies outside the friction set of radius r: the disc, or the polygon whose
- * edges have outward normals at angles (2k + 1) pi / d and distance r cos(pi / d). The largest
- * normal . l belongs to the edge normal nearest in angle to l. */
-static double outside(int dirs, double lx, double ly, double r) {
-    if (!dirs)
-        return hypot(lx, ly) - r;
-    const double step = 2 * M_PI / dirs;
-    const double a = (floor(atan2(ly, lx) / step) + 0.5) * step;
-    return cos(a) * lx + sin(a) * ly - r * cos(0.5 * step);
+           cs__ws_bytes(3 * (size_t)lim->max_contacts * sizeof(double)) +
+           cs__ws_bytes(2 * (size_t)lim->max_dirs * sizeof(double));
 }
 
 /* max that keeps a NaN from either side (fmax drops it, and is a libm call in the loops). */
 static inline double maxn(double a, double b) {
     return a > b || a != a ? a : b;
+}
+
+/* |(x, y)|: the plain square root where the sum of squares s can be trusted, else libm's hypot
+ * (which also keeps its rules for NaN and infinity). s < 2^1000 has not overflowed; s > 2^-1000
+ * means the larger square is a normal number, so underflow in the smaller one costs < 2^-70
+ * relative. Both zero (a contact without friction impulse or slip) is exact too. */
+static inline double norm2(double x, double y) {
+    const double s = x * x + y * y;
+    if ((s > 0x1p-1000 && s < 0x1p1000) || (x == 0 && y == 0))
+        return sqrt(s);
+    return hypot(x, y);
+}
+
+/* The d-sided friction set of unit radius. Since d is even the polygon is symmetric about the
+ * origin (d_{j + d/2} = -d_j), so a maximum over all d vertices or edges is a maximum of |.|
+ * over the first d/2. tab[2 k], tab[2 k + 1] = cos, sin of k pi / d for k in [0, d): even k are
+ * the vertex directions d_j (cs_lemke_direction's, 2 pi j / d), odd k the outward edge normals
+ * ((2 j + 1) pi / d), which lie cos(pi / d) from the origin. */
+typedef struct polygon {
+    int half; /* d / 2; 0: the disc */
+    const double *tab;
+} polygon;
+
+/* The polygon of d (even) directions, its table written to tab [2 d]. Only the angles up to
+ * pi / 4 need libm: the rest are their mirror images about pi / 4 and pi / 2, so a certificate
+ * costs d / 4 + 1 sincos calls instead of an atan2, a sincos and a cos per contact. */
+static polygon polygon_build(int d, double *tab) {
+    for (int k = 0; 4 * k <= d; k++) {
+        tab[2 * k] = cos(k * M_PI / d);
+        tab[2 * k + 1] = sin(k * M_PI / d);
+    }
+    // k pi / d = pi / 2 - (d / 2 - k) pi / d, then pi - (d - k) pi / d.
+    for (int k = d / 4 + 1; 2 * k <= d; k++) {
+        tab[2 * k] = tab[2 * (d / 2 - k) + 1];
+        tab[2 * k + 1] = tab[2 * (d / 2 - k)];
+    }
+    for (int k = d / 2 + 1; k < d; k++) {
+        tab[2 * k] = -tab[2 * (d - k)];
+        tab[2 * k + 1] = tab[2 * (d - k) + 1];
+    }
+    return (polygon){.half = d / 2, .tab = tab};
+}
+
+/* max_k |(c_k, s_k) . (x, y)| over the table entries k = first, first + 2, ... below d. A NaN
+ * in (x, y) makes the first term NaN, and the plain max below keeps it. */
+static inline double max_projection(const polygon *p, int first, double x, double y) {
+    const double *t = p->tab + 2 * first;
+    double h = fabs(t[0] * x + t[1] * y);
+    for (int j = 1; j < p->half; j++) {
+        const double hj = fabs(t[4 * j] * x + t[4 * j + 1] * y);
+        h = hj > h ? hj : h;
+    }
+    return h;
+}
+
+/* Support function of the unit friction set in direction (x, y), |(x, y)| = 1: 1 for the disc,
+ * max_j d_j . (x, y) for the polygon. */
+static double support(const polygon *p, double x, double y) {
+    return p->half ? max_projection(p, 0, x, y) : 1;
+}
+
+/* How far (lx, ly) lies outside the friction set of radius r: the disc, or the polygon, whose
+ * distance is the largest of edge normal . l - r cos(pi / d). */
+static double outside(const polygon *p, double lx, double ly, double r) {
+    if (!p->half)
+        return norm2(lx, ly) - r;
+    return max_projection(p, 1, lx, ly) - r * p->tab[2];
 }
 
 cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, const double *v,
@@ -65,11 +111,13 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
     double *dv = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
     double *mdv = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
     double *u = cs__ws_alloc(ws, 3 * (size_t)nc * sizeof(double));
-    if ((nb && (!gen || !dv || !mdv)) || (nc && !u)) {
+    double *tab = dirs ? cs__ws_alloc(ws, 2 * (size_t)dirs * sizeof(double)) : NULL;
+    if ((nb && (!gen || !dv || !mdv)) || (nc && !u) || (dirs && !tab)) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
     *cert = (cs_certificate){0};
+    const polygon set = dirs ? polygon_build(dirs, tab) : (polygon){0};
 
     // Scales.
     double vscale = 0, iscale = 0, gdt = 0;
@@ -78,15 +126,15 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
     cs_model_mul(m, m->vstar, mdv);
     for (int k = 0; k < 6 * nb; k++)
         iscale = maxn(iscale, fabs(mdv[k]));
-    for (int k = 0; k < 3 * nc; k++)
-        iscale = maxn(iscale, fabs(lambda[k]));
     for (int k = 0; k < 6 * nb; k++)
         gdt = maxn(gdt, fabs(m->vstar[k] - m->v0[k]));
     cs_model_jv(m, v, u);
-    for (int k = 0; k < 3 * nc; k++)
-        vscale = maxn(vscale, fabs(u[k]));
-    for (int i = 0; i < nc; i++)
+    for (int i = 0; i < nc; i++) {
+        const double *l = lambda + 3 * i, *ui = u + 3 * i;
+        iscale = maxn(iscale, maxn(fabs(l[0]), maxn(fabs(l[1]), fabs(l[2]))));
+        vscale = maxn(vscale, maxn(fabs(ui[0]), maxn(fabs(ui[1]), fabs(ui[2]))));
         vscale = maxn(vscale, fabs(m->bias[i]));
+    }
     // A body at rest with no load has no natural scale: fall back to 1 (SI units).
     vscale = vscale + gdt > 0 ? vscale + gdt : 1;
     iscale = iscale > 0 ? iscale : 1;
@@ -104,19 +152,20 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
     for (int i = 0; i < nc; i++) {
         const double ln = lambda[3 * i], lt1 = lambda[3 * i + 1], lt2 = lambda[3 * i + 2];
         const double gap = u[3 * i] - m->bias[i];
-        const double ut = hypot(u[3 * i + 1], u[3 * i + 2]);
+        const double ut = norm2(u[3 * i + 1], u[3 * i + 2]);
         const double mu = m->mu[i];
-        // A negative normal impulse is a cone violation too.
-        cert->cone = maxn(cert->cone, maxn(0.0, outside(dirs, lt1, lt2, mu * maxn(ln, 0.0))));
-        cert->cone = maxn(cert->cone, maxn(0.0, -ln));
-        cert->normal_velocity = maxn(cert->normal_velocity, maxn(0.0, -gap));
+        // The residuals start at 0, so a negative term leaves them as they are. A negative normal
+        // impulse is a cone violation too.
+        cert->cone = maxn(cert->cone, outside(&set, lt1, lt2, mu * maxn(ln, 0.0)));
+        cert->cone = maxn(cert->cone, -ln);
+        cert->normal_velocity = maxn(cert->normal_velocity, -gap);
         cert->complementarity = maxn(cert->complementarity, fabs(ln * gap));
         const bool sliding = ut > SLIP_ZERO * vscale;
         if (sliding && ln > 0) {
             // Maximal dissipation: lambda_t . t_hat must reach its minimum over the friction set,
             // -mu lambda_n h(t_hat); the gap is >= 0 whenever lambda_t lies in the set.
             const double tx = u[3 * i + 1] / ut, ty = u[3 * i + 2] / ut;
-            const double gap = lt1 * tx + lt2 * ty + mu * ln * support(dirs, tx, ty);
+            const double gap = lt1 * tx + lt2 * ty + mu * ln * support(&set, tx, ty);
             cert->dissipation = maxn(cert->dissipation, fabs(gap));
         }
         if (state) {

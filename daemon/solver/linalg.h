@@ -17,10 +17,13 @@ static inline void cs_cross3(double res[3], const double a[3], const double b[3]
     res[2] = a[0] * b[1] - a[1] * b[0];
 }
 
-/* res = M v, M 3x3 row-major (res may not alias v). */
+/* res = M v, M 3x3 row-major. Written out, with v read first: in the model's per-contact loops
+ * gcc -O2 otherwise keeps the 3-trip loop and reloads v after each store to res. */
 static inline void cs_mat3_vec(double res[3], const double M[9], const double v[3]) {
-    for (int i = 0; i < 3; i++)
-        res[i] = M[3 * i] * v[0] + M[3 * i + 1] * v[1] + M[3 * i + 2] * v[2];
+    const double x = v[0], y = v[1], z = v[2];
+    res[0] = M[0] * x + M[1] * y + M[2] * z;
+    res[1] = M[3] * x + M[4] * y + M[5] * z;
+    res[2] = M[6] * x + M[7] * y + M[8] * z;
 }
 
 /* R (row-major) from a unit quaternion (w, x, y, z). */

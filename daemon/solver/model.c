@@ -43,6 +43,17 @@ void cs_model_tangents(const double n[3], double t1[3], double t2[3]) {
     t2[2] = -n[1];
 }
 
+/* r = point - pos, the lever arm of a contact point on a body at pos; 0 for the world (NULL). */
+static inline void lever_arm(double r[3], const double point[3], const double *pos) {
+    if (!pos) {
+        r[0] = r[1] = r[2] = 0;
+        return;
+    }
+    r[0] = point[0] - pos[0];
+    r[1] = point[1] - pos[1];
+    r[2] = point[2] - pos[2];
+}
+
 cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
     const int nb = s->nb, nc = s->nc;
     const cs_limits *lim = cs__ws_limits(ws);
@@ -107,72 +118,74 @@ cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
         for (int k = 0; k < 3; k++)
             F[k] = C->normal[k] / nn;
         cs_model_tangents(F, F + 3, F + 6);
-        m->ia[i] = C->body_a ? cs__idmap_find(ids, nb, C->body_a) : -1;
-        m->ib[i] = C->body_b ? cs__idmap_find(ids, nb, C->body_b) : -1;
-        if ((C->body_a && m->ia[i] < 0) || (C->body_b && m->ib[i] < 0))
+        const int a = C->body_a ? cs__idmap_find(ids, nb, C->body_a) : -1;
+        const int b = C->body_b ? cs__idmap_find(ids, nb, C->body_b) : -1;
+        if ((C->body_a && a < 0) || (C->body_b && b < 0))
             return CS_EINPUT;
-        for (int k = 0; k < 3; k++) {
-            m->ra[3 * i + k] = m->ia[i] >= 0 ? C->point[k] - s->bodies[m->ia[i]].pos[k] : 0;
-            m->rb[3 * i + k] = m->ib[i] >= 0 ? C->point[k] - s->bodies[m->ib[i]].pos[k] : 0;
-        }
+        m->ia[i] = a;
+        m->ib[i] = b;
+        lever_arm(m->ra + 3 * i, C->point, a >= 0 ? s->bodies[a].pos : NULL);
+        lever_arm(m->rb + 3 * i, C->point, b >= 0 ? s->bodies[b].pos : NULL);
         m->mu[i] = C->mu;
         // A positive gap may close within the step; a penetration is not pushed apart here
-        // (no position stabilisation at the velocity level).
-        m->bias[i] = -fmax(C->distance, 0.0) / dt;
+        // (no position stabilisation at the velocity level). Validated: the distance is finite.
+        m->bias[i] = -(C->distance > 0 ? C->distance : 0.0) / dt;
     }
     return CS_CONVERGED;
 }
 
-/* Generalized 6-vector of the Jacobian row for direction t at lever arm r: (t, r x t). */
-static void jrow(double out[6], const double t[3], const double r[3]) {
-    memcpy(out, t, 3 * sizeof(double));
-    cs_cross3(out + 3, r, t);
+/* The velocity of a body's point at lever arm r, v + w x r, for the body's vb = (v, w). */
+static inline void point_velocity(double out[3], const double vb[6], const double r[3]) {
+    double wxr[3];
+    cs_cross3(wxr, vb + 3, r);
+    out[0] = vb[0] + wxr[0];
+    out[1] = vb[1] + wxr[1];
+    out[2] = vb[2] + wxr[2];
 }
 
 void cs_model_jv(const cs_model *m, const double *v, double *out) {
     for (int i = 0; i < m->nc; i++) {
         // Relative velocity at the point, world frame.
-        double rel[3] = {0, 0, 0}, wxr[3];
-        if (m->ia[i] >= 0) {
-            const double *va = v + 6 * m->ia[i];
-            cs_cross3(wxr, va + 3, m->ra + 3 * i);
-            for (int k = 0; k < 3; k++)
-                rel[k] += va[k] + wxr[k];
-        }
-        if (m->ib[i] >= 0) {
-            const double *vb = v + 6 * m->ib[i];
-            cs_cross3(wxr, vb + 3, m->rb + 3 * i);
-            for (int k = 0; k < 3; k++)
-                rel[k] -= vb[k] + wxr[k];
+        const int a = m->ia[i], b = m->ib[i];
+        double rel[3] = {0, 0, 0};
+        if (a >= 0)
+            point_velocity(rel, v + 6 * a, m->ra + 3 * i);
+        if (b >= 0) {
+            double pb[3];
+            point_velocity(pb, v + 6 * b, m->rb + 3 * i);
+            rel[0] -= pb[0];
+            rel[1] -= pb[1];
+            rel[2] -= pb[2];
         }
         const double *F = m->frame + 9 * i;
-        for (int r = 0; r < 3; r++)
-            out[3 * i + r] = cs_dot3(F + 3 * r, rel);
+        const double un = cs_dot3(F, rel), ut1 = cs_dot3(F + 3, rel), ut2 = cs_dot3(F + 6, rel);
+        out[3 * i] = un;
+        out[3 * i + 1] = ut1;
+        out[3 * i + 2] = ut2;
     }
 }
 
 void cs_model_jt(const cs_model *m, const double *lambda, double *gen) {
     memset(gen, 0, 6 * (size_t)m->nb * sizeof(double));
     for (int i = 0; i < m->nc; i++) {
+        // The impulse in the world frame, p = F^T l; on body_a it is (p, r_a x p).
         const double *F = m->frame + 9 * i, *l = lambda + 3 * i;
-        double p[3], rxp[3];
-        for (int k = 0; k < 3; k++)
-            p[k] = l[0] * F[k] + l[1] * F[3 + k] + l[2] * F[6 + k];
-        if (m->ia[i] >= 0) {
-            double *g = gen + 6 * m->ia[i];
+        const double l0 = l[0], l1 = l[1], l2 = l[2];
+        const double p[3] = {l0 * F[0] + l1 * F[3] + l2 * F[6], l0 * F[1] + l1 * F[4] + l2 * F[7],
+                             l0 * F[2] + l1 * F[5] + l2 * F[8]};
+        const int a = m->ia[i], b = m->ib[i];
+        double rxp[3];
+        if (a >= 0) {
+            double *g = gen + 6 * a;
             cs_cross3(rxp, m->ra + 3 * i, p);
-            for (int k = 0; k < 3; k++) {
-                g[k] += p[k];
-                g[3 + k] += rxp[k];
-            }
+            g[0] += p[0], g[1] += p[1], g[2] += p[2];
+            g[3] += rxp[0], g[4] += rxp[1], g[5] += rxp[2];
         }
-        if (m->ib[i] >= 0) {
-            double *g = gen + 6 * m->ib[i];
+        if (b >= 0) {
+            double *g = gen + 6 * b;
             cs_cross3(rxp, m->rb + 3 * i, p);
-            for (int k = 0; k < 3; k++) {
-                g[k] -= p[k];
-                g[3 + k] -= rxp[k];
-            }
+            g[0] -= p[0], g[1] -= p[1], g[2] -= p[2];
+            g[3] -= rxp[0], g[4] -= rxp[1], g[5] -= rxp[2];
         }
     }
 }
@@ -208,24 +221,36 @@ size_t cs_model_jacobian_size(const cs_limits *lim) {
     return cs__ws_bytes(3 * (size_t)lim->max_contacts * 2 * 12 * sizeof(double));
 }
 
+/* J[0..11] = 0 in plain stores, which gcc pairs; memset of 96 bytes is a call or a rep stos. */
+static inline void zero12(double *J) {
+    J[0] = J[1] = J[2] = J[3] = J[4] = J[5] = 0;
+    J[6] = J[7] = J[8] = J[9] = J[10] = J[11] = 0;
+}
+
 void cs_model_jacobian(const cs_model *m, int rows, double *js) {
     for (int i = 0; i < m->nc; i++) {
-        for (int r = 0; r < rows; r++) {
-            const double *t = m->frame + 9 * i + 3 * r;
-            for (int side = 0; side < 2; side++) {
-                const int b = side == 0 ? m->ia[i] : m->ib[i];
-                double *J = js + ((size_t)(rows * i + r) * 2 + side) * 12;
-                if (b < 0) {
-                    memset(J, 0, 12 * sizeof(double));
-                    continue;
-                }
-                jrow(J, t, (side == 0 ? m->ra : m->rb) + 3 * i);
-                if (side == 1)
-                    for (int k = 0; k < 6; k++)
-                        J[k] = -J[k];
-                for (int k = 0; k < 3; k++)
-                    J[6 + k] = J[k] / m->mass[b];
-                cs_mat3_vec(J + 9, m->iw_inv + 9 * b, J + 3);
+        for (int side = 0; side < 2; side++) {
+            const int b = side == 0 ? m->ia[i] : m->ib[i];
+            double *J = js + (size_t)rows * 2 * 12 * i + 12 * side; // row 0; rows are 24 apart
+            if (b < 0) {
+                for (int r = 0; r < rows; r++)
+                    zero12(J + 24 * r);
+                continue;
+            }
+            // Row t on body_a is (t, r_a x t); body_b takes -(t, r_b x t).
+            const double sign = side == 0 ? 1 : -1, mass = m->mass[b];
+            const double *r = (side == 0 ? m->ra : m->rb) + 3 * i, *Ii = m->iw_inv + 9 * b;
+            for (int row = 0; row < rows; row++, J += 24) {
+                const double *t = m->frame + 9 * i + 3 * row;
+                double g[6];
+                cs_cross3(g + 3, r, t);
+                g[0] = sign * t[0], g[1] = sign * t[1], g[2] = sign * t[2];
+                g[3] *= sign, g[4] *= sign, g[5] *= sign;
+                double mg[3];
+                cs_mat3_vec(mg, Ii, g + 3);
+                J[0] = g[0], J[1] = g[1], J[2] = g[2], J[3] = g[3], J[4] = g[4], J[5] = g[5];
+                J[6] = g[0] / mass, J[7] = g[1] / mass, J[8] = g[2] / mass;
+                J[9] = mg[0], J[10] = mg[1], J[11] = mg[2];
             }
         }
     }

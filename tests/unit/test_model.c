@@ -152,6 +152,43 @@ static void delassus_matches_definition(void **state) {
     }
 }
 
+/* The Jacobian table against J^T and M^-1 on unit impulses: block (row, side) holds the part of
+ * J^T e_row on that side's body and M_b^-1 times it, and zeros for the world. The table starts
+ * as NaN, so an entry left unwritten fails too. */
+static void jacobian_table_matches_jt(void **state) {
+    (void)state;
+    t_rng rng = t_rng_seed(14);
+    for (int trial = 0; trial < 50; trial++) {
+        const cs_scene s = random_scene(&rng);
+        const size_t mark = cs__ws_mark(ws);
+        cs_model m;
+        assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
+        for (int rows = 1; rows <= 3; rows += 2) {
+            double js[3 * NC * 2 * 12];
+            for (size_t k = 0; k < sizeof js / sizeof js[0]; k++)
+                js[k] = NAN;
+            cs_model_jacobian(&m, rows, js);
+            for (int i = 0; i < NC; i++) {
+                for (int r = 0; r < rows; r++) {
+                    double l[3 * NC] = {0}, g[6 * NB], mg[6 * NB];
+                    l[3 * i + r] = 1;
+                    cs_model_jt(&m, l, g);
+                    cs_model_minv(&m, g, mg);
+                    for (int side = 0; side < 2; side++) {
+                        const int b = side == 0 ? m.ia[i] : m.ib[i];
+                        const double *J = js + ((size_t)(rows * i + r) * 2 + side) * 12;
+                        for (int k = 0; k < 12; k++) {
+                            const double *want = k < 6 ? g + k : mg + k - 6;
+                            assert_near(J[k], b < 0 ? 0 : want[6 * b], 1e-14);
+                        }
+                    }
+                }
+            }
+        }
+        cs__ws_release(ws, mark);
+    }
+}
+
 /* v* = v0 + dt M^-1 (f + m g, tau - w x I w) on a body with an asymmetric inertia. */
 static void free_motion(void **state) {
     (void)state;
@@ -209,6 +246,7 @@ int main(void) {
         cmocka_unit_test(tangents_are_orthonormal),
         cmocka_unit_test(jacobian_is_adjoint),
         cmocka_unit_test(delassus_matches_definition),
+        cmocka_unit_test(jacobian_table_matches_jt),
         cmocka_unit_test(free_motion),
         cmocka_unit_test(world_inertia_rotates),
         cmocka_unit_test(gap_bias),
