@@ -22,13 +22,15 @@
  *
  * PIVOTING. Standard Lemke with a covering vector (c = 1 initially), Harris-banded ratio test
  * with lexicographic tie-breaking on the columns of B^-1 B0 (B0: the starting basis; the
- * columns are -m' of B0's variables), and pivot rejection: a pivot whose recomputed q' is
- * negative or whose kernel is singular is undone and its row excluded from that ratio test.
+ * columns are -m' of B0's variables), and pivot rejection: a pivot whose kernel is singular,
+ * or the last one when its q' recomputed from scratch is negative, is undone and its row
+ * excluded from that ratio test.
  *
  * REDUCED VARIANT (section VI). Only the nu/theta pairs exist at first. When nu_i leaves the
  * basis (contact i becomes active) and mu_i > 0, contact i's friction block is appended with its
- * w's basic; if some of them are negative, the block's covering entries are raised so that they
- * become positive (they only shift their own rows, section 5.2). */
+ * w's basic, their values read from the velocity at the current point; if some of them are
+ * negative, the block's covering entries are raised so that they become positive (they only
+ * shift their own rows, section 5.2). */
 #include "solver/lemke_structural.h"
 
 #include <float.h>
@@ -48,7 +50,7 @@ enum { P_NU, P_SIGMA, P_GAMMA };
 #define CYCLE_MEMORY 32
 #define COLD_ATTEMPTS 3
 
-/* fmax/fmin without libm's NaN handling calls, for the hot loops (NaNs are caught by q_feasible). */
+/* fmax/fmin without libm's NaN handling calls, for the hot loops (q_feasible catches NaNs). */
 static inline double maxd(double a, double b) {
     return a > b ? a : b;
 }
@@ -62,6 +64,13 @@ typedef struct gvec {
     int b[2];
     double v[2][6];
 } gvec;
+
+/* Contact i's moving sides (the world's side is left out): their bodies and Jacobian rows. */
+typedef struct cside {
+    int ns;
+    int b[2];
+    const double *J[2]; /* frame row 0 (its image under M^-1 at +6; rows 1, 2 at +24, +48) */
+} cside;
 
 /* One kernel's rows and columns. Two alternate, so that a rebuild after a pivot reuses the
  * entries of the rows and columns the previous kernel already had (an entry depends only on
@@ -93,8 +102,10 @@ typedef struct lk {
     int *cand;
     uint8_t *rejected;
     /* contacts [n] */
+    cside *side;
     double *cv;   /* [3 n] frame velocity J_i u of the last basis solve */
     int *fblock;  /* first sigma pair of the friction block, -1 when none */
+    int *blist, nblk; /* the contacts with a friction block, in the order of their blocks */
     int *xc;      /* the eliminated phi_X pair of a contact in Lambda, -1 */
     uint8_t *lam; /* lambda basic */
     uint8_t *want; /* the contacts whose rows a basis solve evaluates */
@@ -105,6 +116,7 @@ typedef struct lk {
     int kn;
     kside ks[2], *kc; /* kc: the current kernel, one of ks */
     int *from_row, *from_col; /* the previous kernel's row / column with the same key, -1 */
+    int *fresh;               /* the rows of a new kernel with no entry to reuse */
     double *K, *rhs, growth;
     int *kpiv;
     bool kdirty;
@@ -118,13 +130,14 @@ size_t cs_lemke_structural_size(const cs_limits *lim) {
     const size_t n = (size_t)lim->max_contacts, P = n * (2 + (size_t)lim->max_dirs);
     const size_t K = 6 * (size_t)lim->max_bodies + 2, nv = 6 * (size_t)lim->max_bodies;
     const size_t i = sizeof(int), f = sizeof(double);
-    const size_t kside = 4 * cs__ws_bytes(K * i) + cs__ws_bytes(K) +
+    const size_t kside = cs__ws_bytes((K + 1) * i) + 3 * cs__ws_bytes(K * i) + cs__ws_bytes(K) +
                          2 * cs__ws_bytes(K * sizeof(gvec)) + cs__ws_bytes(K * K * f);
-    const size_t check = 2 * cs__ws_bytes(nv * f) + cs_certify_size(lim);
+    const size_t check = cs__ws_bytes(nv * f) + cs_certify_size(lim);
     return cs_model_jacobian_size(lim) + 4 * cs__ws_bytes(P) + 3 * cs__ws_bytes(P * i) +
-           7 * cs__ws_bytes(P * f) + cs__ws_bytes(3 * n * f) + 3 * cs__ws_bytes(n * i) +
-           2 * cs__ws_bytes(n) + 3 * cs__ws_bytes(K * i) + 2 * kside + cs__ws_bytes(K * K * f) +
-           cs__ws_bytes(K * f) + 4 * cs__ws_bytes(nv * f) + check;
+           7 * cs__ws_bytes(P * f) + cs__ws_bytes(3 * n * f) + 4 * cs__ws_bytes(n * i) +
+           2 * cs__ws_bytes(n) + cs__ws_bytes(n * sizeof(cside)) + 4 * cs__ws_bytes(K * i) +
+           2 * kside + cs__ws_bytes(K * K * f) + cs__ws_bytes(K * f) + 4 * cs__ws_bytes(nv * f) +
+           check;
 }
 
 /* ---- generalized vectors ---- */
@@ -134,6 +147,8 @@ static double dot6(const double *a, const double *b) {
 }
 
 static double gdot(const gvec *a, const gvec *b) {
+    if (a->b[1] < 0 && b->b[1] < 0) // one body on each side: the common case
+        return a->b[0] == b->b[0] ? dot6(a->v[0], b->v[0]) : 0;
     double s = 0;
     for (int sa = 0; sa < 2; sa++)
         for (int sb = 0; sb < 2; sb++)
@@ -150,6 +165,16 @@ static double gdot_dense(const gvec *a, const double *v) {
     return s;
 }
 
+/* u += x g for a generalized vector g. */
+static void gaxpy(const gvec *g, double x, double *u) {
+    for (int side = 0; side < 2; side++)
+        if (g->b[side] >= 0) {
+            double *ub = u + 6 * g->b[side];
+            for (int k = 0; k < 6; k++)
+                ub[k] += x * g->v[side][k];
+        }
+}
+
 /* Pair p's row in its contact's frame: (1, 0, 0) for nu, (0, cos, sin) for sigma, 0 for gamma. */
 static void pair_coef(const lk *L, int p, double a[3]) {
     a[0] = L->type[p] == P_NU;
@@ -157,22 +182,13 @@ static void pair_coef(const lk *L, int p, double a[3]) {
     a[2] = L->type[p] == P_SIGMA ? L->ds[L->dir[p]] : 0;
 }
 
-/* Frame row r of contact i on one side: 6 Jacobian entries, then their image under M^-1. */
-static const double *jrow(const lk *L, int i, int r, int side) {
-    return L->js + ((size_t)(3 * i + r) * 2 + side) * 12;
-}
-
-static int side_body(const lk *L, int i, int side) {
-    return side ? L->m->ib[i] : L->m->ia[i];
-}
-
 /* g = a^T J_i (img 0) or its image a^T J_i M^-1 (img 6). */
 static void contact_gvec(const lk *L, int i, const double a[3], int img, gvec *g) {
-    for (int side = 0; side < 2; side++) {
-        const double *J0 = jrow(L, i, 0, side) + img, *J1 = J0 + 24, *J2 = J0 + 48;
-        g->b[side] = side_body(L, i, side);
-        if (g->b[side] < 0)
-            continue; // the world's side is never read
+    const cside *cs = &L->side[i];
+    g->b[0] = g->b[1] = -1;
+    for (int side = 0; side < cs->ns; side++) {
+        const double *J0 = cs->J[side] + img, *J1 = J0 + 24, *J2 = J0 + 48;
+        g->b[side] = cs->b[side];
         for (int k = 0; k < 6; k++)
             g->v[side][k] = a[0] * J0[k] + a[1] * J1[k] + a[2] * J2[k];
     }
@@ -191,12 +207,10 @@ static void pair_gvec(const lk *L, int p, int x, double f, int img, gvec *g) {
 
 /* u += M^-1 J_i^T x for a contact-frame impulse x. */
 static inline void contact_apply(const lk *L, int i, const double x[3], double *u) {
-    for (int side = 0; side < 2; side++) {
-        const int b = side_body(L, i, side);
-        if (b < 0)
-            continue;
-        const double *J0 = jrow(L, i, 0, side) + 6, *J1 = J0 + 24, *J2 = J0 + 48;
-        double *ub = u + 6 * b;
+    const cside *cs = &L->side[i];
+    for (int side = 0; side < cs->ns; side++) {
+        const double *J0 = cs->J[side] + 6, *J1 = J0 + 24, *J2 = J0 + 48;
+        double *ub = u + 6 * cs->b[side];
         for (int k = 0; k < 6; k++)
             ub[k] += x[0] * J0[k] + x[1] * J1[k] + x[2] * J2[k];
     }
@@ -205,12 +219,10 @@ static inline void contact_apply(const lk *L, int i, const double x[3], double *
 /* ret = J_i u, contact i's frame velocity: the normal only, or all 3 rows when the contact has
  * a friction block (only then are its tangent rows read). */
 static inline void contact_velocity(const lk *L, int i, const double *u, double ret[3]) {
+    const cside *cs = &L->side[i];
     ret[0] = ret[1] = ret[2] = 0;
-    for (int side = 0; side < 2; side++) {
-        const int b = side_body(L, i, side);
-        if (b < 0)
-            continue;
-        const double *ub = u + 6 * b, *J0 = jrow(L, i, 0, side);
+    for (int side = 0; side < cs->ns; side++) {
+        const double *ub = u + 6 * cs->b[side], *J0 = cs->J[side];
         ret[0] += dot6(J0, ub);
         if (L->fblock[i] >= 0) {
             ret[1] += dot6(J0 + 24, ub);
@@ -226,12 +238,10 @@ static inline void pair_apply(const lk *L, int p, double x, double *u) {
     const int i = L->con[p];
     const bool nu = L->type[p] == P_NU;
     const double x1 = nu ? 0 : x * L->dc[L->dir[p]], x2 = nu ? 0 : x * L->ds[L->dir[p]];
-    for (int side = 0; side < 2; side++) {
-        const int b = side_body(L, i, side);
-        if (b < 0)
-            continue;
-        const double *J0 = jrow(L, i, 0, side) + 6, *J1 = J0 + 24, *J2 = J0 + 48;
-        double *ub = u + 6 * b;
+    const cside *cs = &L->side[i];
+    for (int side = 0; side < cs->ns; side++) {
+        const double *J0 = cs->J[side] + 6, *J1 = J0 + 24, *J2 = J0 + 48;
+        double *ub = u + 6 * cs->b[side];
         if (nu)
             for (int k = 0; k < 6; k++)
                 ub[k] += x * J0[k];
@@ -275,6 +285,7 @@ static double cover(const lk *L, int p) {
 /* Appends contact i's friction block, w's basic, covering entries from cover(). */
 static void append_block(lk *L, int i) {
     L->fblock[i] = L->np;
+    L->blist[L->nblk++] = i;
     for (int j = 0; j <= L->d; j++) {
         const int p = L->np++;
         L->type[p] = j < L->d ? P_SIGMA : P_GAMMA;
@@ -305,13 +316,32 @@ static void apply_basic(const lk *L, const double *x, double *u) {
 
 /* ---- the kernel ---- */
 
+/* Entry (a, b) of kernel c, once its rows' and columns' vectors are known. */
+static double kernel_entry(const lk *L, const kside *c, int a, int b) {
+    const int p = c->row[a], q = c->col[b], i = L->con[p];
+    if (c->rg[a]) {
+        // gamma_i = mu_i theta_i - sum_j phi_ij + s + c z0
+        if (q < 0)
+            return L->cov[gamma_pair(L, i)];
+        if (L->con[q] != i)
+            return 0;
+        return L->type[q] == P_NU ? L->m->mu[i] : -1;
+    }
+    if (q < 0)
+        return gdot_dense(&c->grow[a], L->dvz) + L->cov[p] - (c->rx[a] >= 0 ? L->cov[c->rx[a]] : 0);
+    return gdot(&c->grow[a], &c->gcol[b]);
+}
+
 static cs_status build_kernel(lk *L) {
     const cs_model *m = L->m;
+    for (int l = 0; l < L->nlam; l++) {
+        L->lam[L->lamlist[l]] = 0;
+        L->xc[L->lamlist[l]] = -1;
+    }
     L->nlam = 0;
-    for (int i = 0; i < L->n; i++) {
-        L->lam[i] = 0;
-        L->xc[i] = -1;
-        if (L->fblock[i] < 0 || !z_basic(L, gamma_pair(L, i)))
+    for (int bl = 0; bl < L->nblk; bl++) {
+        const int i = L->blist[bl];
+        if (!z_basic(L, gamma_pair(L, i)))
             continue;
         L->lam[i] = 1;
         L->lamlist[L->nlam++] = i;
@@ -322,16 +352,19 @@ static cs_status build_kernel(lk *L) {
         if (L->xc[i] < 0 && !(L->open >= 0 && L->type[L->open] == P_SIGMA && L->con[L->open] == i))
             return CS_SINGULAR;
     }
-    kside *old = L->kc, *c = L->kc = &L->ks[L->kc == &L->ks[0]];
+    // The new kernel goes to the other side; it becomes current once its rows are known.
+    kside *old = L->kc, *c = &L->ks[L->kc == &L->ks[0]];
     int k = 0;
+    // Without branches on the data (row has one spare slot for the last write).
     for (int p = 0; p < L->np; p++) {
-        if (!z_basic(L, p) || L->type[p] == P_GAMMA || p == L->xc[L->con[p]])
-            continue;
-        if (k >= L->kmax)
+        const int keep = (L->zb[p] != 0) & (p != L->open) & (L->type[p] != P_GAMMA) &
+                         (p != L->xc[L->con[p]]);
+        if (k + keep > L->kmax)
             return CS_SINGULAR; // more unknowns than the rank bound 6 m + 2
-        c->row[k] = c->col[k] = p;
-        k++;
+        c->row[k] = p;
+        k += keep;
     }
+    memcpy(c->col, c->row, (size_t)k * sizeof(int));
     if (L->open >= 0) {
         if (k >= L->kmax)
             return CS_SINGULAR;
@@ -340,6 +373,7 @@ static cs_status build_kernel(lk *L) {
         k++;
     }
     L->kn = c->k = k;
+    L->kc = c;
     memset(L->dvz, 0, (size_t)L->nv * sizeof(double));
     for (int l = 0; l < L->nlam; l++) {
         const int i = L->lamlist[l];
@@ -382,31 +416,30 @@ static cs_status build_kernel(lk *L) {
         // theta: n + mu d_X; phi: d - d_X (phi_X substituted through the gamma row).
         pair_gvec(L, p, x, L->type[p] == P_NU ? m->mu[i] : -1, 6, &c->gcol[b]);
     }
+    // Rows without an entry to reuse (new rows and the always recomputed gamma rows).
+    int *fresh = L->fresh, nfresh = 0;
+    for (int a = 0; a < k; a++)
+        if (from_row[a] < 0)
+            fresh[nfresh++] = a;
     for (int b = 0; b < k; b++) {
-        const int q = c->col[b];
         double *E = c->E + (size_t)b * L->kmax;
-        const double *Eold = from_col[b] >= 0 ? old->E + (size_t)from_col[b] * L->kmax : NULL;
-        for (int a = 0; a < k; a++) {
-            const int p = c->row[a], i = L->con[p];
-            if (c->rg[a]) {
-                // gamma_i = mu_i theta_i - sum_j phi_ij + s + c z0
-                if (q < 0)
-                    E[a] = L->cov[gamma_pair(L, i)];
-                else if (L->con[q] != i)
-                    E[a] = 0;
-                else
-                    E[a] = L->type[q] == P_NU ? m->mu[i] : -1;
-            } else if (q < 0) {
-                E[a] = gdot_dense(&c->grow[a], L->dvz) + L->cov[p] -
-                       (c->rx[a] >= 0 ? L->cov[c->rx[a]] : 0);
-            } else if (Eold && from_row[a] >= 0) {
-                E[a] = Eold[from_row[a]];
-            } else {
-                E[a] = gdot(&c->grow[a], &c->gcol[b]);
-            }
+        if (c->col[b] < 0) {
+            for (int a = 0; a < k; a++)
+                E[a] = kernel_entry(L, c, a, b);
+        } else if (from_col[b] >= 0) {
+            const double *Eold = old->E + (size_t)from_col[b] * L->kmax;
+            for (int a = 0; a < k; a++)
+                if (from_row[a] >= 0)
+                    E[a] = Eold[from_row[a]];
+            for (int f = 0; f < nfresh; f++)
+                E[fresh[f]] = kernel_entry(L, c, fresh[f], b);
+        } else {
+            for (int a = 0; a < k; a++)
+                E[a] = kernel_entry(L, c, a, b);
         }
-        memcpy(L->K + (size_t)b * L->kmax, E, (size_t)k * sizeof(double));
     }
+    if (k > 0) // E and K share the leading dimension: one copy of the k columns
+        memcpy(L->K, c->E, ((size_t)(k - 1) * L->kmax + k) * sizeof(double));
     if (cs_lu_factor(k, L->K, L->kmax, L->kpiv, &L->growth) != 0)
         return CS_SINGULAR;
     L->kdirty = false;
@@ -415,12 +448,13 @@ static cs_status build_kernel(lk *L) {
 
 /* Contact i's rows of a basis solve once the kernel, phi_X and u are known (z0: the solve's z0):
  * its frame velocity, lambda_i from the non-basic sigma_X row (or the open sigma row), and its
- * basic w rows. Reads out[] only at contact i's basic theta and phi. */
+ * basic w rows. Uses out[] only at contact i's basic theta and phi. The rows are selected
+ * rather than branched on: which member is basic follows no pattern a predictor could learn. */
 static void contact_rows(lk *L, int i, double z0, double *out) {
     double *cv = L->cv + 3 * i;
     contact_velocity(L, i, L->u, cv);
-    if (w_basic(L, i))
-        out[i] = cv[0] + L->src[i] + L->cov[i] * z0;
+    const double nu = cv[0] + L->src[i] + L->cov[i] * z0;
+    out[i] = w_basic(L, i) ? nu : out[i];
     const int f = L->fblock[i];
     if (f < 0)
         return;
@@ -433,10 +467,11 @@ static void contact_rows(lk *L, int i, double z0, double *out) {
     double phis = 0;
     for (int j = 0; j < L->d; j++) {
         const int p = f + j;
-        if (L->zb[p])
-            phis += out[p];
-        else if (p != L->open)
-            out[p] = L->dc[j] * cv[1] + L->ds[j] * cv[2] + lambda + L->src[p] + L->cov[p] * z0;
+        const double row =
+            L->dc[j] * cv[1] + L->ds[j] * cv[2] + lambda + L->src[p] + L->cov[p] * z0;
+        const double cur = out[p];
+        phis += L->zb[p] ? cur : 0.0;
+        out[p] = L->zb[p] || p == L->open ? cur : row;
     }
     if (w_basic(L, g))
         out[g] = L->src[g] + L->cov[g] * z0 + (z_basic(L, i) ? L->m->mu[i] * out[i] : 0) - phis;
@@ -473,15 +508,19 @@ static cs_status basis_solve(lk *L, double *out, const int *rows, int nrows) {
     const double z0 = L->open >= 0 ? L->rhs[k - 1] : 0;
     if (!rows)
         memset(out, 0, (size_t)L->np * sizeof(double));
-    memcpy(L->u, L->u0, (size_t)L->nv * sizeof(double));
+    // u = w0 + z0 dvz + the kernel columns' images (which carry phi_X's dependence on them).
+    memcpy(L->u, L->w0, (size_t)L->nv * sizeof(double));
+    if (z0 != 0 && L->nlam > 0)
+        for (int v = 0; v < L->nv; v++)
+            L->u[v] += z0 * L->dvz[v];
     for (int b = 0; b < k; b++)
         if (c->col[b] >= 0) {
             out[c->col[b]] = L->rhs[b];
-            pair_apply(L, c->col[b], L->rhs[b], L->u);
+            gaxpy(&c->gcol[b], L->rhs[b], L->u);
         }
     if (L->open >= 0)
         out[L->open] = z0;
-    // phi_X from the gamma row; with the kernel's theta and phi it gives the velocity u.
+    // phi_X from the gamma row.
     for (int l = 0; l < L->nlam; l++) {
         const int i = L->lamlist[l], g = gamma_pair(L, i), x = L->xc[i];
         if (x < 0)
@@ -490,7 +529,6 @@ static cs_status basis_solve(lk *L, double *out, const int *rows, int nrows) {
         for (int j = 0; j < L->d; j++)
             v -= L->zb[L->fblock[i] + j] && L->fblock[i] + j != x ? out[L->fblock[i] + j] : 0;
         out[x] = v;
-        pair_apply(L, x, v, L->u);
     }
     memset(L->want, !rows, (size_t)L->n);
     for (int r = 0; r < nrows; r++)
@@ -548,6 +586,20 @@ static bool q_feasible(const lk *L, double scale) {
     return true;
 }
 
+/* The values of contact i's block just appended (its w's basic, its phi and lambda at 0): its
+ * rows at the velocity of the current point (z0 in the open row). */
+static void block_values(lk *L, int i) {
+    memcpy(L->u, L->m->vstar, (size_t)L->nv * sizeof(double));
+    apply_basic(L, L->val, L->u);
+    double *cv = L->cv + 3 * i;
+    contact_velocity(L, i, L->u, cv);
+    const double z0 = L->open >= 0 ? L->val[L->open] : 0;
+    const int f = L->fblock[i], g = f + L->d;
+    for (int j = 0; j < L->d; j++)
+        L->val[f + j] = L->dc[j] * cv[1] + L->ds[j] * cv[2] + L->cov[f + j] * z0;
+    L->val[g] = (z_basic(L, i) ? L->m->mu[i] * L->val[i] : 0) + L->cov[g] * z0;
+}
+
 /* Raises the covering entries of the block just appended for contact i so that its w's are
  * positive (lemke-contact.md 5.2). z0 > 0 is the open row's value. */
 static void bump_block(lk *L, int i) {
@@ -561,46 +613,58 @@ static void bump_block(lk *L, int i) {
         L->cov[L->fblock[i] + j] += dc;
         L->val[L->fblock[i] + j] += dc * z0;
     }
-    L->kdirty = true; // the z0 column reads the covering entries
+    // The kernel stays: it reads covering entries of its own rows only, and the block's w's are
+    // basic (its rows are not in it).
 }
 
-/* Lexicographic ratio test among cand (rows whose basic variable falls as the driving variable
- * rises, column L->mv; vmax = absmax(L->val)). Returns the blocking row, or -1 when a column
- * solve fails. */
-static int ratio_test(lk *L, int ncand, double vmax) {
+/* Lexicographic ratio test among the nneg rows in cand (rows whose basic variable falls as the
+ * driving variable rises, column L->mv, in increasing order) with |m'_p| above rounding of
+ * mmax = max |m'|; vmax = absmax(L->val). Returns the blocking row, -1 when no row blocks (a
+ * ray), or -2 when a column solve fails. */
+static int ratio_test(lk *L, int nneg, double mmax, double vmax) {
     int *cand = L->cand;
-    const double qerr = DBL_EPSILON * L->np * L->growth * vmax;
+    const double qerr = DBL_EPSILON * L->np * L->growth * vmax, thr = -1e-11 * mmax;
     double t = INFINITY;
     bool open_cand = false;
-    for (int c = 0; c < ncand; c++) {
-        t = mind(t, -(L->val[cand[c]] + qerr) / L->mv[cand[c]]);
-        open_cand = open_cand || cand[c] == L->open;
+    int ncand = 0;
+    for (int c = 0; c < nneg; c++) {
+        const int p = cand[c];
+        const bool in = L->mv[p] < thr;
+        cand[ncand] = p;
+        ncand += in;
+        t = in ? mind(t, -(L->val[p] + qerr) / L->mv[p]) : t;
+        open_cand |= in & (p == L->open);
     }
+    if (ncand == 0)
+        return -1;
     // z0 blocking within a relative 1e-9 of the minimum ends the run: prefer it (any tie with it
     // reaches the same solution, and passing it by leaves z0 at rounding level on a degenerate
     // path).
     if (open_cand && -L->val[L->open] / L->mv[L->open] <= t * (1 + 1e-9) + 1e-300)
         return L->open;
     int kept = 0;
-    for (int c = 0; c < ncand; c++)
-        if (L->val[cand[c]] + L->mv[cand[c]] * t < qerr)
-            cand[kept++] = cand[c];
-    for (int j = 0; j < L->np && kept > 1; j++) {
+    for (int c = 0; c < ncand; c++) {
+        const int p = cand[c];
+        cand[kept] = p;
+        kept += L->val[p] + L->mv[p] * t < qerr;
+    }
+    // cand stays in increasing order; cand[ci] is the first candidate >= j.
+    for (int j = 0, ci = 0; j < L->np && kept > 1; j++) {
         // Column j of B^-1 B0: the unit vector of row j while B0's variable of pair j is still
         // basic there, else minus the column m' of that variable.
+        while (ci < kept && cand[ci] < j)
+            ci++;
         const bool v0_basic = L->zb0[j] ? z_basic(L, j) : w_basic(L, j);
         if (v0_basic) {
-            int k2 = 0;
-            for (int c = 0; c < kept; c++)
-                if (cand[c] != j)
-                    cand[k2++] = cand[c];
-            if (k2 > 0)
-                kept = k2;
+            if (ci < kept && cand[ci] == j) {
+                memmove(cand + ci, cand + ci + 1, (size_t)(kept - ci - 1) * sizeof(int));
+                kept--;
+            }
             continue;
         }
         source_var(L, j, L->zb0[j]);
         if (basis_solve(L, L->beta, L->cand, kept) != CS_CONVERGED)
-            return -1;
+            return -2;
         double best = INFINITY, bmax = 0;
         for (int c = 0; c < kept; c++) {
             const int p = cand[c];
@@ -615,15 +679,19 @@ static int ratio_test(lk *L, int ncand, double vmax) {
                 cand[k2++] = p;
         }
         kept = k2 > 0 ? k2 : kept;
+        ci = 0;
     }
     return cand[0];
 }
 
-/* L->saved[p] = L->val[p] + t L->mv[p] for p in [from, to); returns the max of vmax and their
- * magnitudes, in the order absmax() takes them. */
-static double step_values(lk *L, double t, int from, int to, double vmax) {
-    for (int p = from; p < to; p++) {
-        L->saved[p] = L->val[p] + t * L->mv[p];
+/* The values after a pivot at level t with blocking row s, into L->saved: x + t m' in every
+ * row, except that the open row takes the driving variable at t and row s (unless it is the open
+ * row) takes z0. Returns their largest magnitude. */
+static double step_values(lk *L, double t, int s, double z0) {
+    double vmax = 0;
+    for (int p = 0; p < L->np; p++) {
+        const double x = L->val[p] + t * L->mv[p];
+        L->saved[p] = p == L->open ? t : p == s ? z0 : x;
         vmax = maxd(vmax, fabs(L->saved[p]));
     }
     return vmax;
@@ -737,41 +805,25 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
         source_var(L, L->open, L->drive_z);
         if ((status = basis_solve(L, L->mv, NULL, 0)) != CS_CONVERGED)
             return status;
-        // Candidates: falling rows, |m'_p| above rounding of max |m'| (one pass collects the
-        // falling rows and the max, a second one over them applies the threshold).
+        // Candidates: falling rows not rejected; the ratio test applies the threshold.
         double mmax = 0;
-        int nneg = 0, ncand = 0;
+        int nneg = 0;
         for (int p = 0; p < L->np; p++) {
             mmax = maxd(mmax, fabs(L->mv[p]));
-            if (L->mv[p] < 0 && !L->rejected[p])
-                L->cand[nneg++] = p;
+            L->cand[nneg] = p;
+            nneg += (L->mv[p] < 0) & !L->rejected[p];
         }
-        for (int c = 0; c < nneg; c++)
-            if (L->mv[L->cand[c]] < -1e-11 * mmax)
-                L->cand[ncand++] = L->cand[c];
-        if (ncand == 0)
-            return CS_RAY;
-        const int s = ratio_test(L, ncand, vmax);
+        const int s = ratio_test(L, nneg, mmax, vmax);
         if (s < 0)
-            return CS_SINGULAR;
+            return s == -1 ? CS_RAY : CS_SINGULAR;
         // Pivot: the driving variable becomes basic in the open pair at level t; s's basic
         // variable leaves and, unless it is z0, s becomes the open pair holding z0.
         const double t = maxd(-L->val[s] / L->mv[s], 0.0);
         pivot_undo u = {.open = L->open, .np = L->np, .s = s, .grown = -1, .vmax = vmax,
                         .drive_z = L->drive_z, .zb_open = L->zb[L->open], .zb_s = L->zb[s]};
-        // The new values go to the spare buffer (L->saved keeps the old ones for an undo), in
-        // one pass split at rows lo <= hi: the open row takes the driving variable at t, row s
-        // (unless it is the open row) takes z0; vmax follows them.
-        const double z0 = L->val[L->open] + t * L->mv[L->open];
+        // The new values go to the spare buffer (L->saved keeps the old ones for an undo).
         double *nval = L->saved;
-        const int lo = s < L->open ? s : L->open, hi = s < L->open ? L->open : s;
-        vmax = step_values(L, t, 0, lo, 0);
-        nval[lo] = lo == L->open ? t : z0;
-        vmax = maxd(vmax, fabs(nval[lo]));
-        vmax = step_values(L, t, lo + 1, hi, vmax);
-        nval[hi] = hi == L->open ? t : z0;
-        vmax = hi == lo ? vmax : maxd(vmax, fabs(nval[hi]));
-        vmax = step_values(L, t, hi + 1, L->np, vmax);
+        vmax = step_values(L, t, s, L->val[L->open] + t * L->mv[L->open]);
         L->saved = L->val;
         L->val = nval;
         L->zb[L->open] = L->drive_z;
@@ -791,22 +843,27 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
             append_block(L, leaving_nu);
             u.grown = leaving_nu;
         }
-        // The values follow the pivot exactly (x += t m'); a new friction block's rows and the
-        // final answer are recomputed from scratch, which also catches a pivot gone bad.
+        // The values follow the pivot exactly (x += t m'), a new friction block's rows come
+        // from the velocity at the new point, and the final answer is recomputed from scratch,
+        // which also catches a pivot gone bad.
         bool ok;
-        if (u.grown >= 0 || done) {
+        if (done) {
             ok = (status = solve_q(L)) == CS_CONVERGED;
-            if (ok && u.grown >= 0)
-                bump_block(L, u.grown);
             vmax = absmax(L->val, L->np);
             ok = ok && q_feasible(L, vmax);
         } else {
             ok = (status = build_kernel(L)) == CS_CONVERGED;
+            if (ok && u.grown >= 0) {
+                block_values(L, u.grown);
+                bump_block(L, u.grown);
+                vmax = absmax(L->val, L->np);
+            }
         }
         if (!ok) {
             // Numerically bad pivot: undo it and exclude the row from this ratio test.
             if (u.grown >= 0)
                 L->fblock[u.grown] = -1;
+            L->nblk -= u.grown >= 0;
             L->np = u.np;
             L->open = u.open;
             L->drive_z = u.drive_z;
@@ -846,6 +903,7 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
 /* Cold basis: every w basic, friction blocks for all frictional contacts unless reduced. */
 static void init_cold(lk *L) {
     L->np = L->n;
+    L->nblk = L->nlam = 0;
     L->open = -1;
     L->kc->k = 0;
     for (int i = 0; i < L->n; i++) {
@@ -856,6 +914,8 @@ static void init_cold(lk *L) {
         L->cov[i] = cover(L, i);
         L->off[i] = -L->m->bias[i];
         L->fblock[i] = -1;
+        L->lam[i] = 0;
+        L->xc[i] = -1;
     }
     if (!L->reduced)
         for (int i = 0; i < L->n; i++)
@@ -904,15 +964,18 @@ static bool alloc_lk(lk *L, cs_workspace *ws, const cs_limits *lim) {
     GET(L->fblock, n * sizeof(int));
     GET(L->xc, n * sizeof(int));
     GET(L->lamlist, n * sizeof(int));
+    GET(L->blist, n * sizeof(int));
     GET(L->lam, n);
     GET(L->want, n);
+    GET(L->side, n * sizeof(cside));
     GET(L->cv, 3 * n * sizeof(double));
     GET(L->kpiv, K * sizeof(int));
     GET(L->from_row, K * sizeof(int));
     GET(L->from_col, K * sizeof(int));
+    GET(L->fresh, K * sizeof(int));
     for (int c = 0; c < 2; c++) {
         kside *ks = &L->ks[c];
-        GET(ks->row, K * sizeof(int));
+        GET(ks->row, (K + 1) * sizeof(int));
         GET(ks->rx, K * sizeof(int));
         GET(ks->col, K * sizeof(int));
         GET(ks->cx, K * sizeof(int));
@@ -964,6 +1027,18 @@ static bool setup(lk *L, cs_workspace *ws, const cs_model *m, bool reduced) {
     if (m->nd > 16 || !alloc_lk(L, ws, lim))
         return false;
     cs_model_jacobian(m, 3, L->js);
+    for (int i = 0; i < L->n; i++) {
+        // Frame row 0 of side s: 6 Jacobian entries, then their image under M^-1.
+        cside *cs = &L->side[i];
+        cs->ns = 0;
+        for (int s = 0; s < 2; s++) {
+            const int b = s ? m->ib[i] : m->ia[i];
+            if (b < 0)
+                continue;
+            cs->b[cs->ns] = b;
+            cs->J[cs->ns++] = L->js + ((size_t)(3 * i) * 2 + s) * 12;
+        }
+    }
     for (int j = 0; j < L->d; j++)
         cs_lemke_direction(L->d, j, &L->dc[j], &L->ds[j]);
     return true;
@@ -994,23 +1069,22 @@ cs_status cs__lemke_structural_basis(cs_workspace *ws, const cs_model *m, const 
 }
 
 /* The run's end: a converged run's answer goes to lambda and basis and must pass the step's
- * certificate (certify.h, pyramid), which reads M and J, not the kernel: a badly conditioned
- * kernel can spoil values that still looked feasible. A failed check becomes CS_SINGULAR, so
- * the caller tries another start. */
+ * certificate (certify.h, pyramid; its v, cert and state are the caller's), which reads M and J,
+ * not the kernel: a badly conditioned kernel can spoil values that still looked feasible. A
+ * failed check becomes CS_SINGULAR, so the caller tries another start. */
 static cs_status finish(lk *L, cs_workspace *ws, const cs_options *opt, cs_status status,
-                        double *lambda, uint32_t *basis) {
+                        double *lambda, uint32_t *basis, double *v, cs_certificate *cert,
+                        uint8_t *state) {
     if (status != CS_CONVERGED)
         return status;
     extract(L, lambda, basis);
     const size_t mark = cs__ws_mark(ws);
-    double *v = cs__ws_alloc(ws, (size_t)L->nv * sizeof(double));
     double *scratch = cs__ws_alloc(ws, (size_t)L->nv * sizeof(double));
-    cs_certificate cert;
     bool ok = false;
-    if (v && scratch) {
+    if (scratch) {
         cs_model_velocity(L->m, lambda, v, scratch);
-        ok = cs_certify(ws, L->m, lambda, v, true, &cert, NULL) == CS_CONVERGED &&
-             cs_certificate_is_ok(&cert, opt ? opt->cert_tol : 0, true);
+        ok = cs_certify(ws, L->m, lambda, v, true, cert, state) == CS_CONVERGED &&
+             cs_certificate_is_ok(cert, opt ? opt->cert_tol : 0, true);
     }
     cs__ws_release(ws, mark);
     return ok ? CS_CONVERGED : CS_SINGULAR;
@@ -1018,7 +1092,8 @@ static cs_status finish(lk *L, cs_workspace *ws, const cs_options *opt, cs_statu
 
 cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                                     bool reduced, const uint32_t *warm, double *lambda,
-                                    uint32_t *basis, cs_stats *st) {
+                                    uint32_t *basis, double *v, cs_certificate *cert,
+                                    uint8_t *state, cs_stats *st) {
     const size_t mark = cs__ws_mark(ws);
     *st = (cs_stats){0};
     lk L;
@@ -1031,13 +1106,13 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
     cs_status status = CS_RAY;
     if (warm) {
         init_warm(&L, warm);
-        status = finish(&L, ws, opt, run(&L, opt, true, cap, st), lambda, basis);
+        status = finish(&L, ws, opt, run(&L, opt, true, cap, st), lambda, basis, v, cert, state);
     }
     for (L.attempt = 0; L.attempt < COLD_ATTEMPTS && status != CS_CONVERGED &&
                         status != CS_DEADLINE && status != CS_ENOSPACE;
          L.attempt++) {
         init_cold(&L);
-        status = finish(&L, ws, opt, run(&L, opt, false, cap, st), lambda, basis);
+        status = finish(&L, ws, opt, run(&L, opt, false, cap, st), lambda, basis, v, cert, state);
     }
     st->peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);

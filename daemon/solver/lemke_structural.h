@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "solver/certify.h"
 #include "solver/model.h"
 
 /* A contact's part of a Lemke basis, kept across ticks by contact id for warm starts: which of
@@ -30,14 +31,17 @@ size_t cs_lemke_structural_size(const cs_limits *lim);
  * the solve restarts cold (pivots of all runs count). Every answer must pass the certificate
  * (certify.h, pyramid, opt->cert_tol); a cycle, a ray or a failed check is retried cold with
  * another covering vector, up to 3 cold runs. lambda: [3 nc] out, contact-frame impulses.
- * basis: [nc] out, the final basis words (for the next tick's warm start). st: pivots.
+ * basis: [nc] out, the final basis words (for the next tick's warm start). v [6 nb], cert, state
+ * [nc]: out on CS_CONVERGED, the post-step velocity and the certificate and contact states of the
+ * answer's check (the caller need not certify again). st: pivots.
  * Returns CS_CONVERGED, CS_RAY, CS_MAXITER (pivot cap from the LCP size, or cycling),
  * CS_SINGULAR (a kernel lost rank, or the last answer failed its check), CS_DEADLINE or
  * CS_ENOSPACE; lambda is only meaningful on CS_CONVERGED.
  * thread: any, one caller per workspace. rt-safe: yes. */
 cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                                     bool reduced, const uint32_t *warm, double *lambda,
-                                    uint32_t *basis, cs_stats *st);
+                                    uint32_t *basis, double *v, cs_certificate *cert,
+                                    uint8_t *state, cs_stats *st);
 
 /* The kernel solve alone, for tests that check it against an explicit tableau: for the basis zb
  * (per pair, 1 when its z member is basic; pairs in the structural order: nu_i for every contact,

@@ -126,20 +126,23 @@ int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth) {
     for (int j = 0; j < n; j++)
         for (int i = 0; i < n; i++) {
             const double x = fabs(A[(size_t)j * lda + i]);
-            if (!(x <= amax)) // a NaN sticks
-                amax = x;
+            amax = x <= amax ? amax : x; // a NaN sticks
         }
     if (!isfinite(amax))
         return -1;
     double umin = INFINITY, umax = 0;
     for (int k = 0; k < n; k++) {
+        const double *ck0 = A + (size_t)k * lda;
         int p = k;
+        double best = fabs(ck0[k]);
         for (int i = k + 1; i < n; i++)
-            if (fabs(A[(size_t)k * lda + i]) > fabs(A[(size_t)k * lda + p]))
+            if (fabs(ck0[i]) > best) {
+                best = fabs(ck0[i]);
                 p = i;
+            }
         piv[k] = p;
-        const double d = A[(size_t)k * lda + p];
-        if (!(fabs(d) > 1e-13 * amax))
+        const double d = ck0[p];
+        if (!(best > 1e-13 * amax))
             return -1;
         if (p != k)
             for (int j = 0; j < n; j++) {

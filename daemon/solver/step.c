@@ -39,11 +39,14 @@ static const uint32_t *warm_basis(const cs_warmstart *warm, const cs_scene *s, i
 }
 
 /* basis: [nc] out, the Lemke basis words of the structural variants (untouched otherwise).
- * v [6 nb], state [nc]: out for SAP only, whose answer is its velocity iterate with the labels
- * of its projection regions. */
+ * v [6 nb], state [nc]: out for SAP, whose answer is its velocity iterate with the labels of its
+ * projection regions, and for the structural Lemke variants, which check their own answer: then
+ * *certified is set and cert holds that check (the step need not repeat it). */
 static cs_status run_solver(cs_workspace *ws, const cs_model *m, const cs_scene *s,
                             const cs_options *opt, const cs_warmstart *warm, double *lambda,
-                            uint32_t *basis, double *v, uint8_t *state, cs_stats *st) {
+                            uint32_t *basis, double *v, uint8_t *state, cs_certificate *cert,
+                            bool *certified, cs_stats *st) {
+    *certified = false;
     switch (opt->solver) {
     case CS_SOLVER_SAP:
         // SAP stops at the tolerance its answer is certified at.
@@ -54,7 +57,10 @@ static cs_status run_solver(cs_workspace *ws, const cs_model *m, const cs_scene 
         const bool reduced = opt->solver == CS_SOLVER_LEMKE;
         // basis doubles as the input words: the solver reads them before writing its own.
         const uint32_t *w = warm ? warm_basis(warm, s, m->nd, basis) : NULL;
-        return cs_lemke_structural_solve(ws, m, opt, reduced, w, lambda, basis, st);
+        const cs_status ret =
+            cs_lemke_structural_solve(ws, m, opt, reduced, w, lambda, basis, v, cert, state, st);
+        *certified = ret == CS_CONVERGED;
+        return ret;
     }
     case CS_SOLVER_DANTZIG:
         return cs_dantzig_solve(ws, m, opt, lambda, st);
@@ -128,11 +134,13 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     // for a problem that would need no pivot. SAP's first iterate is an answer of its own, so
     // SAP meets the deadline itself.
     const bool sap = opt->solver == CS_SOLVER_SAP;
+    bool certified = false;
     if (!sap && cs__deadline_passed(opt)) {
         st = CS_DEADLINE;
     } else {
         const int64_t t0 = opt->clock_ns ? opt->clock_ns() : 0;
-        st = run_solver(ws, &m, s, opt, warm, lambda, basis, v, out->state, &out->stats);
+        st = run_solver(ws, &m, s, opt, warm, lambda, basis, v, out->state, &out->cert,
+                        &certified, &out->stats);
         out->stats.solve_ns = opt->clock_ns ? opt->clock_ns() - t0 : 0;
     }
     out->primary = st;
@@ -149,8 +157,10 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
             !cs_certificate_is_ok_regularized(ws, &m, lambda, v, &out->cert, opt->cert_tol))
             st = out->primary = CS_UNCERTIFIED;
     } else if (st == CS_CONVERGED || st == CS_MAXITER) {
-        cs_model_velocity(&m, lambda, v, scratch);
-        cs_certify(ws, &m, lambda, v, pyramid, &out->cert, out->state);
+        if (!certified) {
+            cs_model_velocity(&m, lambda, v, scratch);
+            cs_certify(ws, &m, lambda, v, pyramid, &out->cert, out->state);
+        }
         if (!cs_certificate_is_ok(&out->cert, opt->cert_tol, frictional))
             st = out->primary = CS_UNCERTIFIED;
     }

@@ -176,14 +176,15 @@ static void random_scenes(void **state) {
  * once cycled, ended on a ray, or (the last) ended with z0 at rounding level on a kernel of
  * growth 3e8 with an answer the certificate rejects: rounding on a degenerate path, caught now
  * by the cycle guard, the solver's own certificate check and the retry with another covering
- * vector. */
+ * vector. The sixth failed all three cold runs when the kernel's back-substitution multiplied
+ * by reciprocals instead of dividing: it guards the rounding of the kernel solve. */
 static void degenerate_classes(void **state) {
     (void)state;
     static const struct {
         int kind, arg, variant;
         uint64_t seed;
     } hard[] = {{0, 32, 0, 0x90000bf}, {0, 32, 0, 0x9000043}, {0, 24, 0, 0x90000fa},
-                {1, 2, 1, 0x9000542}, {1, 3, 3, 0x73002e1}};
+                {1, 2, 1, 0x9000542}, {1, 3, 3, 0x73002e1}, {1, 5, 6, 0x9000c02}};
     static t_gen_scene g;
     const cs_limits lim = {.max_bodies = 5, .max_contacts = 40, .max_dirs = 8};
     cs_workspace *ws = cs_workspace_new(&lim);
