@@ -28,7 +28,8 @@ size_t cs_lemke_structural_size(const cs_limits *lim);
 /* Solves eq. (6) of m on the d-sided pyramid. reduced: Lloyd's section VI variant. warm: [nc]
  * basis words of a previous answer in m's contact order (0 for unknown contacts), or NULL for a
  * cold start; a warm basis that is infeasible is repaired by Lemke from it, and when that fails
- * the solve restarts cold (pivots of all runs count). Every answer must pass the certificate
+ * the solve restarts cold (pivots of all runs count). The reduced variant's cold start is a
+ * crash basis from the frictionless LCP's answer (lemke_structural.c), then cold runs. Every answer must pass the certificate
  * (certify.h, pyramid, opt->cert_tol); a cycle, a ray or a failed check is retried cold with
  * another covering vector, up to 3 cold runs. lambda: [3 nc] out, contact-frame impulses.
  * basis: [nc] out, the final basis words (for the next tick's warm start). v [6 nb], cert, state

@@ -5,7 +5,13 @@
  *
  * The file sets state with "key = [ numbers ]" (persisting until overwritten) and solves it at
  * each "test". Body: m = 1, J = I, COM at bpos; wext is an impulse, so with dt = 1 it is the
- * applied wrench and v* = wext. Normals are normalised on read; d = 8. */
+ * applied wrench and v* = wext. Normals are normalised on read; d = 8.
+ *
+ * Scene 14 (an octagonal box sliding on a box, mu = 0.3 at four contacts and 0.2 at the other
+ * four) has many answers: how the normal load splits between the two kinds of contact sets the
+ * friction, hence the velocity. The explicit and structural solvers follow ArtiSynth's pivot
+ * path and reach its answer; `lemke` starts from its crash basis (lemke_structural.c) and may
+ * reach another one, which must then be exact (certificate at 1e-12). */
 #include "solver/contact.h"
 
 #include <ctype.h>
@@ -14,10 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "solver/certify.h"
 #include "testlib.h"
 
 #define MAXC 16
 #define NSCENES 16
+#define MANY_ANSWERS 13 /* scene 14's index */
 
 /* Reference velocities, 4 decimals as published. */
 static const double reference[NSCENES][6] = {
@@ -95,9 +103,14 @@ static void solve_and_check(const scene_state *s, int index, cs_solver solver) {
     const cs_status st = cs_step(ws, &scene, &opt, NULL, &r);
     if (st != CS_CONVERGED)
         fail_msg("scene %d (%d contacts): %s", index + 1, nc, cs_status_name(st));
-    // Published to 4 decimals: half a unit in the last place, plus rounding.
-    for (int k = 0; k < 6; k++)
-        assert_near(r.v[k], reference[index][k], 5.1e-5);
+    if (index == MANY_ANSWERS && solver == CS_SOLVER_LEMKE) {
+        if (!cs_certificate_is_ok(&r.cert, 1e-12, true))
+            fail_msg("scene %d: lemke's answer is not exact", index + 1);
+    } else {
+        // Published to 4 decimals: half a unit in the last place, plus rounding.
+        for (int k = 0; k < 6; k++)
+            assert_near(r.v[k], reference[index][k], 5.1e-5);
+    }
     cs_workspace_free(ws);
     free(mem);
 }

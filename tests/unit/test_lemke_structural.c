@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Lloyd's structural and reduced Lemke (lemke_structural.c): the kernel solve against an explicit
  * tableau of eq. (6) at random bases; the variants against each other, against lemke-standard and
- * Dantzig on random multi-body scenes; warm starts; the deadline. */
+ * Dantzig on random multi-body scenes; the crash start; warm starts; the deadline. */
 #include "solver/lemke_structural.h"
 
 #include <math.h>
@@ -177,14 +177,16 @@ static void random_scenes(void **state) {
  * growth 3e8 with an answer the certificate rejects: rounding on a degenerate path, caught now
  * by the cycle guard, the solver's own certificate check and the retry with another covering
  * vector. The sixth failed all three cold runs when the kernel's back-substitution multiplied
- * by reciprocals instead of dividing: it guards the rounding of the kernel solve. */
+ * by reciprocals instead of dividing: it guards the rounding of the kernel solve. In the last
+ * two, lemke's repair of its crash basis ends on a ray, and its cold runs answer. */
 static void degenerate_classes(void **state) {
     (void)state;
     static const struct {
         int kind, arg, variant;
         uint64_t seed;
     } hard[] = {{0, 32, 0, 0x90000bf}, {0, 32, 0, 0x9000043}, {0, 24, 0, 0x90000fa},
-                {1, 2, 1, 0x9000542}, {1, 3, 3, 0x73002e1}, {1, 5, 6, 0x9000c02}};
+                {1, 2, 1, 0x9000542}, {1, 3, 3, 0x73002e1}, {1, 5, 6, 0x9000c02},
+                {0, 8, 0, 0x9000424},  {2, 9, 0, 0x7100437}};
     static t_gen_scene g;
     const cs_limits lim = {.max_bodies = 5, .max_contacts = 40, .max_dirs = 8};
     cs_workspace *ws = cs_workspace_new(&lim);
@@ -208,7 +210,7 @@ static void degenerate_classes(void **state) {
             variant = t < nhard ? hard[t].variant : (s / 5) % (1 << (arg - 1));
             t_gen_stack(&g, arg, variant, mu, 8, seed);
         } else {
-            arg = s % 10;
+            arg = t < nhard ? hard[t].arg : s % 10;
             t_gen_single(&g, arg, mu, 8, seed);
         }
         for (int k = 1; k < 3; k++) { // lemke-standard: test_lemke_contact
@@ -223,6 +225,62 @@ static void degenerate_classes(void **state) {
     }
     print_message("# %d degenerate problems certified\n", solved);
     free(mem);
+    cs_workspace_free(ws);
+}
+
+/* A cold lemke solve of the scene in g: its basis words and pivots. */
+static void cold_lemke(cs_workspace *ws, const t_gen_scene *g, uint32_t *basis, int *pivots) {
+    const size_t mark = cs__ws_mark(ws);
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, ws, &g->s), CS_CONVERGED);
+    double lambda[3 * 8], v[6];
+    uint8_t states[8];
+    cs_certificate cert;
+    cs_stats st;
+    const cs_options opt = {.solver = CS_SOLVER_LEMKE};
+    assert_int_equal(cs_lemke_structural_solve(ws, &m, &opt, true, NULL, lambda, basis, v, &cert,
+                                               states, &st),
+                     CS_CONVERGED);
+    *pivots = st.pivots;
+    cs__ws_release(ws, mark);
+}
+
+/* A cold lemke solve first solves the frictionless LCP, then starts from the guess that the
+ * contacts active there (theta basic) slide (lambda and one phi basic). For a box pushed across a
+ * plane: when the answer's basis has that shape the guess was the answer and the solve took
+ * exactly the frictionless solve's pivots; otherwise it took more (the repair). */
+static void crash_basis_is_the_sliding_answer(void **state) {
+    (void)state;
+    static t_gen_scene g;
+    const cs_limits lim = {.max_bodies = 1, .max_contacts = 8, .max_dirs = 8};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    const uint32_t slide = CS_BASIS_THETA | CS_BASIS_BLOCK | CS_BASIS_LAMBDA;
+    int exact = 0;
+    for (uint64_t seed = 40; seed < 60; seed++) {
+        t_gen_slide(&g, 0.3, 8, seed);
+        assert_true(g.s.nc <= 8);
+        uint32_t b[8], b0[8];
+        int p, p0;
+        cold_lemke(ws, &g, b, &p);
+        for (int i = 0; i < g.s.nc; i++)
+            g.contacts[i].mu = 0;
+        cold_lemke(ws, &g, b0, &p0);
+        bool shape = true;
+        for (int i = 0; i < g.s.nc; i++) {
+            const uint32_t phi = b[i] & ~slide;
+            shape = shape && (b0[i] & CS_BASIS_THETA ? (b[i] & slide) == slide &&
+                                                           phi != 0 && (phi & (phi - 1)) == 0
+                                                     : b[i] == 0);
+        }
+        if (shape) {
+            assert_int_equal(p, p0);
+            exact++;
+        } else {
+            assert_true(p > p0);
+        }
+    }
+    print_message("# crash basis exact on %d of 20 sliding boxes\n", exact);
+    assert_true(exact >= 5);
     cs_workspace_free(ws);
 }
 
@@ -322,6 +380,7 @@ int main(void) {
         cmocka_unit_test(kernel_matches_tableau),
         cmocka_unit_test(random_scenes),
         cmocka_unit_test(degenerate_classes),
+        cmocka_unit_test(crash_basis_is_the_sliding_answer),
         cmocka_unit_test(warm_start_halves_pivots),
         cmocka_unit_test(deadline_is_kept),
     };
