@@ -192,29 +192,32 @@ static void cone_distance_at_extreme_scales(void **state) {
     cs__ws_release(ws, mark);
 }
 
-/* A NaN anywhere in the answer makes the certificate fail, with the pyramid or the cone: in a
- * friction impulse (cone), in a normal impulse, or in the velocities. */
-static void nan_fails(void **state) {
+/* A NaN or an infinity anywhere in the answer makes the certificate fail, with the pyramid or
+ * the cone: in a friction impulse, in a normal impulse, or in the velocities (scales that are
+ * infinite themselves must not excuse infinite residuals). */
+static void nan_or_inf_fails(void **state) {
     (void)state;
     const size_t mark = cs__ws_mark(ws);
     cs_model m;
     assert_int_equal(cs_model_build(&m, ws, &scene), CS_CONVERGED);
-    for (int where = 0; where < 4; where++) {
-        double lambda[3] = {2 * 10 * 0.01, 0, 0}, v[6] = {0};
-        if (where < 3)
-            lambda[where] = NAN;
-        else
-            v[0] = NAN;
-        for (int pyramid = 0; pyramid < 2; pyramid++) {
-            cs_certificate c;
-            uint8_t st;
-            assert_int_equal(cs_certify(ws, &m, lambda, v, pyramid, &c, &st), CS_CONVERGED);
-            if (where == 1 || where == 2)
-                assert_true(isnan(c.cone));
-            assert_false(cs_certificate_is_ok(&c, 0, true));
-            assert_false(cs_certificate_is_ok(&c, 0, false));
+    static const double bad[] = {NAN, INFINITY, -INFINITY};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
+        for (int where = 0; where < 4; where++) {
+            double lambda[3] = {2 * 10 * 0.01, 0, 0}, v[6] = {0};
+            if (where < 3)
+                lambda[where] = bad[b];
+            else
+                v[0] = bad[b];
+            for (int pyramid = 0; pyramid < 2; pyramid++) {
+                cs_certificate c;
+                uint8_t st;
+                assert_int_equal(cs_certify(ws, &m, lambda, v, pyramid, &c, &st), CS_CONVERGED);
+                if (isnan(bad[b]) && (where == 1 || where == 2))
+                    assert_true(isnan(c.cone));
+                assert_false(cs_certificate_is_ok(&c, 0, true));
+                assert_false(cs_certificate_is_ok(&c, 0, false));
+            }
         }
-    }
     cs__ws_release(ws, mark);
 }
 
@@ -226,7 +229,7 @@ int main(void) {
         cmocka_unit_test(pyramid_is_stricter_than_cone),
         cmocka_unit_test(pyramid_matches_brute_force),
         cmocka_unit_test(cone_distance_at_extreme_scales),
-        cmocka_unit_test(nan_fails),
+        cmocka_unit_test(nan_or_inf_fails),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
