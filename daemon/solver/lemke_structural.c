@@ -955,8 +955,10 @@ static void init_warm(lk *L, const uint32_t *warm) {
  * sliding against its tangential velocity at that solution (theta, lambda and the phi of the
  * direction most opposed to that velocity basic). Lemke then repairs the guess like a warm
  * basis. On peg-in-hole problems the guess is usually the answer or a few pivots from it, where
- * a cold run takes 20-40 (see the benchmark). Returns the frictionless run's status. */
-static cs_status crash_basis(lk *L, const cs_options *opt, int cap, cs_stats *st) {
+ * a cold run takes 20-40 (see the benchmark). *blocks: some contact got a friction block (if
+ * none did, the frictionless answer is the answer). Returns the frictionless run's status. */
+static cs_status crash_basis(lk *L, const cs_options *opt, int cap, cs_stats *st, bool *blocks) {
+    *blocks = false;
     init_cold(L);
     L->frictionless = true;
     const cs_status status = run(L, opt, false, cap, st);
@@ -979,6 +981,7 @@ static cs_status crash_basis(lk *L, const cs_options *opt, int cap, cs_stats *st
         for (int j = 1; j < L->d; j++)
             x = L->dc[j] * vt[0] + L->ds[j] * vt[1] < L->dc[x] * vt[0] + L->ds[x] * vt[1] ? j : x;
         L->crash[i] |= CS_BASIS_BLOCK | CS_BASIS_LAMBDA | CS_BASIS_PHI(x);
+        *blocks = true;
     }
     return CS_CONVERGED;
 }
@@ -1154,8 +1157,9 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
     }
     // Then the crash basis (reduced variant), then cold runs.
     if (reduced && status != CS_CONVERGED && status != CS_DEADLINE) {
-        status = crash_basis(&L, opt, cap, st);
-        if (status == CS_CONVERGED) {
+        bool blocks;
+        status = crash_basis(&L, opt, cap, st, &blocks);
+        if (status == CS_CONVERGED && blocks) {
             init_warm(&L, L.crash);
             status = run(&L, opt, true, cap, st);
         }
