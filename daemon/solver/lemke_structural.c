@@ -222,15 +222,16 @@ static inline void contact_apply(const lk *L, int i, const double x[3], double *
     }
 }
 
-/* ret = J_i u, contact i's frame velocity: the normal only, or all 3 rows when the contact has
- * a friction block (only then are its tangent rows read). */
-static inline void contact_velocity(const lk *L, int i, const double *u, double ret[3]) {
+/* ret = J_i u, contact i's frame velocity: the normal only, or all 3 rows when tangents (pass
+ * whether the contact has a friction block: only then are its tangent rows read). */
+static inline void contact_velocity(const lk *L, int i, const double *u, bool tangents,
+                                    double ret[3]) {
     const cside *cs = &L->side[i];
     ret[0] = ret[1] = ret[2] = 0;
     for (int side = 0; side < cs->ns; side++) {
         const double *ub = u + 6 * cs->b[side], *J0 = cs->J[side];
         ret[0] += dot6(J0, ub);
-        if (L->fblock[i] >= 0) {
+        if (tangents) {
             ret[1] += dot6(J0 + 24, ub);
             ret[2] += dot6(J0 + 48, ub);
         }
@@ -458,7 +459,7 @@ static cs_status build_kernel(lk *L) {
  * rather than branched on: which member is basic follows no pattern a predictor could learn. */
 static void contact_rows(lk *L, int i, double z0, double *out) {
     double *cv = L->cv + 3 * i;
-    contact_velocity(L, i, L->u, cv);
+    contact_velocity(L, i, L->u, L->fblock[i] >= 0, cv);
     const double nu = cv[0] + L->src[i] + L->cov[i] * z0;
     out[i] = w_basic(L, i) ? nu : out[i];
     const int f = L->fblock[i];
@@ -598,7 +599,7 @@ static void block_values(lk *L, int i) {
     memcpy(L->u, L->m->vstar, (size_t)L->nv * sizeof(double));
     apply_basic(L, L->val, L->u);
     double *cv = L->cv + 3 * i;
-    contact_velocity(L, i, L->u, cv);
+    contact_velocity(L, i, L->u, L->fblock[i] >= 0, cv);
     const double z0 = L->open >= 0 ? L->val[L->open] : 0;
     const int f = L->fblock[i], g = f + L->d;
     for (int j = 0; j < L->d; j++)
@@ -763,7 +764,7 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
             L->src[p] = 1;
         apply_basic(L, L->src, L->u0);
         for (int i = 0; i < L->n; i++)
-            contact_velocity(L, i, L->u0, L->cv + 3 * i);
+            contact_velocity(L, i, L->u0, L->fblock[i] >= 0, L->cv + 3 * i);
         for (int p = 0; p < L->np; p++) {
             const int i = L->con[p];
             double row;
@@ -970,16 +971,11 @@ static cs_status crash_basis(lk *L, const cs_options *opt, int cap, cs_stats *st
         L->crash[i] = z_basic(L, i) ? CS_BASIS_THETA : 0;
         if (!z_basic(L, i) || !(L->m->mu[i] > 0))
             continue;
-        double vt[2] = {0, 0};
-        const cside *cs = &L->side[i];
-        for (int side = 0; side < cs->ns; side++) {
-            const double *ub = L->u + 6 * cs->b[side];
-            vt[0] += dot6(cs->J[side] + 24, ub);
-            vt[1] += dot6(cs->J[side] + 48, ub);
-        }
+        double c[3];
+        contact_velocity(L, i, L->u, true, c);
         int x = 0;
         for (int j = 1; j < L->d; j++)
-            x = L->dc[j] * vt[0] + L->ds[j] * vt[1] < L->dc[x] * vt[0] + L->ds[x] * vt[1] ? j : x;
+            x = L->dc[j] * c[1] + L->ds[j] * c[2] < L->dc[x] * c[1] + L->ds[x] * c[2] ? j : x;
         L->crash[i] |= CS_BASIS_BLOCK | CS_BASIS_LAMBDA | CS_BASIS_PHI(x);
         *blocks = true;
     }
