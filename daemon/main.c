@@ -26,9 +26,10 @@
 static void usage(FILE *f) {
     fprintf(f,
 "Usage: contactd [OPTION]...\n"
-"Real-time contact-force service: clients stream contact configurations (protobuf,\n"
-"protocol contactd.v1) over a Unix-domain socket or TCP; a fixed-rate tick thread solves the\n"
-"newest frame of every session within a per-tick deadline and streams back forces and timing.\n"
+"Real-time contact-force service: clients send contact configurations (protobuf, protocol\n"
+"contactd.v1) over a Unix-domain socket or TCP; real-time workers solve them on a fixed tick\n"
+"grid (stream mode) or as they arrive (request mode), earliest deadline first, each session\n"
+"within its own budget, and send back forces, a certificate and a timing record.\n"
 "\n"
 "Options (each overrides the config file, which overrides the built-in default):\n"
 "  -c, --config FILE     read this INI file (default: none, built-in defaults)\n"
@@ -43,14 +44,15 @@ static void usage(FILE *f) {
 "\n"
 "Config keys (INI sections; config/contactd.conf documents each):\n"
 "  [server]  socket, tcp, max_sessions = 16, max_message_bytes = 262144,\n"
-"            max_queued_bytes = 1048576\n"
-"  [loop]    rate_hz = 1000, deadline_fraction = 0.8, realtime = auto|off, priority = 50,\n"
-"            cpu = auto\n"
-"  [session] default_solver = lemke, max_bodies = 64, max_contacts = 256, max_dirs = 16\n"
+"            max_queued_bytes = 1048576, memory_budget_mb = 1024\n"
+"  [loop]    rate_hz = 1000, deadline_fraction = 0.8 (default budget), realtime = auto|off,\n"
+"            priority = 50, cpu = auto, workers = auto (cores - 1), long_solve_us = 200\n"
+"  [session] default_solver = lemke, max_bodies = 64, max_contacts = 256, max_dirs = 16,\n"
+"            max_budget_us = 10000, max_session_mb = 64\n"
 "  [log]     level = info (err, warning, notice, info, debug)\n"
 "\n"
 "The daemon tells systemd READY=1 (STATUS= names the addresses it listens on, with the bound\n"
-"port), STOPPING=1 on shutdown, and WATCHDOG=1 while the tick thread runs when WatchdogSec= is\n"
+"port), STOPPING=1 on shutdown, and WATCHDOG=1 while the workers tick when WatchdogSec= is\n"
 "set; it accepts sockets from socket activation. As root it creates the socket's directory.\n"
 "\n"
 "Signals: SIGINT, SIGTERM: close every session and exit 0.\n"
@@ -267,9 +269,12 @@ int main(int argc, char **argv) {
         cd_log(CD_LOG_ERR, "cannot create the server: %s", uv_strerror(r));
         goto out_table;
     }
+    // One worker CPU per core but one (the I/O thread and the clients need a core), at least one.
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
     const cd_loop_params lp = {
         .rate_hz = d.cfg.rate_hz,
-        .deadline_fraction = d.cfg.deadline_fraction,
+        .workers = d.cfg.workers > 0 ? d.cfg.workers : online > 2 ? (int)online - 1 : 1,
+        .long_solve_ns = d.cfg.long_solve_ns,
         .realtime = d.cfg.realtime,
         .priority = d.cfg.priority,
         .cpu = d.cfg.cpu,

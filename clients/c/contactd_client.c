@@ -178,6 +178,17 @@ static int handshake(cdc_conn *c, const cdc_hello *h, int64_t timeout_ns, char *
         lim.max_friction_directions = h->limits.max_dirs > 0 ? (uint32_t)h->limits.max_dirs : 0;
         hello.limits = &lim;
     }
+    size_t nsolvers = 0;
+    while (h && h->solver_names && h->solver_names[nsolvers]) {
+        nsolvers++;
+    }
+    if (h) {
+        hello.mode = h->request_mode ? CONTACTD__V1__SESSION_MODE__MODE_REQUEST
+                                     : CONTACTD__V1__SESSION_MODE__MODE_STREAM;
+        hello.budget_ns = h->budget_ns;
+        hello.n_solvers = nsolvers;
+        hello.solvers = (char **)h->solver_names;
+    }
     int r = send_msg(c, &env.base);
     if (r < 0) {
         snprintf(err, errlen, "sending Hello: %s", strerror(-r));

@@ -8,6 +8,7 @@
  * but the socket. Times are CLOCK_MONOTONIC nanoseconds. */
 #ifndef CONTACTD_CLIENTS_CONTACTD_CLIENT_H
 #define CONTACTD_CLIENTS_CONTACTD_CLIENT_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "contactd.pb-c.h"
@@ -22,7 +23,12 @@ typedef struct cdc_conn cdc_conn;
 typedef struct cdc_hello {
     const char *client_name; /* NULL: "libcontactd-client" */
     const char *solver_name; /* NULL or "": the daemon's default solver */
-    cs_limits limits;        /* requested sizes; all 0: the daemon's defaults */
+    cs_limits limits;        /* requested sizes; all 0: the daemon's defaults (solvers unused:
+                              * see solver_names) */
+    bool request_mode;       /* MODE_REQUEST: every frame answered as soon as it arrives */
+    int64_t budget_ns;       /* solve time per frame; 0: the daemon's default */
+    const char *const *solver_names; /* further solvers frames may name, NULL-terminated; NULL:
+                                      * only the default solver */
 } cdc_hello;
 
 /* Connects to the daemon's Unix-domain socket at path, sends Hello (hello may be NULL for all

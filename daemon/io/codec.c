@@ -304,6 +304,11 @@ Contactd__V1__ServerMessage *cd_codec_result_build(cd_result_msg *m, const cs_re
     m->timing.deadline_ns = t->deadline_ns;
     m->timing.sent_ns = t->sent_ns;
     m->timing.deadline_met = t->deadline_met;
+    m->timing.miss_reason = (Contactd__V1__MissReason)t->miss;
+    m->timing.release_ns = t->release_ns;
+    m->timing.wake_late_ns = t->wake_late_ns;
+    // cs_answer's values equal contactd.v1.AnswerSource.
+    res->source = (Contactd__V1__AnswerSource)r->answer;
 
     const char *name = cs_solver_name(r->solver);
     m->stats.solver = (char *)(name ? name : "");

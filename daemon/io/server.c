@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /* libuv servers and connections (see server.h).
  *
- * Protocol, per connection: the first message must be a Hello with protocol_version 1; the reply
- * is a Welcome with the granted limits, default solver, tick rate and solve budget. Then any
- * number of Frames; each is decoded and validated here, on the I/O thread, straight into the
- * session's input slot, and answered by a Result from a later tick. A frame that fails validation
+ * Protocol, per connection: the first message must be a Hello with protocol_version 1. The
+ * session it asks for is sized (cd_session_bytes) and checked against the per-session cap and
+ * what is left of the daemon's memory budget, then made on libuv's thread pool (allocation, page
+ * pre-fault, LAPACK warm-up), never on this thread; the reply is a Welcome with the granted
+ * limits, solvers, mode, budget, tick grid and memory. Then any number of Frames; each is decoded
+ * and validated here straight into the session's mailbox and answered by a Result: at the tick
+ * after it (stream mode) or at once (request mode, where the worker is kicked; frames beyond the
+ * rate limit or the queue get ERROR_LIMIT). Closed sessions are freed on the pool too. A frame that fails validation
  * gets an Error (ERROR_INVALID, or ERROR_LIMIT when it exceeds the session's limits) carrying its
  * seq and naming the field, and no Result; the session goes on. A StatsRequest, before or after
  * Hello, gets the daemon-wide Stats. Errors after which the connection closes (once the Error is
  * written): undecodable bytes (ERROR_DECODE), a message over max_message_bytes (ERROR_TOO_LARGE),
  * a wrong protocol version, a second Hello or a Frame before Hello (ERROR_PROTOCOL), no session
- * free (ERROR_BUSY). A Hello naming an unknown solver gets ERROR_INVALID and the connection waits
- * for a better Hello.
+ * free (ERROR_BUSY). A Hello naming an unknown solver gets ERROR_INVALID, one over the memory
+ * limits ERROR_MEMORY, and the connection waits for a better Hello.
  *
- * Output: the tick thread wakes the loop through one uv_async_t; the wake drains every session's
+ * Output: the workers wake the loop through one uv_async_t; the wake drains every session's
  * ring. Any message is written only while the connection's unsent backlog is below
  * max_queued_bytes; otherwise it is dropped (results are counted), so a client that does not read
  * costs only itself. */
@@ -55,6 +59,7 @@ struct conn {
     char peer[64];
     cd_framer framer;
     cd_session *session;      /* NULL until a Hello was accepted, and after close */
+    struct admission *admitting; /* the session being made for this connection's Hello */
     cd_result_msg result_msg; /* sized for the session's limits */
     cd_error_msg error_msg;
     bool closing;             /* no more reading or sending */
@@ -65,7 +70,8 @@ struct cd_server {
     uv_loop_t *loop;
     const cd_config *cfg;
     cd_session_table *table;
-    const cd_loop *ticker;
+    cd_loop *ticker;
+    size_t reserved_bytes;    /* sessions admitted, being made or being freed */
     uv_async_t wake;
     uv_pipe_t unix_listener;
     uv_tcp_t tcp_listener;
@@ -77,6 +83,17 @@ struct cd_server {
     int max_conns;
     uint64_t next_conn_id;
     char address[CD_SOCKET_PATH_MAX + 96];
+};
+
+// A session being made (or freed) on libuv's thread pool.
+struct admission {
+    uv_work_t req;
+    cd_server *srv;
+    struct conn *conn;        /* NULL once the connection is gone */
+    cd_session_params params;
+    size_t bytes;
+    cd_session *session;      /* made by the pool thread; or the one to free */
+    char client[65];
 };
 
 struct wreq {
@@ -145,6 +162,11 @@ static void send_error(struct conn *c, Contactd__V1__ErrorCode code, uint64_t se
 }
 
 static void release_session(struct conn *c) {
+    if (c->admitting) {
+        // The pool thread is still making it; admitted() frees it when it comes back.
+        c->admitting->conn = NULL;
+        c->admitting = NULL;
+    }
     if (!c->session) {
         return;
     }
@@ -211,25 +233,14 @@ static int grant(uint32_t asked, int most) {
     return asked > 0 && asked < (uint32_t)most ? (int)asked : most;
 }
 
-// The solver a Hello asks for; name wins over the enum. Returns 0, or -EINVAL after telling the
-// client which field is wrong.
-static int hello_solver(struct conn *c, const Contactd__V1__Hello *h, cs_solver *ret) {
-    cs_solver s = (cs_solver)h->default_solver;
-    const char *field = "hello.default_solver";
-    if (h->default_solver_name && h->default_solver_name[0] != '\0') {
-        field = "hello.default_solver_name";
-        if (cs_solver_from_name(h->default_solver_name, &s) < 0) {
-            send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0, "%s: unknown solver '%.64s'",
-                       field, h->default_solver_name);
-            return -EINVAL;
-        }
-    } else if ((int)s < 0 || (int)s >= CS_SOLVER_COUNT) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0, "%s: unknown solver value %d",
-                   field, (int)s);
+// Parses a solver name the Hello gives in field. Returns 0, or -EINVAL after telling the client.
+static int hello_solver_name(struct conn *c, const char *field, const char *name,
+                             cs_solver *ret) {
+    cs_solver s;
+    if (cs_solver_from_name(name, &s) < 0 || s == CS_SOLVER_DEFAULT) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0, "%s: unknown solver '%.64s'",
+                   field, name);
         return -EINVAL;
-    }
-    if (s == CS_SOLVER_DEFAULT) {
-        s = c->srv->cfg->default_solver;
     }
     if (!cs_solver_is_available(s)) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0,
@@ -240,12 +251,216 @@ static int hello_solver(struct conn *c, const Contactd__V1__Hello *h, cs_solver 
     return 0;
 }
 
+// The default solver a Hello asks for (name wins over the enum) and every solver its frames may
+// name (the default and hello.solvers) as a mask. Returns 0, or -EINVAL after telling the client
+// which field is wrong.
+static int hello_solvers(struct conn *c, const Contactd__V1__Hello *h, cs_solver *ret,
+                         unsigned *ret_mask) {
+    cs_solver s = (cs_solver)h->default_solver;
+    if (h->default_solver_name && h->default_solver_name[0] != '\0') {
+        if (hello_solver_name(c, "hello.default_solver_name", h->default_solver_name, &s) < 0) {
+            return -EINVAL;
+        }
+    } else if ((int)s < 0 || (int)s >= CS_SOLVER_COUNT) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0,
+                   "hello.default_solver: unknown solver value %d", (int)s);
+        return -EINVAL;
+    } else if (s == CS_SOLVER_DEFAULT) {
+        s = c->srv->cfg->default_solver;
+    } else if (hello_solver_name(c, "hello.default_solver", cs_solver_name(s), &s) < 0) {
+        return -EINVAL;
+    }
+    unsigned mask = 1u << s;
+    for (size_t i = 0; i < h->n_solvers; i++) {
+        char field[48];
+        snprintf(field, sizeof field, "hello.solvers[%zu]", i);
+        cs_solver x;
+        if (hello_solver_name(c, field, h->solvers[i], &x) < 0) {
+            return -EINVAL;
+        }
+        mask |= 1u << x;
+    }
+    *ret = s;
+    *ret_mask = mask;
+    return 0;
+}
+
+// The solver names of mask, default first, comma-separated, into buf.
+static void solver_list(unsigned mask, cs_solver first, char *buf, size_t len) {
+    int n = snprintf(buf, len, "%s", cs_solver_name(first));
+    for (int i = 1; i < CS_SOLVER_COUNT; i++) {
+        if ((mask & (1u << i)) && i != (int)first && n >= 0 && (size_t)n < len) {
+            n += snprintf(buf + n, len - (size_t)n, ", %s", cs_solver_name((cs_solver)i));
+        }
+    }
+}
+
+// The most contacts a session like p may declare and still need at most cap bytes (0: none).
+static int contacts_within(cd_session_params p, size_t cap) {
+    int lo = 0, hi = p.lim.max_contacts;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo + 1) / 2;
+        p.lim.max_contacts = mid;
+        if (cd_session_bytes(&p) <= cap) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return lo;
+}
+
+// Fits p under the per-session cap: a max_contacts the client left to the daemon is lowered
+// until it fits; one it asked for is kept, and then the Hello is refused. Returns the session's
+// bytes, or 0 after sending ERROR_MEMORY.
+static size_t hello_memory(struct conn *c, cd_session_params *p, bool contacts_asked) {
+    const cd_config *cfg = c->srv->cfg;
+    size_t bytes = cd_session_bytes(p);
+    char solvers[96];
+    solver_list(p->lim.solvers, p->default_solver, solvers, sizeof solvers);
+    if (bytes > cfg->max_session_bytes) {
+        const int fit = contacts_within(*p, cfg->max_session_bytes);
+        if (contacts_asked || fit == 0) {
+            send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_MEMORY, 0,
+                       "hello.limits: %d bodies, %d contacts, %d directions with %s need %.1f "
+                       "MiB, over the per-session cap of %zu MiB ([session] max_session_mb); at "
+                       "most %d contacts fit", p->lim.max_bodies, p->lim.max_contacts,
+                       p->lim.max_dirs, solvers, (double)bytes / (1 << 20),
+                       cfg->max_session_bytes >> 20, fit);
+            return 0;
+        }
+        p->lim.max_contacts = fit;
+        bytes = cd_session_bytes(p);
+    }
+    const size_t left = cfg->memory_budget_bytes - c->srv->reserved_bytes;
+    if (bytes > left) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_MEMORY, 0,
+                   "hello.limits: the session needs %.1f MiB and %.1f MiB of the daemon's "
+                   "memory budget ([server] memory_budget_mb = %zu) are left", 
+                   (double)bytes / (1 << 20), (double)left / (1 << 20),
+                   cfg->memory_budget_bytes >> 20);
+        return 0;
+    }
+    return bytes;
+}
+
+static void send_welcome(struct conn *c, const struct admission *a) {
+    cd_server *srv = c->srv;
+    const cd_session_params *p = &a->params;
+    Contactd__V1__Limits granted = CONTACTD__V1__LIMITS__INIT;
+    granted.max_bodies = (uint32_t)p->lim.max_bodies;
+    granted.max_contacts = (uint32_t)p->lim.max_contacts;
+    granted.max_friction_directions = (uint32_t)p->lim.max_dirs;
+    granted.max_message_bytes = srv->cfg->max_message_bytes;
+    char *names[CS_SOLVER_COUNT];
+    size_t n = 0;
+    names[n++] = (char *)cs_solver_name(p->default_solver);
+    for (int i = 1; i < CS_SOLVER_COUNT; i++) {
+        if ((p->lim.solvers & (1u << i)) && i != (int)p->default_solver) {
+            names[n++] = (char *)cs_solver_name((cs_solver)i);
+        }
+    }
+    Contactd__V1__Welcome w = CONTACTD__V1__WELCOME__INIT;
+    w.protocol_version = PROTOCOL_VERSION;
+    w.server_version = (char *)CONTACTD_VERSION;
+    w.session_id = cd_session_id(c->session);
+    w.default_solver_name = names[0];
+    w.limits = &granted;
+    w.rate_hz = (uint32_t)srv->cfg->rate_hz;
+    w.deadline_ns = p->budget_ns;
+    w.mode = (Contactd__V1__SessionMode)p->mode;
+    w.tick_epoch_ns = cd_loop_epoch_ns(srv->ticker);
+    w.tick_period_ns = cd_loop_period_ns(srv->ticker);
+    w.budget_ns = p->budget_ns;
+    w.workspace_bytes = a->bytes;
+    w.n_solvers = n;
+    w.solvers = names;
+    w.request_queue = p->mode == CD_MODE_REQUEST ? CD_REQUEST_QUEUE : 0;
+    Contactd__V1__ServerMessage env = CONTACTD__V1__SERVER_MESSAGE__INIT;
+    env.msg_case = CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME;
+    env.welcome = &w;
+    (void)conn_send(c, &env.base);
+    char solvers[96];
+    solver_list(p->lim.solvers, p->default_solver, solvers, sizeof solvers);
+    cd_log(CD_LOG_INFO, "session %llu opened on connection %llu (%s, client '%s'): %s mode, "
+           "solvers %s, %d bodies, %d contacts, %d directions, budget %lld ns, %.2f MiB, "
+           "worker %d", (unsigned long long)w.session_id, (unsigned long long)c->id, c->peer,
+           a->client, p->mode == CD_MODE_REQUEST ? "request" : "stream", solvers,
+           p->lim.max_bodies, p->lim.max_contacts, p->lim.max_dirs, (long long)p->budget_ns,
+           (double)a->bytes / (1 << 20), cd_session_worker(c->session));
+}
+
+// thread: pool. Frees a session no one uses any more.
+static void free_work(uv_work_t *req) {
+    struct admission *a = req->data;
+    cd_session_free(a->session);
+}
+
+// thread: io. The memory is back in the budget.
+static void freed(uv_work_t *req, int status) {
+    (void)status; // a cancelled free cannot happen: nothing cancels pool work here
+    struct admission *a = req->data;
+    a->srv->reserved_bytes -= a->bytes;
+    free(a);
+}
+
+// Frees a's session on the pool and then a itself.
+static void free_later(struct admission *a) {
+    a->req.data = a;
+    if (uv_queue_work(a->srv->loop, &a->req, free_work, freed) < 0) {
+        // Only fails for a closing loop; free here rather than leak.
+        free_work(&a->req);
+        freed(&a->req, 0);
+    }
+}
+
+// thread: pool. Allocates, pre-faults and warms the session (cd_session_new).
+static void admit_work(uv_work_t *req) {
+    struct admission *a = req->data;
+    a->session = cd_session_new(&a->params);
+}
+
+// thread: io. Puts the new session in the table and welcomes the client, unless it left.
+static void admitted(uv_work_t *req, int status) {
+    struct admission *a = req->data;
+    struct conn *c = a->conn;
+    (void)status;
+    if (!c) {
+        free_later(a);
+        return;
+    }
+    c->admitting = NULL;
+    const cd_loop *l = c->srv->ticker;
+    int r = a->session ? cd_session_table_insert(c->srv->table, a->session, cd_loop_place(l))
+                       : -ENOMEM;
+    if (r == 0) {
+        r = cd_codec_result_msg_init(&c->result_msg, &a->params.lim);
+        if (r < 0) {
+            cd_session_close(a->session);
+            // The worker lets go of it; the reaper frees it and returns its bytes.
+            a->session = NULL;
+            a->bytes = 0;
+        }
+    }
+    if (r < 0) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0, "hello: %s",
+                   r == -EBUSY ? "no session free (max_sessions)"
+                               : "cannot allocate the session's memory");
+        free_later(a);
+        conn_finish(c);
+        return;
+    }
+    c->session = a->session;
+    send_welcome(c, a);
+    // The session's bytes are now the table's: the reaper returns them when it is freed.
+    free(a);
+}
+
 static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
     cd_server *srv = c->srv;
-    if (c->session) {
+    if (c->session || c->admitting) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, 0,
-                   "hello: this connection already has session %llu",
-                   (unsigned long long)cd_session_id(c->session));
+                   "hello: this connection already has a session");
         conn_finish(c);
         return;
     }
@@ -256,85 +471,105 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
         conn_finish(c);
         return;
     }
-    cs_solver solver;
-    if (hello_solver(c, h, &solver) < 0) {
+    if (h->mode != CONTACTD__V1__SESSION_MODE__MODE_STREAM &&
+        h->mode != CONTACTD__V1__SESSION_MODE__MODE_REQUEST) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0,
+                   "hello.mode: unknown mode %d (MODE_STREAM = 0, MODE_REQUEST = 1)",
+                   (int)h->mode);
+        return;
+    }
+    if (h->budget_ns < 0) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0,
+                   "hello.budget_ns: %lld is negative (0 = the daemon's default)",
+                   (long long)h->budget_ns);
+        return;
+    }
+    cd_session_params p = {
+        .mode = h->mode == CONTACTD__V1__SESSION_MODE__MODE_REQUEST ? CD_MODE_REQUEST
+                                                                    : CD_MODE_STREAM,
+        .period_ns = cd_loop_period_ns(srv->ticker),
+    };
+    if (hello_solvers(c, h, &p.default_solver, &p.lim.solvers) < 0) {
         return;
     }
     const cs_limits *most = &srv->cfg->limits;
     const Contactd__V1__Limits none = CONTACTD__V1__LIMITS__INIT;
     const Contactd__V1__Limits *ask = h->limits ? h->limits : &none;
-    cs_limits lim = {
-        .max_bodies = grant(ask->max_bodies, most->max_bodies),
-        .max_contacts = grant(ask->max_contacts, most->max_contacts),
-        .max_dirs = grant(ask->max_friction_directions, most->max_dirs),
-    };
+    p.lim.max_bodies = grant(ask->max_bodies, most->max_bodies);
+    p.lim.max_contacts = grant(ask->max_contacts, most->max_contacts);
+    p.lim.max_dirs = grant(ask->max_friction_directions, most->max_dirs);
     // Friction directions come in opposite pairs and a pyramid needs at least two pairs.
-    lim.max_dirs = lim.max_dirs < 4 ? 4 : lim.max_dirs & ~1;
-    cd_session *s;
-    int r = cd_session_admit(srv->table, &lim, solver, &s);
-    if (r == 0) {
-        r = cd_codec_result_msg_init(&c->result_msg, &lim);
-        if (r < 0) {
-            cd_session_close(s);
-        }
+    p.lim.max_dirs = p.lim.max_dirs < 4 ? 4 : p.lim.max_dirs & ~1;
+    const int64_t budget = (int64_t)(srv->cfg->deadline_fraction * (double)p.period_ns);
+    p.budget_ns = h->budget_ns == 0 ? (budget > 0 ? budget : 1)
+                : h->budget_ns < srv->cfg->max_budget_ns ? h->budget_ns
+                                                          : srv->cfg->max_budget_ns;
+    const size_t bytes = hello_memory(c, &p, ask->max_contacts > 0);
+    if (bytes == 0) {
+        return;
     }
-    if (r < 0) {
-        if (r == -EBUSY) {
-            send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0,
-                       "hello: no session free (max_sessions = %d)", srv->cfg->max_sessions);
-        } else {
-            send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0,
-                       "hello: cannot admit a session with limits %d bodies, %d contacts, %d "
-                       "directions: %s", lim.max_bodies, lim.max_contacts, lim.max_dirs,
-                       strerror(-r));
-        }
+    struct admission *a = calloc(1, sizeof *a);
+    if (!a) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0, "hello: out of memory");
         conn_finish(c);
         return;
     }
-    c->session = s;
-
-    Contactd__V1__Limits granted = CONTACTD__V1__LIMITS__INIT;
-    granted.max_bodies = (uint32_t)lim.max_bodies;
-    granted.max_contacts = (uint32_t)lim.max_contacts;
-    granted.max_friction_directions = (uint32_t)lim.max_dirs;
-    granted.max_message_bytes = srv->cfg->max_message_bytes;
-    Contactd__V1__Welcome w = CONTACTD__V1__WELCOME__INIT;
-    w.protocol_version = PROTOCOL_VERSION;
-    w.server_version = (char *)CONTACTD_VERSION;
-    w.session_id = cd_session_id(s);
-    w.default_solver_name = (char *)cs_solver_name(solver);
-    w.limits = &granted;
-    w.rate_hz = (uint32_t)srv->cfg->rate_hz;
-    w.deadline_ns = cd_loop_budget_ns(srv->ticker);
-    Contactd__V1__ServerMessage env = CONTACTD__V1__SERVER_MESSAGE__INIT;
-    env.msg_case = CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME;
-    env.welcome = &w;
-    (void)conn_send(c, &env.base);
-    cd_log(CD_LOG_INFO, "session %llu opened on connection %llu (%s, client '%.64s'): solver %s, "
-           "%d bodies, %d contacts, %d directions", (unsigned long long)w.session_id,
-           (unsigned long long)c->id, c->peer, h->client_name ? h->client_name : "",
-           w.default_solver_name, lim.max_bodies, lim.max_contacts, lim.max_dirs);
+    *a = (struct admission){.srv = srv, .conn = c, .params = p, .bytes = bytes};
+    snprintf(a->client, sizeof a->client, "%s", h->client_name ? h->client_name : "");
+    a->req.data = a;
+    const int r = uv_queue_work(srv->loop, &a->req, admit_work, admitted);
+    if (r < 0) {
+        free(a);
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0, "hello: %s", uv_strerror(r));
+        conn_finish(c);
+        return;
+    }
+    srv->reserved_bytes += bytes;
+    c->admitting = a;
 }
 
 static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
     if (!c->session) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, f->seq,
-                   "frame: no session on this connection (send Hello first)");
+                   c->admitting ? "frame: the session is not open yet (wait for the Welcome)"
+                                : "frame: no session on this connection (send Hello first)");
         conn_finish(c);
         return;
     }
+    cd_session *s = c->session;
+    const int64_t now = cd_clock_ns();
+    int64_t early;
+    if (!cd_session_frame_allowed(s, now, &early)) {
+        cd_session_frame_rejected(s);
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, f->seq,
+                   "frame: request rate limit: one frame per tick period (%lld ns) on average, "
+                   "bursts of %d; this frame came %lld ns too early",
+                   (long long)cd_session_params_of(s)->period_ns, CD_REQUEST_QUEUE,
+                   (long long)early);
+        return;
+    }
+    cs_scene *scene = cd_session_frame_scene(s);
+    if (!scene) {
+        cd_session_frame_rejected(s);
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, f->seq,
+                   "frame: request queue full: %d frames are waiting to be solved",
+                   CD_REQUEST_QUEUE);
+        return;
+    }
     char err[sizeof c->error_msg.text];
-    cs_scene *scene = cd_session_frame_scene(c->session);
-    const int r = cd_codec_scene_from_frame(f, cd_session_limits(c->session), scene, err,
+    const int r = cd_codec_scene_from_frame(f, &cd_session_params_of(s)->lim, scene, err,
                                             sizeof err);
     if (r != 0) {
-        cd_session_frame_rejected(c->session);
+        cd_session_frame_rejected(s);
         send_error(c, r == CS_ENOSPACE ? CONTACTD__V1__ERROR_CODE__ERROR_LIMIT
                                        : CONTACTD__V1__ERROR_CODE__ERROR_INVALID,
                    f->seq, "%s", err);
         return;
     }
-    cd_session_frame_publish(c->session, cd_clock_ns());
+    cd_session_frame_publish(s, cd_clock_ns());
+    if (cd_session_params_of(s)->mode == CD_MODE_REQUEST) {
+        cd_loop_kick(c->srv->ticker, s);
+    }
 }
 
 static void on_stats(struct conn *c) {
@@ -497,21 +732,51 @@ static void on_connection(uv_stream_t *listener, int status) {
     cd_log(CD_LOG_DEBUG, "connection %llu (%s) accepted", (unsigned long long)c->id, c->peer);
 }
 
+static const char *const miss_names[] = {
+    [CD_MISS_NONE] = "none",
+    [CD_MISS_HOST] = "the worker woke late (host)",
+    [CD_MISS_SOLVER] = "the solve used up the budget (solver)",
+    [CD_MISS_SCHEDULING] = "other sessions' earlier deadlines ran first (scheduling)",
+};
+
+// What a Result says beyond its status: where its forces come from and why the deadline did not
+// hold. Empty for a certified answer on time.
+static void result_detail(const cd_output *o, char *buf, size_t len) {
+    const cs_result *r = &o->result;
+    int n = 0;
+    buf[0] = '\0';
+    switch (r->answer) {
+    case CS_ANSWER_SOLVER:
+        if (r->status != CS_CONVERGED) {
+            n = snprintf(buf, len, "solver: %s", cs_status_name(r->primary));
+        }
+        break;
+    case CS_ANSWER_ITERATE:
+        n = snprintf(buf, len, "best iterate at the deadline (%s)", cs_status_name(r->primary));
+        break;
+    case CS_ANSWER_LAST_CERTIFIED:
+        n = snprintf(buf, len, "fallback: the last certified answer (%d of %d contacts carried "
+                     "over, new ones zero); solver: %s", r->carried, r->nc,
+                     cs_status_name(r->primary));
+        break;
+    case CS_ANSWER_NONE:
+        n = snprintf(buf, len, "no answer: no certified answer exists for these contacts, "
+                     "forces are zero; solver: %s", cs_status_name(r->primary));
+        break;
+    }
+    if (!o->timing.deadline_met && n >= 0 && (size_t)n < len) {
+        snprintf(buf + n, len - (size_t)n, "%sdeadline missed by %lld ns: %s", n ? "; " : "",
+                 (long long)(o->timing.solve_start_ns + o->timing.solve_ns -
+                             o->timing.deadline_ns),
+                 miss_names[o->timing.miss]);
+    }
+}
+
 static void drain(struct conn *c) {
     cd_output *o;
     while (c->session && (o = cd_session_result_peek(c->session))) {
-        char buf[160];
-        const char *detail = NULL;
-        const cs_status st = o->result.status;
-        if (st == CS_DEADLINE && o->late_start) {
-            snprintf(buf, sizeof buf, "deadline: the tick reached this session %lld ns after its "
-                     "deadline; fallback answer",
-                     (long long)(o->timing.solve_start_ns - o->timing.deadline_ns));
-            detail = buf;
-        } else if (st != CS_CONVERGED) {
-            snprintf(buf, sizeof buf, "solver: %s", cs_status_name(st));
-            detail = buf;
-        }
+        char detail[sizeof c->result_msg.detail];
+        result_detail(o, detail, sizeof detail);
         o->timing.sent_ns = cd_clock_ns();
         const Contactd__V1__ServerMessage *env =
             cd_codec_result_build(&c->result_msg, &o->result, &o->timing, o->tick, detail);
@@ -525,7 +790,19 @@ static void on_wake(uv_async_t *a) {
     for (struct conn *c = s->conns; c; c = c->next) {
         drain(c);
     }
-    (void)cd_session_table_reap(s->table);
+    // Sessions the workers let go of are freed on the pool, and their bytes returned then.
+    cd_session *gone;
+    while ((gone = cd_session_table_reap(s->table))) {
+        struct admission *f = calloc(1, sizeof *f);
+        if (!f) {
+            s->reserved_bytes -= cd_session_bytes(cd_session_params_of(gone));
+            cd_session_free(gone);
+            continue;
+        }
+        *f = (struct admission){.srv = s, .session = gone,
+                                .bytes = cd_session_bytes(cd_session_params_of(gone))};
+        free_later(f);
+    }
 }
 
 int cd_server_new(uv_loop_t *loop, const cd_config *cfg, cd_session_table *t, cd_server **ret) {
@@ -666,7 +943,7 @@ static int listen_tcp(cd_server *s, int fd, int *ret_port, char *host, size_t ho
     return r;
 }
 
-int cd_server_listen(cd_server *s, const cd_loop *ticker, int unix_fd, int tcp_fd, char *err,
+int cd_server_listen(cd_server *s, cd_loop *ticker, int unix_fd, int tcp_fd, char *err,
                      size_t errlen) {
     s->ticker = ticker;
     char path[CD_SOCKET_PATH_MAX] = "";

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The I/O side of contactd: libuv listeners on a Unix-domain socket and TCP, one connection per
  * client, the protocol (Hello/Welcome, Frame, StatsRequest/Stats, Error), decoding and
- * validating frames straight into the session's input slot, and writing the results the tick
- * thread leaves in each session's ring when it wakes the loop. A client can only ever end its own
+ * validating frames straight into the session's mailbox, admitting and freeing sessions on
+ * libuv's thread pool (never on this thread or a worker), and writing the results the workers
+ * leave in each session's ring when it wakes the loop. A client can only ever end its own
  * connection: bad input gets an Error naming the field, oversized or undecodable bytes an Error
  * and a clean close, a slow reader loses results (counted) instead of growing our memory. */
 #ifndef CONTACTD_IO_SERVER_H
@@ -17,18 +18,18 @@
 typedef struct cd_server cd_server;
 
 /* A server on loop for the sessions of t, configured by cfg (which must outlive it). It owns the
- * uv_async_t the tick thread wakes it with (cd_server_wake). Sets *ret and returns 0, or a
+ * uv_async_t the workers wake it with (cd_server_wake). Sets *ret and returns 0, or a
  * negative errno. thread: io. */
 int cd_server_new(uv_loop_t *loop, const cd_config *cfg, cd_session_table *t, cd_server **ret);
 
-/* The handle the tick thread passes to uv_async_send (cd_loop_new). thread: any. */
+/* The handle the workers pass to uv_async_send (cd_loop_new). thread: any. */
 uv_async_t *cd_server_wake(cd_server *s);
 
 /* Starts listening: on unix_fd / tcp_fd when they are >= 0 (socket activation), else on the
  * configured socket path (a stale socket file is replaced; a live one is an error) and TCP
- * address. ticker supplies the rate, budget and tick statistics for Welcome and Stats. Returns 0,
+ * address. ticker supplies the tick grid, the workers (placement, kicks) and their statistics for Welcome and Stats. Returns 0,
  * or a negative errno with the reason (naming the address) in err. thread: io. */
-int cd_server_listen(cd_server *s, const cd_loop *ticker, int unix_fd, int tcp_fd, char *err,
+int cd_server_listen(cd_server *s, cd_loop *ticker, int unix_fd, int tcp_fd, char *err,
                      size_t errlen);
 
 /* Where the server listens, e.g. "unix:/run/contactd/contactd.sock tcp:127.0.0.1:7411", with the
@@ -37,7 +38,7 @@ int cd_server_listen(cd_server *s, const cd_loop *ticker, int unix_fd, int tcp_f
 const char *cd_server_address(const cd_server *s);
 
 /* Stops listening and closes every connection (their sessions are closed) and the wake handle.
- * The tick thread must already be stopped (it could otherwise send to a closed handle). Run the
+ * The workers must already be stopped (it could otherwise send to a closed handle). Run the
  * loop until it has no more handles, then call cd_server_free. Idempotent. thread: io. */
 void cd_server_close(cd_server *s);
 

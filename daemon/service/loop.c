@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* The fixed-rate tick thread (see loop.h). Tick k is scheduled at t0 + k * period on the
- * CLOCK_MONOTONIC grid, slept for with TIMER_ABSTIME so no error accumulates, and its deadline is
- * its scheduled start plus the budget (not its actual wake-up), so a late wake-up shortens the
- * budget instead of moving the grid. */
+/* The worker threads (see loop.h). Worker 2c is CPU c's foreground worker and 2c + 1 its
+ * background worker; each is the other's partner for moving sessions between the two. A worker
+ * sleeps on a futex word with an absolute CLOCK_MONOTONIC timeout at the next tick, so no error
+ * accumulates and a kick from the I/O thread ends the sleep at once. The kick is a Dekker pair:
+ * the worker announces that it sleeps and then checks the word, the I/O thread bumps the word and
+ * then checks the announcement, both sequentially consistent, so either the worker sees the bump
+ * or the I/O thread sees the sleeper (and wakes it). */
 #include "service/loop.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -14,41 +18,78 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "service/clock.h"
+#include "service/sched.h"
 #include "sys/log.h"
+
+/* Nice value of a background worker when SCHED_FIFO is not available: the kernel then gives the
+ * foreground worker on the same CPU about 98 % of it whenever both want to run. */
+#define BACKGROUND_NICE 19
+
+struct worker {
+    cd_loop *loop;
+    cd_sched sched;          /* worker */
+    pthread_t thread;        /* io */
+    bool created;            /* io */
+    int cpu;                 /* io: -1 = unpinned */
+    _Atomic uint32_t kick;   /* io bumps it, the worker sleeps on it */
+    _Atomic bool sleeping;   /* the worker announces its futex wait */
+    _Atomic uint64_t ticks;  /* worker: wake-ups at a tick */
+    _Atomic uint64_t overruns; /* worker: runs that ended after the next tick */
+    cd_counter wake_late_ns; /* worker: lateness of each wake-up at a tick */
+};
 
 struct cd_loop {
     cd_session_table *table;
     uv_async_t *wake;
-    int64_t period_ns;
-    int64_t budget_ns;
     cd_loop_params p;
-    pthread_t thread;        /* io */
+    int64_t period_ns;
+    int64_t epoch_ns;        /* io writes before the workers start */
     bool started;            /* io */
     bool realtime;           /* io: SCHED_FIFO obtained */
-    _Atomic bool running;    /* io writes, rt reads */
-    _Atomic uint64_t ticks;  /* rt */
-    _Atomic uint64_t overruns; /* rt */
-    cd_counter wake_late_ns; /* rt */
+    _Atomic bool running;    /* io writes, workers read */
+    int n;                   /* threads: 2 * p.workers */
+    struct worker w[];
 };
 
 cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_async_s *wake) {
-    if (p->rate_hz < 1 || p->rate_hz > 100000 || !(p->deadline_fraction > 0.0) ||
-        p->deadline_fraction > 1.0 || p->priority < 1 || p->priority > 99 || p->cpu < -1) {
+    if (p->rate_hz < 1 || p->rate_hz > 100000 || p->workers < 1 || p->workers > 256 ||
+        p->long_solve_ns <= 0 || p->priority < 2 || p->priority > 99 || p->cpu < -1) {
         return NULL;
     }
-    cd_loop *l = calloc(1, sizeof *l);
+    const int n = 2 * p->workers;
+    cd_loop *l = calloc(1, sizeof *l + (size_t)n * sizeof l->w[0]);
     if (!l) {
         return NULL;
     }
     l->table = t;
     l->wake = wake;
     l->p = *p;
+    l->n = n;
     l->period_ns = CD_NS_PER_S / p->rate_hz;
-    l->budget_ns = (int64_t)(p->deadline_fraction * (double)l->period_ns);
     atomic_init(&l->running, false);
+    for (int i = 0; i < n; i++) {
+        struct worker *w = &l->w[i];
+        w->loop = l;
+        w->cpu = -1;
+        w->sched = (cd_sched){
+            .table = t,
+            .worker = i,
+            .partner = i ^ 1,
+            .background = i & 1,
+            .long_ns = p->long_solve_ns,
+            .period_ns = l->period_ns,
+            .clock_ns = cd_clock_ns,
+        };
+        atomic_init(&w->kick, 0);
+        atomic_init(&w->sleeping, false);
+    }
     return l;
 }
 
@@ -56,50 +97,123 @@ void cd_loop_free(cd_loop *l) {
     free(l);
 }
 
-// thread: rt. The whole life of the tick thread; no malloc, no locks, no logging.
-static void *tick_main(void *arg) {
-    cd_loop *l = arg;
-    int64_t next = cd_clock_ns() + l->period_ns;
-    uint64_t tick = 0;
-    // acquire: pairs with the release in cd_loop_stop; nothing else is published through it,
-    // it only ends the loop.
+// Sleeps until the absolute CLOCK_MONOTONIC time t_ns unless the kick word moves from seen.
+// Returns true when the time came (not a kick).
+static bool sleep_until(struct worker *w, uint32_t seen, int64_t t_ns) {
+    const struct timespec ts = {.tv_sec = t_ns / CD_NS_PER_S, .tv_nsec = t_ns % CD_NS_PER_S};
+    // seq_cst: the announcement must be visible before we look at the word (see the file
+    // header); pairs with the seq_cst bump and load in cd_loop_kick.
+    atomic_store(&w->sleeping, true);
+    bool timed_out = false;
+    if (atomic_load(&w->kick) == seen) {
+        // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. EINTR and EAGAIN (the word
+        // moved) just end the wait; the caller looks at the clock and the sessions again.
+        const long r = syscall(SYS_futex, &w->kick, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, seen,
+                               &ts, NULL, FUTEX_BITSET_MATCH_ANY);
+        timed_out = r < 0 && errno == ETIMEDOUT;
+    }
+    atomic_store(&w->sleeping, false);
+    return timed_out || cd_clock_ns() >= t_ns;
+}
+
+// Ends w's sleep, or its next one: see the file header for the pairing.
+static void kick(struct worker *w) {
+    // seq_cst: pairs with the seq_cst announcement and load in sleep_until; the bump also
+    // releases the frame the I/O thread queued before it (acquired in worker_main).
+    atomic_fetch_add(&w->kick, 1);
+    if (atomic_load(&w->sleeping)) {
+        (void)syscall(SYS_futex, &w->kick, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+    }
+}
+
+// thread: worker. The whole life of a worker; no malloc, no locks, no logging.
+static void *worker_main(void *arg) {
+    struct worker *w = arg;
+    cd_loop *l = w->loop;
+    // "cd-fg0", "cd-bg0", ...: what top -H shows, and what the allocation tests count by.
+    char name[16];
+    snprintf(name, sizeof name, "cd-%s%u", w->sched.background ? "bg" : "fg",
+             (unsigned)(w->sched.worker / 2) % 256u);
+    (void)pthread_setname_np(pthread_self(), name);
+    if (w->sched.background && !l->realtime) {
+        // Without SCHED_FIFO the background worker yields to the foreground one by weight.
+        (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), BACKGROUND_NICE);
+    }
+    int64_t late = 0;
+    // acquire: pairs with the release in cd_loop_stop; nothing else is published through it.
     while (atomic_load_explicit(&l->running, memory_order_acquire)) {
-        cd_clock_sleep_until(next);
-        cd_counter_add(&l->wake_late_ns, cd_clock_ns() - next);
-        tick++;
-        cd_stat_inc(&l->ticks);
-        if (cd_session_table_tick(l->table, tick, next + l->budget_ns) > 0) {
+        // acquire: pairs with the release bump in cd_loop_kick (the frame it announces).
+        const uint32_t seen = atomic_load_explicit(&w->kick, memory_order_acquire);
+        int64_t next;
+        int moved;
+        if (cd_sched_run(&w->sched, late, &next, &moved) > 0) {
             // One non-blocking eventfd write; libuv coalesces wakes the I/O loop has not seen.
             (void)uv_async_send(l->wake);
         }
-        next += l->period_ns;
-        const int64_t done = cd_clock_ns();
-        if (done > next) {
-            // The work ran into the next tick. That tick starts late (its lateness is recorded);
-            // whole periods already gone are skipped rather than run back to back.
-            cd_stat_inc(&l->overruns);
-            next += (done - next) / l->period_ns * l->period_ns;
+        if (moved > 0) {
+            // The partner takes the moved sessions now rather than at its next tick.
+            kick(&l->w[w->sched.partner]);
+        }
+        if (cd_clock_ns() >= next) {
+            // The work ran into the next tick: count it and look again at once.
+            cd_stat_inc(&w->overruns);
+            late = 0;
+            continue;
+        }
+        if (sleep_until(w, seen, next)) {
+            late = cd_clock_ns() - next;
+            cd_stat_inc(&w->ticks);
+            cd_counter_add(&w->wake_late_ns, late);
+        } else {
+            late = 0;
         }
     }
     return NULL;
 }
 
-// The CPU to pin to: p->cpu, or the highest-numbered CPU this process may run on (CPU 0 usually
-// takes the most interrupts). Returns -1 when there is none to choose.
-static int pick_cpu(const cd_loop *l) {
-    if (l->p.cpu >= 0) {
-        return l->p.cpu;
-    }
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) < 0) {
-        return -1;
-    }
-    for (int cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--) {
-        if (CPU_ISSET(cpu, &set)) {
-            return cpu;
+void cd_loop_kick(cd_loop *l, const cd_session *s) {
+    kick(&l->w[cd_session_worker(s)]);
+}
+
+int cd_loop_place(const cd_loop *l) {
+    // Sum the measured cost of every session by the CPU it runs on (either worker of the pair).
+    int64_t load[256] = {0};
+    for (int i = 0; i < cd_session_table_size(l->table); i++) {
+        const cd_session *s = cd_session_table_at(l->table, i);
+        if (s) {
+            load[cd_session_worker(s) / 2] += cd_session_cost_ns(s);
         }
     }
-    return -1;
+    int best = 0;
+    for (int c = 1; c < l->p.workers; c++) {
+        best = load[c] < load[best] ? c : best;
+    }
+    return 2 * best;
+}
+
+// The CPUs the workers are pinned to, into cpus[p.workers]: p.cpu downwards, or the highest CPUs
+// this process may run on (CPU 0 usually takes the most interrupts). Workers beyond the CPUs
+// available share them round-robin. Returns false when there is no CPU to choose.
+static bool pick_cpus(const cd_loop *l, int *cpus) {
+    cpu_set_t set;
+    if (l->p.cpu >= 0) {
+        for (int c = 0; c < l->p.workers; c++) {
+            cpus[c] = l->p.cpu - c >= 0 ? l->p.cpu - c : l->p.cpu;
+        }
+        return true;
+    }
+    if (sched_getaffinity(0, sizeof set, &set) < 0 || CPU_COUNT(&set) == 0) {
+        return false;
+    }
+    int c = 0;
+    while (c < l->p.workers) {
+        for (int cpu = CPU_SETSIZE - 1; cpu >= 0 && c < l->p.workers; cpu--) {
+            if (CPU_ISSET(cpu, &set)) {
+                cpus[c++] = cpu;
+            }
+        }
+    }
+    return true;
 }
 
 // Returns true when all present and future memory of the process is locked.
@@ -118,14 +232,15 @@ static bool lock_memory(void) {
 #endif
 }
 
-static int create_thread(cd_loop *l, bool fifo) {
+// Creates w's thread, at SCHED_FIFO priority prio when prio > 0. Returns 0 or an errno.
+static int create_thread(struct worker *w, int prio) {
     pthread_attr_t attr;
     int r = pthread_attr_init(&attr);
     if (r != 0) {
         return r;
     }
-    if (fifo) {
-        const struct sched_param sp = {.sched_priority = l->p.priority};
+    if (prio > 0) {
+        const struct sched_param sp = {.sched_priority = prio};
         r = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
         if (r == 0) {
             r = pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
@@ -134,17 +249,37 @@ static int create_thread(cd_loop *l, bool fifo) {
             r = pthread_attr_setschedparam(&attr, &sp);
         }
     }
+    if (r == 0 && w->cpu >= 0 && w->cpu < CPU_SETSIZE) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(w->cpu, &set);
+        r = pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+    }
     if (r == 0) {
-        // The tick thread starts with every signal blocked (it inherits the mask), so signal
-        // handlers run on the I/O thread and never interrupt a solve.
+        // Workers start with every signal blocked (they inherit the mask), so signal handlers
+        // run on the I/O thread and never interrupt a solve.
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        r = pthread_create(&l->thread, &attr, tick_main, l);
+        r = pthread_create(&w->thread, &attr, worker_main, w);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     pthread_attr_destroy(&attr);
+    w->created = r == 0;
     return r;
+}
+
+// Stops and joins the workers created so far.
+static void join_workers(cd_loop *l) {
+    // release: pairs with the acquire in worker_main.
+    atomic_store_explicit(&l->running, false, memory_order_release);
+    for (int i = 0; i < l->n; i++) {
+        if (l->w[i].created) {
+            kick(&l->w[i]);
+            pthread_join(l->w[i].thread, NULL);
+            l->w[i].created = false;
+        }
+    }
 }
 
 int cd_loop_start(cd_loop *l) {
@@ -152,46 +287,54 @@ int cd_loop_start(cd_loop *l) {
         return -EALREADY;
     }
     const bool locked = l->p.realtime && lock_memory();
-    // release: pairs with the acquire in tick_main (and the thread start orders it anyway).
+    int cpus[256];
+    const bool pinned = l->p.realtime && pick_cpus(l, cpus);
+    l->epoch_ns = cd_clock_ns();
+    for (int i = 0; i < l->n; i++) {
+        l->w[i].sched.epoch_ns = l->epoch_ns;
+        l->w[i].cpu = pinned ? cpus[i / 2] : -1;
+    }
+    // release: pairs with the acquire in worker_main (and thread creation orders it anyway).
     atomic_store_explicit(&l->running, true, memory_order_release);
-    int r = l->p.realtime ? create_thread(l, true) : EPERM;
-    l->realtime = r == 0;
+    // SCHED_FIFO for all or for none: a foreground worker must always outrank its background.
+    l->realtime = l->p.realtime;
+    int r = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        r = 0;
+        for (int i = 0; i < l->n && r == 0; i++) {
+            const int prio = l->realtime ? l->p.priority - (i & 1) : 0;
+            r = create_thread(&l->w[i], prio);
+            if (r != 0 && l->w[i].cpu >= 0) {
+                // The CPU may be outside a container's set: run unpinned rather than not at all.
+                cd_log(CD_LOG_WARNING, "pinning worker %d to CPU %d refused (%s), continuing "
+                       "unpinned", i, l->w[i].cpu, strerror(r));
+                l->w[i].cpu = -1;
+                r = create_thread(&l->w[i], prio);
+            }
+        }
+        if (r == 0 || !l->realtime) {
+            break;
+        }
+        join_workers(l);
+        atomic_store_explicit(&l->running, true, memory_order_release);
+        cd_log(CD_LOG_WARNING, "SCHED_FIFO refused (%s), continuing at normal priority",
+               strerror(r));
+        l->realtime = false;
+    }
     if (r != 0) {
-        if (l->p.realtime) {
-            cd_log(CD_LOG_WARNING, "SCHED_FIFO refused (%s), continuing at normal priority",
-                   strerror(r));
-        }
-        r = create_thread(l, false);
-        if (r != 0) {
-            atomic_store_explicit(&l->running, false, memory_order_relaxed);
-            cd_log(CD_LOG_ERR, "cannot start the tick thread: %s", strerror(r));
-            return -r;
-        }
+        join_workers(l);
+        cd_log(CD_LOG_ERR, "cannot start the workers: %s", strerror(r));
+        return -r;
     }
     l->started = true;
-    int cpu = -1;
-    if (l->p.realtime) {
-        cpu = pick_cpu(l);
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        if (cpu >= 0 && cpu < CPU_SETSIZE) {
-            CPU_SET(cpu, &set);
-        }
-        r = cpu >= 0 ? pthread_setaffinity_np(l->thread, sizeof set, &set) : EINVAL;
-        if (r != 0) {
-            cd_log(CD_LOG_WARNING, "pinning the tick thread to CPU %d refused (%s), continuing "
-                   "unpinned", cpu, strerror(r));
-            cpu = -1;
-        }
+    char where[64] = "unpinned";
+    if (l->w[0].cpu >= 0) {
+        snprintf(where, sizeof where, "first on CPU %d", l->w[0].cpu);
     }
-    char where[32] = "";
-    if (cpu >= 0) {
-        snprintf(where, sizeof where, " on CPU %d", cpu);
-    }
-    cd_log(CD_LOG_INFO,
-           "tick thread: %d Hz, deadline %lld ns after each tick start, %s%s, memory %s",
-           l->p.rate_hz, (long long)l->budget_ns, l->realtime ? "SCHED_FIFO" : "normal priority",
-           where, locked ? "locked" : "pageable");
+    cd_log(CD_LOG_INFO, "workers: %d CPU(s) x (foreground + background), %d Hz ticks, %s, %s, "
+           "memory %s, solves over %lld ns run in the background", l->p.workers, l->p.rate_hz,
+           l->realtime ? "SCHED_FIFO" : "normal priority", where, locked ? "locked" : "pageable",
+           (long long)l->p.long_solve_ns);
     return 0;
 }
 
@@ -199,27 +342,47 @@ void cd_loop_stop(cd_loop *l) {
     if (!l->started) {
         return;
     }
-    // release: pairs with the acquire in tick_main.
-    atomic_store_explicit(&l->running, false, memory_order_release);
-    pthread_join(l->thread, NULL);
+    join_workers(l);
     l->started = false;
+}
+
+int64_t cd_loop_epoch_ns(const cd_loop *l) {
+    return l->epoch_ns;
 }
 
 int64_t cd_loop_period_ns(const cd_loop *l) {
     return l->period_ns;
 }
 
-int64_t cd_loop_budget_ns(const cd_loop *l) {
-    return l->budget_ns;
+int cd_loop_workers(const cd_loop *l) {
+    return l->p.workers;
 }
 
 uint64_t cd_loop_ticks(const cd_loop *l) {
-    return cd_stat_get(&l->ticks);
+    uint64_t n = 0;
+    for (int i = 0; i < l->n; i++) {
+        n += cd_stat_get(&l->w[i].ticks);
+    }
+    return n;
 }
 
 void cd_loop_stats(const cd_loop *l, cd_stats *ret) {
-    ret->ticks = cd_stat_get(&l->ticks);
-    ret->overruns = cd_stat_get(&l->overruns);
-    cd_counter_read(&l->wake_late_ns, &ret->wake_late_ns);
+    // Ticks and lateness are the foreground workers': every one of them wakes at every tick.
+    ret->ticks = ret->overruns = 0;
+    ret->wake_late_ns = (cd_counter_value){0};
+    for (int i = 0; i < l->n; i++) {
+        const struct worker *w = &l->w[i];
+        cd_counts_add(&w->sched.counts, ret);
+        ret->overruns += cd_stat_get(&w->overruns);
+        if (i & 1) {
+            continue;
+        }
+        ret->ticks += cd_stat_get(&w->ticks);
+        cd_counter_value v;
+        cd_counter_read(&w->wake_late_ns, &v);
+        ret->wake_late_ns.count += v.count;
+        ret->wake_late_ns.sum += v.sum;
+        ret->wake_late_ns.max = v.max > ret->wake_late_ns.max ? v.max : ret->wake_late_ns.max;
+    }
     ret->realtime = l->realtime;
 }

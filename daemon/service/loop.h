@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The tick thread: wakes at a fixed rate on absolute CLOCK_MONOTONIC times, steps every session
- * with a new frame under the tick's deadline, and wakes the I/O loop (uv_async_send, its only
- * libuv call) when results are ready. Records the lateness of every wake-up and counts overruns.
- * Memory locking, SCHED_FIFO and CPU affinity are attempted when asked for; whatever is refused
- * is logged and the loop runs without it. */
+/* The real-time workers and the tick grid. Ticks are at epoch + k * period on CLOCK_MONOTONIC.
+ * Each worker CPU runs two threads: a foreground worker for the sessions whose solves are short
+ * and, one priority below it on the same CPU, a background worker for the expensive ones, so the
+ * kernel preempts a long solve whenever short work is due. A worker sleeps until the next tick or
+ * until the I/O thread kicks it (a request-mode frame arrived), then runs its due solves earliest
+ * deadline first (sched.h) and wakes the I/O loop (uv_async_send, the only libuv call here) when
+ * results are ready. Memory locking, SCHED_FIFO and CPU affinity are attempted when asked for;
+ * whatever is refused is logged and the workers run without it. */
 #ifndef CONTACTD_SERVICE_LOOP_H
 #define CONTACTD_SERVICE_LOOP_H
 #include <stdbool.h>
@@ -14,40 +17,53 @@
 struct uv_async_s;
 
 typedef struct cd_loop_params {
-    int rate_hz;              /* ticks per second, 1..100000 */
-    double deadline_fraction; /* deadline = tick start + fraction * period; in (0, 1] */
-    bool realtime;            /* attempt mlockall, SCHED_FIFO and CPU affinity */
-    int priority;             /* SCHED_FIFO priority, 1..99 */
-    int cpu;                  /* CPU for the tick thread; -1 = the highest CPU allowed */
+    int rate_hz;           /* ticks per second, 1..100000 */
+    int workers;           /* worker CPUs, >= 1 (two threads each) */
+    int64_t long_solve_ns; /* sessions whose solves take longer run in the background, > 0 */
+    bool realtime;         /* attempt mlockall, SCHED_FIFO and CPU affinity */
+    int priority;          /* foreground SCHED_FIFO priority, 2..99 (background: one less) */
+    int cpu;               /* first worker's CPU, further workers the next lower ones; -1 = the
+                            * highest CPUs allowed */
 } cd_loop_params;
 
-/* thread: io creates, starts, stops and frees it; the tick thread runs inside. */
+/* thread: io creates, starts, stops and frees it; the workers run inside. */
 typedef struct cd_loop cd_loop;
 
-/* A stopped loop over the sessions of t that sends wake whenever a tick leaves work for the I/O
+/* Stopped workers over the sessions of t that send wake whenever they leave work for the I/O
  * thread. Returns NULL on bad parameters or no memory. thread: io. */
 cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_async_s *wake);
 
 /* Frees a stopped loop. Accepts NULL. thread: io. */
 void cd_loop_free(cd_loop *l);
 
-/* Starts the tick thread; attempts (when p->realtime) mlockall(MCL_CURRENT | MCL_FUTURE),
- * SCHED_FIFO at p->priority and pinning to p->cpu, logging each refusal. Returns 0, or a
- * negative errno when no thread could be created at all. thread: io. */
+/* Fixes the tick grid's epoch (now) and starts the workers; attempts (when p->realtime)
+ * mlockall(MCL_CURRENT | MCL_FUTURE), SCHED_FIFO and pinning, logging each refusal. Returns 0,
+ * or a negative errno when a worker could not be created at all. thread: io. */
 int cd_loop_start(cd_loop *l);
 
-/* Stops and joins the tick thread (within one period). Idempotent. thread: io. */
+/* Stops and joins every worker (within one period). Idempotent. thread: io. */
 void cd_loop_stop(cd_loop *l);
 
-/* The tick period and the solve budget after each tick start, ns. thread: any. */
+/* The tick grid: a CLOCK_MONOTONIC time of one tick, and the period, ns. thread: any. */
+int64_t cd_loop_epoch_ns(const cd_loop *l);
 int64_t cd_loop_period_ns(const cd_loop *l);
-int64_t cd_loop_budget_ns(const cd_loop *l);
 
-/* Ticks so far (the watchdog checks that it moves). thread: any. rt-safe: yes. */
+/* Foreground workers (= worker CPUs). thread: any. */
+int cd_loop_workers(const cd_loop *l);
+
+/* The worker a new session goes to: the foreground worker whose sessions cost least, by their
+ * measured solve times. thread: io. */
+int cd_loop_place(const cd_loop *l);
+
+/* Wakes the worker that owns s now (a request-mode frame is waiting). thread: io.
+ * rt-safe: yes (one atomic add; a futex wake only when the worker sleeps). */
+void cd_loop_kick(cd_loop *l, const cd_session *s);
+
+/* Worker wake-ups at ticks so far (the watchdog checks that they move). thread: any. */
 uint64_t cd_loop_ticks(const cd_loop *l);
 
-/* Fills ticks, overruns, wake_late_ns and realtime of *ret; other fields untouched.
- * thread: any. */
+/* Fills ticks, overruns, wake_late_ns and realtime of *ret and adds the workers' frame and solve
+ * counts (cd_counts_add); other fields untouched. thread: any. */
 void cd_loop_stats(const cd_loop *l, cd_stats *ret);
 
 #endif /* CONTACTD_SERVICE_LOOP_H */

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Session admission, stepping and release (see session.h).
+/* Sessions: their memory, mailboxes and one solve (see session.h).
  *
  * Each table entry moves through FREE -> LIVE -> CLOSING -> RETIRED -> FREE. The I/O thread makes
- * every transition except CLOSING -> RETIRED, which the tick thread makes when it sees a closed
- * session and promises never to touch it again; only then does the I/O thread free the memory.
- * So the tick thread never waits for the I/O thread, and the I/O thread never frees a session
- * the tick thread may be stepping. Frames travel I/O -> tick thread through a latest-value slot,
- * results tick thread -> I/O through an SPSC ring; both are lock-free. */
+ * every transition except CLOSING -> RETIRED, which the session's worker makes when it sees a
+ * closed session and promises never to touch it again; only then does the I/O thread take it out
+ * of the table (and an admission thread free it). So no worker waits for the I/O thread, and no
+ * session is freed while a worker may be stepping it. Frames travel I/O -> worker through a
+ * latest-value slot (stream) or an SPSC queue (request), results worker -> I/O through an SPSC
+ * ring; all are lock-free. */
 #include "service/session.h"
 
 #include <errno.h>
@@ -15,25 +16,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service/clock.h"
 #include "service/ring.h"
 #include "service/slot.h"
 #include "solver/contact.h"
 
 enum entry_state { FREE, LIVE, CLOSING, RETIRED };
 
+/* A solve that starts more than this after its release started late: the miss is the host's or
+ * the scheduler's, not the solver's. 50 us is the issue's bound on a solver's own overrun. */
+#define LATE_START_NS 50000
+
 struct cd_session {
-    cd_session_table *table;
-    int entry;               /* index in table->e */
+    cd_session_table *table; /* io: set on insertion */
+    int entry;               /* io: index in table->e */
     uint64_t id;
-    cs_limits lim;
-    cs_solver default_solver;
-    cs_workspace *ws;        /* rt while LIVE */
-    cs_warmstart *warm;      /* rt while LIVE */
-    cd_slot in;              /* producer io, consumer rt */
-    cd_frame frames[3];      /* the slot's buffers */
-    cd_ring out;             /* producer rt, consumer io; elements are cd_output */
-    cd_output spare;         /* rt: solved into when the ring is full, then dropped */
+    cd_session_params p;
+    _Atomic int worker;      /* owning worker writes, anyone reads */
+    cs_workspace *ws;        /* worker */
+    cs_warmstart *warm;      /* worker */
+    cd_slot in;              /* stream: producer io, consumer worker */
+    cd_ring queue;           /* request: producer io, consumer worker; elements are cd_frame */
+    cd_frame frames[3];      /* stream: the slot's buffers */
+    cd_frame *held;          /* worker, stream: taken, waiting for the tick after its arrival */
+    int64_t tat_ns;          /* io, request: the rate limit's theoretical arrival time */
+    cd_ring out;             /* producer worker, consumer io; elements are cd_output */
+    cd_output spare;         /* worker: solved into when the ring is full, then dropped */
+    _Atomic int64_t cost_ns; /* worker writes: moving average of solve times */
     void *mem;               /* frame and result arrays, one block */
     cd_counts counts;
 };
@@ -46,10 +54,120 @@ struct entry {
 struct cd_session_table {
     int n;
     uint64_t next_id;        /* io */
-    _Atomic uint32_t open;   /* io writes: sessions admitted and not closed */
-    cd_counts counts;        /* daemon-wide, same writers as the sessions' own counters */
+    _Atomic uint32_t open;   /* io writes: sessions inserted and not closed */
+    cd_counts counts;        /* io's daemon-wide counts (workers keep their own) */
     struct entry e[];
 };
+
+static size_t round64(size_t n) {
+    return (n + 63) / 64 * 64;
+}
+
+static size_t frame_bytes(const cs_limits *lim) {
+    return round64((size_t)lim->max_bodies * sizeof(cs_body)) +
+           round64((size_t)lim->max_contacts * sizeof(cs_contact));
+}
+
+static size_t result_bytes(const cs_limits *lim) {
+    return round64(cs_result_size(lim));
+}
+
+static int frames_of(const cd_session_params *p) {
+    return p->mode == CD_MODE_REQUEST ? CD_REQUEST_QUEUE : 3;
+}
+
+// The array block alone (frames and results); the rings' element tables are in the formula's
+// sizeof(cd_output) term.
+static size_t arrays_bytes(const cd_session_params *p) {
+    return (size_t)frames_of(p) * frame_bytes(&p->lim) +
+           (CD_SESSION_RESULTS + 1) * result_bytes(&p->lim);
+}
+
+size_t cd_session_bytes(const cd_session_params *p) {
+    return round64(cs_workspace_size(&p->lim)) + round64(cs_warmstart_size(&p->lim)) +
+           arrays_bytes(p) + round64((CD_SESSION_RESULTS + 1) * sizeof(cd_output)) +
+           round64(sizeof(cd_session));
+}
+
+void cd_session_free(cd_session *s) {
+    if (!s) {
+        return;
+    }
+    cd_ring_fini(&s->out);
+    cd_ring_fini(&s->queue);
+    cs_workspace_free(s->ws);
+    cs_warmstart_free(s->warm);
+    free(s->mem);
+    free(s);
+}
+
+// Allocates the frame and result arrays in one block, writes every page of it, and points the
+// frame buffers, every ring element and the spare output into it.
+static int session_alloc_arrays(cd_session *s) {
+    const size_t frame = frame_bytes(&s->p.lim), result = result_bytes(&s->p.lim);
+    const size_t bodies = round64((size_t)s->p.lim.max_bodies * sizeof(cs_body));
+    const size_t size = arrays_bytes(&s->p);
+    unsigned char *mem = aligned_alloc(64, size);
+    if (!mem) {
+        return -ENOMEM;
+    }
+    // Touch every page now, on this admission thread, so no worker takes a page fault on them.
+    memset(mem, 0, size);
+    s->mem = mem;
+    for (int i = 0; i < frames_of(&s->p); i++) {
+        cd_frame *f = s->p.mode == CD_MODE_REQUEST ? cd_ring_at(&s->queue, (size_t)i)
+                                                   : &s->frames[i];
+        f->scene.bodies = (cs_body *)mem;
+        f->scene.contacts = (cs_contact *)(mem + bodies);
+        mem += frame;
+    }
+    for (size_t i = 0; i < CD_SESSION_RESULTS; i++) {
+        cd_output *o = cd_ring_at(&s->out, i);
+        cs_result_init(&o->result, mem, &s->p.lim);
+        mem += result;
+    }
+    cs_result_init(&s->spare.result, mem, &s->p.lim);
+    return 0;
+}
+
+static bool params_are_valid(const cd_session_params *p) {
+    return p->lim.max_bodies >= 1 && p->lim.max_contacts >= 0 && p->lim.max_dirs >= 0 &&
+           p->lim.solvers != 0 && p->default_solver > CS_SOLVER_DEFAULT &&
+           p->default_solver < CS_SOLVER_COUNT && cs_limits_allow(&p->lim, p->default_solver) &&
+           (p->mode == CD_MODE_STREAM || p->mode == CD_MODE_REQUEST) && p->budget_ns > 0 &&
+           p->period_ns > 0;
+}
+
+cd_session *cd_session_new(const cd_session_params *p) {
+    if (!params_are_valid(p)) {
+        return NULL;
+    }
+    cd_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        return NULL;
+    }
+    s->p = *p;
+    atomic_init(&s->worker, 0);
+    atomic_init(&s->cost_ns, 0);
+    if (cd_ring_init(&s->out, CD_SESSION_RESULTS, sizeof(cd_output)) < 0 ||
+        (p->mode == CD_MODE_REQUEST &&
+         cd_ring_init(&s->queue, CD_REQUEST_QUEUE, sizeof(cd_frame)) < 0)) {
+        goto out_free;
+    }
+    s->ws = cs_workspace_new(&p->lim);
+    s->warm = cs_warmstart_new(&p->lim);
+    if (!s->ws || !s->warm || session_alloc_arrays(s) < 0) {
+        goto out_free;
+    }
+    // LAPACK and BLIS fill their internal buffers on first use: do it here, not on a worker.
+    cs_workspace_warm_up(s->ws);
+    cd_slot_init(&s->in, &s->frames[0], &s->frames[1], &s->frames[2]);
+    return s;
+
+out_free:
+    cd_session_free(s);
+    return NULL;
+}
 
 cd_session_table *cd_session_table_new(int max_sessions) {
     if (max_sessions < 1 || max_sessions > 1 << 16) {
@@ -67,66 +185,19 @@ cd_session_table *cd_session_table_new(int max_sessions) {
     return t;
 }
 
-static void session_free(cd_session *s) {
-    cd_ring_fini(&s->out);
-    cs_workspace_free(s->ws);
-    cs_warmstart_free(s->warm);
-    free(s->mem);
-    free(s);
-}
-
 void cd_session_table_free(cd_session_table *t) {
     if (!t) {
         return;
     }
     for (int i = 0; i < t->n; i++) {
         if (atomic_load_explicit(&t->e[i].state, memory_order_acquire) != FREE) {
-            session_free(t->e[i].s);
+            cd_session_free(t->e[i].s);
         }
     }
     free(t);
 }
 
-static size_t round64(size_t n) {
-    return (n + 63) / 64 * 64;
-}
-
-// Allocates the frame and result arrays in one prefaulted block and points the three frame
-// buffers, every ring element and the spare output into it.
-static int session_alloc_arrays(cd_session *s) {
-    const size_t bodies = round64((size_t)s->lim.max_bodies * sizeof(cs_body));
-    const size_t contacts = round64((size_t)s->lim.max_contacts * sizeof(cs_contact));
-    const size_t result = round64(cs_result_size(&s->lim));
-    const size_t nres = CD_SESSION_RESULTS + 1;
-    const size_t size = 3 * (bodies + contacts) + nres * result;
-    unsigned char *mem = aligned_alloc(64, size);
-    if (!mem) {
-        return -ENOMEM;
-    }
-    // Touch every page now so the first ticks do not take page faults on the RT thread.
-    memset(mem, 0, size);
-    s->mem = mem;
-    for (int i = 0; i < 3; i++) {
-        s->frames[i].scene.bodies = (cs_body *)mem;
-        mem += bodies;
-        s->frames[i].scene.contacts = (cs_contact *)mem;
-        mem += contacts;
-    }
-    for (size_t i = 0; i < CD_SESSION_RESULTS; i++) {
-        cd_output *o = cd_ring_at(&s->out, i);
-        cs_result_init(&o->result, mem, &s->lim);
-        mem += result;
-    }
-    cs_result_init(&s->spare.result, mem, &s->lim);
-    return 0;
-}
-
-int cd_session_admit(cd_session_table *t, const cs_limits *lim, cs_solver default_solver,
-                     cd_session **ret) {
-    if (lim->max_bodies < 1 || lim->max_contacts < 0 || lim->max_dirs < 0 ||
-        default_solver <= CS_SOLVER_DEFAULT || default_solver >= CS_SOLVER_COUNT) {
-        return -EINVAL;
-    }
+int cd_session_table_insert(cd_session_table *t, cd_session *s, int worker) {
     // Only this thread turns entries from FREE into anything else, so a relaxed look suffices.
     int idx = -1;
     for (int i = 0; i < t->n && idx < 0; i++) {
@@ -137,141 +208,77 @@ int cd_session_admit(cd_session_table *t, const cs_limits *lim, cs_solver defaul
     if (idx < 0) {
         return -EBUSY;
     }
-    cd_session *s = calloc(1, sizeof *s);
-    if (!s) {
-        return -ENOMEM;
-    }
     s->table = t;
     s->entry = idx;
-    s->lim = *lim;
-    s->default_solver = default_solver;
-    int r = cd_ring_init(&s->out, CD_SESSION_RESULTS, sizeof(cd_output));
-    if (r < 0) {
-        goto out_free;
-    }
-    r = -ENOMEM;
-    s->ws = cs_workspace_new(lim);
-    s->warm = cs_warmstart_new(lim);
-    if (!s->ws || !s->warm) {
-        goto out_free;
-    }
-    r = session_alloc_arrays(s);
-    if (r < 0) {
-        goto out_free;
-    }
-    cd_slot_init(&s->in, &s->frames[0], &s->frames[1], &s->frames[2]);
     s->id = t->next_id++;
+    atomic_store_explicit(&s->worker, worker, memory_order_relaxed);
     t->e[idx].s = s;
-    // release: pairs with the acquire in cd_session_table_tick, which then sees the whole
-    // session built above.
+    // release: pairs with the acquire in cd_session_table_claim, which then sees the whole
+    // session built by the admission thread (handed to this thread by libuv's work queue).
     atomic_store_explicit(&t->e[idx].state, LIVE, memory_order_release);
     atomic_store_explicit(&t->open, atomic_load_explicit(&t->open, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    *ret = s;
     return 0;
-
-out_free:
-    session_free(s);
-    return r;
 }
 
 void cd_session_close(cd_session *s) {
     cd_session_table *t = s->table;
-    // relaxed: the new state carries no data for the tick thread; it only has to notice it.
+    // relaxed: the new state carries no data for the worker; it only has to notice it.
     atomic_store_explicit(&t->e[s->entry].state, CLOSING, memory_order_relaxed);
     atomic_store_explicit(&t->open, atomic_load_explicit(&t->open, memory_order_relaxed) - 1,
                           memory_order_relaxed);
 }
 
-int cd_session_table_reap(cd_session_table *t) {
-    int n = 0;
+cd_session *cd_session_table_reap(cd_session_table *t) {
     for (int i = 0; i < t->n; i++) {
         struct entry *e = &t->e[i];
-        // acquire: pairs with the release in cd_session_table_tick that retired the entry, so
-        // every access of the tick thread to the session happened before we free it.
+        // acquire: pairs with the release in cd_session_table_claim that retired the entry, so
+        // every access of the worker to the session happened before it is freed.
         if (atomic_load_explicit(&e->state, memory_order_acquire) == RETIRED) {
-            session_free(e->s);
+            cd_session *s = e->s;
             e->s = NULL;
-            // relaxed: the tick thread ignores FREE entries; admission publishes with release.
+            // relaxed: workers ignore FREE entries; insertion publishes with release.
             atomic_store_explicit(&e->state, FREE, memory_order_relaxed);
-            n++;
+            return s;
         }
     }
-    return n;
+    return NULL;
 }
 
-// Steps one session if it has a new frame. Returns 1 when a result was pushed.
-// thread: rt. No malloc, no locks, no blocking calls.
-static int tick_session(cd_session *s, uint64_t tick, int64_t deadline_ns) {
-    const cd_frame *f = cd_slot_take(&s->in);
-    if (!f) {
-        return 0;
-    }
-    cd_output *out = cd_ring_claim(&s->out);
-    const bool overflow = out == NULL;
-    if (overflow) {
-        // Solve anyway, so the warm start follows the client's stream; the answer is dropped.
-        out = &s->spare;
-    }
-    const cs_options opt = {
-        .solver = f->scene.solver != CS_SOLVER_DEFAULT ? f->scene.solver : s->default_solver,
-        .deadline_ns = deadline_ns,
-        .clock_ns = cd_clock_ns,
-    };
-    // A tick that reaches this session after the deadline still calls cs_step: with the
-    // deadline already past it returns the labelled fallback answer (CS_DEADLINE) at once, so
-    // the client gets a Result that says so instead of silence.
-    const int64_t start_ns = cd_clock_ns();
-    const cs_status st = cs_step(s->ws, &f->scene, &opt, s->warm, &out->result);
-    const int64_t end_ns = cd_clock_ns();
-
-    out->tick = tick;
-    out->late_start = start_ns >= deadline_ns;
-    out->timing = (cd_timing){
-        .received_ns = f->received_ns,
-        .solve_start_ns = start_ns,
-        .solve_ns = end_ns - start_ns,
-        .deadline_ns = deadline_ns,
-        .deadline_met = end_ns <= deadline_ns && st != CS_DEADLINE,
-    };
-    cd_counts *g = &s->table->counts;
-    cd_stat_inc(&s->counts.frames_solved);
-    cd_stat_inc(&g->frames_solved);
-    cd_counter_add(&s->counts.solve_ns, end_ns - start_ns);
-    cd_counter_add(&g->solve_ns, end_ns - start_ns);
-    if (!out->timing.deadline_met) {
-        cd_stat_inc(&s->counts.deadline_misses);
-        cd_stat_inc(&g->deadline_misses);
-    }
-    if (overflow) {
-        cd_stat_inc(&s->counts.results_overflow);
-        cd_stat_inc(&g->results_overflow);
-        return 0;
-    }
-    cd_ring_push(&s->out);
-    return 1;
+cd_session *cd_session_table_at(const cd_session_table *t, int i) {
+    // relaxed: only this thread makes entries leave or enter FREE.
+    return atomic_load_explicit(&t->e[i].state, memory_order_relaxed) == FREE ? NULL : t->e[i].s;
 }
 
-int cd_session_table_tick(cd_session_table *t, uint64_t tick, int64_t deadline_ns) {
-    int work = 0;
-    for (int i = 0; i < t->n; i++) {
-        struct entry *e = &t->e[i];
-        // acquire: pairs with the release in cd_session_admit (the session is fully built).
-        const int state = atomic_load_explicit(&e->state, memory_order_acquire);
-        if (state == LIVE) {
-            work += tick_session(e->s, tick, deadline_ns);
-        } else if (state == CLOSING) {
-            // release: pairs with the acquire in cd_session_table_reap; after this store the
-            // tick thread never touches the session again.
-            atomic_store_explicit(&e->state, RETIRED, memory_order_release);
-            work++;
-        }
+int cd_session_table_size(const cd_session_table *t) {
+    return t->n;
+}
+
+cd_session *cd_session_table_claim(cd_session_table *t, int i, int worker, int *ret_released) {
+    struct entry *e = &t->e[i];
+    // acquire: pairs with the release in cd_session_table_insert (the session is fully built).
+    const int state = atomic_load_explicit(&e->state, memory_order_acquire);
+    if (state != LIVE && state != CLOSING) {
+        return NULL;
     }
-    return work;
+    cd_session *s = e->s;
+    // acquire: pairs with the release in cd_session_move, so the new owner sees the state the
+    // old owner left (its held frame, warm start, workspace).
+    if (atomic_load_explicit(&s->worker, memory_order_acquire) != worker) {
+        return NULL;
+    }
+    if (state == CLOSING) {
+        // release: pairs with the acquire in cd_session_table_reap; after this store no worker
+        // touches the session again.
+        atomic_store_explicit(&e->state, RETIRED, memory_order_release);
+        ++*ret_released;
+        return NULL;
+    }
+    return s;
 }
 
 void cd_session_table_stats(const cd_session_table *t, cd_stats *ret) {
-    cd_counts_read(&t->counts, ret);
+    cd_counts_add(&t->counts, ret);
     ret->sessions = atomic_load_explicit(&t->open, memory_order_relaxed);
 }
 
@@ -279,25 +286,55 @@ uint64_t cd_session_id(const cd_session *s) {
     return s->id;
 }
 
-const cs_limits *cd_session_limits(const cd_session *s) {
-    return &s->lim;
+const cd_session_params *cd_session_params_of(const cd_session *s) {
+    return &s->p;
 }
 
-cs_solver cd_session_default_solver(const cd_session *s) {
-    return s->default_solver;
+int cd_session_worker(const cd_session *s) {
+    return atomic_load_explicit(&s->worker, memory_order_relaxed);
+}
+
+void cd_session_move(cd_session *s, int worker) {
+    // release: pairs with the acquire in cd_session_table_claim (the new owner's first look).
+    atomic_store_explicit(&s->worker, worker, memory_order_release);
+}
+
+bool cd_session_frame_allowed(cd_session *s, int64_t now_ns, int64_t *ret_early_ns) {
+    if (s->p.mode != CD_MODE_REQUEST) {
+        return true;
+    }
+    // Generic cell rate: a frame conforms unless it comes more than a burst's worth of periods
+    // before its theoretical arrival time; each conforming frame moves that time one period on.
+    const int64_t tolerance = (CD_REQUEST_QUEUE - 1) * s->p.period_ns;
+    if (now_ns < s->tat_ns - tolerance) {
+        *ret_early_ns = s->tat_ns - tolerance - now_ns;
+        return false;
+    }
+    s->tat_ns = (s->tat_ns > now_ns ? s->tat_ns : now_ns) + s->p.period_ns;
+    return true;
 }
 
 cs_scene *cd_session_frame_scene(cd_session *s) {
+    if (s->p.mode == CD_MODE_REQUEST) {
+        cd_frame *f = cd_ring_claim(&s->queue);
+        return f ? &f->scene : NULL;
+    }
     cd_frame *f = cd_slot_back(&s->in);
     return &f->scene;
 }
 
 void cd_session_frame_publish(cd_session *s, int64_t received_ns) {
-    cd_frame *f = cd_slot_back(&s->in);
-    f->received_ns = received_ns;
     cd_counts *g = &s->table->counts;
     cd_stat_inc(&s->counts.frames_received);
     cd_stat_inc(&g->frames_received);
+    if (s->p.mode == CD_MODE_REQUEST) {
+        cd_frame *f = cd_ring_claim(&s->queue);
+        f->received_ns = received_ns;
+        cd_ring_push(&s->queue);
+        return;
+    }
+    cd_frame *f = cd_slot_back(&s->in);
+    f->received_ns = received_ns;
     if (cd_slot_publish(&s->in)) {
         cd_stat_inc(&s->counts.frames_superseded);
         cd_stat_inc(&g->frames_superseded);
@@ -307,6 +344,117 @@ void cd_session_frame_publish(cd_session *s, int64_t received_ns) {
 void cd_session_frame_rejected(cd_session *s) {
     cd_stat_inc(&s->counts.frames_invalid);
     cd_stat_inc(&s->table->counts.frames_invalid);
+}
+
+// The first tick of the grid strictly after t.
+static int64_t tick_after(int64_t t, int64_t epoch_ns, int64_t period_ns) {
+    const int64_t k = t >= epoch_ns ? (t - epoch_ns) / period_ns + 1 : -((epoch_ns - t) / period_ns);
+    return epoch_ns + k * period_ns;
+}
+
+bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t period_ns,
+                    cd_counts *wc, cd_job *ret) {
+    if (s->p.mode == CD_MODE_REQUEST) {
+        cd_frame *f = cd_ring_peek(&s->queue);
+        if (!f) {
+            return false;
+        }
+        *ret = (cd_job){.frame = f, .release_ns = f->received_ns,
+                        .deadline_ns = f->received_ns + s->p.budget_ns};
+        return true;
+    }
+    cd_frame *f = cd_slot_take(&s->in);
+    if (f) {
+        if (s->held) {
+            // The newer frame wins; the one held for the tick never reaches it.
+            cd_stat_inc(&s->counts.frames_passed);
+            cd_stat_inc(&wc->frames_passed);
+        }
+        s->held = f;
+    }
+    if (!s->held) {
+        return false;
+    }
+    const int64_t due = tick_after(s->held->received_ns, epoch_ns, period_ns);
+    if (due > now_ns) {
+        return false;
+    }
+    *ret = (cd_job){.frame = s->held, .release_ns = due, .deadline_ns = due + s->p.budget_ns};
+    return true;
+}
+
+// Why the deadline did not hold: a prompt start means the solve itself ran out of budget;
+// otherwise the larger share of the delay decides, the worker's late wake-up (the host) or the
+// time it spent on other sessions' work first (the scheduler).
+static cd_miss miss_reason(const cd_job *job, int64_t start_ns, int64_t wake_late_ns) {
+    const int64_t delay = start_ns - job->release_ns;
+    if (delay <= LATE_START_NS) {
+        return CD_MISS_SOLVER;
+    }
+    return wake_late_ns >= delay - wake_late_ns ? CD_MISS_HOST : CD_MISS_SCHEDULING;
+}
+
+int cd_session_run(cd_session *s, const cd_job *job, uint64_t tick, int64_t wake_late_ns,
+                   int64_t (*clock_ns)(void), cd_counts *wc) {
+    cd_output *out = cd_ring_claim(&s->out);
+    const bool overflow = out == NULL;
+    if (overflow) {
+        // Solve anyway, so the warm start follows the client's stream; the answer is dropped.
+        out = &s->spare;
+    }
+    const cs_scene *scene = &job->frame->scene;
+    const cs_options opt = {
+        .solver = scene->solver != CS_SOLVER_DEFAULT ? scene->solver : s->p.default_solver,
+        .deadline_ns = job->deadline_ns,
+        .clock_ns = clock_ns,
+    };
+    // A job that reaches its worker after the deadline still calls cs_step: with the deadline
+    // past it returns the labelled fallback at once, so the client gets a Result saying so.
+    const int64_t start_ns = clock_ns();
+    const cs_status st = cs_step(s->ws, scene, &opt, s->warm, &out->result);
+    const int64_t end_ns = clock_ns();
+    const bool met = end_ns <= job->deadline_ns && st != CS_DEADLINE;
+    out->tick = tick;
+    out->timing = (cd_timing){
+        .received_ns = job->frame->received_ns,
+        .solve_start_ns = start_ns,
+        .solve_ns = end_ns - start_ns,
+        .deadline_ns = job->deadline_ns,
+        .deadline_met = met,
+        .miss = met ? CD_MISS_NONE : miss_reason(job, start_ns, wake_late_ns),
+        .release_ns = job->release_ns,
+        .wake_late_ns = wake_late_ns,
+    };
+    if (s->p.mode == CD_MODE_REQUEST) {
+        cd_ring_pop(&s->queue);
+    } else {
+        s->held = NULL;
+    }
+    // Peak-hold with decay: one long solve marks the session expensive at once; it counts as
+    // cheap again only after about 8 solves' exponential average has come down.
+    const int64_t cost = atomic_load_explicit(&s->cost_ns, memory_order_relaxed);
+    const int64_t took = end_ns - start_ns;
+    atomic_store_explicit(&s->cost_ns, took > cost ? took : cost + (took - cost) / 8,
+                          memory_order_relaxed);
+    cd_stat_inc(&s->counts.frames_solved);
+    cd_stat_inc(&wc->frames_solved);
+    cd_counter_add(&s->counts.solve_ns, end_ns - start_ns);
+    cd_counter_add(&wc->solve_ns, end_ns - start_ns);
+    if (!met) {
+        cd_stat_inc(&s->counts.deadline_misses);
+        cd_stat_inc(&wc->deadline_misses);
+    }
+    if (overflow) {
+        cd_stat_inc(&s->counts.results_overflow);
+        cd_stat_inc(&wc->results_overflow);
+        return 0;
+    }
+    cd_ring_push(&s->out);
+    return 1;
+}
+
+int64_t cd_session_cost_ns(const cd_session *s) {
+    return atomic_load_explicit(&s->cost_ns, memory_order_relaxed);
 }
 
 cd_output *cd_session_result_peek(cd_session *s) {
@@ -322,5 +470,5 @@ void cd_session_result_pop(cd_session *s, bool unsent) {
 }
 
 void cd_session_stats(const cd_session *s, cd_stats *ret) {
-    cd_counts_read(&s->counts, ret);
+    cd_counts_add(&s->counts, ret);
 }

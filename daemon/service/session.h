@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Sessions and the session table. A session is one client's stream of frames: its limits, its
- * default solver, the solver workspace and warm start, a latest-value slot of input frames and a
- * ring of output results, all sized and allocated when it is admitted and reused every tick. The
- * table has a fixed number of entries; the I/O thread admits and closes sessions and the tick
- * thread steps them, with no lock between the two: each entry's state is an atomic published with
- * release and read with acquire (session.c names each pair). */
+ * solvers, mode, budget and deadline, the solver workspace and warm start, its mailbox of input
+ * frames (stream mode: a latest-value slot; request mode: a queue) and a ring of output results,
+ * all sized from what the session declared and allocated when it is made, off the I/O and
+ * real-time threads. The table has a fixed number of entries; the I/O thread inserts and closes
+ * sessions and the real-time workers step them, with no lock between the two: each entry's state
+ * is an atomic published with release and read with acquire (session.c names each pair). Each
+ * session belongs to one worker at a time (cd_session_worker); only that worker steps it. */
 #ifndef CONTACTD_SERVICE_SESSION_H
 #define CONTACTD_SERVICE_SESSION_H
 #include <stdbool.h>
@@ -13,15 +15,31 @@
 #include "service/timing.h"
 #include "solver/types.h"
 
-/* Results a session's output ring holds before the tick thread drops (and counts) new ones. At
- * 1 kHz this is 32 ms of I/O-thread delay. */
+/* Results a session's output ring holds before its worker drops (and counts) new ones. At 1 kHz
+ * this is 32 ms of I/O-thread delay. */
 #define CD_SESSION_RESULTS 32
+/* Request mode: frames that may wait for their worker (the burst the rate limit allows). */
+#define CD_REQUEST_QUEUE 4
 
-/* thread: io owns admission and close; the tick thread steps sessions (see each function). */
+typedef enum cd_mode {
+    CD_MODE_STREAM = 0,  /* newest frame before a tick is solved in that tick */
+    CD_MODE_REQUEST = 1, /* every frame solved as soon as it arrives */
+} cd_mode;
+
+/* What a session is admitted with. */
+typedef struct cd_session_params {
+    cs_limits lim;            /* sizes and the solvers frames may name (lim.solvers != 0) */
+    cs_solver default_solver; /* answers frames that name none; in lim.solvers */
+    cd_mode mode;
+    int64_t budget_ns;        /* solve time per frame, and the relative deadline: release + it */
+    int64_t period_ns;        /* the tick period: request mode's rate is one frame per period */
+} cd_session_params;
+
+/* thread: io owns insertion and close; workers step sessions (see each function). */
 typedef struct cd_session_table cd_session_table;
 typedef struct cd_session cd_session;
 
-/* One frame as the tick thread receives it. */
+/* One frame as a worker receives it. */
 typedef struct cd_frame {
     cs_scene scene;      /* validated; arrays sized by the session's limits */
     int64_t received_ns; /* when the I/O thread finished decoding it */
@@ -29,65 +47,123 @@ typedef struct cd_frame {
 
 /* One answer as the I/O thread receives it from the output ring. */
 typedef struct cd_output {
-    uint64_t tick;     /* the tick that solved it */
+    uint64_t tick;     /* the tick of the grid the solve ran in */
     cd_timing timing;  /* sent_ns is 0: the I/O thread sets it when it writes the result */
-    bool late_start;   /* the tick reached this session only after the deadline */
     cs_result result;  /* arrays sized by the session's limits */
 } cd_output;
+
+/* A solve due for a session: when it became due and by when it must be answered. */
+typedef struct cd_job {
+    cd_frame *frame;
+    int64_t release_ns;  /* the tick (stream) or the frame's arrival (request) */
+    int64_t deadline_ns; /* release + budget */
+} cd_job;
+
+/* Bytes a session admitted with p holds: the formula the README documents and Welcome reports.
+ *   cs_workspace_size(lim) + cs_warmstart_size(lim)              (solver, for lim.solvers only)
+ *   + F * (max_bodies * sizeof(cs_body) + max_contacts * sizeof(cs_contact))  (input frames)
+ *   + (CD_SESSION_RESULTS + 1) * (cs_result_size(lim) + sizeof(cd_output))    (output ring)
+ *   + sizeof(cd_session), each term rounded up to 64 bytes,
+ * with F = 3 in stream mode (triple buffer) and CD_REQUEST_QUEUE in request mode.
+ * thread: any. */
+size_t cd_session_bytes(const cd_session_params *p);
+
+/* Makes a session for p: every buffer allocated and written once (so its pages are resident
+ * before any worker touches them), and the solver's dense kernels run once at the session's
+ * largest sizes. Returns NULL on bad parameters or no memory. It is not in a table yet.
+ * thread: admission (a pool thread: neither io nor a worker). */
+cd_session *cd_session_new(const cd_session_params *p);
+
+/* Frees a session that is in no table (never inserted, or reaped). Accepts NULL.
+ * thread: admission. */
+void cd_session_free(cd_session *s);
 
 /* A table with room for max_sessions sessions (>= 1). Returns NULL on bad size or no memory.
  * thread: io (not rt). */
 cd_session_table *cd_session_table_new(int max_sessions);
 
-/* Frees the table and every session still in it. Accepts NULL. thread: io, with the tick thread
+/* Frees the table and every session still in it. Accepts NULL. thread: io, with every worker
  * stopped. */
 void cd_session_table_free(cd_session_table *t);
 
-/* Admits a session: workspace and warm start for lim (cs_workspace_new, cs_warmstart_new), three
- * frame buffers, CD_SESSION_RESULTS result slots (cs_result_size/init), all allocated and
- * prefaulted here. default_solver answers frames that name none (not CS_SOLVER_DEFAULT). Sets
- * *ret and returns 0, or -EBUSY (no free entry), -EINVAL (limits or solver out of range),
- * -ENOMEM. *ret is untouched on failure. thread: io (not rt). */
-int cd_session_admit(cd_session_table *t, const cs_limits *lim, cs_solver default_solver,
-                     cd_session **ret);
+/* Puts s into a free entry, owned by worker, and gives it its id. Returns 0, or -EBUSY when
+ * every entry is taken (s is then still the caller's). thread: io. */
+int cd_session_table_insert(cd_session_table *t, cd_session *s, int worker);
 
-/* Ends a session: the tick thread stops stepping it and the memory is freed by a later
- * cd_session_table_reap (or cd_session_table_free). The caller must not use s afterwards.
+/* Ends a session: its worker stops stepping it and lets go of it; a later
+ * cd_session_table_reap hands it back for freeing. The caller must not use s afterwards.
  * thread: io. */
 void cd_session_close(cd_session *s);
 
-/* Frees the sessions the tick thread has let go of since they were closed. Returns how many.
- * thread: io (call it when the tick thread wakes the I/O loop). */
-int cd_session_table_reap(cd_session_table *t);
+/* The next session the workers have let go of since it was closed, removed from the table (free
+ * it with cd_session_free, off the I/O thread), or NULL. thread: io. */
+cd_session *cd_session_table_reap(cd_session_table *t);
 
-/* Steps every live session that has a new frame, at most one frame each: cs_step under
- * deadline_ns (absolute, cd_clock_ns time base) with the session's warm start, timing record
- * filled, result pushed to the session's ring (or dropped and counted when the ring is full).
- * Returns the number of results pushed plus the number of closed sessions released: when it is
- * positive the I/O thread has work and should be woken. thread: rt. rt-safe: yes. */
-int cd_session_table_tick(cd_session_table *t, uint64_t tick, int64_t deadline_ns);
+/* Sessions the table can hold. thread: any. */
+int cd_session_table_size(const cd_session_table *t);
+
+/* Entry i's session when it is live and owned by worker, else NULL. Entries that were closed
+ * and are owned by worker are let go of here (their worker never touches them again), and
+ * *ret_released is incremented. thread: worker. rt-safe: yes. */
+cd_session *cd_session_table_claim(cd_session_table *t, int i, int worker, int *ret_released);
+
+/* Entry i's session, or NULL when the entry is free. thread: io. */
+cd_session *cd_session_table_at(const cd_session_table *t, int i);
 
 /* Daemon-wide counters (every session ever admitted) and the number of open sessions into the
  * matching fields of *ret; other fields are left as they are. thread: any. */
 void cd_session_table_stats(const cd_session_table *t, cd_stats *ret);
 
-/* The session's id (unique within the process, from 1), limits and default solver.
- * thread: io. */
+/* The session's id (unique within the process, from 1) and what it was admitted with.
+ * thread: any. */
 uint64_t cd_session_id(const cd_session *s);
-const cs_limits *cd_session_limits(const cd_session *s);
-cs_solver cd_session_default_solver(const cd_session *s);
+const cd_session_params *cd_session_params_of(const cd_session *s);
+
+/* The worker that steps s; only that worker may change it (handing s to another worker).
+ * thread: any reads; the owning worker writes. rt-safe: yes. */
+int cd_session_worker(const cd_session *s);
+void cd_session_move(cd_session *s, int worker);
+
+/* Request mode's rate limit (a virtual-time bucket: one frame per period, bursts of
+ * CD_REQUEST_QUEUE): true when a frame arriving at now_ns conforms, and the bucket counts it;
+ * false with *ret_early_ns, how much sooner than allowed it came. Stream mode: always true.
+ * thread: io. rt-safe: yes. */
+bool cd_session_frame_allowed(cd_session *s, int64_t now_ns, int64_t *ret_early_ns);
 
 /* The scene the next frame is decoded into: arrays with room for the session's limits. It stays
- * the same until cd_session_frame_publish. thread: io. rt-safe: yes. */
+ * the same until cd_session_frame_publish. NULL in request mode when CD_REQUEST_QUEUE frames are
+ * already waiting. thread: io. rt-safe: yes. */
 cs_scene *cd_session_frame_scene(cd_session *s);
 
-/* Hands the scene filled through cd_session_frame_scene to the tick thread; a frame published
- * earlier and not yet taken is superseded (newest wins) and counted. received_ns: when decoding
- * finished. thread: io. rt-safe: yes. */
+/* Hands the scene filled through cd_session_frame_scene to the session's worker. Stream mode: a
+ * frame published earlier and not yet taken is superseded (newest wins) and counted. received_ns:
+ * when decoding finished. thread: io. rt-safe: yes. */
 void cd_session_frame_publish(cd_session *s, int64_t received_ns);
 
-/* Counts a frame rejected by validation. thread: io. */
+/* Counts a frame rejected by validation or by the request limits. thread: io. */
 void cd_session_frame_rejected(cd_session *s);
+
+/* The solve due for s at now_ns on the tick grid (epoch_ns + k period_ns), if any: stream mode,
+ * its newest frame once the tick after its arrival has come (an older held frame is superseded
+ * and counted); request mode, the oldest queued frame. Returns true and fills *ret, or false.
+ * The same job is returned until cd_session_run answers it. wc: the worker's own counters, which
+ * count what it does for the daemon-wide Stats. thread: the session's worker.
+ * rt-safe: yes. */
+bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t period_ns,
+                    cd_counts *wc, cd_job *ret);
+
+/* Solves job (from cd_session_job) with cs_step under its deadline, reading the time through
+ * clock_ns, and pushes the result with its timing record (tick, release, wake lateness, the miss
+ * reason when the deadline did not hold) to the session's ring, or drops and counts it when the
+ * ring is full. wake_late_ns: how late the worker's wake-up before this job was. Returns 1 when
+ * a result was pushed, else 0. thread: the session's worker. rt-safe: yes. */
+int cd_session_run(cd_session *s, const cd_job *job, uint64_t tick, int64_t wake_late_ns,
+                   int64_t (*clock_ns)(void), cd_counts *wc);
+
+/* The session's solve cost, ns: its last solve when that was the longest so far, else decaying
+ * towards recent solves (an exponential average over about 8); 0 before the first.
+ * thread: any. rt-safe: yes. */
+int64_t cd_session_cost_ns(const cd_session *s);
 
 /* The oldest result not yet sent, or NULL. Valid until cd_session_result_pop. thread: io. */
 cd_output *cd_session_result_peek(cd_session *s);

@@ -30,12 +30,16 @@ uint64_t cd_stat_get(const _Atomic uint64_t *n) {
     return atomic_load_explicit(n, memory_order_relaxed);
 }
 
-void cd_counts_read(const cd_counts *c, cd_stats *ret) {
-    ret->frames_received = cd_stat_get(&c->frames_received);
-    ret->frames_superseded = cd_stat_get(&c->frames_superseded);
-    ret->frames_invalid = cd_stat_get(&c->frames_invalid);
-    ret->frames_solved = cd_stat_get(&c->frames_solved);
-    ret->deadline_misses = cd_stat_get(&c->deadline_misses);
-    ret->results_dropped = cd_stat_get(&c->results_unsent) + cd_stat_get(&c->results_overflow);
-    cd_counter_read(&c->solve_ns, &ret->solve_ns);
+void cd_counts_add(const cd_counts *c, cd_stats *ret) {
+    ret->frames_received += cd_stat_get(&c->frames_received);
+    ret->frames_superseded += cd_stat_get(&c->frames_superseded) + cd_stat_get(&c->frames_passed);
+    ret->frames_invalid += cd_stat_get(&c->frames_invalid);
+    ret->frames_solved += cd_stat_get(&c->frames_solved);
+    ret->deadline_misses += cd_stat_get(&c->deadline_misses);
+    ret->results_dropped += cd_stat_get(&c->results_unsent) + cd_stat_get(&c->results_overflow);
+    cd_counter_value v;
+    cd_counter_read(&c->solve_ns, &v);
+    ret->solve_ns.count += v.count;
+    ret->solve_ns.sum += v.sum;
+    ret->solve_ns.max = v.max > ret->solve_ns.max ? v.max : ret->solve_ns.max;
 }

@@ -31,6 +31,7 @@ typedef struct cd_counts {
     _Atomic uint64_t frames_superseded; /* io: replaced by a newer frame before a tick took it */
     _Atomic uint64_t frames_invalid;    /* io: rejected by validation (an Error was sent) */
     _Atomic uint64_t results_unsent;    /* io: dropped because the client's write queue was full */
+    _Atomic uint64_t frames_passed;     /* rt: held for a tick, then replaced by a newer frame */
     _Atomic uint64_t frames_solved;     /* rt: taken by a tick and answered */
     _Atomic uint64_t deadline_misses;   /* rt: answered after the deadline, or CS_DEADLINE */
     _Atomic uint64_t results_overflow;  /* rt: dropped because the output ring was full */
@@ -43,7 +44,7 @@ typedef struct cd_stats {
     uint64_t overruns;          /* ticks whose work ran past the next tick's start */
     uint64_t frames_received;
     uint64_t frames_solved;
-    uint64_t frames_superseded;
+    uint64_t frames_superseded; /* replaced before solved, on either side of the hand-off */
     uint64_t frames_invalid;
     uint64_t deadline_misses;
     uint64_t results_dropped;   /* output ring full + client write queue full */
@@ -66,8 +67,9 @@ void cd_stat_inc(_Atomic uint64_t *n);
 /* Reads n. thread: any. rt-safe: yes. */
 uint64_t cd_stat_get(const _Atomic uint64_t *n);
 
-/* Fills the frame, result and solve-time fields of *ret from c; leaves the other fields (ticks,
- * lateness, sessions, realtime) as they are. thread: any. */
-void cd_counts_read(const cd_counts *c, cd_stats *ret);
+/* Adds c's frame, result and solve-time counts to those of *ret (a snapshot summed over several
+ * writers: the I/O thread's counts and each worker's); leaves the other fields (ticks, lateness,
+ * sessions, realtime) as they are. thread: any. */
+void cd_counts_add(const cd_counts *c, cd_stats *ret);
 
 #endif /* CONTACTD_SERVICE_STATS_H */

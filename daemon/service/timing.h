@@ -1,12 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /* The per-step timing record a Result carries: plain CLOCK_MONOTONIC nanoseconds filled by the
- * I/O thread (received, sent) and the tick thread (solve start, duration, deadline). It lives in
+ * I/O thread (received, sent) and a worker (release, solve start, duration, deadline, why missed). It lives in
  * service/ so the result ring can hold it without seeing generated protobuf types; io/codec.c
  * turns it into contactd.v1.Timing. */
 #ifndef CONTACTD_SERVICE_TIMING_H
 #define CONTACTD_SERVICE_TIMING_H
 #include <stdbool.h>
 #include <stdint.h>
+
+/* Why a deadline did not hold; values equal contactd.v1.MissReason. */
+typedef enum cd_miss {
+    CD_MISS_NONE = 0,
+    CD_MISS_HOST = 1,       /* the worker woke late: the host did not run it on time */
+    CD_MISS_SOLVER = 2,     /* the solve started on time and used up the budget */
+    CD_MISS_SCHEDULING = 3, /* the solve started late because other sessions' work ran first */
+} cd_miss;
 
 /* thread: written by its producer, then handed over whole (copied through the ring). */
 typedef struct cd_timing {
@@ -16,6 +24,9 @@ typedef struct cd_timing {
     int64_t deadline_ns;    /* absolute deadline the solve ran under */
     int64_t sent_ns;        /* result handed to the socket */
     bool deadline_met;
+    cd_miss miss;           /* CD_MISS_NONE when deadline_met */
+    int64_t release_ns;     /* when the solve became due: the tick, or the frame's arrival */
+    int64_t wake_late_ns;   /* lateness of the worker's wake-up before the solve */
 } cd_timing;
 
 #endif /* CONTACTD_SERVICE_TIMING_H */

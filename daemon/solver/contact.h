@@ -10,34 +10,62 @@
 typedef struct cs_workspace cs_workspace;
 typedef struct cs_warmstart cs_warmstart;
 
-/* The one allocation of a session's solver memory: a workspace able to hold any problem within
- * lim. Returns NULL when lim is out of range or memory is short. thread: any (not rt). */
+/* Bytes cs_workspace_new(lim) allocates, struct included: the model, the step's answer, and the
+ * largest scratch of the certificate and of each solver lim->solvers declares (every available
+ * solver when it is 0). 0 when lim is out of range (bodies in [1, 4096], contacts in [0, 8192],
+ * directions in [0, 64], solvers only of this build). thread: any. rt-safe: yes. */
+size_t cs_workspace_size(const cs_limits *lim);
+/* The one allocation of a session's solver memory, exactly cs_workspace_size(lim) bytes,
+ * 64-byte aligned and touched: a workspace able to hold any problem within lim for any solver
+ * lim allows. Returns NULL when lim is out of range or memory is short. thread: any (not rt). */
 cs_workspace *cs_workspace_new(const cs_limits *lim);
 /* Accepts NULL. */
 void cs_workspace_free(cs_workspace *ws);
-/* Bytes the workspace holds (for stats and tests). */
+/* Bytes of the workspace's scratch stack (its struct excluded; for stats and tests). */
 size_t cs_workspace_capacity(const cs_workspace *ws);
+/* Runs the LAPACK routines the workspace's solvers use, once, at the largest orders its limits
+ * allow, so that BLIS and LAPACK fill their internal buffers now (at admission) and not during a
+ * solve on a real-time thread. thread: any (admission, not rt). */
+void cs_workspace_warm_up(cs_workspace *ws);
 
-/* Per-session memory of the previous answer, keyed by contact and body ids. thread: any. */
+/* Bytes cs_warmstart_new(lim) allocates (one block, struct included); 0 when lim has a negative
+ * size. thread: any. */
+size_t cs_warmstart_size(const cs_limits *lim);
+/* Per-session memory of the last certified answer, keyed by contact and body ids; one
+ * allocation of cs_warmstart_size(lim) bytes. Returns NULL when memory is short or lim has a
+ * negative size. thread: any (not rt). */
 cs_warmstart *cs_warmstart_new(const cs_limits *lim);
+/* Accepts NULL. */
 void cs_warmstart_free(cs_warmstart *w);
-/* Forget the previous answer (the next step starts cold and falls back to zero forces). */
+/* Forget the previous answer (the next step starts cold and has nothing to carry). */
 void cs_warmstart_reset(cs_warmstart *w);
 
 /* Checks s against lim and physics: finite numbers, dt > 0, mass > 0, inertia symmetric
  * positive definite, unit quaternions and normals (within 1e-6), known and distinct body ids,
- * mu >= 0, stiffness/dissipation >= 0, d even in [4, max_dirs], sizes within lim.
+ * mu >= 0, stiffness/dissipation >= 0, d even in [4, max_dirs], sizes within lim, and a solver
+ * (other than CS_SOLVER_DEFAULT) that lim allows (cs_limits_allow).
  * Returns 0, or CS_EINPUT / CS_ENOSPACE with a message naming the field written to err
- * (e.g. "contacts[3].normal: not unit length (|n| = 0.12)"). thread: any. rt-safe: yes. */
+ * (e.g. "contacts[3].normal: not unit length (|n| = 0.12)", "solver: 'sap' was not declared for
+ * this session (declared: dantzig, lemke)"). thread: any. rt-safe: yes. */
 int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t errlen);
 
 /* Solves one step of a validated scene with opt->solver (CS_SOLVER_DEFAULT is not accepted
  * here: the caller resolves defaults). Fills out (arrays sized by cs_result_init for limits at
- * least those of ws), certifies the answer and labels each contact. When the solver fails, hits
- * the deadline or its answer fails the certificate, out holds the fallback answer (previous
- * impulses for persisting contact ids, zero for new ones) and the status says so. On success the
- * warm start is updated. warm may be NULL (cold, fallback zero).
- * Returns out->status. thread: any, one caller per workspace. rt-safe: yes (no malloc, bounded). */
+ * least those of ws), certifies the answer and labels each contact and the answer itself
+ * (out->answer, out->carried):
+ *  - a certified answer of the solver: CS_ANSWER_SOLVER, status CS_CONVERGED or CS_MAXITER; the
+ *    warm start remembers it (only certified answers are ever remembered);
+ *  - SAP at the deadline: its iterate, CS_ANSWER_ITERATE, status CS_DEADLINE;
+ *  - otherwise (failure, failed certificate, deadline): the warm start's last certified impulses
+ *    by contact id, zero for new contacts, with the velocities they imply and their own
+ *    certificate: CS_ANSWER_LAST_CERTIFIED, status CS_DEADLINE or CS_FALLBACK, when at least one
+ *    contact had one (out->carried of them); else zero impulses, CS_ANSWER_NONE and status
+ *    CS_NOANSWER (when nc > 0; a scene without contacts keeps CS_DEADLINE / CS_FALLBACK).
+ * out->primary is the solver's own outcome. warm may be NULL (nothing to carry).
+ * Returns out->status; CS_EINPUT for an unavailable solver and CS_ENOSPACE for one the
+ * workspace's limits do not allow or a scene beyond them (zero impulses, CS_ANSWER_NONE).
+ * Solvers check opt's deadline often enough to return within about 50 us of it.
+ * thread: any, one caller per workspace. rt-safe: yes (no malloc, bounded). */
 cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs_warmstart *warm,
                   cs_result *out);
 

@@ -15,8 +15,11 @@
  * WHY IT TERMINATES. Each drive strictly increases w_d and never repeats a clamped set
  * (Baraff's theorems 2-5, appendix A), so each drive ends after finitely many steps. A_CC may be
  * singular when A is, but A_Cd lies in its range, so the system is consistent: it is solved with
- * a rank-revealing Cholesky (LAPACK dpstrf) that drops the redundant directions (footnote 3).
- * In floating point the step cap below turns a cycle into a definite status.
+ * a rank-revealing Cholesky (LAPACK's dpstf2, linalg.c) that drops the redundant directions
+ * (footnote 3). In floating point the step cap below turns a cycle into a definite status.
+ *
+ * DEADLINE. Read before each step and, through a meter (deadline.h), inside the long stretches:
+ * forming A (O(n^2)), copying and factoring A_CC (O(|C|^3)) and da = A df (O(n |C|)).
  *
  * TOLERANCES. Directions smaller than 1e-11 (relative to the unit step of f_d, or to the largest
  * diagonal of A for w) are treated as zero, and w_d < -1e-10 |b|_inf counts as violated:
@@ -64,9 +67,12 @@ typedef struct lcp_ws {
     int *piv;     /* [n] */
     int *cidx;    /* [n] clamped indices in order */
     unsigned char *set; /* [n] UNPROCESSED / CLAMPED / NOT_CLAMPED */
+    cs__meter meter;    /* the deadline inside a step */
 } lcp_ws;
 
-/* fdirection: df_d = 1, df_C = -A_CC^-1 A_Cd, zero elsewhere; then da = A df. */
+/* fdirection: df_d = 1, df_C = -A_CC^-1 A_Cd, zero elsewhere; then da = A df. O(|C|^3) for the
+ * factorization of A_CC, so the meter is read inside. Returns 0, -1 (A_CC not PSD) or 1 (the
+ * deadline passed; df and da unusable). */
 static int fdirection(int n, const double *A, int lda, int d, lcp_ws *w) {
     int nc = 0;
     for (int i = 0; i < n; i++)
@@ -79,11 +85,16 @@ static int fdirection(int n, const double *A, int lda, int d, lcp_ws *w) {
             for (int p = 0; p < nc; p++)
                 w->Acc[(size_t)q * nc + p] = A[(size_t)w->cidx[q] * lda + w->cidx[p]];
             w->rhs[q] = -A[(size_t)d * lda + w->cidx[q]];
+            if (cs__meter_add(&w->meter, nc))
+                return 1;
         }
         int rank;
-        if (cs_psd_factor(nc, w->Acc, nc, w->piv, &rank, RANK_TOL, w->work) < 0)
-            return -1;
-        cs_psd_solve(nc, w->Acc, nc, w->piv, rank, w->rhs, w->x, w->work);
+        const int f = cs__psd_factor(nc, w->Acc, nc, w->piv, &rank, RANK_TOL, w->work, &w->meter);
+        if (f != 0)
+            return f;
+        cs__psd_solve(nc, w->Acc, nc, w->piv, rank, w->rhs, w->x, w->work, &w->meter);
+        if (w->meter.passed)
+            return 1;
         for (int q = 0; q < nc; q++)
             w->df[w->cidx[q]] = w->x[q];
     }
@@ -95,6 +106,8 @@ static int fdirection(int n, const double *A, int lda, int d, lcp_ws *w) {
         const double *col = A + (size_t)w->cidx[q] * lda;
         for (int i = 0; i < n; i++)
             w->da[i] += s * col[i];
+        if (cs__meter_add(&w->meter, n))
+            return 1;
     }
     return 0;
 }
@@ -142,6 +155,7 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
         .piv = cs__ws_alloc(ws, N * sizeof(int)),
         .cidx = cs__ws_alloc(ws, N * sizeof(int)),
         .set = cs__ws_zalloc(ws, N),
+        .meter = cs__meter_start(opt),
     };
     if (n > 0 && (!w.Acc || !w.a || !w.df || !w.da || !w.x || !w.rhs || !w.work || !w.piv ||
                   !w.cidx || !w.set)) {
@@ -190,12 +204,13 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
                 goto out;
             }
             // A pivot costs far more than a clock read (a vDSO call): check before each one.
-            if (cs__deadline_passed(opt)) {
+            if (cs__meter_check(&w.meter)) {
                 status = CS_DEADLINE;
                 goto out;
             }
-            if (fdirection(n, A, lda, d, &w) < 0) {
-                status = CS_EINPUT;
+            const int dir = fdirection(n, A, lda, d, &w);
+            if (dir != 0) {
+                status = dir > 0 ? CS_DEADLINE : CS_EINPUT;
                 goto out;
             }
             int j;
@@ -245,7 +260,8 @@ cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options
         *st = (cs_stats){0};
         return CS_ENOSPACE;
     }
-    cs_status status = cs_model_delassus(m, ws, 1, A, n);
+    cs__meter meter = cs__meter_start(opt);
+    cs_status status = cs_model_delassus(m, ws, 1, A, n, &meter);
     if (status == CS_CONVERGED) {
         cs_model_jv(m, m->vstar, jv);
         for (int i = 0; i < n; i++)

@@ -41,7 +41,12 @@
  *    digits and one step no longer reaches working accuracy: B^-1 is rebuilt from the basis
  *    (Gauss-Jordan, in place).
  * The lexicographic rule compares entries of B^-1 within their bound n eps |B^-1||B||B^-1| in
- * the same way: otherwise rounding noise decides degenerate ties, and the run cycles. */
+ * the same way: otherwise rounding noise decides degenerate ties, and the run cycles.
+ *
+ * DEADLINE. Read before each pivot and, through a meter (deadline.h), per row of every O(n^2)
+ * pass (B^-1's initialization, the entering column, the refinement, the bounds of the ratio
+ * test, the pivot) and of the O(n^3) rebuild: at n = 4608 one pass is tens of milliseconds. A
+ * pass the deadline interrupts leaves B^-1 unusable, so the run ends there. */
 #include "solver/lemke.h"
 
 #include <float.h>
@@ -78,6 +83,8 @@ typedef struct lemke_ws {
     int *basic;      /* [n] variable id basic in row i */
     int *row_of;     /* [2n + 1] row of a basic variable, -1 when non-basic */
     int *cand;       /* [n] ratio-test candidates */
+    cs__meter meter; /* the deadline: every O(n^2) stretch reads it per row, and stops when it
+                      * has passed (the caller then sees meter.passed) */
 } lemke_ws;
 
 /* An error bound not formed yet in this pivot. */
@@ -108,12 +115,14 @@ static double dot(int n, const double *a, const double *b) {
 }
 
 /* col = B^-1 a for the column a of variable v in [I, -M, -c]. */
-static void entering_column(const lemke_ws *L, int v) {
+static void entering_column(lemke_ws *L, int v) {
     const int n = L->n;
     const double *a = v < n ? NULL : z_column(L, v);
     for (int i = 0; i < n; i++) {
         const double *bi = L->binv + (size_t)i * n;
         L->col[i] = a ? -dot(n, bi, a) : bi[v];
+        if (cs__meter_add(&L->meter, a ? n : 1))
+            return;
     }
 }
 
@@ -150,6 +159,8 @@ static void basis_residuals(lemke_ws *L, int v) {
             L->ac[k] += bk * acr;
             L->ab[k] += bk;
         }
+        if (cs__meter_add(&L->meter, 4 * (int64_t)n))
+            return;
     }
     L->axmax = L->acmax = L->abmax = 0;
     for (int k = 0; k < n; k++) {
@@ -161,10 +172,13 @@ static void basis_residuals(lemke_ws *L, int v) {
 
 /* One step of iterative refinement of x and col (the entering column of v); row norms of B^-1
  * for the cheap bounds; the componentwise bounds marked UNKNOWN. Returns true when a correction
- * exceeded LOSS_TOL of its vector: B^-1 has lost half its digits. */
+ * exceeded LOSS_TOL of its vector: B^-1 has lost half its digits (false when the meter stopped
+ * it). */
 static bool refine(lemke_ws *L, int v) {
     const int n = L->n;
     basis_residuals(L, v);
+    if (L->meter.passed)
+        return false;
     double fx = 0, fc = 0, xmax = 0, cmax = 0;
     for (int i = 0; i < n; i++) {
         const double *bi = L->binv + (size_t)i * n;
@@ -190,6 +204,8 @@ static bool refine(lemke_ws *L, int v) {
         fc = fmax(fc, fabs(cc));
         xmax = fmax(xmax, fabs(L->x[i]));
         cmax = fmax(cmax, fabs(L->col[i]));
+        if (cs__meter_add(&L->meter, 3 * (int64_t)n))
+            return false;
     }
     return fx > LOSS_TOL * xmax || fc > LOSS_TOL * cmax;
 }
@@ -197,13 +213,15 @@ static bool refine(lemke_ws *L, int v) {
 /* Error bound n eps |B^-1_i| y of row i of a product with B^-1 whose rounding y (ax, ac or ab)
  * bounds; formed once per pivot into the cache d, and only for rows whose decision needs more
  * than the cheap bound n eps |B^-1_i|_1 |y|_inf >= it (row_cap()). */
-static double row_bound(const lemke_ws *L, int i, const double *y, double *d) {
-    if (d[i] == UNKNOWN) {
+static double row_bound(lemke_ws *L, int i, const double *y, double *d) {
+    // Past the deadline the caller's result is discarded: do not form any more bounds.
+    if (d[i] == UNKNOWN && !L->meter.passed) {
         const double *bi = L->binv + (size_t)i * L->n;
         double s = 0;
         for (int k = 0; k < L->n; k++)
             s += fabs(bi[k]) * y[k];
         d[i] = L->n * DBL_EPSILON * s;
+        cs__meter_add(&L->meter, L->n);
     }
     return d[i];
 }
@@ -215,10 +233,10 @@ static double row_cap(const lemke_ws *L, int i, double ymax) {
 
 /* Rebuilds B^-1 and x = B^-1 q from the basis columns: Gauss-Jordan elimination with row
  * interchanges, in place in binv (its row interchanges undone as column interchanges in reverse
- * order at the end). O(n^3), so the deadline is checked at every elimination step. Returns
+ * order at the end). O(n^3), so the meter is read per row of every elimination step. Returns
  * CS_CONVERGED, CS_SINGULAR (a pivot within the rounding n eps |B|_max of the elimination) or
  * CS_DEADLINE (B^-1 then lost). */
-static cs_status rebuild(lemke_ws *L, const cs_options *opt) {
+static cs_status rebuild(lemke_ws *L) {
     const int n = L->n;
     double *A = L->binv, amax = 0;
     for (int r = 0; r < n; r++) {
@@ -228,6 +246,8 @@ static cs_status rebuild(lemke_ws *L, const cs_options *opt) {
             A[(size_t)i * n + r] = b ? -b[i] : i == u;
             amax = fmax(amax, fabs(A[(size_t)i * n + r]));
         }
+        if (cs__meter_add(&L->meter, n))
+            return CS_DEADLINE;
     }
     for (int k = 0; k < n; k++) {
         int p = k;
@@ -238,7 +258,7 @@ static cs_status rebuild(lemke_ws *L, const cs_options *opt) {
         double *ak = A + (size_t)k * n;
         if (!(fabs(A[(size_t)p * n + k]) > n * DBL_EPSILON * amax))
             return CS_SINGULAR;
-        if (cs__deadline_passed(opt))
+        if (cs__meter_add(&L->meter, n))
             return CS_DEADLINE;
         if (p != k)
             for (int j = 0; j < n; j++) {
@@ -259,9 +279,11 @@ static cs_status rebuild(lemke_ws *L, const cs_options *opt) {
             ai[k] = 0;
             for (int j = 0; j < n; j++)
                 ai[j] -= f * ak[j];
+            if (cs__meter_add(&L->meter, n))
+                return CS_DEADLINE;
         }
     }
-    for (int k = n - 1; k >= 0; k--)
+    for (int k = n - 1; k >= 0; k--) {
         if (L->piv[k] != k)
             for (int i = 0; i < n; i++) {
                 double *ai = A + (size_t)i * n;
@@ -269,8 +291,14 @@ static cs_status rebuild(lemke_ws *L, const cs_options *opt) {
                 ai[k] = ai[L->piv[k]];
                 ai[L->piv[k]] = t;
             }
-    for (int i = 0; i < n; i++)
+        if (cs__meter_add(&L->meter, n))
+            return CS_DEADLINE;
+    }
+    for (int i = 0; i < n; i++) {
         L->x[i] = dot(n, A + (size_t)i * n, L->q);
+        if (cs__meter_add(&L->meter, n))
+            return CS_DEADLINE;
+    }
     return CS_CONVERGED;
 }
 
@@ -313,6 +341,8 @@ static int lexico_ratio(lemke_ws *L, int ncand, int z0_row) {
         double scale = j < 0;
         for (int k = 0; j >= 0 && k < n; k++)
             scale = fmax(scale, fabs(L->binv[(size_t)k * n + j]));
+        if (cs__meter_add(&L->meter, n + ncand))
+            return cand[0];
         int kept = 0;
         for (int k = 0; k < ncand; k++) {
             const int i = cand[k];
@@ -332,8 +362,11 @@ static int lexico_ratio(lemke_ws *L, int ncand, int z0_row) {
     return cand[0];
 }
 
-/* Pivot on row r with the entering column in L->col: variable v becomes basic in row r. */
+/* Pivot on row r with the entering column in L->col: variable v becomes basic in row r. Stops
+ * part-way, B^-1 lost, when the meter's deadline passes. */
 static void pivot(lemke_ws *L, int r, int v) {
+    if (L->meter.passed)
+        return;
     const int n = L->n;
     const double p = L->col[r];
     double *br = L->binv + (size_t)r * n;
@@ -350,6 +383,8 @@ static void pivot(lemke_ws *L, int r, int v) {
         for (int k = 0; k < n; k++)
             bi[k] -= f * br[k];
         L->x[i] -= f * L->x[r];
+        if (cs__meter_add(&L->meter, n))
+            return;
     }
     L->row_of[L->basic[r]] = -1;
     L->basic[r] = v;
@@ -383,6 +418,7 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
         .basic = cs__ws_alloc(ws, N * sizeof(int)),
         .row_of = cs__ws_alloc(ws, (2 * N + 1) * sizeof(int)),
         .cand = cs__ws_alloc(ws, N * sizeof(int)),
+        .meter = cs__meter_start(opt),
     };
     cs_status status = CS_CONVERGED;
     if (n > 0 && (!L.cov || !L.binv || !L.x || !L.col || !L.dcol || !L.dx || !L.dbinv || !L.rx ||
@@ -398,13 +434,17 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
             goto out;
         }
     }
-    // Start from the all-w basis: B = I, x = q.
-    memset(L.binv, 0, N * N * sizeof(double));
+    // Start from the all-w basis: B = I, x = q (row by row: B^-1 may take a hundred MB).
     for (int i = 0; i < n; i++) {
+        memset(L.binv + (size_t)i * n, 0, N * sizeof(double));
         L.binv[(size_t)i * n + i] = 1;
         L.x[i] = q[i];
         L.basic[i] = i;
         L.row_of[i] = i;
+        if (cs__meter_add(&L.meter, n)) {
+            status = CS_DEADLINE;
+            goto out;
+        }
     }
     for (int v = n; v <= 2 * n; v++)
         L.row_of[v] = -1;
@@ -426,6 +466,8 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
     st->pivots = 1;
     int driving = n + r; // complement of the w_r that left
 
+    // Each O(n^2) stretch below stops once the meter's deadline has passed; its results are then
+    // unusable, so the loop ends at the next test of L.meter.passed.
     const int cap = n * n + 4 * n + 8;
     for (;;) {
         if (st->pivots >= cap) {
@@ -433,13 +475,13 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
             break;
         }
         // A pivot costs far more than a clock read (a vDSO call): check before each one.
-        if (cs__deadline_passed(opt)) {
+        if (cs__meter_check(&L.meter)) {
             status = CS_DEADLINE;
             break;
         }
         entering_column(&L, driving);
         if (refine(&L, driving)) {
-            status = rebuild(&L, opt);
+            status = rebuild(&L);
             if (status != CS_CONVERGED)
                 break;
             entering_column(&L, driving);
@@ -448,10 +490,14 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
         // Basic values fall as the driving variable rises where the column is positive beyond
         // its error bound.
         int ncand = 0;
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n && !L.meter.passed; i++)
             if (L.col[i] > 0 && (L.col[i] > row_cap(&L, i, L.acmax) ||
                                  L.col[i] > row_bound(&L, i, L.ac, L.dcol)))
                 L.cand[ncand++] = i;
+        if (L.meter.passed) {
+            status = CS_DEADLINE;
+            break;
+        }
         if (ncand == 0) {
             status = CS_RAY;
             break;
@@ -459,6 +505,10 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
         r = lexico_ratio(&L, ncand, L.row_of[2 * n]);
         const int leaving = L.basic[r];
         pivot(&L, r, driving);
+        if (L.meter.passed) {
+            status = CS_DEADLINE;
+            break;
+        }
         st->pivots++;
         if (leaving == 2 * n)
             break; // z0 left: complementary and feasible

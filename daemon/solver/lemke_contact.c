@@ -16,12 +16,15 @@
  *
  * The blocks come from the 3x3-per-contact-pair Delassus operator W (normal, t1, t2): a
  * pyramid row is a fixed combination p = (1, 0, 0) or (0, cos, sin) of its contact's frame
- * rows, so each entry is p_a^T W_ij p_b. */
+ * rows, so each entry is p_a^T W_ij p_b, formed column by column as p_a^T (W_:j p_b). Forming
+ * M is O(N^2) (170 MB at 256 contacts and 16 directions), so a meter reads the deadline per
+ * column (deadline.h). */
 #include "solver/lemke_contact.h"
 
 #include <math.h>
 #include <string.h>
 
+#include "solver/deadline.h"
 #include "solver/lemke.h"
 #include "solver/workspace.h"
 
@@ -31,65 +34,92 @@ void cs_lemke_direction(int d, int j, double *ret_c, double *ret_s) {
     *ret_s = sin(a);
 }
 
-size_t cs_lemke_contact_lcp_size(const cs_limits *lim) {
+/* The pyramid's directions, (cos, sin) of direction j at dir[2 j]: [2 max_dirs]. */
+static size_t dir_size(const cs_limits *lim) {
+    return cs__ws_bytes(2 * (size_t)lim->max_dirs * sizeof(double));
+}
+
+static void directions(int d, double *dir) {
+    for (int j = 0; j < d; j++)
+        cs_lemke_direction(d, j, &dir[2 * j], &dir[2 * j + 1]);
+}
+
+/* Scratch of form(): W3, the contact-frame velocities and one column's W3 p_b per contact, then
+ * the Delassus scratch while forming W3. */
+static size_t form_size(const cs_limits *lim) {
     const size_t n = (size_t)lim->max_contacts, N = n * (2 + (size_t)lim->max_dirs);
-    // W3 and the contact-frame velocities, then the Delassus scratch while forming W3.
     return cs__ws_bytes(9 * n * n * sizeof(double)) + cs__ws_bytes(N * sizeof(double)) +
-           cs_model_delassus_size(lim);
+           cs__ws_bytes(3 * n * sizeof(double)) + cs_model_delassus_size(lim);
+}
+
+size_t cs_lemke_contact_lcp_size(const cs_limits *lim) {
+    return dir_size(lim) + form_size(lim);
 }
 
 size_t cs_lemke_standard_size(const cs_limits *lim) {
     const size_t n = (size_t)lim->max_contacts, N = n * (2 + (size_t)lim->max_dirs);
-    // M, q, z; then forming's scratch or Lemke's (while solving).
-    const size_t form = cs_lemke_contact_lcp_size(lim), lcp = cs_lemke_lcp_size((int)N);
+    // M, q, z and the directions; then forming's scratch or Lemke's (while solving).
+    const size_t form = form_size(lim), lcp = cs_lemke_lcp_size((int)N);
     return cs__ws_bytes(N * N * sizeof(double)) + 2 * cs__ws_bytes(N * sizeof(double)) +
-           (form > lcp ? form : lcp);
+           dir_size(lim) + (form > lcp ? form : lcp);
 }
 
 /* Frame-row combination of pyramid row a: row a < n is contact a's normal; row n + i d + j is
  * direction j of contact i. Writes the contact index and the 3 coefficients. */
-static int row_combination(int n, int d, int a, double p[3]) {
+static int row_combination(int n, int d, const double *dir, int a, double p[3]) {
     if (a < n) {
         p[0] = 1, p[1] = 0, p[2] = 0;
         return a;
     }
     const int i = (a - n) / d, j = (a - n) % d;
-    p[0] = 0;
-    cs_lemke_direction(d, j, &p[1], &p[2]);
+    p[0] = 0, p[1] = dir[2 * j], p[2] = dir[2 * j + 1];
     return i;
 }
 
-cs_status cs_lemke_contact_lcp(cs_workspace *ws, const cs_model *m, double *M, double *q) {
+/* Eq. (6) of m into M and q (see cs_lemke_contact_lcp), with the directions dir. O(N^2), so the
+ * meter is read per column. Returns 0, CS_ENOSPACE or CS_DEADLINE (M partly formed). */
+static cs_status form(cs_workspace *ws, const cs_model *m, const double *dir, double *M,
+                      double *q, cs__meter *meter) {
     const int n = m->nc, d = m->nd, N = n * (2 + d), nr = n * (1 + d);
     const size_t mark = cs__ws_mark(ws);
     double *W = cs__ws_alloc(ws, 9 * (size_t)n * n * sizeof(double));
     double *u = cs__ws_alloc(ws, (size_t)N * sizeof(double));
-    if (n > 0 && (!W || !u)) {
+    double *wp = cs__ws_alloc(ws, 3 * (size_t)n * sizeof(double));
+    if (n > 0 && (!W || !u || !wp)) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
-    cs_status status = cs_model_delassus(m, ws, 3, W, 3 * n);
+    cs_status status = cs_model_delassus(m, ws, 3, W, 3 * n, meter);
     if (status != CS_CONVERGED) {
         cs__ws_release(ws, mark);
         return status;
     }
-    memset(M, 0, (size_t)N * N * sizeof(double));
     // Contact-frame velocities at v*: q's nu and sigma rows are combinations of them.
     cs_model_jv(m, m->vstar, u);
-    for (int b = 0; b < nr; b++) {
-        double pb[3];
-        const int jb = row_combination(n, d, b, pb);
-        for (int a = 0; a < nr; a++) {
-            double pa[3];
-            const int ia = row_combination(n, d, a, pa);
-            double s = 0;
-            for (int r = 0; r < 3; r++)
-                for (int c = 0; c < 3; c++)
-                    s += pa[r] * W[(size_t)(3 * jb + c) * 3 * n + 3 * ia + r] * pb[c];
-            M[(size_t)b * N + a] = s;
+    for (int b = 0; b < N; b++) {
+        double *Mb = M + (size_t)b * N;
+        memset(Mb, 0, (size_t)N * sizeof(double));
+        if (b < nr) {
+            // Column b: wp_i = W_i,jb p_b per contact i (3 x 3 blocks), then p_a . wp_ia.
+            double pb[3];
+            const int jb = row_combination(n, d, dir, b, pb);
+            const double *Wb = W + (size_t)3 * jb * 3 * n;
+            for (int k = 0; k < 3 * n; k++)
+                wp[k] = Wb[k] * pb[0] + Wb[3 * n + k] * pb[1] + Wb[6 * n + k] * pb[2];
+            for (int a = 0; a < n; a++)
+                Mb[a] = wp[3 * a];
+            for (int i = 0; i < n; i++) {
+                double *Mi = Mb + n + (size_t)i * d;
+                for (int j = 0; j < d; j++)
+                    Mi[j] = dir[2 * j] * wp[3 * i + 1] + dir[2 * j + 1] * wp[3 * i + 2];
+            }
+            q[b] = pb[0] * u[3 * jb] + pb[1] * u[3 * jb + 1] + pb[2] * u[3 * jb + 2] -
+                   (b < n ? m->bias[b] : 0);
         }
-        q[b] = pb[0] * u[3 * jb] + pb[1] * u[3 * jb + 1] + pb[2] * u[3 * jb + 2] -
-               (b < n ? m->bias[b] : 0);
+        if (cs__meter_add(meter, 9 * (int64_t)n + N)) {
+            cs__ws_release(ws, mark);
+            return CS_DEADLINE;
+        }
     }
     for (int i = 0; i < n; i++) {
         const int gi = nr + i; // gamma_i / lambda_i
@@ -105,6 +135,20 @@ cs_status cs_lemke_contact_lcp(cs_workspace *ws, const cs_model *m, double *M, d
     return CS_CONVERGED;
 }
 
+cs_status cs_lemke_contact_lcp(cs_workspace *ws, const cs_model *m, double *M, double *q) {
+    const size_t mark = cs__ws_mark(ws);
+    double *dir = cs__ws_alloc(ws, 2 * (size_t)m->nd * sizeof(double));
+    cs_status status = CS_ENOSPACE;
+    if (dir) {
+        directions(m->nd, dir);
+        // No deadline: a meter without options never stops.
+        cs__meter meter = cs__meter_start(NULL);
+        status = form(ws, m, dir, M, q, &meter);
+    }
+    cs__ws_release(ws, mark);
+    return status;
+}
+
 cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                                   double *lambda, cs_stats *st) {
     const int n = m->nc, d = m->nd, N = n * (2 + d);
@@ -113,11 +157,14 @@ cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_
     double *M = cs__ws_alloc(ws, (size_t)N * N * sizeof(double));
     double *q = cs__ws_alloc(ws, (size_t)N * sizeof(double));
     double *z = cs__ws_alloc(ws, (size_t)N * sizeof(double));
-    if (n > 0 && (!M || !q || !z)) {
+    double *dir = cs__ws_alloc(ws, 2 * (size_t)d * sizeof(double));
+    if (n > 0 && (!M || !q || !z || !dir)) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
-    cs_status status = cs_lemke_contact_lcp(ws, m, M, q);
+    directions(d, dir);
+    cs__meter meter = cs__meter_start(opt);
+    cs_status status = form(ws, m, dir, M, q, &meter);
     if (status != CS_CONVERGED) {
         cs__ws_release(ws, mark);
         return status;
@@ -128,10 +175,8 @@ cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_
         l[0] = z[i];
         l[1] = l[2] = 0;
         for (int j = 0; j < d; j++) {
-            double c, s;
-            cs_lemke_direction(d, j, &c, &s);
-            l[1] += z[n + i * d + j] * c;
-            l[2] += z[n + i * d + j] * s;
+            l[1] += z[n + i * d + j] * dir[2 * j];
+            l[2] += z[n + i * d + j] * dir[2 * j + 1];
         }
     }
     st->peak_bytes = cs__ws_peak(ws);

@@ -23,7 +23,8 @@ cs_status cs_lemke_contact_lcp(cs_workspace *ws, const cs_model *m, double *M, d
 /* Forms eq. (6) explicitly, with M = [N D]^T M^-1 [N D] blocks, mu and E, and
  * q = (N^T v* - bias, D^T v*, 0) of size n (2 + d), and solves it with cs_lemke_lcp().
  * lambda: [3 nc] out, contact-frame impulses (theta, sum_j phi_j d_j). st: pivots.
- * Returns cs_lemke_lcp()'s status. thread: any, one caller per workspace. rt-safe: yes. */
+ * Returns cs_lemke_lcp()'s status, or CS_DEADLINE when opt's deadline passes while M is formed.
+ * thread: any, one caller per workspace. rt-safe: yes. */
 cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                                   double *lambda, cs_stats *st);
 

@@ -32,6 +32,10 @@
  * negative, the block's covering entries are raised so that they become positive (they only
  * shift their own rows, section 5.2).
  *
+ * DEADLINE. Read before each pivot and, through a meter (deadline.h), inside a kernel's build
+ * (O(r^2) entries and searches), its LU factorization (O(r^3)) and solves (O(r^2)), a basis
+ * solve's back-substitution and the ratio test's column solves: with 64 bodies r is 386.
+ *
  * CRASH START (reduced variant, no warm basis). Before any cold run, the frictionless LCP is
  * solved (the reduced variant without appending blocks), and Lemke starts like a warm start from
  * the guess that every contact active there slides against its tangential velocity. */
@@ -130,6 +134,8 @@ typedef struct lk {
     int attempt;               /* cold runs so far: > 0 varies the covering vector */
     uint64_t seen[CYCLE_MEMORY]; /* hashes of the latest bases */
     double dc[16], ds[16];     /* direction cosines and sines */
+    cs__meter meter;           /* the deadline: read before each pivot and inside the kernel's
+                                * O(r^3) factorization and the O(r^2) stretches */
 } lk;
 
 size_t cs_lemke_structural_size(const cs_limits *lim) {
@@ -363,6 +369,8 @@ static cs_status build_kernel(lk *L) {
     kside *old = L->kc, *c = &L->ks[L->kc == &L->ks[0]];
     int k = 0;
     // Without branches on the data (row has one spare slot for the last write).
+    if (cs__meter_add(&L->meter, 2 * (int64_t)L->np))
+        return CS_DEADLINE;
     for (int p = 0; p < L->np; p++) {
         const int keep = (L->zb[p] != 0) & (p != L->open) & (L->type[p] != P_GAMMA) &
                          (p != L->xc[L->con[p]]);
@@ -388,7 +396,10 @@ static cs_status build_kernel(lk *L) {
             pair_apply(L, L->xc[i], L->cov[gamma_pair(L, i)], L->dvz);
     }
     int *from_row = L->from_row, *from_col = L->from_col;
+    // Finding a row's or column's entries in the old kernel searches it: O(k^2) per kernel.
     for (int a = 0; a < k; a++) {
+        if (cs__meter_add(&L->meter, old->k + 12))
+            return CS_DEADLINE;
         const int p = c->row[a], i = L->con[p];
         // The open sigma row of a contact in Lambda without phi_X defines lambda; its gamma row
         // takes its place in the kernel (as does an open gamma row).
@@ -407,6 +418,8 @@ static cs_status build_kernel(lk *L) {
         pair_gvec(L, p, c->rx[a], -1, 0, &c->grow[a]);
     }
     for (int b = 0; b < k; b++) {
+        if (cs__meter_add(&L->meter, old->k + 12))
+            return CS_DEADLINE;
         const int p = c->col[b];
         from_col[b] = -1;
         if (p < 0)
@@ -444,11 +457,15 @@ static cs_status build_kernel(lk *L) {
             for (int a = 0; a < k; a++)
                 E[a] = kernel_entry(L, c, a, b);
         }
+        // An entry is a 6- or 12-term product of generalized vectors.
+        if (cs__meter_add(&L->meter, 12 * (int64_t)k))
+            return CS_DEADLINE;
     }
     if (k > 0) // E and K share the leading dimension: one copy of the k columns
         memcpy(L->K, c->E, ((size_t)(k - 1) * L->kmax + k) * sizeof(double));
-    if (cs_lu_factor(k, L->K, L->kmax, L->kpiv, &L->growth) != 0)
-        return CS_SINGULAR;
+    const int lu = cs_lu_factor(k, L->K, L->kmax, L->kpiv, &L->growth, &L->meter);
+    if (lu != 0)
+        return lu > 0 ? CS_DEADLINE : CS_SINGULAR;
     L->kdirty = false;
     return CS_CONVERGED;
 }
@@ -511,7 +528,9 @@ static cs_status basis_solve(lk *L, double *out, const int *rows, int nrows) {
             L->rhs[a] = -(gdot_dense(&c->grow[a], L->w0) + L->src[p] -
                           (c->rx[a] >= 0 ? L->src[c->rx[a]] : 0));
     }
-    cs_lu_solve(k, L->K, L->kmax, L->kpiv, L->rhs);
+    cs_lu_solve(k, L->K, L->kmax, L->kpiv, L->rhs, &L->meter);
+    if (L->meter.passed)
+        return CS_DEADLINE;
     const double z0 = L->open >= 0 ? L->rhs[k - 1] : 0;
     if (!rows)
         memset(out, 0, (size_t)L->np * sizeof(double));
@@ -540,9 +559,15 @@ static cs_status basis_solve(lk *L, double *out, const int *rows, int nrows) {
     memset(L->want, !rows, (size_t)L->n);
     for (int r = 0; r < nrows; r++)
         L->want[L->con[rows[r]]] = 1;
+    if (cs__meter_add(&L->meter, 12 * (int64_t)k + L->nv + L->np))
+        return CS_DEADLINE;
+    // A contact's rows: its frame velocity and about 8 operations per friction direction.
     for (int i = 0; i < L->n; i++)
-        if (L->want[i])
+        if (L->want[i]) {
             contact_rows(L, i, z0, out);
+            if (cs__meter_add(&L->meter, 8 * (int64_t)L->d + 40))
+                return CS_DEADLINE;
+        }
     return CS_CONVERGED;
 }
 
@@ -627,7 +652,7 @@ static void bump_block(lk *L, int i) {
 /* Lexicographic ratio test among the nneg rows in cand (rows whose basic variable falls as the
  * driving variable rises, column L->mv, in increasing order) with |m'_p| above rounding of
  * mmax = max |m'|; vmax = absmax(L->val). Returns the blocking row, -1 when no row blocks (a
- * ray), or -2 when a column solve fails. */
+ * ray), or -2 when a column solve fails or the meter's deadline passed (L->meter.passed). */
 static int ratio_test(lk *L, int nneg, double mmax, double vmax) {
     int *cand = L->cand;
     const double qerr = DBL_EPSILON * L->np * L->growth * vmax, thr = -1e-11 * mmax;
@@ -669,6 +694,8 @@ static int ratio_test(lk *L, int nneg, double mmax, double vmax) {
             }
             continue;
         }
+        if (cs__meter_add(&L->meter, L->np + L->nv))
+            return -2;
         source_var(L, j, L->zb0[j]);
         if (basis_solve(L, L->beta, L->cand, kept) != CS_CONVERGED)
             return -2;
@@ -751,7 +778,7 @@ static bool grows(const lk *L, int i) {
 /* Lemke from the current (complementary) basis with q' in L->val. warm: the basis came from a
  * previous tick; the covering vector is then chosen so every basic value rises at rate 1 with z0
  * (c = B 1), i.e. Lemke with covering vector 1 on the principal pivot transform. */
-static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats *st) {
+static cs_status run(lk *L, bool warm, int cap, cs_stats *st) {
     cs_status status = solve_q(L);
     if (status != CS_CONVERGED)
         return status;
@@ -812,11 +839,14 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
         if (st->pivots >= cap)
             return CS_MAXITER;
         // A pivot costs far more than a clock read: check before each one.
-        if (cs__deadline_passed(opt))
+        if (cs__meter_check(&L->meter))
             return CS_DEADLINE;
         source_var(L, L->open, L->drive_z);
         if ((status = basis_solve(L, L->mv, NULL, 0)) != CS_CONVERGED)
             return status;
+        // This pivot's O(pairs) passes (candidates, values, the basis hash).
+        if (cs__meter_add(&L->meter, 4 * (int64_t)L->np))
+            return CS_DEADLINE;
         // Candidates: falling rows not rejected; the ratio test applies the threshold.
         double mmax = 0;
         int nneg = 0;
@@ -827,7 +857,7 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
         }
         const int s = ratio_test(L, nneg, mmax, vmax);
         if (s < 0)
-            return s == -1 ? CS_RAY : CS_SINGULAR;
+            return L->meter.passed ? CS_DEADLINE : s == -1 ? CS_RAY : CS_SINGULAR;
         // Pivot: the driving variable becomes basic in the open pair at level t; s's basic
         // variable leaves and, unless it is z0, s becomes the open pair holding z0.
         const double t = maxd(-L->val[s] / L->mv[s], 0.0);
@@ -870,6 +900,8 @@ static cs_status run(lk *L, const cs_options *opt, bool warm, int cap, cs_stats 
                 vmax = absmax(L->val, L->np);
             }
         }
+        if (status == CS_DEADLINE)
+            return status;
         if (!ok) {
             // Numerically bad pivot: undo it and exclude the row from this ratio test.
             if (u.grown >= 0)
@@ -958,11 +990,11 @@ static void init_warm(lk *L, const uint32_t *warm) {
  * basis. On peg-in-hole problems the guess is usually the answer or a few pivots from it, where
  * a cold run takes 20-40 (see the benchmark). *blocks: some contact got a friction block (if
  * none did, the frictionless answer is the answer). Returns the frictionless run's status. */
-static cs_status crash_basis(lk *L, const cs_options *opt, int cap, cs_stats *st, bool *blocks) {
+static cs_status crash_basis(lk *L, int cap, cs_stats *st, bool *blocks) {
     *blocks = false;
     init_cold(L);
     L->frictionless = true;
-    const cs_status status = run(L, opt, false, cap, st);
+    const cs_status status = run(L, false, cap, st);
     L->frictionless = false;
     if (status != CS_CONVERGED)
         return status;
@@ -1063,10 +1095,11 @@ static void extract(const lk *L, double *lambda, uint32_t *basis) {
 }
 
 /* Points L's arrays into the workspace and fills the Jacobian table and directions. */
-static bool setup(lk *L, cs_workspace *ws, const cs_model *m, bool reduced) {
+static bool setup(lk *L, cs_workspace *ws, const cs_model *m, const cs_options *opt,
+                  bool reduced) {
     const cs_limits *lim = cs__ws_limits(ws);
     *L = (lk){.m = m, .n = m->nc, .d = m->nd, .nv = 6 * m->nb, .reduced = reduced,
-              .kmax = 6 * lim->max_bodies + 2, .growth = 1};
+              .kmax = 6 * lim->max_bodies + 2, .growth = 1, .meter = cs__meter_start(opt)};
     if (m->nd > 16 || !alloc_lk(L, ws, lim))
         return false;
     cs_model_jacobian(m, 3, L->js);
@@ -1092,7 +1125,7 @@ cs_status cs__lemke_structural_basis(cs_workspace *ws, const cs_model *m, const 
     const size_t mark = cs__ws_mark(ws);
     lk L;
     cs_status status = CS_ENOSPACE;
-    if (setup(&L, ws, m, false)) {
+    if (setup(&L, ws, m, NULL, false)) {
         init_cold(&L);
         memcpy(L.zb, zb, (size_t)L.np);
         L.open = open;
@@ -1140,7 +1173,7 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
     const size_t mark = cs__ws_mark(ws);
     *st = (cs_stats){0};
     lk L;
-    if (!setup(&L, ws, m, reduced)) {
+    if (!setup(&L, ws, m, opt, reduced)) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
@@ -1149,15 +1182,15 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
     cs_status status = CS_RAY;
     if (warm) {
         init_warm(&L, warm);
-        status = finish(&L, ws, opt, run(&L, opt, true, cap, st), lambda, basis, v, cert, state);
+        status = finish(&L, ws, opt, run(&L, true, cap, st), lambda, basis, v, cert, state);
     }
     // Then the crash basis (reduced variant), then cold runs.
     if (reduced && status != CS_CONVERGED && status != CS_DEADLINE) {
         bool blocks;
-        status = crash_basis(&L, opt, cap, st, &blocks);
+        status = crash_basis(&L, cap, st, &blocks);
         if (status == CS_CONVERGED && blocks) {
             init_warm(&L, L.crash);
-            status = run(&L, opt, true, cap, st);
+            status = run(&L, true, cap, st);
         }
         status = finish(&L, ws, opt, status, lambda, basis, v, cert, state);
     }
@@ -1165,7 +1198,7 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
                         status != CS_DEADLINE && status != CS_ENOSPACE;
          L.attempt++) {
         init_cold(&L);
-        status = finish(&L, ws, opt, run(&L, opt, false, cap, st), lambda, basis, v, cert, state);
+        status = finish(&L, ws, opt, run(&L, false, cap, st), lambda, basis, v, cert, state);
     }
     st->peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);

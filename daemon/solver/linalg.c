@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* Dense kernels for libcontact. The semidefinite factorization is LAPACK's dpstrf (pivoted
- * Cholesky with rank detection), whose BLAS calls resolve to BLIS: contact matrices built from
- * redundant contacts are singular, and the rank-revealing factor is what lets a pivoting solver
- * solve the consistent systems it meets (Baraff 1994, section 4.4 and footnote 3). */
+/* Dense kernels for libcontact. The semidefinite factorization is a pivoted Cholesky with rank
+ * detection: contact matrices built from redundant contacts are singular, and the rank-revealing
+ * factor is what lets a pivoting solver solve the consistent systems it meets (Baraff 1994,
+ * section 4.4 and footnote 3). It is LAPACK's unblocked dpstf2 written out, so that a real-time
+ * solve can stop it at its deadline (a cs__meter per column); without a deadline, large matrices
+ * go to LAPACK's blocked dpstrf (BLAS calls resolve to BLIS), which is faster there but cannot
+ * be interrupted. */
 #include "solver/linalg.h"
 
 #include <math.h>
+
+#include "solver/deadline.h"
 
 /* LAPACK (Fortran interface). */
 extern void dpstrf_(const char *uplo, const int *n, double *a, const int *lda, int *piv, int *rank,
@@ -72,7 +77,13 @@ size_t cs_psd_work(int n) {
     return 2 * (size_t)n;
 }
 
-int cs_psd_factor(int n, double *A, int lda, int *piv, int *rank, double rel_tol, double *work) {
+/* Order from which a factorization without a deadline goes to LAPACK's blocked dpstrf: the
+ * blocking pays off only beyond a few cache-sized panels (dpstrf itself runs dpstf2 below its
+ * block size 64). */
+#define PSD_LAPACK_MIN 384
+
+int cs__psd_factor(int n, double *A, int lda, int *piv, int *rank, double rel_tol, double *work,
+                   cs__meter *meter) {
     *rank = 0;
     if (n == 0)
         return 0;
@@ -86,18 +97,91 @@ int cs_psd_factor(int n, double *A, int lda, int *piv, int *rank, double rel_tol
     if (dmax == 0)
         return 0;
     const double tol = rel_tol * dmax;
-    int info = 0;
-    dpstrf_("L", &n, A, &lda, piv, rank, &tol, work, &info);
-    if (info < 0)
-        return -1;
-    // LAPACK's pivots are 1-based.
-    for (int i = 0; i < n; i++)
-        piv[i] -= 1;
+    if (n >= PSD_LAPACK_MIN && !cs__meter_armed(meter)) {
+        int info = 0;
+        dpstrf_("L", &n, A, &lda, piv, rank, &tol, work, &info);
+        if (info < 0)
+            return -1;
+        // LAPACK's pivots are 1-based.
+        for (int i = 0; i < n; i++)
+            piv[i] -= 1;
+        return 0;
+    }
+#define AT(i, j) A[(size_t)(j) * lda + (i)]
+    // dpstf2: work[i] sums the squares of row i's factored entries, work[n + i] is the diagonal
+    // left to factor, A_ii - work[i]; the largest one is the next pivot.
+    for (int i = 0; i < n; i++) {
+        piv[i] = i;
+        work[i] = 0;
+    }
+    for (int j = 0; j < n; j++) {
+        for (int i = j; i < n; i++) {
+            if (j > 0)
+                work[i] += AT(i, j - 1) * AT(i, j - 1);
+            work[n + i] = AT(i, i) - work[i];
+        }
+        int p = j;
+        for (int i = j + 1; i < n; i++)
+            p = work[n + i] > work[n + p] ? i : p;
+        const double ajj = work[n + p];
+        // The first pivot is the largest diagonal (> 0); a later one at the tolerance ends it.
+        if (j > 0 && (ajj <= tol || isnan(ajj))) {
+            AT(j, j) = ajj;
+            *rank = j;
+            return 0;
+        }
+        if (p != j) {
+            // Symmetric interchange of j and p within the lower triangle.
+            AT(p, p) = AT(j, j);
+            for (int k = 0; k < j; k++) {
+                const double t = AT(j, k);
+                AT(j, k) = AT(p, k);
+                AT(p, k) = t;
+            }
+            for (int i = p + 1; i < n; i++) {
+                const double t = AT(i, j);
+                AT(i, j) = AT(i, p);
+                AT(i, p) = t;
+            }
+            for (int i = j + 1; i < p; i++) {
+                const double t = AT(i, j);
+                AT(i, j) = AT(p, i);
+                AT(p, i) = t;
+            }
+            const double tw = work[j];
+            work[j] = work[p];
+            work[p] = tw;
+            const int tp = piv[j];
+            piv[j] = piv[p];
+            piv[p] = tp;
+        }
+        const double d = sqrt(ajj);
+        AT(j, j) = d;
+        // Column j below the diagonal: minus the factored columns' part, over the pivot.
+        for (int k = 0; k < j; k++) {
+            const double ajk = AT(j, k);
+            const double *ck = A + (size_t)k * lda;
+            double *cj = A + (size_t)j * lda;
+            for (int i = j + 1; i < n; i++)
+                cj[i] -= ck[i] * ajk;
+        }
+        const double inv = 1 / d;
+        for (int i = j + 1; i < n; i++)
+            AT(i, j) *= inv;
+        if (meter && cs__meter_add(meter, (int64_t)(n - j) * (j + 1)))
+            return 1;
+    }
+#undef AT
+    *rank = n;
     return 0;
 }
 
-void cs_psd_solve(int n, const double *L, int lda, const int *piv, int rank, const double *b,
-                  double *x, double *work) {
+int cs_psd_factor(int n, double *A, int lda, int *piv, int *rank, double rel_tol, double *work) {
+    return cs__psd_factor(n, A, lda, piv, rank, rel_tol, work, NULL);
+}
+
+void cs__psd_solve(int n, const double *L, int lda, const int *piv, int rank, const double *b,
+                   double *x, double *work, cs__meter *meter) {
     // P^T A P = L L^T  =>  A x = b  with  y = P^T x:  L L^T y = P^T b.
     double *y = work;
     for (int i = 0; i < n; i++)
@@ -107,12 +191,16 @@ void cs_psd_solve(int n, const double *L, int lda, const int *piv, int rank, con
         for (int k = 0; k < i; k++)
             s -= L[(size_t)k * lda + i] * y[k];
         y[i] = s / L[(size_t)i * lda + i];
+        if (meter && cs__meter_add(meter, i + 1))
+            return;
     }
     for (int i = rank - 1; i >= 0; i--) {
         double s = y[i];
         for (int k = i + 1; k < rank; k++)
             s -= L[(size_t)i * lda + k] * y[k];
         y[i] = s / L[(size_t)i * lda + i];
+        if (meter && cs__meter_add(meter, rank - i))
+            return;
     }
     // Directions beyond the numerical rank carry no information: zero them.
     for (int i = rank; i < n; i++)
@@ -121,7 +209,12 @@ void cs_psd_solve(int n, const double *L, int lda, const int *piv, int rank, con
         x[piv[i]] = y[i];
 }
 
-int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth) {
+void cs_psd_solve(int n, const double *L, int lda, const int *piv, int rank, const double *b,
+                  double *x, double *work) {
+    cs__psd_solve(n, L, lda, piv, rank, b, x, work, NULL);
+}
+
+int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__meter *meter) {
     double amax = 0;
     for (int j = 0; j < n; j++)
         for (int i = 0; i < n; i++) {
@@ -163,24 +256,31 @@ int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth) {
                 for (int i = k + 1; i < n; i++)
                     cj[i] -= f * ck[i];
         }
+        if (meter && cs__meter_add(meter, (int64_t)(n - k) * (n - k)))
+            return 1;
     }
     *ret_growth = n > 0 ? umax / umin : 1;
     return 0;
 }
 
-void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b) {
+void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b, cs__meter *meter) {
     // The factor swapped whole rows (L included), so P b first, then L y = P b.
     for (int k = 0; k < n; k++) {
         const double t = b[k];
         b[k] = b[piv[k]];
         b[piv[k]] = t;
     }
-    for (int k = 0; k < n; k++)
+    for (int k = 0; k < n; k++) {
         for (int i = k + 1; i < n; i++)
             b[i] -= LU[(size_t)k * lda + i] * b[k];
+        if (meter && cs__meter_add(meter, n - k))
+            return;
+    }
     for (int k = n - 1; k >= 0; k--) {
         b[k] /= LU[(size_t)k * lda + k];
         for (int i = 0; i < k; i++)
             b[i] -= LU[(size_t)k * lda + i] * b[k];
+        if (meter && cs__meter_add(meter, k + 1))
+            return;
     }
 }

@@ -34,29 +34,42 @@ void cs_mat3_rotate(double res[9], const double R[9], const double A[9]);
  * minor <= 0 relative to its diagonal scale). */
 int cs_mat3_spd_inverse(double inv[9], const double A[9]);
 
+/* A deadline's work counter (solver/deadline.h); NULL where a kernel takes one: never stop. */
+typedef struct cs__meter cs__meter;
+
 /* Workspace doubles cs_psd_factor() needs for order n. */
 size_t cs_psd_work(int n);
 
 /* Rank-revealing Cholesky P^T A P = L L^T of a symmetric positive semidefinite A (n x n,
- * column-major, lda >= n), in place (LAPACK dpstrf). Pivots below rel_tol * max(diag A) end the
- * factorization: *rank says how many columns of L are kept. piv: [n] out (0-based).
- * work: [cs_psd_work(n)]. Returns 0, or -1 when A has a negative/non-finite diagonal.
- * thread: any. rt-safe: yes (LAPACK's unblocked path; no allocation). */
+ * column-major, lda >= n), in place (LAPACK's dpstf2 algorithm; dpstrf itself from order 384).
+ * Pivots below rel_tol * max(diag A) end the factorization: *rank says how many columns of L are
+ * kept. piv: [n] out (0-based). work: [cs_psd_work(n)]. Returns 0, or -1 when A has a
+ * negative/non-finite diagonal. thread: any. rt-safe: yes (no allocation). */
 int cs_psd_factor(int n, double *A, int lda, int *piv, int *rank, double rel_tol, double *work);
+/* The same, stopping when meter's deadline passes (checked per column; with a deadline never
+ * LAPACK's uninterruptible dpstrf): returns 1 with A partly factored. meter may be NULL (=
+ * cs_psd_factor). */
+int cs__psd_factor(int n, double *A, int lda, int *piv, int *rank, double rel_tol, double *work,
+                   cs__meter *meter);
 
 /* Solves A x = b with the factor from cs_psd_factor(): the minimum-effort solution that sets the
  * components beyond the rank to zero, exact when b lies in the range of A. b: [n] in, x: [n] out
  * (may alias b). work: [n]. */
 void cs_psd_solve(int n, const double *L, int lda, const int *piv, int rank, const double *b,
                   double *x, double *work);
+/* The same, stopping (x not written) when meter's deadline passes; meter may be NULL. */
+void cs__psd_solve(int n, const double *L, int lda, const int *piv, int rank, const double *b,
+                   double *x, double *work, cs__meter *meter);
 
 /* In-place LU with partial pivoting, P A = L U, of a small dense A (n x n, column-major, lda >=
  * n): the kernels of the structural Lemke solver (n <= 6 bodies + 2). piv: [n] out.
- * *ret_growth = max |U_ii| / min |U_ii|, a cheap condition estimate for tolerances. Returns 0, or
- * -1 when a pivot is below 1e-13 of A's largest entry (numerically singular) or not finite.
- * thread: any. rt-safe: yes. */
-int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth);
-/* Solves A x = b in place (b: [n]) with the factor of cs_lu_factor(). */
-void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b);
+ * *ret_growth = max |U_ii| / min |U_ii|, a cheap condition estimate for tolerances. meter: the
+ * solve's deadline, checked per column (NULL: none). Returns 0; -1 when a pivot is below 1e-13 of
+ * A's largest entry (numerically singular) or not finite; 1 when meter's deadline passed (A partly
+ * factored). thread: any. rt-safe: yes. */
+int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__meter *meter);
+/* Solves A x = b in place (b: [n]) with the factor of cs_lu_factor(); stops (b unusable) when
+ * meter's deadline passes, checked per column (NULL: never). */
+void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b, cs__meter *meter);
 
 #endif /* CONTACTD_SOLVER_LINALG_H */

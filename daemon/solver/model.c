@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "solver/deadline.h"
 #include "solver/idmap.h"
 #include "solver/linalg.h"
 #include "solver/workspace.h"
@@ -260,7 +261,8 @@ size_t cs_model_delassus_size(const cs_limits *lim) {
     return cs_model_jacobian_size(lim);
 }
 
-cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw) {
+cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw,
+                            cs__meter *meter) {
     const int nr = rows * m->nc;
     const size_t mark = cs__ws_mark(ws);
     double *js = cs__ws_alloc(ws, (size_t)nr * 2 * 12 * sizeof(double));
@@ -289,6 +291,11 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
             }
             W[(size_t)q * ldw + p] = w;
             W[(size_t)p * ldw + q] = w;
+        }
+        // About 12 multiply-adds per entry (one or two shared bodies).
+        if (meter && cs__meter_add(meter, 12 * (int64_t)(nr - q))) {
+            cs__ws_release(ws, mark);
+            return CS_DEADLINE;
         }
     }
     cs__ws_release(ws, mark);

@@ -59,9 +59,12 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js);
 
 /* Workspace bytes of cs_model_delassus() scratch for lim. */
 size_t cs_model_delassus_size(const cs_limits *lim);
+typedef struct cs__meter cs__meter;
 /* W = J_r M^-1 J_r^T (column-major, ldw >= rows * nc) where J_r keeps the first `rows` rows of each
  * contact (1: normals only, 3: normal and both tangents), in contact order. Scratch from ws.
- * Returns 0 or CS_ENOSPACE. */
-cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw);
+ * meter: the solve's deadline, checked per column (solver/deadline.h; NULL: none).
+ * Returns 0, CS_ENOSPACE, or CS_DEADLINE (W partly formed). */
+cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw,
+                            cs__meter *meter);
 
 #endif /* CONTACTD_SOLVER_MODEL_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Names of solver kinds and statuses, shared by the wire, the config file and contactctl, so a
- * solver is spelled the same everywhere; and the storage layout of a cs_result. */
+/* Names of solver kinds, statuses and answers, shared by the wire, the config file and
+ * contactctl, so a solver is spelled the same everywhere; which solvers a session may run; and
+ * the storage layout of a cs_result. */
 #include "solver/types.h"
 
 #include <string.h>
@@ -35,6 +36,10 @@ bool cs_solver_is_available(cs_solver s) {
            s == CS_SOLVER_LEMKE_STRUCTURAL || s == CS_SOLVER_SAP;
 }
 
+bool cs_limits_allow(const cs_limits *lim, cs_solver s) {
+    return cs_solver_is_available(s) && (lim->solvers == 0 || (lim->solvers & (1u << s)) != 0);
+}
+
 const char *cs_status_name(cs_status st) {
     switch (st) {
     case CS_CONVERGED: return "converged";
@@ -46,6 +51,17 @@ const char *cs_status_name(cs_status st) {
     case CS_EINPUT: return "invalid-input";
     case CS_ENOSPACE: return "no-space";
     case CS_UNCERTIFIED: return "uncertified";
+    case CS_NOANSWER: return "no-answer";
+    }
+    return "unknown";
+}
+
+const char *cs_answer_name(cs_answer a) {
+    switch (a) {
+    case CS_ANSWER_NONE: return "none";
+    case CS_ANSWER_SOLVER: return "solver";
+    case CS_ANSWER_ITERATE: return "iterate";
+    case CS_ANSWER_LAST_CERTIFIED: return "last-certified";
     }
     return "unknown";
 }

@@ -26,8 +26,10 @@
  * it (exact) or decreases it sufficiently (Armijo), so l decreases strictly; l is strongly
  * convex with Lipschitz gradient (paper appendix E), so the iteration converges globally, and
  * quadratically near the answer. In floating point the cap prm->max_iterations bounds it; the
- * deadline is checked before every factorization. Each iterate lowers the cost, so the iterate at
- * the deadline is a usable, labelled answer. */
+ * deadline is checked before every factorization, and a meter (deadline.h) reads it inside the
+ * long stretches of an iteration (assembly, factorization, solve, line search), which then stop
+ * with v untouched. Each iterate lowers the cost, so the iterate at the deadline is a usable,
+ * labelled answer. */
 #include "solver/sap_core.h"
 
 #include <math.h>
@@ -315,18 +317,21 @@ static void line_eval(void *ctx, double alpha, double *l, double *d, double *dd)
 }
 
 /* H = A + J^T G J on the island, lower triangle, column-major, local indices; region: the
- * contacts' regions (G = 0 in region III). */
+ * contacts' regions (G = 0 in region III). Stops, H unusable, when meter's deadline passes. */
 static void assemble(const cs__sap_problem *p, const cs__sap_islands *is, const island *I,
-                     const uint8_t *region, cs__sap_work *w, double *H) {
+                     const uint8_t *region, cs__sap_work *w, double *H, cs__meter *meter) {
     const int n = I->n;
-    memset(H, 0, (size_t)n * n * sizeof(double));
     for (int k = 0; k < n; k++) {
+        double *col = H + (size_t)k * n;
+        memset(col, 0, (size_t)n * sizeof(double));
         const int j = I->dof[k];
         for (int q = p->a_colptr[j]; q < p->a_colptr[j + 1]; q++) {
             const int li = is->local[p->a_rowind[q]];
             if (li >= k)
-                H[(size_t)k * n + li] += p->a_val[q];
+                col[li] += p->a_val[q];
         }
+        if (cs__meter_add(meter, n))
+            return;
     }
     // Per contact in contact (G = 0 otherwise), with Jc its 3 x k block over the k dofs it
     // touches: form G Jc, and add Jc^T (G Jc) to H's lower triangle: 9 k + 3 k (k + 1) / 2
@@ -357,6 +362,8 @@ static void assemble(const cs__sap_problem *p, const cs__sap_islands *is, const 
             for (int a = b; a < k; a++)
                 col[lcol[a]] += J0[a] * y0 + J1[a] * y1 + J2[a] * y2;
         }
+        if (cs__meter_add(meter, 9 * (int64_t)k + 3 * (int64_t)k * (k + 1) / 2))
+            return;
     }
 }
 
@@ -364,11 +371,11 @@ static void assemble(const cs__sap_problem *p, const cs__sap_islands *is, const 
  * over BLIS pays a per-call overhead in BLIS's level-3 object API that dominates small systems:
  * measured on the 2-core CI machine, factor + solve took 30 us (n = 6), 96 us (18), 275 us (64),
  * 1.5 ms (256), against 0.06, 0.6, 15 and 810 us here; the two cross near n = 400, where
- * LAPACK's blocked algorithm takes over. */
+ * LAPACK's blocked algorithm takes over, unless a deadline must be kept (LAPACK cannot stop). */
 #define CHOL_LAPACK_MIN 384
 
-int cs__sap_chol(int n, double *H) {
-    if (n >= CHOL_LAPACK_MIN) {
+int cs__sap_chol(int n, double *H, cs__meter *meter) {
+    if (n >= CHOL_LAPACK_MIN && !cs__meter_armed(meter)) {
         int info = 0;
         dpotrf_("L", &n, H, &n, &info);
         return info == 0 ? 0 : -1;
@@ -391,12 +398,14 @@ int cs__sap_chol(int n, double *H) {
         cj[j] = d;
         for (int i = j + 1; i < n; i++)
             cj[i] *= inv_d;
+        if (meter && cs__meter_add(meter, (int64_t)(n - j) * (j + 1)))
+            return 1;
     }
     return 0;
 }
 
-void cs__sap_chol_solve(int n, const double *L, int nrhs, double *B) {
-    if (n >= CHOL_LAPACK_MIN) {
+void cs__sap_chol_solve(int n, const double *L, int nrhs, double *B, cs__meter *meter) {
+    if (n >= CHOL_LAPACK_MIN && !cs__meter_armed(meter)) {
         int info = 0;
         dpotrs_("L", &n, &nrhs, L, &n, B, &n, &info);
         return;
@@ -409,6 +418,8 @@ void cs__sap_chol_solve(int n, const double *L, int nrhs, double *B) {
             x[j] /= cj[j];
             for (int i = j + 1; i < n; i++)
                 x[i] -= cj[i] * x[j];
+            if (meter && cs__meter_add(meter, n - j))
+                return;
         }
         for (int j = n - 1; j >= 0; j--) {
             const double *cj = L + (size_t)j * n;
@@ -416,6 +427,8 @@ void cs__sap_chol_solve(int n, const double *L, int nrhs, double *B) {
             for (int i = j + 1; i < n; i++)
                 s -= cj[i] * x[i];
             x[j] = s / cj[j];
+            if (meter && cs__meter_add(meter, n - j))
+                return;
         }
     }
 }
@@ -429,16 +442,27 @@ void cs__sap_dense_a(const cs__sap_problem *p, const cs__sap_islands *is, int k,
             H[(size_t)c * n + is->local[p->a_rowind[q]]] += p->a_val[q];
 }
 
-/* Newton's method on one island (the algorithm in the file header). */
+/* Meter units of one cost evaluation: about 40 per contact for its law and, with the products
+ * (A, J and J^T: up to 3 x 12 Jacobian entries per contact, two passes), 72 more per contact and
+ * 9 per dof. */
+static int64_t eval_units(const island *I, bool products) {
+    return 40 * (int64_t)I->m + (products ? 72 * (int64_t)I->m + 9 * (int64_t)I->n : 0);
+}
+
+/* Newton's method on one island (the algorithm in the file header). meter: the solve's
+ * deadline, shared by its islands: once passed, an island is evaluated at its initial guess
+ * and left there, so that its impulses match its velocities. */
 static cs_status solve_island(const cs__sap_problem *p, const cs__sap_islands *is,
-                              const island *I, const cs_sap_params *prm, const cs_options *opt,
+                              const island *I, const cs_sap_params *prm, cs__meter *meter,
                               cs__sap_work *w, double *v, double *gamma, uint8_t *region,
                               int *iterations) {
     const int n = I->n;
     amul(p, I, p->vstar, NULL, w->avs);
     double cost_prev = 0, alpha = 1;
     for (int it = 0;; it++) {
+        // Not stopped part-way: gamma and region must match v, whatever the deadline.
         const double cost = evaluate(p, I, w, v, gamma, region, true);
+        cs__meter_add(meter, eval_units(I, true));
         // Scaled momentum residual and its scale (paper eq. 26).
         double res = 0, sav = 0, sjg = 0;
         for (int k = 0; k < n; k++) {
@@ -458,25 +482,32 @@ static cs_status solve_island(const cs__sap_problem *p, const cs__sap_islands *i
             fabs(cost - cost_prev) <
                 prm->cost_abs_tol + prm->cost_rel_tol * 0.5 * (fabs(cost) + fabs(cost_prev)))
             return CS_CONVERGED;
-        if (cs__deadline_passed(opt))
+        if (cs__meter_check(meter))
             return CS_DEADLINE;
         if (it == prm->max_iterations)
             return CS_MAXITER;
 
-        // Newton direction: H dv = -grad.
-        assemble(p, is, I, region, w, w->H);
-        if (cs__sap_chol(n, w->H) < 0)
-            return CS_SINGULAR;
+        // Newton direction: H dv = -grad. From here to the step, a passed deadline returns v
+        // as evaluated above.
+        assemble(p, is, I, region, w, w->H, meter);
+        if (meter->passed)
+            return CS_DEADLINE;
+        const int chol = cs__sap_chol(n, w->H, meter);
+        if (chol != 0)
+            return chol > 0 ? CS_DEADLINE : CS_SINGULAR;
         for (int k = 0; k < n; k++)
             w->b[k] = -w->grad[I->dof[k]];
-        cs__sap_chol_solve(n, w->H, 1, w->b);
+        cs__sap_chol_solve(n, w->H, 1, w->b, meter);
+        if (meter->passed)
+            return CS_DEADLINE;
         for (int k = 0; k < n; k++)
             w->dv[I->dof[k]] = w->b[k];
-        ++*iterations;
 
         // Products the line search reuses.
         amul(p, I, w->dv, NULL, w->dp);
         jmul(p, I, w->dv, NULL, w->dvc);
+        if (cs__meter_add(meter, eval_units(I, true)))
+            return CS_DEADLINE;
         line_ctx L = {.p = p, .I = I, .w = w};
         double d0 = 0;
         for (int k = 0; k < n; k++) {
@@ -489,7 +520,8 @@ static cs_status solve_island(const cs__sap_problem *p, const cs__sap_islands *i
         // H is SPD, so d0 = -grad^T H^-1 grad < 0 and c2 > 0 unless rounding destroyed it.
         if (!(d0 < 0) || !(L.c2 > 0))
             return CS_SINGULAR;
-        const cs__sap_line line = {.eval = line_eval, .ctx = &L, .l0 = cost, .d0 = d0};
+        const cs__sap_line line = {.eval = line_eval, .ctx = &L, .l0 = cost, .d0 = d0,
+                                   .meter = meter, .units = eval_units(I, false)};
         const cs_status ls =
             prm->line_search == CS_SAP_LINE_BACKTRACK
                 ? cs__sap_line_backtrack(&line, &alpha)
@@ -500,6 +532,8 @@ static cs_status solve_island(const cs__sap_problem *p, const cs__sap_islands *i
             const int j = I->dof[k];
             v[j] += alpha * w->dv[j];
         }
+        // Counted once the step is taken: an iteration the deadline cut short left v as it was.
+        ++*iterations;
         cost_prev = cost;
     }
 }
@@ -528,6 +562,7 @@ cs_status cs__sap_newton(const cs__sap_problem *p, const cs__sap_islands *is,
             return CS_EINPUT;
         w->dinv[j] = 1 / sqrt(a);
     }
+    cs__meter meter = cs__meter_start(opt);
     cs_status worst = CS_CONVERGED;
     for (int k = 0; k < is->ncontact; k++) {
         const island I = {.dof = is->dof + is->dof_ptr[k],
@@ -535,7 +570,7 @@ cs_status cs__sap_newton(const cs__sap_problem *p, const cs__sap_islands *is,
                           .con = is->con + is->con_ptr[k],
                           .m = is->con_ptr[k + 1] - is->con_ptr[k]};
         const cs_status st =
-            solve_island(p, is, &I, prm, opt, w, v, gamma, region, ret_iterations);
+            solve_island(p, is, &I, prm, &meter, w, v, gamma, region, ret_iterations);
         if (st < 0)
             return st;
         // The deadline outranks an iteration cap: both are usable, the deadline says more.

@@ -91,11 +91,14 @@ cs_status cs__sap_newton(const cs__sap_problem *p, const cs__sap_islands *is,
 
 /* Dense A of component k into H ([n x n] column-major, n its dofs, full). */
 void cs__sap_dense_a(const cs__sap_problem *p, const cs__sap_islands *is, int k, double *H);
+typedef struct cs__meter cs__meter;
 /* Cholesky H = L L^T in place ([n x n] column-major, lower triangle read and written; LAPACK
- * dpotrf for large n, a plain column Cholesky below, see sap_core.c). Returns 0, or -1 when H is
- * not positive definite. rt-safe: yes. */
-int cs__sap_chol(int n, double *H);
-/* Solves L L^T X = B in place with L from cs__sap_chol(), B [n x nrhs] column-major. */
-void cs__sap_chol_solve(int n, const double *L, int nrhs, double *B);
+ * dpotrf for large n without a deadline, a plain column Cholesky otherwise, see sap_core.c).
+ * meter: the deadline, read per column (NULL: none). Returns 0; -1 when H is not positive
+ * definite; 1 when meter's deadline passed (H partly factored). rt-safe: yes. */
+int cs__sap_chol(int n, double *H, cs__meter *meter);
+/* Solves L L^T X = B in place with L from cs__sap_chol(), B [n x nrhs] column-major; stops (B
+ * unusable) when meter's deadline passes (NULL: never). */
+void cs__sap_chol_solve(int n, const double *L, int nrhs, double *B, cs__meter *meter);
 
 #endif /* CONTACTD_SOLVER_SAP_CORE_H */

@@ -22,6 +22,8 @@
 #include <float.h>
 #include <math.h>
 
+#include "solver/deadline.h"
+
 /* Exact search: interval end, tolerances (Drake's, tuned on its test set: any f_tol in
  * [1e-14, 1e-3] worked within ~30 % of the run time; the step tolerance is relative to the first
  * guess, 1 here), evaluation cap. */
@@ -37,6 +39,14 @@
 /* Cost changes below this relative size are round-off (Drake's relative_slop / 10). */
 #define BT_SLOP (100 * DBL_EPSILON)
 
+/* Evaluates l at alpha; false when the deadline has passed (then nothing was evaluated). */
+static bool evaluate_at(const cs__sap_line *f, double alpha, double *l, double *d, double *dd) {
+    if (f->meter && cs__meter_add(f->meter, f->units))
+        return false;
+    f->eval(f->ctx, alpha, l, d, dd);
+    return true;
+}
+
 cs_status cs__sap_line_exact(const cs__sap_line *f, double cost_abs_tol, double cost_rel_tol,
                              double *ret_alpha) {
     const double s = -f->d0;
@@ -45,7 +55,8 @@ cs_status cs__sap_line_exact(const cs__sap_line *f, double cost_abs_tol, double 
     bool bracketed = false;
     for (int it = 0; it < EXACT_MAX_EVALS; it++) {
         double l, d, dd;
-        f->eval(f->ctx, x, &l, &d, &dd);
+        if (!evaluate_at(f, x, &l, &d, &dd))
+            return CS_DEADLINE;
         // A slope at round-off level relative to the cost carries no direction information.
         if (it == 0 && s < cost_abs_tol + cost_rel_tol * l) {
             *ret_alpha = 1;
@@ -95,7 +106,8 @@ static bool armijo(const cs__sap_line *f, double a, double l) {
 
 cs_status cs__sap_line_backtrack(const cs__sap_line *f, double *ret_alpha) {
     double a = 1 / BT_RHO, l, d;
-    f->eval(f->ctx, a, &l, &d, NULL);
+    if (!evaluate_at(f, a, &l, &d, NULL))
+        return CS_DEADLINE;
     const double slop = BT_SLOP * fmax(1, 0.5 * (fabs(l) + fabs(f->l0)));
     // Still descending (or flat) at the largest step: take it.
     if (d < slop) {
@@ -105,7 +117,8 @@ cs_status cs__sap_line_backtrack(const cs__sap_line *f, double *ret_alpha) {
     double a_prev = a, l_prev = l;
     for (int it = 1; it < BT_MAX_TRIALS; it++) {
         a *= BT_RHO;
-        f->eval(f->ctx, a, &l, &d, NULL);
+        if (!evaluate_at(f, a, &l, &d, NULL))
+            return CS_DEADLINE;
         // Flat between two grid points: at the minimum up to round-off.
         if (fabs((l - l_prev) / (a - a_prev)) < slop) {
             *ret_alpha = a;

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* One step of a session: model, solver, certificate, labels, forces, and the fallback rule.
  *
- * An answer goes out as the solver's own only when it passes the certificate. Otherwise (ray,
- * pivot cap, a failed certificate, or the deadline) the answer is the fallback, labelled: the
- * previous certified impulses of contacts whose ids persist and zero for new ones, with the
- * velocities they imply and their own, honest, certificate. SAP is the exception at the deadline:
- * each of its iterates lowers its convex cost, so its iterate goes out, labelled CS_DEADLINE. */
+ * An answer goes out as the solver's own (CS_ANSWER_SOLVER) only when it passes the certificate,
+ * and only such answers are stored in the warm start. Otherwise (ray, pivot cap, a failed
+ * certificate, or the deadline) the answer is carried, labelled: the last certified impulses of
+ * contacts whose ids persist and zero for new ones, with the velocities they imply and their own,
+ * honest, certificate (CS_ANSWER_LAST_CERTIFIED). When no contact of the scene has a certified
+ * impulse to carry, there is no answer: zero impulses, CS_ANSWER_NONE, and a negative status
+ * (CS_NOANSWER), so nobody mistakes the zeros for forces. SAP is the exception at the deadline:
+ * each of its iterates lowers its convex cost, so its iterate goes out, labelled CS_DEADLINE and
+ * CS_ANSWER_ITERATE, and is never stored as certified. */
 #include "solver/step.h"
 
 #include <math.h>
@@ -85,7 +89,7 @@ static void emit(const cs_model *m, const double *lambda, const double *v, cs_re
     memcpy(out->v, v, 6 * (size_t)m->nb * sizeof(double));
 }
 
-/* An answer no one can use: zero forces, the start velocities. */
+/* An answer no one can use: zero impulses, forces and velocities. */
 static cs_status fail_step(cs_result *out, cs_status st) {
     out->status = out->primary = st;
     memset(out->impulse, 0, 3 * (size_t)out->nc * sizeof(double));
@@ -101,6 +105,8 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     const cs_limits *lim = cs__ws_limits(ws);
     out->seq = s->seq;
     out->solver = opt->solver;
+    out->answer = CS_ANSWER_NONE;
+    out->carried = 0;
     out->stats = (cs_stats){0};
     out->cert = (cs_certificate){0};
     if (s->nb > lim->max_bodies || s->nc > lim->max_contacts || s->nb < 0 || s->nc < 0) {
@@ -114,6 +120,10 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         out->contact_id[i] = s->contacts[i].id;
     for (int b = 0; b < s->nb; b++)
         out->body_id[b] = s->bodies[b].id;
+    // The workspace holds scratch for the declared solvers only: refuse any other rather than
+    // run out of it (an unresolved CS_SOLVER_DEFAULT is the caller's error).
+    if (!cs_limits_allow(lim, opt->solver))
+        return fail_step(out, cs_solver_is_available(opt->solver) ? CS_ENOSPACE : CS_EINPUT);
 
     const size_t mark = cs__ws_mark(ws);
     cs__ws_reset_peak(ws);
@@ -164,22 +174,35 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         if (!cs_certificate_is_ok(&out->cert, opt->cert_tol, frictional))
             st = out->primary = CS_UNCERTIFIED;
     }
-    if (st == CS_CONVERGED || st == CS_MAXITER || (sap && st == CS_DEADLINE)) {
+    if (st == CS_CONVERGED || st == CS_MAXITER) {
+        // Certified: the answer goes out and is what a later failed step carries.
         out->status = st;
+        out->answer = CS_ANSWER_SOLVER;
         emit(&m, lambda, v, out);
-        // The warm start keeps certified answers only.
-        if (warm && st != CS_DEADLINE) {
+        if (warm) {
             cs__warm_store(warm, out);
             if (opt->solver == CS_SOLVER_LEMKE || opt->solver == CS_SOLVER_LEMKE_STRUCTURAL)
                 cs__warm_store_basis(warm, basis, m.nd);
         }
+    } else if (sap && st == CS_DEADLINE) {
+        // SAP's iterate: usable, labelled, never stored as certified.
+        out->status = CS_DEADLINE;
+        out->answer = CS_ANSWER_ITERATE;
+        emit(&m, lambda, v, out);
     } else {
-        // Fallback: previous impulses by contact id, zero for new contacts.
+        // Carry the last certified impulses by contact id, zero for contacts it does not know.
+        int carried = 0;
         for (int i = 0; i < s->nc; i++)
-            cs__warm_impulse(warm, s->contacts[i].id, lambda + 3 * i);
+            carried += cs__warm_impulse(warm, s->contacts[i].id, lambda + 3 * i);
         cs_model_velocity(&m, lambda, v, scratch);
         cs_certify(ws, &m, lambda, v, pyramid, &out->cert, out->state);
-        out->status = st == CS_DEADLINE ? CS_DEADLINE : CS_FALLBACK;
+        out->carried = carried;
+        out->answer = carried > 0 ? CS_ANSWER_LAST_CERTIFIED : CS_ANSWER_NONE;
+        // Zero impulses that no certified answer backs are no answer (a scene without contacts
+        // needs none).
+        out->status = carried == 0 && s->nc > 0 ? CS_NOANSWER
+                      : st == CS_DEADLINE      ? CS_DEADLINE
+                                               : CS_FALLBACK;
         emit(&m, lambda, v, out);
     }
     out->stats.peak_bytes = cs__ws_peak(ws);

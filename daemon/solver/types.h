@@ -11,14 +11,16 @@
 /* Solver outcome. >= 0: forces usable; < 0: the caller keeps its last safe output. */
 typedef enum cs_status {
     CS_CONVERGED = 0,
-    CS_DEADLINE = 1, /* budget spent; the answer is the labelled fallback or iterate */
+    CS_DEADLINE = 1, /* budget spent; the answer is an iterate or carried (cs_result.answer) */
     CS_MAXITER = 2,  /* pivot/iteration cap hit; iterate usable */
-    CS_FALLBACK = 3, /* primary method failed, fallback answered */
+    CS_FALLBACK = 3, /* primary method failed, the last certified answer was carried */
     CS_RAY = -1,     /* pivoting ended on a ray / could not make progress */
     CS_SINGULAR = -2,
     CS_EINPUT = -3,   /* non-finite or inconsistent problem data */
     CS_ENOSPACE = -4, /* problem exceeds the limits it was admitted with */
     CS_UNCERTIFIED = -5, /* solver claimed success but the certificate failed */
+    CS_NOANSWER = -6,    /* the solver gave no usable answer and no contact of the scene has a
+                          * certified one to carry: zero forces (cs_result.answer) */
 } cs_status;
 
 /* Returns a short lower-case name ("converged", "deadline", ...). */
@@ -56,7 +58,14 @@ typedef struct cs_limits {
     int max_bodies;   /* dynamic bodies (the world is not counted) */
     int max_contacts;
     int max_dirs;     /* friction-pyramid directions d for pivoting solvers */
+    unsigned solvers; /* bit (1u << s) for each cs_solver s the session may run; 0 = every
+                       * available solver. The workspace is sized for these only. */
 } cs_limits;
+
+/* True when a session admitted with lim may run solver s: s is available in this build and
+ * declared in lim->solvers (or lim->solvers is 0). The one place that rule lives.
+ * thread: any. rt-safe: yes. */
+bool cs_limits_allow(const cs_limits *lim, cs_solver s);
 
 #define CS_DIRS_DEFAULT 8
 
@@ -118,10 +127,26 @@ typedef struct cs_certificate {
     double velocity_scale;  /* max |v| over bodies and contact points: scale for velocities */
 } cs_certificate;
 
+/* Where the impulses of a result come from (cs_step's fallback rule, step.c). 0 claims nothing. */
+typedef enum cs_answer {
+    CS_ANSWER_NONE = 0,           /* no certified answer exists for any contact of the scene:
+                                   * zero impulses; the status is negative when nc > 0 */
+    CS_ANSWER_SOLVER = 1,         /* the solver's own answer of this frame, certified */
+    CS_ANSWER_ITERATE = 2,        /* SAP's best iterate at the deadline: usable, not certified */
+    CS_ANSWER_LAST_CERTIFIED = 3, /* the session's last certified impulses by contact id (new
+                                   * contacts zero); carried says how many contacts had one */
+} cs_answer;
+
+/* "none", "solver", "iterate", "last-certified"; "unknown" when out of range. */
+const char *cs_answer_name(cs_answer a);
+
 /* A solve's output. Arrays are owned by whoever called cs_result_init(). */
 typedef struct cs_result {
     cs_status status;
     cs_status primary;    /* the solver's own outcome; differs from status after a fallback */
+    cs_answer answer;     /* where impulse comes from */
+    int carried;          /* contacts whose impulse is the last certified answer's (0 unless
+                           * answer is CS_ANSWER_LAST_CERTIFIED) */
     cs_solver solver;     /* the solver that produced it */
     uint64_t seq;         /* the scene's seq */
     int nb, nc;

@@ -114,6 +114,19 @@ static int validate_contact(const cs_scene *s, const cs_contact *C, int i, char 
     return 0;
 }
 
+/* The session was not admitted for solver s: name it and the solvers it was admitted for. */
+static int solver_refused(cs_solver s, const cs_limits *lim, char *err, size_t errlen) {
+    // Every solver name with its separator fits (53 characters for all five).
+    char declared[96] = "";
+    size_t len = 0;
+    for (int k = 0; k < CS_SOLVER_COUNT; k++)
+        if (cs_limits_allow(lim, (cs_solver)k))
+            len += (size_t)snprintf(declared + len, sizeof declared - len, "%s%s",
+                                    len ? ", " : "", cs_solver_name((cs_solver)k));
+    return fail(CS_ENOSPACE, err, errlen, "solver: '%s' was not declared for this session "
+                "(declared: %s)", cs_solver_name(s), len ? declared : "none");
+}
+
 int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t errlen) {
     if (s->nb < 0 || s->nb > lim->max_bodies)
         return fail(CS_ENOSPACE, err, errlen, "bodies: %d bodies exceed the session limit of %d",
@@ -135,6 +148,8 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
                     "friction_directions: %d exceeds the session limit of %d", d, lim->max_dirs);
     if ((int)s->solver < 0 || (int)s->solver >= CS_SOLVER_COUNT)
         return fail(CS_EINPUT, err, errlen, "solver: unknown solver %d", (int)s->solver);
+    if (s->solver != CS_SOLVER_DEFAULT && !cs_limits_allow(lim, s->solver))
+        return solver_refused(s->solver, lim, err, errlen);
     for (int i = 0; i < s->nb; i++) {
         const int r = validate_body(&s->bodies[i], i, err, errlen);
         if (r)

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Warm-start storage (see warmstart.h): sorted id maps over fixed arrays sized at admission. */
+/* Warm-start storage (see warmstart.h): sorted id maps over fixed arrays sized at admission,
+ * carved with the struct from one block so that cs_warmstart_size() is exact. */
 #include "solver/warmstart.h"
 
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,33 +21,45 @@ struct cs_warmstart {
     double *v;        /* [6 max_bodies] */
 };
 
+/* Each piece of the block starts aligned for any type. */
+static size_t piece(size_t n) {
+    const size_t a = alignof(max_align_t);
+    return (n + a - 1) / a * a;
+}
+
+/* Carves n bytes off *p. */
+static void *take(unsigned char **p, size_t n) {
+    void *q = *p;
+    *p += piece(n);
+    return q;
+}
+
+size_t cs_warmstart_size(const cs_limits *lim) {
+    if (lim->max_contacts < 0 || lim->max_bodies < 0)
+        return 0;
+    const size_t nc = (size_t)lim->max_contacts, nb = (size_t)lim->max_bodies;
+    return piece(sizeof(cs_warmstart)) + piece(nc * sizeof(cs_idpos)) +
+           piece(3 * nc * sizeof(double)) + piece(nc * sizeof(uint32_t)) +
+           piece(nb * sizeof(cs_idpos)) + piece(6 * nb * sizeof(double));
+}
+
 cs_warmstart *cs_warmstart_new(const cs_limits *lim) {
-    cs_warmstart *w = calloc(1, sizeof(*w));
-    if (!w)
+    const size_t bytes = cs_warmstart_size(lim);
+    unsigned char *p = bytes ? calloc(1, bytes) : NULL;
+    if (!p)
         return NULL;
     const size_t nc = (size_t)lim->max_contacts, nb = (size_t)lim->max_bodies;
+    cs_warmstart *w = take(&p, sizeof(*w));
     w->lim = *lim;
-    // calloc(0) may return NULL: allocate at least one element.
-    w->cmap = calloc(nc + 1, sizeof(cs_idpos));
-    w->impulse = calloc(3 * nc + 1, sizeof(double));
-    w->basis = calloc(nc + 1, sizeof(uint32_t));
-    w->bmap = calloc(nb + 1, sizeof(cs_idpos));
-    w->v = calloc(6 * nb + 1, sizeof(double));
-    if (!w->cmap || !w->impulse || !w->basis || !w->bmap || !w->v) {
-        cs_warmstart_free(w);
-        return NULL;
-    }
+    w->cmap = take(&p, nc * sizeof(cs_idpos));
+    w->impulse = take(&p, 3 * nc * sizeof(double));
+    w->basis = take(&p, nc * sizeof(uint32_t));
+    w->bmap = take(&p, nb * sizeof(cs_idpos));
+    w->v = take(&p, 6 * nb * sizeof(double));
     return w;
 }
 
 void cs_warmstart_free(cs_warmstart *w) {
-    if (!w)
-        return;
-    free(w->cmap);
-    free(w->impulse);
-    free(w->basis);
-    free(w->bmap);
-    free(w->v);
     free(w);
 }
 

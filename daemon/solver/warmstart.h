@@ -7,7 +7,8 @@
 #include <stdbool.h>
 #include "solver/contact.h"
 
-/* Remembers r's impulses by contact id (r within the limits w was made for). */
+/* Remembers r's impulses by contact id (r within the limits w was made for). r must be a
+ * certified answer: whatever is stored here is what a later failed step carries. */
 void cs__warm_store(cs_warmstart *w, const cs_result *r);
 /* Previous impulse of contact id (contact frame) into out[3]; false (and zeros) when unknown. */
 bool cs__warm_impulse(const cs_warmstart *w, uint64_t id, double out[3]);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The session workspace: the only allocation of libcontact. Its size is the sum of what the
- * model, each solver and the certificate declare for the session's limits (ODE's estimator);
- * inside a solve it is a mark/release stack, so nothing is allocated per tick. */
+ * model and the step declare for the session's limits plus the largest scratch of the
+ * certificate and of each solver the session declared (ODE's estimator); inside a solve it is a
+ * mark/release stack, so nothing is allocated per tick. The struct and the stack are one
+ * 64-byte-aligned block, so cs_workspace_size() is exactly what cs_workspace_new() asks for. */
 #include "solver/workspace.h"
 
 #include <stdlib.h>
@@ -11,14 +13,16 @@
 #include "solver/dantzig.h"
 #include "solver/lemke_contact.h"
 #include "solver/lemke_structural.h"
+#include "solver/linalg.h"
 #include "solver/model.h"
 #include "solver/sap.h"
+#include "solver/sap_core.h"
 #include "solver/step.h"
 
 #define WS_ALIGN 64
 
 struct cs_workspace {
-    unsigned char *base;
+    unsigned char *base; /* the stack: right after this struct, in the same block */
     size_t cap;
     size_t top;
     size_t peak;
@@ -34,37 +38,64 @@ size_t cs__ws_bytes(size_t n) {
     return (n + WS_ALIGN - 1) & ~(size_t)(WS_ALIGN - 1);
 }
 
-cs_workspace *cs_workspace_new(const cs_limits *lim) {
-    if (!lim || lim->max_bodies < 1 || lim->max_bodies > LIM_BODIES_MAX || lim->max_contacts < 0 ||
-        lim->max_contacts > LIM_CONTACTS_MAX || lim->max_dirs < 0 || lim->max_dirs > LIM_DIRS_MAX)
-        return NULL;
-    // The model and the answer persist through a step; one solver runs at a time, then the
-    // certificate: the largest of those follows.
-    size_t scratch = cs_certify_size(lim);
-    const size_t solvers[] = {cs_dantzig_size(lim), cs_lemke_standard_size(lim),
-                             cs_lemke_structural_size(lim), cs_sap_size(lim)};
-    for (size_t k = 0; k < sizeof solvers / sizeof solvers[0]; k++)
-        scratch = solvers[k] > scratch ? solvers[k] : scratch;
-    const size_t need = cs_model_size(lim) + cs_step_size(lim) + scratch;
-    cs_workspace *ws = calloc(1, sizeof(*ws));
-    if (!ws)
-        return NULL;
-    ws->cap = cs__ws_bytes(need);
-    ws->base = aligned_alloc(WS_ALIGN, ws->cap);
-    if (!ws->base) {
-        free(ws);
-        return NULL;
+/* Limits within the ceilings, declaring only solvers this build has. */
+static bool limits_ok(const cs_limits *lim) {
+    unsigned known = 0;
+    for (int s = 0; s < CS_SOLVER_COUNT; s++)
+        known |= cs_solver_is_available((cs_solver)s) ? 1u << s : 0;
+    return lim && lim->max_bodies >= 1 && lim->max_bodies <= LIM_BODIES_MAX &&
+           lim->max_contacts >= 0 && lim->max_contacts <= LIM_CONTACTS_MAX &&
+           lim->max_dirs >= 0 && lim->max_dirs <= LIM_DIRS_MAX && (lim->solvers & ~known) == 0;
+}
+
+/* Scratch bytes one solve with solver s takes for lim. */
+static size_t solver_size(const cs_limits *lim, cs_solver s) {
+    switch (s) {
+    case CS_SOLVER_DANTZIG:
+        return cs_dantzig_size(lim);
+    case CS_SOLVER_LEMKE:
+    case CS_SOLVER_LEMKE_STRUCTURAL:
+        return cs_lemke_structural_size(lim);
+    case CS_SOLVER_LEMKE_STANDARD:
+        return cs_lemke_standard_size(lim);
+    case CS_SOLVER_SAP:
+        return cs_sap_size(lim);
+    default:
+        return 0;
     }
+}
+
+/* Bytes of the stack for lim. The model and the answer persist through a step; one solver runs
+ * at a time, then the certificate: the largest of those follows. */
+static size_t stack_size(const cs_limits *lim) {
+    size_t scratch = cs_certify_size(lim);
+    for (int s = 0; s < CS_SOLVER_COUNT; s++) {
+        const size_t need = cs_limits_allow(lim, (cs_solver)s) ? solver_size(lim, (cs_solver)s) : 0;
+        scratch = need > scratch ? need : scratch;
+    }
+    return cs__ws_bytes(cs_model_size(lim) + cs_step_size(lim) + scratch);
+}
+
+size_t cs_workspace_size(const cs_limits *lim) {
+    return limits_ok(lim) ? cs__ws_bytes(sizeof(cs_workspace)) + stack_size(lim) : 0;
+}
+
+cs_workspace *cs_workspace_new(const cs_limits *lim) {
+    const size_t bytes = cs_workspace_size(lim);
+    if (bytes == 0)
+        return NULL;
+    unsigned char *block = aligned_alloc(WS_ALIGN, bytes);
+    if (!block)
+        return NULL;
     // Touch every page now so the first tick does not take page faults.
-    memset(ws->base, 0, ws->cap);
-    ws->lim = *lim;
+    memset(block, 0, bytes);
+    cs_workspace *ws = (cs_workspace *)(void *)block;
+    const size_t head = cs__ws_bytes(sizeof(*ws));
+    *ws = (cs_workspace){.base = block + head, .cap = bytes - head, .lim = *lim};
     return ws;
 }
 
 void cs_workspace_free(cs_workspace *ws) {
-    if (!ws)
-        return;
-    free(ws->base);
     free(ws);
 }
 
@@ -109,4 +140,43 @@ size_t cs__ws_peak(const cs_workspace *ws) {
 
 void cs__ws_reset_peak(cs_workspace *ws) {
     ws->peak = ws->top;
+}
+
+/* LAPACK takes over from the in-house Cholesky kernels from this order on (linalg.c, sap_core.c);
+ * below it no BLIS or LAPACK routine runs, so there is nothing to warm. */
+#define WARM_LAPACK_MIN 384
+
+/* Factors (and for SAP solves with) an identity of order n in the workspace's free space, through
+ * the same entry point the solver uses. Skipped when the workspace has no room for it. */
+static void warm_factor(cs_workspace *ws, int n, bool sap) {
+    const size_t mark = cs__ws_mark(ws);
+    double *A = cs__ws_zalloc(ws, (size_t)n * n * sizeof(double));
+    double *b = cs__ws_alloc(ws, (size_t)n * sizeof(double));
+    int *piv = cs__ws_alloc(ws, (size_t)n * sizeof(int));
+    double *work = cs__ws_alloc(ws, cs_psd_work(n) * sizeof(double));
+    if (A && b && piv && work) {
+        for (int i = 0; i < n; i++) {
+            A[(size_t)i * n + i] = 1.0;
+            b[i] = 1.0;
+        }
+        int rank;
+        if (sap) {
+            if (cs__sap_chol(n, A, NULL) == 0)
+                cs__sap_chol_solve(n, A, 1, b, NULL);
+        } else if (cs_psd_factor(n, A, n, piv, &rank, 1e-12, work) == 0) {
+            cs_psd_solve(n, A, n, piv, rank, b, b, work);
+        }
+    }
+    cs__ws_release(ws, mark);
+}
+
+void cs_workspace_warm_up(cs_workspace *ws) {
+    // BLIS allocates its packing buffers, and LAPACK its blocks, on first use at a size: make
+    // that use here, at the session's largest orders, so no solve on a worker allocates.
+    const cs_limits *lim = &ws->lim;
+    if (cs_limits_allow(lim, CS_SOLVER_DANTZIG) && lim->max_contacts >= WARM_LAPACK_MIN)
+        warm_factor(ws, lim->max_contacts, false);
+    if (cs_limits_allow(lim, CS_SOLVER_SAP) && 6 * lim->max_bodies >= WARM_LAPACK_MIN)
+        warm_factor(ws, 6 * lim->max_bodies, true);
+    cs__ws_reset_peak(ws);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal view of the workspace: one aligned block per session, used as a mark/release stack
  * inside a solve (MuJoCo's arena). Every solver declares its need through a _size() function,
- * and cs_workspace_new() sums them, so a solve within the limits can never run out. */
+ * and cs_workspace_new() sizes for the solvers the limits declare, so a solve within the limits
+ * by a declared solver can never run out. */
 #ifndef CONTACTD_SOLVER_WORKSPACE_H
 #define CONTACTD_SOLVER_WORKSPACE_H
 #include <stddef.h>

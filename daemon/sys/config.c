@@ -26,6 +26,11 @@ int cd_config_defaults(cd_config *c) {
         .realtime = true,
         .priority = CD_PRIORITY_DEFAULT,
         .cpu = -1,
+        .workers = -1,
+        .long_solve_ns = CD_LONG_SOLVE_US_DEFAULT * 1000,
+        .max_budget_ns = CD_MAX_BUDGET_US_DEFAULT * 1000,
+        .max_session_bytes = (size_t)CD_MAX_SESSION_MB_DEFAULT << 20,
+        .memory_budget_bytes = (size_t)CD_MEMORY_BUDGET_MB_DEFAULT << 20,
         .default_solver = CS_SOLVER_LEMKE,
         .limits = {.max_bodies = CD_MAX_BODIES_DEFAULT,
                    .max_contacts = CD_MAX_CONTACTS_DEFAULT,
@@ -167,7 +172,8 @@ static int set_realtime(cd_config *c, const char *v, char *why, size_t len) {
 
 static int set_priority(cd_config *c, const char *v, char *why, size_t len) {
     long long x;
-    int r = parse_int(v, 1, 99, &x, why, len);
+    // The background workers run one priority below, and SCHED_FIFO starts at 1.
+    int r = parse_int(v, 2, 99, &x, why, len);
     c->priority = r < 0 ? c->priority : (int)x;
     return r;
 }
@@ -176,6 +182,41 @@ static int set_cpu(cd_config *c, const char *v, char *why, size_t len) {
     long long x;
     int r = parse_auto_int(v, 0, 1023, &x, why, len);
     c->cpu = r < 0 ? c->cpu : (int)x;
+    return r;
+}
+
+static int set_workers(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_auto_int(v, 1, 256, &x, why, len);
+    c->workers = r < 0 ? c->workers : (int)x;
+    return r;
+}
+
+static int set_long_solve_us(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1, 10000000, &x, why, len);
+    c->long_solve_ns = r < 0 ? c->long_solve_ns : x * 1000;
+    return r;
+}
+
+static int set_max_budget_us(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1, 10000000, &x, why, len);
+    c->max_budget_ns = r < 0 ? c->max_budget_ns : x * 1000;
+    return r;
+}
+
+static int set_max_session_mb(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1, 1 << 20, &x, why, len);
+    c->max_session_bytes = r < 0 ? c->max_session_bytes : (size_t)x << 20;
+    return r;
+}
+
+static int set_memory_budget_mb(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1, 1 << 24, &x, why, len);
+    c->memory_budget_bytes = r < 0 ? c->memory_budget_bytes : (size_t)x << 20;
     return r;
 }
 
@@ -237,15 +278,20 @@ static const struct key {
     {"server", "max_sessions", set_max_sessions},
     {"server", "max_message_bytes", set_max_message_bytes},
     {"server", "max_queued_bytes", set_max_queued_bytes},
+    {"server", "memory_budget_mb", set_memory_budget_mb},
     {"loop", "rate_hz", set_rate_hz},
     {"loop", "deadline_fraction", set_deadline_fraction},
     {"loop", "realtime", set_realtime},
     {"loop", "priority", set_priority},
     {"loop", "cpu", set_cpu},
+    {"loop", "workers", set_workers},
+    {"loop", "long_solve_us", set_long_solve_us},
     {"session", "default_solver", set_default_solver},
     {"session", "max_bodies", set_max_bodies},
     {"session", "max_contacts", set_max_contacts},
     {"session", "max_dirs", set_max_dirs},
+    {"session", "max_budget_us", set_max_budget_us},
+    {"session", "max_session_mb", set_max_session_mb},
     {"log", "level", set_log_level},
 };
 
@@ -350,6 +396,12 @@ int cd_config_check(const cd_config *c, char *err, size_t errlen) {
     if (c->limits.max_dirs < CS_DIRS_DEFAULT) {
         snprintf(err, errlen, "[session] max_dirs: %d is below the default friction directions "
                  "(%d) a frame gets when it names none", c->limits.max_dirs, CS_DIRS_DEFAULT);
+        return -EINVAL;
+    }
+    if (c->max_session_bytes > c->memory_budget_bytes) {
+        snprintf(err, errlen, "[session] max_session_mb: %zu MiB is more than the whole "
+                 "[server] memory_budget_mb (%zu MiB)", c->max_session_bytes >> 20,
+                 c->memory_budget_bytes >> 20);
         return -EINVAL;
     }
     return 0;

@@ -22,6 +22,10 @@
 #define CD_MAX_BODIES_DEFAULT 64
 #define CD_MAX_CONTACTS_DEFAULT 256
 #define CD_MAX_DIRS_DEFAULT 16
+#define CD_LONG_SOLVE_US_DEFAULT 200
+#define CD_MAX_BUDGET_US_DEFAULT 10000
+#define CD_MAX_SESSION_MB_DEFAULT 64
+#define CD_MEMORY_BUDGET_MB_DEFAULT 1024
 
 /* thread: main (read-only once the daemon runs). */
 typedef struct cd_config {
@@ -32,15 +36,20 @@ typedef struct cd_config {
     int max_sessions;
     uint32_t max_message_bytes; /* largest message accepted, either direction */
     size_t max_queued_bytes;   /* per connection: results are dropped beyond this backlog */
+    size_t memory_budget_bytes; /* all sessions together (cd_session_bytes) */
     /* [loop] */
     int rate_hz;
-    double deadline_fraction;  /* of the period, after each tick start */
+    double deadline_fraction;  /* default budget, as a fraction of the period */
     bool realtime;             /* "auto": try mlockall, SCHED_FIFO, CPU affinity; "off" */
-    int priority;              /* SCHED_FIFO priority of the tick thread */
-    int cpu;                   /* tick thread CPU; -1 = "auto" (the highest allowed) */
+    int priority;              /* SCHED_FIFO priority of the foreground workers */
+    int cpu;                   /* first worker's CPU; -1 = "auto" (the highest allowed) */
+    int workers;               /* worker CPUs; -1 = "auto" (online CPUs - 1, at least 1) */
+    int64_t long_solve_ns;     /* sessions solving longer than this run in the background */
     /* [session] */
     cs_solver default_solver;  /* for sessions whose Hello names none */
     cs_limits limits;          /* the most a session may ask for (and what it gets by default) */
+    int64_t max_budget_ns;     /* the most solve time per frame a session may ask for */
+    size_t max_session_bytes;  /* the most memory one session may hold */
     /* [log] */
     cd_log_level log_level;
 } cd_config;

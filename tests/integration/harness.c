@@ -466,10 +466,19 @@ void it_assert_timing(const Contactd__V1__Timing *t) {
     assert_non_null(t);
     assert_true(t->received_ns > 0);
     assert_true(t->received_ns <= t->solve_start_ns);
+    assert_true(t->release_ns >= t->received_ns);
     assert_true(t->solve_ns > 0);
     assert_true(t->solve_start_ns + t->solve_ns <= t->sent_ns);
-    assert_true(t->deadline_met);
-    assert_true(t->solve_start_ns + t->solve_ns <= t->deadline_ns);
+    assert_true(t->wake_late_ns >= 0);
+    // Whether the deadline held depends on the machine's load, so it is not asserted; what is
+    // asserted is that the record says so consistently, and why when it did not.
+    const bool in_time = t->solve_start_ns + t->solve_ns <= t->deadline_ns;
+    if (t->deadline_met) {
+        assert_true(in_time);
+        assert_int_equal(t->miss_reason, CONTACTD__V1__MISS_REASON__MISS_NONE);
+    } else {
+        assert_int_not_equal(t->miss_reason, CONTACTD__V1__MISS_REASON__MISS_NONE);
+    }
 }
 
 int it_args(int argc, char **argv, bool need_contactctl, const char **ret_contactd,

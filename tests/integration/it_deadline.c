@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Never silence: with a deadline no solve can meet (1 ns after each tick start), every frame
- * still gets a Result, labelled STATUS_DEADLINE with deadline_met false and a detail saying why,
- * carrying the fallback answer (zero forces for contacts the session never had an answer for),
+ * still gets a Result with deadline_met false and a detail saying why; the session never had a
+ * certified answer, so it is STATUS_FAILED with zero forces (never a silent zero labelled OK),
  * and the deadline misses are counted in Stats. Arguments: the contactd and contactctl
  * executables. */
 #include <stdio.h>
@@ -37,12 +37,13 @@ static void every_frame_answered_past_the_deadline(void **state) {
     for (uint64_t seq = 1; seq <= FRAMES; seq++) {
         Contactd__V1__ServerMessage *m = it_frame_exchange(c, &box, seq);
         const Contactd__V1__Result *r = m->result;
-        assert_int_equal(r->status, CONTACTD__V1__STATUS__STATUS_DEADLINE);
-        assert_non_null(strstr(r->detail, "deadline"));
+        // No answer was ever certified in this session: no answer, zero force, FAILED.
+        assert_int_equal(r->status, CONTACTD__V1__STATUS__STATUS_FAILED);
+        assert_int_equal(r->source, CONTACTD__V1__ANSWER_SOURCE__ANSWER_NONE);
+        assert_non_null(strstr(r->detail, "deadline missed"));
         assert_false(r->timing->deadline_met);
         assert_true(r->timing->solve_start_ns > r->timing->deadline_ns);
         assert_true(r->timing->solve_start_ns + r->timing->solve_ns <= r->timing->sent_ns);
-        // No answer was ever certified in this session: the fallback is zero force.
         assert_int_equal(r->n_contacts, 4);
         for (size_t i = 0; i < r->n_contacts; i++) {
             assert_near(r->contacts[i]->force->z, 0.0, 0.0);

@@ -103,19 +103,15 @@ static bool lockstep(cdc_conn *c, uint64_t seq) {
     const Contactd__V1__Result *r = m->result;
     const Contactd__V1__Timing *t = r->timing;
     // On a loaded machine (or a sanitizer build) a solve may miss its deadline; that frame is
-    // still answered, and labelled.
-    if (r->status == CONTACTD__V1__STATUS__STATUS_DEADLINE) {
+    // still answered, and labelled (a fallback, or no answer yet on the session's first frame).
+    if (r->status != CONTACTD__V1__STATUS__STATUS_OK) {
         assert_false(t->deadline_met);
+        assert_true(r->status == CONTACTD__V1__STATUS__STATUS_DEADLINE ||
+                    r->status == CONTACTD__V1__STATUS__STATUS_FAILED);
     } else {
-        assert_int_equal(r->status, CONTACTD__V1__STATUS__STATUS_OK);
         assert_near(it_normal_force_sum(r, &box), mg, 1e-6 * mg);
     }
-    assert_true(t->received_ns <= t->solve_start_ns);
-    assert_true(t->solve_ns > 0);
-    assert_true(t->solve_start_ns + t->solve_ns <= t->sent_ns);
-    const bool in_time = t->solve_start_ns + t->solve_ns <= t->deadline_ns;
-    assert_true(t->deadline_met ? in_time
-                                : !in_time || r->status == CONTACTD__V1__STATUS__STATUS_DEADLINE);
+    it_assert_timing(t);
     const bool met = t->deadline_met;
     cdc_msg_free(m);
     return met;

@@ -8,12 +8,17 @@
 #include "testlib.h"
 
 t_fixture *t_fixture_load(const char *name) {
+    return t_fixture_load_for(name, 0);
+}
+
+t_fixture *t_fixture_load_for(const char *name, unsigned solvers) {
     t_fixture *f = calloc(1, sizeof(*f));
     assert_non_null(f);
     char err[256];
     if (cd_scene_json_load(t_data_path(name), &f->scene, err, sizeof err) != 0)
         fail_msg("%s: %s", name, err);
-    f->lim = (cs_limits){.max_bodies = f->scene.nb, .max_contacts = f->scene.nc, .max_dirs = 16};
+    f->lim = (cs_limits){.max_bodies = f->scene.nb, .max_contacts = f->scene.nc, .max_dirs = 16,
+                         .solvers = solvers};
     f->ws = cs_workspace_new(&f->lim);
     f->warm = cs_warmstart_new(&f->lim);
     f->mem = malloc(cs_result_size(&f->lim));

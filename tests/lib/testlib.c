@@ -188,3 +188,14 @@ const char *t_data_path(const char *name) {
 const char *t_shared_path(const char *name) {
     return join("CONTACTD_SHARED", "../shared", name);
 }
+
+void t_scene_copy(cs_scene *dst, const cs_scene *src, uint64_t seq) {
+    cs_body *bodies = dst->bodies;
+    cs_contact *contacts = dst->contacts;
+    *dst = *src;
+    dst->bodies = bodies;
+    dst->contacts = contacts;
+    dst->seq = seq;
+    memcpy(bodies, src->bodies, (size_t)src->nb * sizeof *bodies);
+    memcpy(contacts, src->contacts, (size_t)src->nc * sizeof *contacts);
+}

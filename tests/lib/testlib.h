@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "solver/types.h"
 
 #include <cmocka.h>
 
@@ -48,6 +49,10 @@ double t_lcp_scale(int n, const double *f);
 
 /* Path of a file in tests/data ($CONTACTD_DATA) or in ../shared ($CONTACTD_SHARED). */
 const char *t_data_path(const char *name);
+
+/* Copies src (its bodies and contacts too) into dst, keeping dst's own arrays, which must have
+ * room for src's (a session's frame buffer). seq: dst's sequence number. */
+void t_scene_copy(cs_scene *dst, const cs_scene *src, uint64_t seq);
 const char *t_shared_path(const char *name);
 
 #endif /* CONTACTD_TESTS_TESTLIB_H */

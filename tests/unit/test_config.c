@@ -50,6 +50,8 @@ static void defaults(void **state) {
     assert_near(c.deadline_fraction, 0.8, 0.0);
     assert_true(c.realtime);
     assert_int_equal(c.cpu, -1);
+    assert_int_equal(c.workers, -1);
+    assert_int_equal(c.max_session_bytes, (size_t)64 << 20);
     assert_int_equal(c.default_solver, CS_SOLVER_LEMKE);
     assert_int_equal(c.limits.max_bodies, CD_MAX_BODIES_DEFAULT);
     assert_int_equal(c.log_level, CD_LOG_INFO);
@@ -68,17 +70,22 @@ static void full_file(void **state) {
                        "max_sessions = 3\n"
                        "max_message_bytes = 4096 ; inline comment\n"
                        "max_queued_bytes = 2048\n"
+                       "memory_budget_mb = 512\n"
                        "[loop]\n"
                        "rate_hz = 250\n"
                        "deadline_fraction = 0.5\n"
                        "realtime = off\n"
                        "priority = 10\n"
                        "cpu = 1\n"
+                       "workers = 3\n"
+                       "long_solve_us = 150\n"
                        "[session]\n"
                        "default_solver = dantzig\n"
                        "max_bodies = 2\n"
                        "max_contacts = 9\n"
                        "max_dirs = 12\n"
+                       "max_budget_us = 2500\n"
+                       "max_session_mb = 32\n"
                        "[log]\n"
                        "level = debug\n";
     assert_int_equal(load_text(&c, text, err, sizeof err, path), 0);
@@ -93,6 +100,11 @@ static void full_file(void **state) {
     assert_false(c.realtime);
     assert_int_equal(c.priority, 10);
     assert_int_equal(c.cpu, 1);
+    assert_int_equal(c.workers, 3);
+    assert_int_equal(c.long_solve_ns, 150000);
+    assert_int_equal(c.memory_budget_bytes, (size_t)512 << 20);
+    assert_int_equal(c.max_budget_ns, 2500000);
+    assert_int_equal(c.max_session_bytes, (size_t)32 << 20);
     assert_int_equal(c.limits.max_bodies, 2);
     assert_int_equal(c.limits.max_contacts, 9);
     assert_int_equal(c.limits.max_dirs, 12);
@@ -125,6 +137,8 @@ static void each_error_kind(void **state) {
          "[loop] deadline_fraction: expected a number in (0, 1]"},
         {"[loop]\nrealtime = yes\n", 2, "[loop] realtime: expected 'auto' or 'off', got 'yes'"},
         {"[loop]\ncpu = -3\n", 2, "[loop] cpu: expected 'auto' or an integer"},
+        {"[loop]\npriority = 1\n", 2, "[loop] priority: expected an integer in [2, 99]"},
+        {"[loop]\nworkers = 0\n", 2, "[loop] workers: expected 'auto' or an integer"},
         {"[loop]\nrate_hz = 1000x\n", 2, "[loop] rate_hz: expected an integer"},
         {"[server]\ntcp = localhost:7411\n", 2, "[server] tcp: 'localhost' is not a numeric IPv4"},
         {"[server]\ntcp = 127.0.0.1:70000\n", 2,
@@ -210,6 +224,11 @@ static void assert_same_config(const cd_config *a, const cd_config *b) {
     assert_int_equal(a->limits.max_contacts, b->limits.max_contacts);
     assert_int_equal(a->limits.max_dirs, b->limits.max_dirs);
     assert_int_equal(a->log_level, b->log_level);
+    assert_int_equal(a->workers, b->workers);
+    assert_int_equal(a->long_solve_ns, b->long_solve_ns);
+    assert_int_equal(a->max_budget_ns, b->max_budget_ns);
+    assert_int_equal(a->max_session_bytes, b->max_session_bytes);
+    assert_int_equal(a->memory_budget_bytes, b->memory_budget_bytes);
 }
 
 static void shipped_config_documents_the_defaults(void **state) {
@@ -232,7 +251,7 @@ static void shipped_config_documents_the_defaults(void **state) {
     }
     fclose(in);
     fclose(out);
-    assert_int_equal(keys, 15);
+    assert_int_equal(keys, 20);
     cd_config def, c;
     char err[512];
     assert_int_equal(cd_config_defaults(&def), 0);
@@ -244,7 +263,12 @@ static void shipped_config_documents_the_defaults(void **state) {
     c.max_queued_bytes = 4;
     c.deadline_fraction = 0.1;
     c.realtime = false;
-    c.limits = (cs_limits){5, 6, 7};
+    c.workers = 2;
+    c.long_solve_ns = 1;
+    c.max_budget_ns = 1;
+    c.max_session_bytes = 1;
+    c.memory_budget_bytes = 2;
+    c.limits = (cs_limits){.max_bodies = 5, .max_contacts = 6, .max_dirs = 7};
     c.log_level = CD_LOG_ERR;
     const int r = cd_config_load(&c, tmp, err, sizeof err);
     unlink(tmp);

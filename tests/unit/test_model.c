@@ -134,8 +134,8 @@ static void delassus_matches_definition(void **state) {
         cs_model m;
         assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
         double W[3 * NC * 3 * NC], Wn[NC * NC];
-        assert_int_equal(cs_model_delassus(&m, ws, 3, W, 3 * NC), CS_CONVERGED);
-        assert_int_equal(cs_model_delassus(&m, ws, 1, Wn, NC), CS_CONVERGED);
+        assert_int_equal(cs_model_delassus(&m, ws, 3, W, 3 * NC, NULL), CS_CONVERGED);
+        assert_int_equal(cs_model_delassus(&m, ws, 1, Wn, NC, NULL), CS_CONVERGED);
         for (int q = 0; q < 3 * NC; q++) {
             double l[3 * NC] = {0}, g[6 * NB], mg[6 * NB], col[3 * NC];
             l[q] = 1;

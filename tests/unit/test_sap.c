@@ -533,7 +533,7 @@ static void scene_operators(t_fixture *f, double *W, double *jvstar, const doubl
     cs_model m;
     assert_int_equal(cs_model_build(&m, f->ws, &f->scene), CS_CONVERGED);
     if (W)
-        assert_int_equal(cs_model_delassus(&m, f->ws, 3, W, 3 * m.nc), CS_CONVERGED);
+        assert_int_equal(cs_model_delassus(&m, f->ws, 3, W, 3 * m.nc, NULL), CS_CONVERGED);
     if (jvstar)
         cs_model_jv(&m, m.vstar, jvstar);
     if (v)
@@ -1099,14 +1099,17 @@ static int64_t clock_ticking(void) {
 }
 
 /* A passed deadline: SAP still answers, with its first iterate (zero Newton iterations), labelled
- * CS_DEADLINE, consistent (impulses from the projection at that velocity) and certified for what
- * it is (momentum residual reported). A deadline passing mid-solve stops between iterations. */
+ * CS_DEADLINE and CS_ANSWER_ITERATE, consistent (impulses from the projection at that velocity)
+ * and certified for what it is (momentum residual reported), and never stored as certified. A
+ * deadline passing mid-solve stops inside or between iterations with the last iterate. */
 static void deadline_returns_labelled_iterate(void **state) {
     (void)state;
     t_fixture *f = t_fixture_load("stack_3.json");
     const cs_options late = {.solver = CS_SOLVER_SAP, .deadline_ns = 1000, .clock_ns = clock_past};
     assert_int_equal(cs_step(f->ws, &f->scene, &late, f->warm, &f->res), CS_DEADLINE);
     assert_int_equal(f->res.primary, CS_DEADLINE);
+    assert_int_equal(f->res.answer, CS_ANSWER_ITERATE);
+    assert_int_equal(f->res.carried, 0);
     assert_int_equal(f->res.stats.iterations, 0);
     // Cold: the iterate is v*, and the impulses are the projection's there (all in the cone).
     const double vstar_z = -G * f->scene.dt;
@@ -1121,15 +1124,30 @@ static void deadline_returns_labelled_iterate(void **state) {
     }
     assert_near(f->res.cert.cone, 0, 0);
     assert_true(f->res.cert.momentum > 1e-3 * f->res.cert.impulse_scale);
+    // The iterate was not stored: a failing pivoting step has nothing to carry.
+    const cs_options dantzig_late = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = 1000,
+                                     .clock_ns = clock_past};
+    assert_int_equal(cs_step(f->ws, &f->scene, &dantzig_late, f->warm, &f->res), CS_NOANSWER);
+    assert_int_equal(f->res.answer, CS_ANSWER_NONE);
 
-    // The converged answer takes 2 iterations cold. The clock reads 0 at the solve's start and
-    // 1, 2 before each factorization: a deadline at 2 stops it after one iteration.
-    fake_now = 0;
-    const cs_options mid = {.solver = CS_SOLVER_SAP, .deadline_ns = 2, .clock_ns = clock_ticking};
-    assert_int_equal(cs_step(f->ws, &f->scene, &mid, NULL, &f->res), CS_DEADLINE);
-    assert_int_equal(f->res.stats.iterations, 1);
-    const double mid_res = f->res.cert.momentum;
+    // The converged answer takes 2 iterations cold. The clock ticks once per read, so a
+    // deadline at k passes at the k-th read: the first k that leaves one iteration done stops
+    // after it, or inside the second, with the first iteration's iterate.
+    int one = 0;
+    double mid_res = 0;
+    for (int k = 1; k < 100 && !one; k++) {
+        fake_now = 0;
+        const cs_options mid = {.solver = CS_SOLVER_SAP, .deadline_ns = k,
+                                .clock_ns = clock_ticking};
+        assert_int_equal(cs_step(f->ws, &f->scene, &mid, NULL, &f->res), CS_DEADLINE);
+        assert_int_equal(f->res.answer, CS_ANSWER_ITERATE);
+        assert_true(f->res.stats.iterations <= 1);
+        one = f->res.stats.iterations == 1 ? k : 0;
+        mid_res = f->res.cert.momentum;
+    }
+    assert_true(one > 0);
     assert_int_equal(cs_step(f->ws, &f->scene, &sap, NULL, &f->res), CS_CONVERGED);
+    assert_int_equal(f->res.answer, CS_ANSWER_SOLVER);
     assert_int_equal(f->res.stats.iterations, 2);
     assert_true(f->res.cert.momentum < mid_res);
     t_fixture_free(f);

@@ -1,19 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /* Sessions without threads or sockets: the test plays the I/O thread (publish frames, drain
- * results) and calls the tick directly, so each rule is checked deterministically: one frame per
- * session per tick, newest wins and superseded frames are counted, a result carries its tick and
- * a consistent timing record, a full output ring drops and counts, a closed session is released
- * by the next tick and then reaped, admission refuses bad limits and a full table. */
+ * results) and the worker (cd_session_job, cd_session_run) with a fake clock, so each rule is
+ * checked deterministically: stream mode solves the newest frame at the tick after its arrival
+ * and counts superseded ones on both sides of the hand-off; request mode answers every frame in
+ * order, refuses a full queue and frames over the rate; a full output ring drops and counts; a
+ * closed session is let go of by its worker and then reaped; a session is only ever stepped by
+ * its owner; the memory formula is what the session allocates and grows with what it declares. */
 #include <errno.h>
 #include <string.h>
 
 #include "io/scene_json.h"
-#include "service/clock.h"
 #include "service/session.h"
+#include "solver/contact.h"
 #include "testlib.h"
 
+#define PERIOD 1000000
+#define EPOCH 5000000000LL
+
 static cs_scene box;
-static const cs_limits lim = {.max_bodies = 2, .max_contacts = 8, .max_dirs = 8};
+static int64_t fake_now;
+
+static int64_t fake_clock(void) {
+    return fake_now;
+}
+
+static const cd_session_params stream_params = {
+    .lim = {.max_bodies = 2, .max_contacts = 8, .max_dirs = 8,
+            .solvers = 1u << CS_SOLVER_DANTZIG},
+    .default_solver = CS_SOLVER_DANTZIG,
+    .mode = CD_MODE_STREAM,
+    .budget_ns = 800000,
+    .period_ns = PERIOD,
+};
 
 static int setup(void **state) {
     (void)state;
@@ -27,78 +45,104 @@ static int teardown(void **state) {
     return 0;
 }
 
-// Copies the box scene into the session's input buffer with the given seq and publishes it.
-static void publish_box(cd_session *s, uint64_t seq) {
+// Copies the box scene into the session's input buffer with the given seq and publishes it at
+// the fake time now.
+static void publish_box(cd_session *s, uint64_t seq, int64_t now) {
     cs_scene *sc = cd_session_frame_scene(s);
-    cs_body *bodies = sc->bodies;
-    cs_contact *contacts = sc->contacts;
-    *sc = box;
-    sc->bodies = bodies;
-    sc->contacts = contacts;
-    memcpy(bodies, box.bodies, (size_t)box.nb * sizeof *bodies);
-    memcpy(contacts, box.contacts, (size_t)box.nc * sizeof *contacts);
-    sc->seq = seq;
-    cd_session_frame_publish(s, cd_clock_ns());
+    assert_non_null(sc);
+    t_scene_copy(sc, &box, seq);
+    cd_session_frame_publish(s, now);
 }
 
-// A deadline far enough ahead that no solve misses it.
-static int64_t far_deadline(void) {
-    return cd_clock_ns() + CD_NS_PER_S;
+static cd_session *admit(cd_session_table *t, const cd_session_params *p) {
+    cd_session *s = cd_session_new(p);
+    assert_non_null(s);
+    assert_int_equal(cd_session_table_insert(t, s, 0), 0);
+    return s;
+}
+
+// Runs the job due at fake time now, if any. Returns 1 when one ran.
+static int step(cd_session *s, cd_counts *wc) {
+    cd_job job;
+    if (!cd_session_job(s, fake_now, EPOCH, PERIOD, wc, &job)) {
+        return 0;
+    }
+    (void)cd_session_run(s, &job, 0, 0, fake_clock, wc);
+    return 1;
 }
 
 static void admission_checks(void **state) {
     (void)state;
+    cd_session_params bad = stream_params;
+    bad.lim.max_bodies = 0;
+    assert_null(cd_session_new(&bad));
+    bad = stream_params;
+    bad.default_solver = CS_SOLVER_SAP; /* not among the declared solvers */
+    assert_null(cd_session_new(&bad));
+    bad = stream_params;
+    bad.budget_ns = 0;
+    assert_null(cd_session_new(&bad));
+
     cd_session_table *t = cd_session_table_new(2);
-    assert_non_null(t);
-    cd_session *a, *b, *c;
-    const cs_limits bad = {.max_bodies = 0, .max_contacts = 4, .max_dirs = 8};
-    assert_int_equal(cd_session_admit(t, &bad, CS_SOLVER_DANTZIG, &a), -EINVAL);
-    assert_int_equal(cd_session_admit(t, &lim, CS_SOLVER_DEFAULT, &a), -EINVAL);
-    assert_int_equal(cd_session_admit(t, &lim, CS_SOLVER_DANTZIG, &a), 0);
-    assert_int_equal(cd_session_admit(t, &lim, CS_SOLVER_DANTZIG, &b), 0);
-    assert_int_equal(cd_session_admit(t, &lim, CS_SOLVER_DANTZIG, &c), -EBUSY);
+    cd_session *a = admit(t, &stream_params), *b = admit(t, &stream_params);
     assert_true(cd_session_id(b) > cd_session_id(a));
-    assert_int_equal(cd_session_limits(a)->max_contacts, 8);
+    cd_session *c = cd_session_new(&stream_params);
+    assert_int_equal(cd_session_table_insert(t, c, 0), -EBUSY);
     cd_stats st = {0};
     cd_session_table_stats(t, &st);
     assert_int_equal(st.sessions, 2);
-    // A closed session keeps its entry until the tick has let go of it and it is reaped.
+    // A closed session keeps its entry until its worker has let go of it; then it is reaped.
     cd_session_close(a);
     cd_session_table_stats(t, &st);
     assert_int_equal(st.sessions, 1);
-    assert_int_equal(cd_session_table_reap(t), 0);
-    assert_int_equal(cd_session_admit(t, &lim, CS_SOLVER_DANTZIG, &c), -EBUSY);
-    assert_int_equal(cd_session_table_tick(t, 1, far_deadline()), 1); /* the release */
-    assert_int_equal(cd_session_table_reap(t), 1);
-    assert_int_equal(cd_session_admit(t, &lim, CS_SOLVER_DANTZIG, &c), 0);
+    assert_null(cd_session_table_reap(t));
+    int released = 0;
+    // Another worker does not own it and cannot release it.
+    assert_null(cd_session_table_claim(t, 0, 1, &released));
+    assert_int_equal(released, 0);
+    assert_null(cd_session_table_claim(t, 0, 0, &released));
+    assert_int_equal(released, 1);
+    assert_ptr_equal(cd_session_table_reap(t), a);
+    assert_null(cd_session_table_reap(t));
+    cd_session_free(a);
+    assert_int_equal(cd_session_table_insert(t, c, 0), 0);
+    // Only the owner claims a live session; a move hands it over.
+    assert_null(cd_session_table_claim(t, 0, 1, &released));
+    assert_ptr_equal(cd_session_table_claim(t, 0, 0, &released), c);
+    cd_session_move(c, 1);
+    assert_null(cd_session_table_claim(t, 0, 0, &released));
+    assert_ptr_equal(cd_session_table_claim(t, 0, 1, &released), c);
     cd_session_table_free(t); /* frees b and c */
 }
 
-static void one_frame_per_tick_newest_wins(void **state) {
+static void stream_solves_newest_at_the_next_tick(void **state) {
     (void)state;
+    cd_counts wc = {0};
     cd_session_table *t = cd_session_table_new(1);
-    cd_session *s;
-    assert_int_equal(cd_session_admit(t, &lim, CS_SOLVER_DANTZIG, &s), 0);
-    // Nothing published: the tick has nothing to do.
-    assert_int_equal(cd_session_table_tick(t, 1, far_deadline()), 0);
-    assert_null(cd_session_result_peek(s));
-    publish_box(s, 10);
-    publish_box(s, 11);
-    publish_box(s, 12);
-    const int64_t deadline = far_deadline();
-    assert_int_equal(cd_session_table_tick(t, 2, deadline), 1);
-    assert_int_equal(cd_session_table_tick(t, 3, far_deadline()), 0); /* nothing new */
+    cd_session *s = admit(t, &stream_params);
+    // Nothing published: nothing due.
+    fake_now = EPOCH + 10 * PERIOD + 100;
+    assert_int_equal(step(s, &wc), 0);
+    // Three frames during period 10: none is due before tick 11, and the newest wins then.
+    publish_box(s, 10, fake_now);
+    publish_box(s, 11, fake_now + 10);
+    assert_int_equal(step(s, &wc), 0);
+    publish_box(s, 12, fake_now + 20);
+    fake_now = EPOCH + 11 * PERIOD - 1;
+    assert_int_equal(step(s, &wc), 0);
+    fake_now = EPOCH + 11 * PERIOD + 30000;
+    assert_int_equal(step(s, &wc), 1);
+    assert_int_equal(step(s, &wc), 0); /* nothing new */
     cd_output *o = cd_session_result_peek(s);
     assert_non_null(o);
     assert_int_equal(o->result.seq, 12);
     assert_int_equal(o->result.status, CS_CONVERGED);
-    assert_int_equal(o->tick, 2);
-    assert_false(o->late_start);
-    assert_true(o->timing.received_ns <= o->timing.solve_start_ns);
-    assert_true(o->timing.solve_ns > 0);
-    assert_int_equal(o->timing.deadline_ns, deadline);
+    assert_int_equal(o->result.answer, CS_ANSWER_SOLVER);
+    assert_int_equal(o->timing.release_ns, EPOCH + 11 * PERIOD);
+    assert_int_equal(o->timing.deadline_ns, EPOCH + 11 * PERIOD + stream_params.budget_ns);
+    assert_int_equal(o->timing.solve_start_ns, fake_now);
     assert_true(o->timing.deadline_met);
-    assert_int_equal(o->timing.sent_ns, 0);
+    assert_int_equal(o->timing.miss, CD_MISS_NONE);
     double fz = 0.0;
     for (int i = 0; i < o->result.nc; i++) {
         fz += o->result.force[3 * i + 2];
@@ -108,27 +152,31 @@ static void one_frame_per_tick_newest_wins(void **state) {
     assert_null(cd_session_result_peek(s));
     cd_stats st = {0};
     cd_session_stats(s, &st);
+    // 11 replaced 10 in the slot (the I/O side); 12 replaced 11 after the worker held it.
     assert_int_equal(st.frames_received, 3);
     assert_int_equal(st.frames_superseded, 2);
     assert_int_equal(st.frames_solved, 1);
     assert_int_equal(st.deadline_misses, 0);
-    assert_int_equal(st.solve_ns.count, 1);
+    cd_stats w = {0};
+    cd_counts_add(&wc, &w);
+    assert_int_equal(w.frames_solved, 1);
     cd_session_table_free(t);
 }
 
-static void past_deadline_still_answered(void **state) {
+static void a_late_job_is_labelled_not_silent(void **state) {
     (void)state;
+    cd_counts wc = {0};
     cd_session_table *t = cd_session_table_new(1);
-    cd_session *s;
-    assert_int_equal(cd_session_admit(t, &lim, CS_SOLVER_DANTZIG, &s), 0);
-    publish_box(s, 1);
-    // The tick reaches the session after its deadline: a labelled answer, not silence.
-    assert_int_equal(cd_session_table_tick(t, 1, cd_clock_ns() - 1000), 1);
+    cd_session *s = admit(t, &stream_params);
+    publish_box(s, 1, EPOCH + 3 * PERIOD + 5);
+    // The worker reaches it two periods after its tick: past the deadline, answered at once.
+    fake_now = EPOCH + 6 * PERIOD;
+    assert_int_equal(step(s, &wc), 1);
     const cd_output *o = cd_session_result_peek(s);
-    assert_non_null(o);
-    assert_true(o->late_start);
     assert_false(o->timing.deadline_met);
-    assert_int_equal(o->result.status, CS_DEADLINE);
+    assert_int_equal(o->result.status, CS_NOANSWER);
+    assert_int_equal(o->result.answer, CS_ANSWER_NONE);
+    assert_int_equal(o->timing.miss, CD_MISS_SCHEDULING);
     cd_session_result_pop(s, false);
     cd_stats st = {0};
     cd_session_stats(s, &st);
@@ -136,16 +184,55 @@ static void past_deadline_still_answered(void **state) {
     cd_session_table_free(t);
 }
 
+static void request_answers_every_frame_in_order(void **state) {
+    (void)state;
+    cd_counts wc = {0};
+    cd_session_params p = stream_params;
+    p.mode = CD_MODE_REQUEST;
+    cd_session_table *t = cd_session_table_new(1);
+    cd_session *s = admit(t, &p);
+    fake_now = EPOCH + 7 * PERIOD + 123;
+    int64_t early;
+    // A burst of CD_REQUEST_QUEUE frames conforms; they wait in order.
+    for (int i = 0; i < CD_REQUEST_QUEUE; i++) {
+        assert_true(cd_session_frame_allowed(s, fake_now, &early));
+        publish_box(s, 100 + (uint64_t)i, fake_now);
+    }
+    // The queue is full: no buffer for a fifth, and the rate would refuse it anyway.
+    assert_null(cd_session_frame_scene(s));
+    assert_false(cd_session_frame_allowed(s, fake_now, &early));
+    assert_int_equal(early, PERIOD);
+    // Each is solved as it is due (at once, no tick wait), in arrival order.
+    for (int i = 0; i < CD_REQUEST_QUEUE; i++) {
+        assert_int_equal(step(s, &wc), 1);
+        const cd_output *o = cd_session_result_peek(s);
+        assert_int_equal(o->result.seq, 100 + (uint64_t)i);
+        assert_int_equal(o->timing.release_ns, fake_now);
+        assert_int_equal(o->timing.deadline_ns, fake_now + p.budget_ns);
+        assert_true(o->timing.deadline_met);
+        cd_session_result_pop(s, false);
+    }
+    assert_int_equal(step(s, &wc), 0);
+    // One period later exactly one more frame conforms.
+    fake_now += PERIOD;
+    assert_true(cd_session_frame_allowed(s, fake_now, &early));
+    assert_false(cd_session_frame_allowed(s, fake_now, &early));
+    cd_session_table_free(t);
+}
+
 static void full_ring_drops_and_counts(void **state) {
     (void)state;
+    cd_counts wc = {0};
     cd_session_table *t = cd_session_table_new(1);
-    cd_session *s;
-    assert_int_equal(cd_session_admit(t, &lim, CS_SOLVER_DANTZIG, &s), 0);
+    cd_session *s = admit(t, &stream_params);
     // The I/O thread does not drain: the ring fills, then results are dropped and counted.
     const int extra = 5;
     for (int i = 0; i < CD_SESSION_RESULTS + extra; i++) {
-        publish_box(s, (uint64_t)i + 1);
-        assert_int_equal(cd_session_table_tick(t, (uint64_t)i + 1, far_deadline()),
+        publish_box(s, (uint64_t)i + 1, EPOCH + i * PERIOD + 1);
+        fake_now = EPOCH + (i + 1) * PERIOD;
+        cd_job job;
+        assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+        assert_int_equal(cd_session_run(s, &job, 0, 0, fake_clock, &wc),
                          i < CD_SESSION_RESULTS ? 1 : 0);
     }
     cd_stats st = {0};
@@ -160,21 +247,54 @@ static void full_ring_drops_and_counts(void **state) {
         cd_session_result_pop(s, seq == 1);
     }
     assert_null(cd_session_result_peek(s));
+    st = (cd_stats){0};
     cd_session_stats(s, &st);
     assert_int_equal(st.results_dropped, extra + 1);
     cd_stats global = {0};
     cd_session_table_stats(t, &global);
+    cd_counts_add(&wc, &global);
     assert_int_equal(global.results_dropped, extra + 1);
     assert_int_equal(global.frames_solved, CD_SESSION_RESULTS + extra);
     cd_session_table_free(t);
 }
 
+static void memory_follows_the_declaration(void **state) {
+    (void)state;
+    // The small session: 4 bodies, 16 contacts, 8 directions, lemke.
+    const cd_session_params small = {
+        .lim = {.max_bodies = 4, .max_contacts = 16, .max_dirs = 8,
+                .solvers = 1u << CS_SOLVER_LEMKE},
+        .default_solver = CS_SOLVER_LEMKE, .mode = CD_MODE_STREAM, .budget_ns = 1,
+        .period_ns = PERIOD};
+    const size_t bytes = cd_session_bytes(&small);
+    print_message("# 4 bodies, 16 contacts, 8 directions, lemke: %zu bytes\n", bytes);
+    assert_true(bytes <= 2u << 20);
+    // The formula covers what the session allocates: its solver memory is in it.
+    cd_session *s = cd_session_new(&small);
+    assert_non_null(s);
+    assert_true(cs_workspace_size(&small.lim) + cs_warmstart_size(&small.lim) < bytes);
+    cd_session_free(s);
+    // More contacts, more memory; lemke-standard's explicit matrix far more than lemke.
+    cd_session_params big = small;
+    big.lim.max_contacts = 64;
+    assert_true(cd_session_bytes(&big) > bytes);
+    cd_session_params standard = big;
+    standard.lim.solvers |= 1u << CS_SOLVER_LEMKE_STANDARD;
+    assert_true(cd_session_bytes(&standard) > 4 * cd_session_bytes(&big));
+    // Request mode holds CD_REQUEST_QUEUE frames instead of the slot's three.
+    cd_session_params request = big;
+    request.mode = CD_MODE_REQUEST;
+    assert_true(cd_session_bytes(&request) > cd_session_bytes(&big));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(admission_checks),
-        cmocka_unit_test(one_frame_per_tick_newest_wins),
-        cmocka_unit_test(past_deadline_still_answered),
+        cmocka_unit_test(stream_solves_newest_at_the_next_tick),
+        cmocka_unit_test(a_late_job_is_labelled_not_silent),
+        cmocka_unit_test(request_answers_every_frame_in_order),
         cmocka_unit_test(full_ring_drops_and_counts),
+        cmocka_unit_test(memory_follows_the_declaration),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* cs_step on the scene files: the physics of each analytic case with the frictionless Dantzig
- * solver, certificates, the fallback and deadline rules, determinism, and no allocation in a
- * steady-state step. */
+ * solver, certificates, the honest fallback rule (what a result's answer is, and that only
+ * certified answers are ever carried), the deadline checks of every solver, determinism, and no
+ * allocation in a steady-state step. */
 #include "solver/contact.h"
 
 #include <math.h>
@@ -9,7 +10,9 @@
 #include <string.h>
 
 #include "scene_fixture.h"
+#include "scene_gen.h"
 #include "alloc_count.h"
+#include "solver/certify.h"
 #include "testlib.h"
 
 #define G 9.81
@@ -121,41 +124,226 @@ static int64_t clock_past(void) {
     return 2000;
 }
 
-/* Past the deadline the answer is the previous tick's impulses for persisting ids and zero for
- * new ones, labelled CS_DEADLINE, with its own certificate. */
-static void deadline_falls_back_to_previous(void **state) {
+static const cs_options late_dantzig = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = 1000,
+                                        .clock_ns = clock_past};
+
+/* A session whose first tick hits the deadline has nothing certified to carry: zero forces,
+ * CS_ANSWER_NONE, and a negative status the daemon reports as failed. */
+static void first_tick_at_deadline_has_no_answer(void **state) {
     (void)state;
     t_fixture *f = t_fixture_load("box_on_plane.json");
-    assert_int_equal(cs_step(f->ws, &f->scene, &dantzig, f->warm, &f->res), CS_CONVERGED);
-    double prev[12];
-    memcpy(prev, f->res.impulse, sizeof prev);
-    // Contact 4 becomes a new contact: it must get zero.
-    f->scene.contacts[3].id = 99;
-    const cs_options late = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = 1000,
-                             .clock_ns = clock_past};
-    assert_int_equal(cs_step(f->ws, &f->scene, &late, f->warm, &f->res), CS_DEADLINE);
+    assert_int_equal(cs_step(f->ws, &f->scene, &late_dantzig, f->warm, &f->res), CS_NOANSWER);
+    assert_true(f->res.status < 0);
     assert_int_equal(f->res.primary, CS_DEADLINE);
-    for (int k = 0; k < 9; k++)
-        assert_near(f->res.impulse[k], prev[k], 0.0);
-    for (int k = 9; k < 12; k++)
+    assert_int_equal(f->res.answer, CS_ANSWER_NONE);
+    assert_int_equal(f->res.carried, 0);
+    for (int k = 0; k < 3 * f->scene.nc; k++) {
         assert_near(f->res.impulse[k], 0.0, 0.0);
-    assert_int_equal(f->res.contact_id[3], 99);
+        assert_near(f->res.force[k], 0.0, 0.0);
+    }
+    // Its certificate says what zero forces mean: the box falls into the plane.
+    assert_true(f->res.cert.normal_velocity > 0);
+    assert_string_equal(cs_status_name(CS_NOANSWER), "no-answer");
+    assert_string_equal(cs_answer_name(CS_ANSWER_NONE), "none");
+    assert_string_equal(cs_answer_name(CS_ANSWER_LAST_CERTIFIED), "last-certified");
     t_fixture_free(f);
 }
 
-/* A solver kind cs_step does not run (DEFAULT, which the caller must resolve) is a labelled
- * fallback, never a silent substitute. */
-static void unavailable_solver_is_fallback(void **state) {
+/* After one certified tick, a deadline tick returns exactly the previous impulses (and forces),
+ * carried for every contact; a contact with a new id gets zero and is not counted. Deadline
+ * ticks store nothing, so the carried answer stays the certified one. For each pivoting
+ * solver. */
+static void deadline_carries_last_certified(void **state) {
+    (void)state;
+    const cs_solver pivoting[] = {CS_SOLVER_DANTZIG, CS_SOLVER_LEMKE, CS_SOLVER_LEMKE_STRUCTURAL,
+                                  CS_SOLVER_LEMKE_STANDARD};
+    for (size_t s = 0; s < sizeof pivoting / sizeof pivoting[0]; s++) {
+        t_fixture *f = t_fixture_load("peg_in_hole.json");
+        const int nc = f->scene.nc;
+        const cs_options opt = {.solver = pivoting[s]};
+        const cs_options late = {.solver = pivoting[s], .deadline_ns = 1000,
+                                 .clock_ns = clock_past};
+        assert_int_equal(cs_step(f->ws, &f->scene, &opt, f->warm, &f->res), CS_CONVERGED);
+        assert_int_equal(f->res.answer, CS_ANSWER_SOLVER);
+        assert_int_equal(f->res.carried, 0);
+        double *prev = malloc(2 * 3 * (size_t)nc * sizeof(double));
+        assert_non_null(prev);
+        memcpy(prev, f->res.impulse, 3 * (size_t)nc * sizeof(double));
+        memcpy(prev + 3 * nc, f->res.force, 3 * (size_t)nc * sizeof(double));
+        for (int tick = 0; tick < 2; tick++) {
+            assert_int_equal(cs_step(f->ws, &f->scene, &late, f->warm, &f->res), CS_DEADLINE);
+            assert_int_equal(f->res.primary, CS_DEADLINE);
+            assert_int_equal(f->res.answer, CS_ANSWER_LAST_CERTIFIED);
+            assert_int_equal(f->res.carried, nc);
+            assert_memory_equal(f->res.impulse, prev, 3 * (size_t)nc * sizeof(double));
+            assert_memory_equal(f->res.force, prev + 3 * nc, 3 * (size_t)nc * sizeof(double));
+        }
+        // Contact 5 becomes a new contact: zero for it, the others unchanged.
+        f->scene.contacts[5].id = 9999;
+        assert_int_equal(cs_step(f->ws, &f->scene, &late, f->warm, &f->res), CS_DEADLINE);
+        assert_int_equal(f->res.answer, CS_ANSWER_LAST_CERTIFIED);
+        assert_int_equal(f->res.carried, nc - 1);
+        assert_int_equal(f->res.contact_id[5], 9999);
+        for (int i = 0; i < nc; i++)
+            for (int k = 0; k < 3; k++)
+                assert_near(f->res.impulse[3 * i + k], i == 5 ? 0.0 : prev[3 * i + k], 0.0);
+        free(prev);
+        t_fixture_free(f);
+    }
+}
+
+/* SAP at the deadline answers its iterate, labelled CS_ANSWER_ITERATE and never stored: a later
+ * failed tick still carries the last certified answer, not the iterate. */
+static void sap_iterate_is_never_carried(void **state) {
+    (void)state;
+    t_fixture *f = t_fixture_load("stack_3.json");
+    const int nc = f->scene.nc;
+    assert_int_equal(cs_step(f->ws, &f->scene, &dantzig, f->warm, &f->res), CS_CONVERGED);
+    double certified[36];
+    memcpy(certified, f->res.impulse, sizeof certified);
+    const cs_options sap_late = {.solver = CS_SOLVER_SAP, .deadline_ns = 1000,
+                                 .clock_ns = clock_past};
+    assert_int_equal(cs_step(f->ws, &f->scene, &sap_late, f->warm, &f->res), CS_DEADLINE);
+    assert_int_equal(f->res.primary, CS_DEADLINE);
+    assert_int_equal(f->res.answer, CS_ANSWER_ITERATE);
+    assert_int_equal(f->res.carried, 0);
+    // The iterate is an answer of its own, not the certified one.
+    assert_true(memcmp(f->res.impulse, certified, sizeof certified) != 0);
+    assert_int_equal(cs_step(f->ws, &f->scene, &late_dantzig, f->warm, &f->res), CS_DEADLINE);
+    assert_int_equal(f->res.answer, CS_ANSWER_LAST_CERTIFIED);
+    assert_int_equal(f->res.carried, nc);
+    assert_memory_equal(f->res.impulse, certified, sizeof certified);
+    t_fixture_free(f);
+}
+
+/* An answer that fails its certificate is never labelled converged or the solver's: with a
+ * tolerance no rounding meets, every pivoting solver's result is carried (or none), and it says
+ * so; whatever the tolerance, a result labelled the solver's passes its certificate. */
+static void uncertified_is_never_converged(void **state) {
+    (void)state;
+    const cs_solver pivoting[] = {CS_SOLVER_DANTZIG, CS_SOLVER_LEMKE, CS_SOLVER_LEMKE_STRUCTURAL,
+                                  CS_SOLVER_LEMKE_STANDARD};
+    const char *files[] = {"peg_in_hole.json", "stack_3.json", "box_on_incline_slide.json"};
+    const double tols[] = {0, 1e-9, 1e-13, 1e-300};
+    int refused = 0;
+    for (size_t s = 0; s < sizeof pivoting / sizeof pivoting[0]; s++)
+        for (size_t fi = 0; fi < sizeof files / sizeof files[0]; fi++) {
+            t_fixture *f = t_fixture_load(files[fi]);
+            // A certified answer to carry first (default tolerance).
+            const cs_options first = {.solver = pivoting[s]};
+            assert_int_equal(cs_step(f->ws, &f->scene, &first, f->warm, &f->res), CS_CONVERGED);
+            for (size_t t = 0; t < sizeof tols / sizeof tols[0]; t++) {
+                const cs_options opt = {.solver = pivoting[s], .cert_tol = tols[t]};
+                const cs_status st = cs_step(f->ws, &f->scene, &opt, f->warm, &f->res);
+                const bool solver = st == CS_CONVERGED || st == CS_MAXITER;
+                assert_int_equal(solver, f->res.answer == CS_ANSWER_SOLVER);
+                if (solver) {
+                    assert_true(cs_certificate_is_ok(&f->res.cert, tols[t],
+                                                     pivoting[s] != CS_SOLVER_DANTZIG));
+                    continue;
+                }
+                refused++;
+                assert_true(f->res.primary < 0);
+                assert_int_equal(st, CS_FALLBACK);
+                assert_int_equal(f->res.answer, CS_ANSWER_LAST_CERTIFIED);
+                assert_int_equal(f->res.carried, f->scene.nc);
+            }
+            t_fixture_free(f);
+        }
+    print_message("# %d uncertified answers carried the last certified one\n", refused);
+    // The 1e-300 tolerance is below rounding for every solver and scene.
+    assert_true(refused >= (int)(sizeof pivoting / sizeof pivoting[0] * 3));
+}
+
+/* A solver kind cs_step does not run (DEFAULT, which the caller must resolve) is refused as the
+ * caller's error, never a silent substitute: zero impulses, no answer. */
+static void unavailable_solver_is_refused(void **state) {
     (void)state;
     t_fixture *f = t_fixture_load("box_on_plane.json");
     const cs_options unresolved = {.solver = CS_SOLVER_DEFAULT};
-    assert_int_equal(cs_step(f->ws, &f->scene, &unresolved, NULL, &f->res), CS_FALLBACK);
+    assert_int_equal(cs_step(f->ws, &f->scene, &unresolved, NULL, &f->res), CS_EINPUT);
     assert_int_equal(f->res.primary, CS_EINPUT);
+    assert_int_equal(f->res.answer, CS_ANSWER_NONE);
     for (int k = 0; k < 12; k++)
         assert_near(f->res.impulse[k], 0.0, 0.0);
-    // With zero impulses the box falls into the plane: the certificate says so.
-    assert_true(f->res.cert.normal_velocity > 0);
     t_fixture_free(f);
+}
+
+/* A clock that reads 0 (before the deadline at 1) until its k-th read, then 2 ever after. */
+static int64_t jump_reads, jump_at;
+static int64_t jump_clock(void) {
+    return ++jump_reads >= jump_at ? 2 : 0;
+}
+
+/* Every deadline check of every solver is on an answer path: for each k, the clock jumps past
+ * the deadline at its k-th read (the step's own check, the solver's checks before each pivot or
+ * iteration, and the metered checks inside matrix builds, factorizations and B^-1 updates), and
+ * the step must return the labelled deadline answer with the clock read only once more, the
+ * step's closing read (twice when read k is the step's opening timestamp, which is no check:
+ * the solver's first check comes next). So no check is ignored and none lets the solver carry
+ * on. Scenes big enough that the metered checks fire (a few hundred reads per solve). */
+static void every_check_stops_every_solver(void **state) {
+    (void)state;
+    static t_gen_scene g;
+    const struct {
+        cs_solver s;
+        int kind, n, d; /* kind 0: peg of n contacts, 1: clutter of n bodies */
+    } cases[] = {
+        {CS_SOLVER_DANTZIG, 1, 40, 8},
+        {CS_SOLVER_LEMKE_STANDARD, 0, 8, 4},
+        {CS_SOLVER_LEMKE_STRUCTURAL, 0, 16, 8},
+        {CS_SOLVER_LEMKE, 1, 10, 8},
+        {CS_SOLVER_SAP, 1, 40, 8},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        if (cases[c].kind == 0) {
+            t_gen_peg(&g, cases[c].n, 0.25, cases[c].d, 21);
+        } else {
+            t_gen_clutter(&g, cases[c].n, 22);
+            g.s.friction_dirs = cases[c].d;
+        }
+        const cs_limits lim = {.max_bodies = g.s.nb, .max_contacts = g.s.nc,
+                               .max_dirs = cases[c].d, .solvers = 1u << cases[c].s};
+        cs_workspace *ws = cs_workspace_new(&lim);
+        void *mem = malloc(cs_result_size(&lim));
+        assert_non_null(ws);
+        assert_non_null(mem);
+        cs_result r;
+        cs_result_init(&r, mem, &lim);
+        const cs_options opt = {.solver = cases[c].s, .deadline_ns = 1, .clock_ns = jump_clock};
+        // The undisturbed solve: its reads, the last being the step's closing one.
+        jump_reads = 0;
+        jump_at = INT64_MAX;
+        assert_int_equal(cs_step(ws, &g.s, &opt, NULL, &r), CS_CONVERGED);
+        const int64_t reads = jump_reads;
+        print_message("# %s, %d contacts: %lld clock reads\n", cs_solver_name(cases[c].s),
+                      g.s.nc, (long long)reads);
+        assert_true(reads > 20);
+        // Read 1 is the step's late-start check and read 2 its timestamp; SAP, which answers
+        // its own iterate when late, has no late-start check.
+        const int64_t stamp = cases[c].s == CS_SOLVER_SAP ? 1 : 2;
+        for (int64_t k = 1; k < reads; k++) {
+            jump_reads = 0;
+            jump_at = k;
+            const cs_status st = cs_step(ws, &g.s, &opt, NULL, &r);
+            if (r.primary != CS_DEADLINE || jump_reads > k + 1 + (k == stamp))
+                fail_msg("%s: deadline at read %lld of %lld: %s (primary %s), %lld reads",
+                         cs_solver_name(cases[c].s), (long long)k, (long long)reads,
+                         cs_status_name(st), cs_status_name(r.primary), (long long)jump_reads);
+            if (cases[c].s == CS_SOLVER_SAP) {
+                assert_int_equal(st, CS_DEADLINE);
+                assert_int_equal(r.answer, CS_ANSWER_ITERATE);
+            } else {
+                // Cold (no warm start): nothing to carry.
+                assert_int_equal(st, CS_NOANSWER);
+                assert_int_equal(r.answer, CS_ANSWER_NONE);
+                for (int i = 0; i < 3 * g.s.nc; i++)
+                    assert_near(r.impulse[i], 0.0, 0.0);
+            }
+        }
+        free(mem);
+        cs_workspace_free(ws);
+    }
 }
 
 /* The same input twice gives bitwise-identical output, and a steady-state step allocates
@@ -183,8 +371,12 @@ int main(void) {
         cmocka_unit_test(box_on_incline_frictionless),
         cmocka_unit_test(peg_in_hole),
         cmocka_unit_test(stack_of_three),
-        cmocka_unit_test(deadline_falls_back_to_previous),
-        cmocka_unit_test(unavailable_solver_is_fallback),
+        cmocka_unit_test(first_tick_at_deadline_has_no_answer),
+        cmocka_unit_test(deadline_carries_last_certified),
+        cmocka_unit_test(sap_iterate_is_never_carried),
+        cmocka_unit_test(uncertified_is_never_converged),
+        cmocka_unit_test(unavailable_solver_is_refused),
+        cmocka_unit_test(every_check_stops_every_solver),
         cmocka_unit_test(deterministic_and_allocation_free),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* Earliest-deadline-first over one worker's sessions (see sched.h). The scan is linear in the
+ * table size per solve: tables are small (max_sessions, 16 by default) and a linear scan keeps the
+ * worker free of any structure the I/O thread would have to update. */
+#include "service/sched.h"
+
+// The k of the tick epoch + k period at or before t.
+static int64_t tick_index(const cd_sched *w, int64_t t) {
+    const int64_t d = t - w->epoch_ns;
+    return d >= 0 ? d / w->period_ns : -((-d + w->period_ns - 1) / w->period_ns);
+}
+
+// True when a should run before b: earlier deadline, then the cheaper session.
+static bool before(const cd_job *a, const cd_session *sa, const cd_job *b, const cd_session *sb) {
+    if (a->deadline_ns != b->deadline_ns) {
+        return a->deadline_ns < b->deadline_ns;
+    }
+    return cd_session_cost_ns(sa) < cd_session_cost_ns(sb);
+}
+
+// Hands s to the partner worker when its cost left this worker's class.
+static int place(cd_sched *w, cd_session *s) {
+    if (w->partner < 0) {
+        return 0;
+    }
+    const int64_t cost = cd_session_cost_ns(s);
+    const bool move = w->background ? cost < w->long_ns / 2 : cost > w->long_ns;
+    if (move) {
+        cd_session_move(s, w->partner);
+    }
+    return move;
+}
+
+int cd_sched_run(cd_sched *w, int64_t wake_late_ns, int64_t *ret_next_ns, int *ret_moved) {
+    const int n = cd_session_table_size(w->table);
+    const int most = n * (CD_REQUEST_QUEUE + 1);
+    int work = 0, moved = 0;
+    int64_t now = w->clock_ns();
+    for (int done = 0; done < most; done++) {
+        cd_session *best = NULL;
+        cd_job job = {0};
+        for (int i = 0; i < n; i++) {
+            cd_session *s = cd_session_table_claim(w->table, i, w->worker, &work);
+            cd_job j;
+            if (s && cd_session_job(s, now, w->epoch_ns, w->period_ns, &w->counts, &j) &&
+                (!best || before(&j, s, &job, best))) {
+                best = s;
+                job = j;
+            }
+        }
+        if (!best) {
+            break;
+        }
+        const uint64_t tick = (uint64_t)tick_index(w, job.release_ns);
+        work += cd_session_run(best, &job, tick, wake_late_ns, w->clock_ns, &w->counts);
+        moved += place(w, best);
+        now = w->clock_ns();
+    }
+    *ret_next_ns = w->epoch_ns + (tick_index(w, now) + 1) * w->period_ns;
+    *ret_moved = moved;
+    return work;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* The real worker threads (loop.c) with real time, checked for what does not depend on the
+ * machine's speed: a stream session is answered at ticks, one result per tick at most, each
+ * result at a tick time of the grid; a request session gets every frame answered, in order,
+ * after a kick; the workers make no heap allocation once the sessions are admitted (counted by
+ * thread name, so the I/O side of this test does not count); Stats add up. Waits are bounded
+ * generously and end as soon as the answer is there; no duration is asserted. */
+#include <string.h>
+#include <time.h>
+#include <uv.h>
+
+#include "alloc_count.h"
+#include "io/scene_json.h"
+#include "service/clock.h"
+#include "service/loop.h"
+#include "testlib.h"
+
+#define FRAMES 200
+/* A bound no healthy run comes near (200 frames at 1 kHz take 0.2 s). */
+#define WAIT_NS (60 * CD_NS_PER_S)
+
+static cs_scene box;
+
+static int setup(void **state) {
+    (void)state;
+    char err[256];
+    return cd_scene_json_load(t_data_path("box_on_plane.json"), &box, err, sizeof err);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    cd_scene_json_free(&box);
+    return 0;
+}
+
+static void publish_box(cd_session *s, uint64_t seq) {
+    cs_scene *sc = cd_session_frame_scene(s);
+    assert_non_null(sc);
+    t_scene_copy(sc, &box, seq);
+    cd_session_frame_publish(s, cd_clock_ns());
+}
+
+static void nap(void) {
+    const struct timespec ts = {.tv_nsec = 100000};
+    nanosleep(&ts, NULL);
+}
+
+// Waits (bounded) for s's next result; fails the test on timeout.
+static cd_output *next_result(cd_session *s) {
+    const int64_t until = cd_clock_ns() + WAIT_NS;
+    cd_output *o;
+    while (!(o = cd_session_result_peek(s))) {
+        assert_true(cd_clock_ns() < until);
+        nap();
+    }
+    return o;
+}
+
+static void workers_answer_without_allocating(void **state) {
+    (void)state;
+    uv_loop_t uv;
+    uv_async_t wake;
+    assert_int_equal(uv_loop_init(&uv), 0);
+    assert_int_equal(uv_async_init(&uv, &wake, NULL), 0);
+    cd_session_table *t = cd_session_table_new(4);
+    const cd_loop_params lp = {.rate_hz = 1000, .workers = 1, .long_solve_ns = 200000,
+                               .realtime = false, .priority = 50, .cpu = -1};
+    cd_loop *l = cd_loop_new(t, &lp, &wake);
+    assert_non_null(l);
+    cd_session_params p = {
+        .lim = {.max_bodies = 2, .max_contacts = 8, .max_dirs = 8,
+                .solvers = 1u << CS_SOLVER_LEMKE},
+        .default_solver = CS_SOLVER_LEMKE, .mode = CD_MODE_STREAM, .budget_ns = 800000,
+        .period_ns = cd_loop_period_ns(l)};
+    cd_session *stream = cd_session_new(&p);
+    p.mode = CD_MODE_REQUEST;
+    cd_session *request = cd_session_new(&p);
+    assert_int_equal(cd_session_table_insert(t, stream, cd_loop_place(l)), 0);
+    assert_int_equal(cd_session_table_insert(t, request, cd_loop_place(l)), 0);
+    assert_int_equal(cd_loop_start(l), 0);
+    const int64_t epoch = cd_loop_epoch_ns(l), period = cd_loop_period_ns(l);
+
+    // One exchange each before counting: the workers' first solves are behind them.
+    publish_box(stream, 1);
+    (void)next_result(stream);
+    cd_session_result_pop(stream, false);
+    t_alloc_count_threads_start("cd-");
+    uint64_t last_tick = 0;
+    for (uint64_t seq = 2; seq <= FRAMES; seq++) {
+        publish_box(stream, seq);
+        publish_box(request, seq);
+        cd_loop_kick(l, request);
+        cd_output *o = next_result(request);
+        assert_int_equal(o->result.seq, seq);
+        assert_true(o->result.status >= 0 || !o->timing.deadline_met);
+        assert_int_equal(o->timing.release_ns, o->timing.received_ns);
+        cd_session_result_pop(request, false);
+        o = next_result(stream);
+        assert_int_equal(o->result.seq, seq);
+        // Solved at a tick of the grid after the frame arrived, never twice in one tick.
+        assert_int_equal((o->timing.release_ns - epoch) % period, 0);
+        assert_true(o->timing.release_ns > o->timing.received_ns);
+        assert_true(o->tick > last_tick);
+        last_tick = o->tick;
+        cd_session_result_pop(stream, false);
+    }
+    const long allocations = t_alloc_count_threads_stop();
+    cd_loop_stop(l);
+    if (allocations >= 0) {
+        assert_int_equal(allocations, 0);
+    }
+    cd_stats st = {0};
+    cd_loop_stats(l, &st);
+    cd_session_table_stats(t, &st);
+    assert_int_equal(st.frames_solved, 2 * FRAMES - 1);
+    assert_true(st.ticks > 0);
+    cd_loop_free(l);
+    cd_session_table_free(t);
+    uv_close((uv_handle_t *)&wake, NULL);
+    uv_run(&uv, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&uv), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(workers_answer_without_allocating),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
