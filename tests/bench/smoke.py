@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 """Smoke test of the benchmarks: runs each given benchmark binary with --quick into a fresh
 directory and checks that it exits 0 and writes its CSV with the documented header and at least
-one row per solver it reports. No timing is checked (bench_common.h documents the columns)."""
+one row per solver it reports. No timing is checked (bench_common.h documents the columns).
+usage: smoke.py [--arg NAME VALUE]... EXE...  (--arg service PATH: bench_service gets PATH)"""
+import argparse
 import csv
 import os
 import subprocess
@@ -15,11 +17,20 @@ HEADER = ["bench", "variant", "n", "samples", "p50_ns", "p99_ns", "p999_ns", "ma
 
 
 def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--arg", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="an extra argument for bench_NAME")
+    p.add_argument("exes", nargs="+")
+    args = p.parse_args()
+    extra = {}
+    for name, value in args.arg:
+        extra.setdefault(name, []).append(value)
     failed = 0
-    for exe in sys.argv[1:]:
+    for exe in args.exes:
         name = os.path.basename(exe).removeprefix("bench_")
         with tempfile.TemporaryDirectory() as out:
-            proc = subprocess.run([exe, "--quick", "--out", out], capture_output=True, text=True)
+            proc = subprocess.run([exe, *extra.get(name, []), "--quick", "--out", out],
+                                  capture_output=True, text=True)
             if proc.returncode != 0:
                 print(f"{exe}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
                 failed += 1
