@@ -252,12 +252,12 @@ cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options
                            double *lambda, cs_stats *st) {
     const int n = m->nc;
     const size_t mark = cs__ws_mark(ws);
+    *st = (cs_stats){0};
     double *A = cs__ws_alloc(ws, (size_t)n * n * sizeof(double));
     double *b = cs__ws_alloc(ws, (size_t)n * sizeof(double));
     double *jv = cs__ws_alloc(ws, 3 * (size_t)n * sizeof(double));
     if (n > 0 && (!A || !b || !jv)) {
         cs__ws_release(ws, mark);
-        *st = (cs_stats){0};
         return CS_ENOSPACE;
     }
     cs__meter meter = cs__meter_start(opt);
