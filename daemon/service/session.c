@@ -413,7 +413,10 @@ int cd_session_run(cd_session *s, const cd_job *job, uint64_t tick, int64_t wake
     const int64_t start_ns = clock_ns();
     const cs_status st = cs_step(s->ws, scene, &opt, s->warm, &out->result);
     const int64_t end_ns = clock_ns();
-    const bool met = end_ns <= job->deadline_ns && st != CS_DEADLINE;
+    // A solve stopped by its deadline misses it even when it gave no answer at all (the status
+    // is then CS_NOANSWER, the solver's own outcome CS_DEADLINE).
+    const bool met = end_ns <= job->deadline_ns && st != CS_DEADLINE &&
+                     out->result.primary != CS_DEADLINE;
     out->tick = tick;
     out->timing = (cd_timing){
         .received_ns = job->frame->received_ns,
