@@ -38,6 +38,7 @@
 #include "io/codec.h"
 #include "io/framing.h"
 #include "service/clock.h"
+#include "service/grid.h"
 #include "sys/log.h"
 
 #define PROTOCOL_VERSION 1
@@ -73,9 +74,11 @@ struct cd_server {
     cd_loop *ticker;
     size_t reserved_bytes;    /* sessions admitted, being made or being freed */
     uv_async_t wake;
+    uv_check_t pass_end;      /* runs after each event-loop pass's I/O callbacks */
+    int64_t pass_ns;          /* when this pass's first read began; 0 between passes */
     uv_pipe_t unix_listener;
     uv_tcp_t tcp_listener;
-    bool unix_open, tcp_open, wake_open;
+    bool unix_open, tcp_open, wake_open, check_open;
     bool closed;
     bool unlink_socket; /* the socket file is ours to remove */
     struct conn *conns;
@@ -393,6 +396,7 @@ static void send_welcome(struct conn *c, const struct admission *a) {
 // thread: pool. Frees a session no one uses any more.
 static void free_work(uv_work_t *req) {
     struct admission *a = req->data;
+    cd_loop_thread_normal();
     cd_session_free(a->session);
 }
 
@@ -417,6 +421,7 @@ static void free_later(struct admission *a) {
 // thread: pool. Allocates, pre-faults and warms the session (cd_session_new).
 static void admit_work(uv_work_t *req) {
     struct admission *a = req->data;
+    cd_loop_thread_normal();
     a->session = cd_session_new(&a->params);
 }
 
@@ -537,7 +542,7 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
         return;
     }
     cd_session *s = c->session;
-    const int64_t now = cd_clock_ns();
+    const int64_t now = c->srv->pass_ns;
     int64_t early;
     if (!cd_session_frame_allowed(s, now, &early)) {
         cd_session_frame_rejected(s);
@@ -566,8 +571,12 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
                    f->seq, "%s", err);
         return;
     }
-    cd_session_frame_publish(s, cd_clock_ns());
-    if (cd_session_params_of(s)->mode == CD_MODE_REQUEST) {
+    cd_session_frame_publish(s, now, cd_clock_ns());
+    // A request is due now; so is a stream frame whose tick passed while this thread was busy
+    // with the frames before it. Either way the worker must not sleep until its next tick.
+    const cd_loop *l = c->srv->ticker;
+    if (cd_session_params_of(s)->mode == CD_MODE_REQUEST ||
+        cd_grid_tick_after(now, cd_loop_epoch_ns(l), cd_loop_period_ns(l)) <= cd_clock_ns()) {
         cd_loop_kick(c->srv->ticker, s);
     }
 }
@@ -646,6 +655,11 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
         }
         conn_abort(c);
         return;
+    }
+    // Every socket this pass reads was readable when the pass began: that instant, not when this
+    // thread got round to the socket, is when its frames reached the daemon.
+    if (c->srv->pass_ns == 0) {
+        c->srv->pass_ns = cd_clock_ns();
     }
     (void)cd_framer_feed(&c->framer, (const uint8_t *)buf->base, (size_t)nread);
     const uint8_t *msg;
@@ -737,6 +751,7 @@ static const char *const miss_names[] = {
     [CD_MISS_HOST] = "the worker woke late (host)",
     [CD_MISS_SOLVER] = "the solve used up the budget (solver)",
     [CD_MISS_SCHEDULING] = "other sessions' earlier deadlines ran first (scheduling)",
+    [CD_MISS_IO] = "the I/O thread handed the frame over late (io)",
 };
 
 // What a Result says beyond its status: where its forces come from and why the deadline did not
@@ -805,6 +820,11 @@ static void on_wake(uv_async_t *a) {
     }
 }
 
+static void on_pass_end(uv_check_t *h) {
+    cd_server *s = h->data;
+    s->pass_ns = 0;
+}
+
 int cd_server_new(uv_loop_t *loop, const cd_config *cfg, cd_session_table *t, cd_server **ret) {
     cd_server *s = calloc(1, sizeof *s);
     if (!s) {
@@ -823,6 +843,11 @@ int cd_server_new(uv_loop_t *loop, const cd_config *cfg, cd_session_table *t, cd
     }
     s->wake.data = s;
     s->wake_open = true;
+    (void)uv_check_init(loop, &s->pass_end);
+    s->pass_end.data = s;
+    s->check_open = uv_check_start(&s->pass_end, on_pass_end) == 0;
+    // The check handle must not keep the loop alive by itself.
+    uv_unref((uv_handle_t *)&s->pass_end);
     *ret = s;
     return 0;
 }
@@ -993,6 +1018,9 @@ void cd_server_close(cd_server *s) {
     }
     if (s->wake_open) {
         uv_close((uv_handle_t *)&s->wake, NULL);
+    }
+    if (s->check_open) {
+        uv_close((uv_handle_t *)&s->pass_end, NULL);
     }
 }
 

@@ -39,6 +39,7 @@ struct worker {
     bool created;            /* io */
     int cpu;                 /* io: -1 = unpinned */
     _Atomic uint32_t kick;   /* io bumps it, the worker sleeps on it */
+    _Atomic int64_t kick_ns; /* io: when it last kicked (how late a kicked wake-up is) */
     _Atomic bool sleeping;   /* the worker announces its futex wait */
     _Atomic uint64_t ticks;  /* worker: wake-ups at a tick */
     _Atomic uint64_t overruns; /* worker: runs that ended after the next tick */
@@ -60,7 +61,7 @@ struct cd_loop {
 
 cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_async_s *wake) {
     if (p->rate_hz < 1 || p->rate_hz > 100000 || p->workers < 1 || p->workers > 256 ||
-        p->long_solve_ns <= 0 || p->priority < 2 || p->priority > 99 || p->cpu < -1) {
+        p->long_solve_ns <= 0 || p->priority < 3 || p->priority > 99 || p->cpu < -1) {
         return NULL;
     }
     const int n = 2 * p->workers;
@@ -88,6 +89,7 @@ cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_asy
             .clock_ns = cd_clock_ns,
         };
         atomic_init(&w->kick, 0);
+        atomic_init(&w->kick_ns, 0);
         atomic_init(&w->sleeping, false);
     }
     return l;
@@ -97,15 +99,18 @@ void cd_loop_free(cd_loop *l) {
     free(l);
 }
 
+enum wake { WAKE_TICK, WAKE_KICK, WAKE_NO_SLEEP };
+
 // Sleeps until the absolute CLOCK_MONOTONIC time t_ns unless the kick word moves from seen.
-// Returns true when the time came (not a kick).
-static bool sleep_until(struct worker *w, uint32_t seen, int64_t t_ns) {
+// Says why it returned: the time came, a kick ended the sleep, or a kick came before it began.
+static enum wake sleep_until(struct worker *w, uint32_t seen, int64_t t_ns) {
     const struct timespec ts = {.tv_sec = t_ns / CD_NS_PER_S, .tv_nsec = t_ns % CD_NS_PER_S};
     // seq_cst: the announcement must be visible before we look at the word (see the file
     // header); pairs with the seq_cst bump and load in cd_loop_kick.
     atomic_store(&w->sleeping, true);
-    bool timed_out = false;
+    bool timed_out = false, slept = false;
     if (atomic_load(&w->kick) == seen) {
+        slept = true;
         // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. EINTR and EAGAIN (the word
         // moved) just end the wait; the caller looks at the clock and the sessions again.
         const long r = syscall(SYS_futex, &w->kick, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, seen,
@@ -113,11 +118,15 @@ static bool sleep_until(struct worker *w, uint32_t seen, int64_t t_ns) {
         timed_out = r < 0 && errno == ETIMEDOUT;
     }
     atomic_store(&w->sleeping, false);
-    return timed_out || cd_clock_ns() >= t_ns;
+    if (timed_out || cd_clock_ns() >= t_ns) {
+        return WAKE_TICK;
+    }
+    return slept ? WAKE_KICK : WAKE_NO_SLEEP;
 }
 
 // Ends w's sleep, or its next one: see the file header for the pairing.
 static void kick(struct worker *w) {
+    atomic_store_explicit(&w->kick_ns, cd_clock_ns(), memory_order_relaxed);
     // seq_cst: pairs with the seq_cst announcement and load in sleep_until; the bump also
     // releases the frame the I/O thread queued before it (acquired in worker_main).
     atomic_fetch_add(&w->kick, 1);
@@ -160,10 +169,15 @@ static void *worker_main(void *arg) {
             late = 0;
             continue;
         }
-        if (sleep_until(w, seen, next)) {
+        const enum wake why = sleep_until(w, seen, next);
+        if (why == WAKE_TICK) {
             late = cd_clock_ns() - next;
             cd_stat_inc(&w->ticks);
             cd_counter_add(&w->wake_late_ns, late);
+        } else if (why == WAKE_KICK) {
+            // Late by however long the host took to run us after the kick.
+            late = cd_clock_ns() - atomic_load_explicit(&w->kick_ns, memory_order_relaxed);
+            late = late > 0 ? late : 0;
         } else {
             late = 0;
         }
@@ -282,6 +296,23 @@ static void join_workers(cd_loop *l) {
     }
 }
 
+// The calling (I/O) thread to SCHED_FIFO one below the foreground workers: above the background
+// workers, so a long solve never delays decoding the next frame or writing a result, and above
+// ordinary processes, so a loaded machine does not either.
+static void raise_caller(const cd_loop *l) {
+    const struct sched_param sp = {.sched_priority = l->p.priority - 1};
+    const int r = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+    if (r != 0) {
+        cd_log(CD_LOG_WARNING, "SCHED_FIFO for the I/O thread refused (%s), continuing at normal "
+               "priority", strerror(r));
+    }
+}
+
+void cd_loop_thread_normal(void) {
+    const struct sched_param sp = {.sched_priority = 0};
+    (void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+}
+
 int cd_loop_start(cd_loop *l) {
     if (l->started) {
         return -EALREADY;
@@ -302,7 +333,8 @@ int cd_loop_start(cd_loop *l) {
     for (int pass = 0; pass < 2; pass++) {
         r = 0;
         for (int i = 0; i < l->n && r == 0; i++) {
-            const int prio = l->realtime ? l->p.priority - (i & 1) : 0;
+            // Foreground at p.priority, background two below: the I/O thread runs between them.
+            const int prio = l->realtime ? l->p.priority - 2 * (i & 1) : 0;
             r = create_thread(&l->w[i], prio);
             if (r != 0 && l->w[i].cpu >= 0) {
                 // The CPU may be outside a container's set: run unpinned rather than not at all.
@@ -327,11 +359,15 @@ int cd_loop_start(cd_loop *l) {
         return -r;
     }
     l->started = true;
+    if (l->realtime) {
+        raise_caller(l);
+    }
     char where[64] = "unpinned";
     if (l->w[0].cpu >= 0) {
         snprintf(where, sizeof where, "first on CPU %d", l->w[0].cpu);
     }
-    cd_log(CD_LOG_INFO, "workers: %d CPU(s) x (foreground + background), %d Hz ticks, %s, %s, "
+    cd_log(CD_LOG_INFO, "workers: %d CPU(s) x (foreground + background), %d Hz ticks, %s (I/O "
+           "thread between them), %s, "
            "memory %s, solves over %lld ns run in the background", l->p.workers, l->p.rate_hz,
            l->realtime ? "SCHED_FIFO" : "normal priority", where, locked ? "locked" : "pageable",
            (long long)l->p.long_solve_ns);

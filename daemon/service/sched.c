@@ -4,11 +4,7 @@
  * worker free of any structure the I/O thread would have to update. */
 #include "service/sched.h"
 
-// The k of the tick epoch + k period at or before t.
-static int64_t tick_index(const cd_sched *w, int64_t t) {
-    const int64_t d = t - w->epoch_ns;
-    return d >= 0 ? d / w->period_ns : -((-d + w->period_ns - 1) / w->period_ns);
-}
+#include "service/grid.h"
 
 // True when a should run before b: earlier deadline, then the cheaper session.
 static bool before(const cd_job *a, const cd_session *sa, const cd_job *b, const cd_session *sb) {
@@ -51,12 +47,12 @@ int cd_sched_run(cd_sched *w, int64_t wake_late_ns, int64_t *ret_next_ns, int *r
         if (!best) {
             break;
         }
-        const uint64_t tick = (uint64_t)tick_index(w, job.release_ns);
+        const uint64_t tick = (uint64_t)cd_grid_index(job.release_ns, w->epoch_ns, w->period_ns);
         work += cd_session_run(best, &job, tick, wake_late_ns, w->clock_ns, &w->counts);
         moved += place(w, best);
         now = w->clock_ns();
     }
-    *ret_next_ns = w->epoch_ns + (tick_index(w, now) + 1) * w->period_ns;
+    *ret_next_ns = cd_grid_tick_after(now, w->epoch_ns, w->period_ns);
     *ret_moved = moved;
     return work;
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "service/grid.h"
 #include "service/ring.h"
 #include "service/slot.h"
 #include "solver/contact.h"
@@ -323,18 +324,20 @@ cs_scene *cd_session_frame_scene(cd_session *s) {
     return &f->scene;
 }
 
-void cd_session_frame_publish(cd_session *s, int64_t received_ns) {
+void cd_session_frame_publish(cd_session *s, int64_t received_ns, int64_t published_ns) {
     cd_counts *g = &s->table->counts;
     cd_stat_inc(&s->counts.frames_received);
     cd_stat_inc(&g->frames_received);
     if (s->p.mode == CD_MODE_REQUEST) {
         cd_frame *f = cd_ring_claim(&s->queue);
         f->received_ns = received_ns;
+        f->published_ns = published_ns;
         cd_ring_push(&s->queue);
         return;
     }
     cd_frame *f = cd_slot_back(&s->in);
     f->received_ns = received_ns;
+    f->published_ns = published_ns;
     if (cd_slot_publish(&s->in)) {
         cd_stat_inc(&s->counts.frames_superseded);
         cd_stat_inc(&g->frames_superseded);
@@ -344,12 +347,6 @@ void cd_session_frame_publish(cd_session *s, int64_t received_ns) {
 void cd_session_frame_rejected(cd_session *s) {
     cd_stat_inc(&s->counts.frames_invalid);
     cd_stat_inc(&s->table->counts.frames_invalid);
-}
-
-// The first tick of the grid strictly after t.
-static int64_t tick_after(int64_t t, int64_t epoch_ns, int64_t period_ns) {
-    const int64_t k = t >= epoch_ns ? (t - epoch_ns) / period_ns + 1 : -((epoch_ns - t) / period_ns);
-    return epoch_ns + k * period_ns;
 }
 
 bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t period_ns,
@@ -375,7 +372,7 @@ bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t per
     if (!s->held) {
         return false;
     }
-    const int64_t due = tick_after(s->held->received_ns, epoch_ns, period_ns);
+    const int64_t due = cd_grid_tick_after(s->held->received_ns, epoch_ns, period_ns);
     if (due > now_ns) {
         return false;
     }
@@ -384,14 +381,20 @@ bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t per
 }
 
 // Why the deadline did not hold: a prompt start means the solve itself ran out of budget;
-// otherwise the larger share of the delay decides, the worker's late wake-up (the host) or the
-// time it spent on other sessions' work first (the scheduler).
+// otherwise the largest share of the delay decides: the I/O thread handing the frame over after
+// it was due, the worker's late wake-up (the host), or the worker's other work (the scheduler).
 static cd_miss miss_reason(const cd_job *job, int64_t start_ns, int64_t wake_late_ns) {
     const int64_t delay = start_ns - job->release_ns;
     if (delay <= LATE_START_NS) {
         return CD_MISS_SOLVER;
     }
-    return wake_late_ns >= delay - wake_late_ns ? CD_MISS_HOST : CD_MISS_SCHEDULING;
+    const int64_t handed = job->frame->published_ns - job->release_ns;
+    const int64_t io = handed > 0 ? handed : 0;
+    const int64_t others = delay - io - wake_late_ns;
+    if (io >= wake_late_ns && io >= others) {
+        return CD_MISS_IO;
+    }
+    return wake_late_ns >= others ? CD_MISS_HOST : CD_MISS_SCHEDULING;
 }
 
 int cd_session_run(cd_session *s, const cd_job *job, uint64_t tick, int64_t wake_late_ns,

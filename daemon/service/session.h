@@ -42,7 +42,9 @@ typedef struct cd_session cd_session;
 /* One frame as a worker receives it. */
 typedef struct cd_frame {
     cs_scene scene;      /* validated; arrays sized by the session's limits */
-    int64_t received_ns; /* when the I/O thread finished decoding it */
+    int64_t received_ns; /* when it reached the daemon: the start of the I/O thread's event-loop
+                          * pass that read it */
+    int64_t published_ns; /* when the I/O thread handed it to the worker */
 } cd_frame;
 
 /* One answer as the I/O thread receives it from the output ring. */
@@ -137,8 +139,8 @@ cs_scene *cd_session_frame_scene(cd_session *s);
 
 /* Hands the scene filled through cd_session_frame_scene to the session's worker. Stream mode: a
  * frame published earlier and not yet taken is superseded (newest wins) and counted. received_ns:
- * when decoding finished. thread: io. rt-safe: yes. */
-void cd_session_frame_publish(cd_session *s, int64_t received_ns);
+ * when the frame reached the daemon, published_ns: now (cd_frame). thread: io. rt-safe: yes. */
+void cd_session_frame_publish(cd_session *s, int64_t received_ns, int64_t published_ns);
 
 /* Counts a frame rejected by validation or by the request limits. thread: io. */
 void cd_session_frame_rejected(cd_session *s);

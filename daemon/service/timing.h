@@ -14,11 +14,12 @@ typedef enum cd_miss {
     CD_MISS_HOST = 1,       /* the worker woke late: the host did not run it on time */
     CD_MISS_SOLVER = 2,     /* the solve started on time and used up the budget */
     CD_MISS_SCHEDULING = 3, /* the solve started late because other sessions' work ran first */
+    CD_MISS_IO = 4,         /* the I/O thread handed the frame over after it was due */
 } cd_miss;
 
 /* thread: written by its producer, then handed over whole (copied through the ring). */
 typedef struct cd_timing {
-    int64_t received_ns;    /* frame decoded by the I/O thread */
+    int64_t received_ns;    /* frame reached the daemon (start of the I/O pass that read it) */
     int64_t solve_start_ns; /* tick thread began the solve */
     int64_t solve_ns;       /* wall time of the solve */
     int64_t deadline_ns;    /* absolute deadline the solve ran under */

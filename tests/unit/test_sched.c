@@ -3,7 +3,8 @@
  * deadline first whatever the table order; a session whose solve overruns (a clock that jumps
  * forward during its solve stands in for an expensive solver) is handed to the background worker
  * and cannot delay the foreground's sessions; misses are attributed to the host (late wake-up),
- * the scheduler (other work first) or the solver (a prompt start that used up the budget); the
+ * the scheduler (other work first), the I/O thread (frame handed over after it was due) or the
+ * solver (a prompt start that used up the budget); the
  * next wake-up is the next tick; closed sessions are let go of. */
 #include <string.h>
 
@@ -54,11 +55,16 @@ static cd_session *admit(cd_session_table *t, cd_mode mode, int64_t budget_ns, i
     return s;
 }
 
-static void publish_box(cd_session *s, uint64_t seq, int64_t at) {
+// Publishes the box as frame seq, received at `at` and handed to the worker at `handed`.
+static void publish_box_handed(cd_session *s, uint64_t seq, int64_t at, int64_t handed) {
     cs_scene *sc = cd_session_frame_scene(s);
     assert_non_null(sc);
     t_scene_copy(sc, &box, seq);
-    cd_session_frame_publish(s, at);
+    cd_session_frame_publish(s, at, handed);
+}
+
+static void publish_box(cd_session *s, uint64_t seq, int64_t at) {
+    publish_box_handed(s, seq, at, at);
 }
 
 static cd_sched worker(cd_session_table *t, int index, bool background) {
@@ -183,6 +189,15 @@ static void misses_say_why(void **state) {
     tm = drain(s);
     assert_false(tm.deadline_met);
     assert_int_equal(tm.miss, CD_MISS_SCHEDULING);
+    // Received before tick 6, but the I/O thread handed it over 400 us after the tick: the
+    // worker, on time for it, blames the I/O side.
+    cd_session_move(s, 0);
+    publish_box_handed(s, 4, EPOCH + 6 * PERIOD - 100, EPOCH + 6 * PERIOD + 400000);
+    fake_now = EPOCH + 6 * PERIOD + 400000;
+    cd_sched_run(&w, 0, &next, &moved);
+    tm = drain(s);
+    assert_false(tm.deadline_met);
+    assert_int_equal(tm.miss, CD_MISS_IO);
     cd_session_table_free(t);
 }
 

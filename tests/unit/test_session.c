@@ -51,7 +51,7 @@ static void publish_box(cd_session *s, uint64_t seq, int64_t now) {
     cs_scene *sc = cd_session_frame_scene(s);
     assert_non_null(sc);
     t_scene_copy(sc, &box, seq);
-    cd_session_frame_publish(s, now);
+    cd_session_frame_publish(s, now, now);
 }
 
 static cd_session *admit(cd_session_table *t, const cd_session_params *p) {
