@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "contactd.pb-c.h"
+#include "io/arena.h"
 #include "io/codec.h"
 #include "io/framing.h"
 #include "service/clock.h"
@@ -45,6 +46,11 @@
 #define LISTEN_BACKLOG 64
 // Bytes taken from the socket per read: big enough for a typical frame in one go.
 #define READ_CHUNK 65536
+// A connection's decoding arena: a 16-contact frame unpacks into about 3 KiB. It grows to the
+// largest message the connection sent, up to this many bytes per byte of max_message_bytes
+// (protobuf-c's structs take a few times the wire size: a 27-byte Vec3 becomes 48 bytes).
+#define ARENA_BYTES 16384
+#define ARENA_MOST_PER_BYTE 8
 
 struct conn {
     union {
@@ -59,6 +65,7 @@ struct conn {
     uint64_t id;
     char peer[64];
     cd_framer framer;
+    cd_arena arena;           /* every message is unpacked into it, then it is reset */
     cd_session *session;      /* NULL until a Hello was accepted, and after close */
     struct admission *admitting; /* the session being made for this connection's Hello */
     cd_result_msg result_msg; /* sized for the session's limits */
@@ -199,6 +206,7 @@ static void on_closed(uv_handle_t *h) {
     }
     s->nconns--;
     cd_framer_fini(&c->framer);
+    cd_arena_fini(&c->arena);
     cd_codec_result_msg_fini(&c->result_msg);
     free(c);
 }
@@ -604,9 +612,11 @@ static void on_stats(struct conn *c) {
 }
 
 static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
-    // protobuf-c's default allocator (malloc) on the I/O thread; everything is freed below.
-    Contactd__V1__ClientMessage *m = contactd__v1__client_message__unpack(NULL, len, data);
+    // Unpacked into the connection's arena, which is reset when the message has been handled.
+    cd_arena *a = &c->arena;
+    Contactd__V1__ClientMessage *m = contactd__v1__client_message__unpack(&a->allocator, len, data);
     if (!m) {
+        cd_arena_reset(a, 0);
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
                    "message: %zu bytes are not a valid contactd.v1.ClientMessage", len);
         conn_finish(c);
@@ -629,7 +639,7 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
                    PROTOCOL_VERSION);
         break;
     }
-    contactd__v1__client_message__free_unpacked(m, NULL);
+    cd_arena_reset(a, ARENA_MOST_PER_BYTE * c->srv->cfg->max_message_bytes);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
@@ -735,6 +745,9 @@ static void on_connection(uv_stream_t *listener, int status) {
         return;
     }
     r = cd_framer_init(&c->framer, s->cfg->max_message_bytes);
+    if (r == 0) {
+        r = cd_arena_init(&c->arena, ARENA_BYTES);
+    }
     if (r == 0) {
         r = uv_read_start(&c->h.stream, on_alloc, on_read);
     }
