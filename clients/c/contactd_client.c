@@ -364,3 +364,7 @@ int cdc_stats_request(cdc_conn *c) {
     env.stats_request = &req;
     return send_msg(c, &env.base);
 }
+
+int cdc_conn_send_packed(cdc_conn *c, const uint8_t *buf, size_t len) {
+    return write_all(c, buf, len);
+}

@@ -4,8 +4,8 @@
  * each ServerMessage (Result, Stats, Error) as the generated protobuf-c struct. Receiving takes a
  * timeout; a timeout of 0 is the non-blocking variant a streaming loop polls with. Nothing here
  * starts threads. A connection is used by one thread at a time, except that one thread may send
- * (cdc_frame_send, cdc_stats_request) while another receives (cdc_msg_recv): they share no state
- * but the socket. Times are CLOCK_MONOTONIC nanoseconds. */
+ * (cdc_frame_send, cdc_conn_send_packed, cdc_stats_request) while another receives
+ * (cdc_msg_recv): they share no state but the socket. Times are CLOCK_MONOTONIC nanoseconds. */
 #ifndef CONTACTD_CLIENTS_CONTACTD_CLIENT_H
 #define CONTACTD_CLIENTS_CONTACTD_CLIENT_H
 #include <stdbool.h>
@@ -58,6 +58,13 @@ void cdc_conn_close(cdc_conn *c);
  * written, at most a few seconds. Returns 0, -ETIMEDOUT, -ENOMEM or the socket's negative errno
  * (-EPIPE when the daemon closed the connection). thread: the one sending thread of c. */
 int cdc_frame_send(cdc_conn *c, const cs_scene *s);
+
+/* Sends len bytes the caller packed beforehand: whole ClientMessages, each with its varint
+ * length prefix (what cd_codec_pack writes), so that at send time only the write is left.
+ * Blocks like cdc_frame_send; the bytes are not checked. Returns 0, -ETIMEDOUT or the socket's
+ * negative errno (-EPIPE when the daemon closed the connection). thread: the one sending thread
+ * of c. */
+int cdc_conn_send_packed(cdc_conn *c, const uint8_t *buf, size_t len);
 
 /* Asks for the daemon's Stats; the answer arrives through cdc_msg_recv. Returns as
  * cdc_frame_send. thread: the one sending thread of c. */

@@ -2,16 +2,16 @@
 /* The service as a user meets it. This program starts the contactd that meson built, with the
  * daemon's default configuration except a temporary Unix socket, TCP on 127.0.0.1:0 and, only
  * when the default max_sessions is below the 32 sessions of the stream case, max_sessions; it
- * plays systemd for it (NOTIFY_SOCKET, READY=1 with the addresses in STATUS=, as
- * tests/integration/harness.c does) and talks to it as an outside client, from one
- * poll()-driven thread that drives every session of a case: libcontactd-client for the handshake
- * and for reading; each frame packed ahead of its time with the daemon's codec (what
- * cdc_frame_send does) in an idle moment, so at its send time on CLOCK_MONOTONIC only the write is
- * left and a burst of 32 frames leaves in tens of us rather than hundreds. A frame is timed from
- * just before that write to just after its Result is read (send->result); just before an aligned
- * send the thread polls without sleeping for 50 us (this machine's timer wake-ups run tens of us
- * late). All cases run against one daemon in one run, so every ratio is against a baseline of
- * the same run:
+ * plays systemd for it (NOTIFY_SOCKET, READY=1 with the addresses in STATUS=, through
+ * tests/lib/daemon_proc.h as the integration tests do) and talks to it as an outside client,
+ * from one poll()-driven thread that drives every session of a case: libcontactd-client for the
+ * handshake and for reading; each frame packed ahead of its time with the daemon's codec (what
+ * cdc_frame_send does) in an idle moment, so at its send time on CLOCK_MONOTONIC only the write
+ * (cdc_conn_send_packed) is left and a burst of 32 frames leaves in tens of us rather than
+ * hundreds. A frame is timed from just before that write to just after its Result is read
+ * (send->result); just before an aligned send the thread polls without sleeping for 50 us (this
+ * machine's timer wake-ups run tens of us late). All cases run against one daemon in one run, so
+ * every ratio is against a baseline of the same run:
  *   wake      cyclictest -m -p 80 -i 1000 (rt-tests) beside one streaming session: cyclictest's
  *             wake-up latency next to the daemon's own (Result.timing.wake_late_ns)
  *   request   MODE_REQUEST, one session, the 16-contact peg of tests/data/peg_in_hole.json with
@@ -37,9 +37,9 @@
  * the case, and the stages of send->result from Result.timing (in: send -> decoded, wait:
  * decoded -> solve start, solve, out: solve end -> handed to the socket, back: socket -> read
  * here), for aligned frames how many the daemon decoded after the tick they were aimed at and
- * how far apart it decoded the frames of one burst. A case the daemon cannot serve (a refused Hello, a mode not granted, a missing
- * Welcome field) is reported as such in the table and the run goes on; a daemon that exits is
- * restarted for the next case and the exit reported.
+ * how far apart it decoded the frames of one burst. A case the daemon cannot serve (a refused
+ * Hello, a mode not granted, a missing Welcome field) is reported as such in the table and the
+ * run goes on; a daemon that exits is restarted for the next case and the exit reported.
  *
  * Output: header, one table per case, targets (reported, never asserted), <out>/service.csv
  * (bench_common.h columns; here n = sessions, scene = the peg, samples = send->result latencies
@@ -54,7 +54,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +68,7 @@
 
 #include "bench_run.h"
 #include "contactd_client.h"
+#include "daemon_proc.h"
 #include "io/codec.h"
 #include "io/framing.h"
 #include "io/scene_json.h"
@@ -99,25 +99,20 @@
 #define OPEN_TIMEOUT_NS (5 * SEC)
 #define SPIN_NS (50 * US)    /* aligned sends: poll without sleeping this long before a send */
 #define PREP_GUARD_NS (100 * US) /* frames are packed ahead only when no send is due sooner */
-#define DAEMON_TIMEOUT_MS 10000
 
 /* ---- the daemon ----------------------------------------------------------------------------- */
 
-typedef struct daemon_proc {
+typedef struct bench_daemon {
+    t_daemon p;            /* the process, its temporary directory and its addresses */
     const char *exe;
     const char *out_dir;
-    pid_t pid;
-    int pidfd, notify_fd;
-    int exit_status;       /* once it has exited: the exit code, or 128 + signal */
-    char dir[64];          /* temporary directory: config, socket, notify socket, log */
-    char sock[108], tcp[64];
     int max_sessions;      /* what the temporary config allows */
     bool raised;           /* max_sessions was set above the default */
     char tick_line[256];   /* the daemon's own log line about its tick thread or workers */
     int starts;
-} daemon_proc;
+} bench_daemon;
 
-static daemon_proc *g_daemon; /* for the atexit cleanup */
+static bench_daemon *g_daemon; /* for the atexit cleanup */
 
 /* What a fatal signal's handler removes: built beforehand, since it may only make
  * async-signal-safe calls (kill, unlink, rmdir). */
@@ -163,69 +158,10 @@ static void temp_register(const char *dir) {
     snprintf(g_temp_dir, sizeof g_temp_dir, "%s", dir);
 }
 
-static int write_text(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        return -1;
-    }
-    fputs(text, f);
-    return fclose(f) == 0 ? 0 : -1;
-}
-
-/* A child process must not inherit the benchmark's SCHED_FIFO (--fifo). */
-static void child_normal_priority(void) {
-    const struct sched_param sp = {.sched_priority = 0};
-    (void)sched_setscheduler(0, SCHED_OTHER, &sp);
-}
-
-/* Waits up to timeout_ms for a notify datagram containing what. Returns 0, or -1 on timeout or
- * when the daemon exited. */
-static int notify_wait(daemon_proc *d, const char *what, int timeout_ms, char *buf, size_t len) {
-    struct pollfd p[2] = {{.fd = d->notify_fd, .events = POLLIN},
-                          {.fd = d->pidfd, .events = POLLIN}};
-    const int64_t end = bench_now_ns() + (int64_t)timeout_ms * MS;
-    char dgram[1024];
-    for (;;) {
-        const int64_t left = end - bench_now_ns();
-        if (left <= 0) {
-            return -1;
-        }
-        const int n = poll(p, 2, (int)(left / MS) + 1);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return -1;
-        }
-        if (p[0].revents & POLLIN) {
-            const ssize_t k = recv(d->notify_fd, dgram, sizeof dgram - 1, 0);
-            if (k < 0) {
-                return -1;
-            }
-            dgram[k] = '\0';
-            if (strstr(dgram, what)) {
-                if (buf) {
-                    snprintf(buf, len, "%s", dgram);
-                }
-                return 0;
-            }
-            continue;
-        }
-        if (p[1].revents & POLLIN) {
-            return -1;
-        }
-    }
-}
-
-static void log_path(const daemon_proc *d, char *buf, size_t len) {
-    snprintf(buf, len, "%s/contactd.log", d->dir);
-}
-
 /* The first line of the daemon's log containing one of the keys, into buf. */
-static void log_find(const daemon_proc *d, const char *const *keys, char *buf, size_t len) {
-    char path[128], line[512];
-    log_path(d, path, sizeof path);
-    FILE *f = fopen(path, "r");
+static void log_find(const bench_daemon *d, const char *const *keys, char *buf, size_t len) {
+    char line[512];
+    FILE *f = fopen(d->p.log, "r");
     buf[0] = '\0';
     if (!f) {
         return;
@@ -242,62 +178,35 @@ static void log_find(const daemon_proc *d, const char *const *keys, char *buf, s
 }
 
 /* Prints the last lines of the daemon's log (after a failure). */
-static void log_tail(const daemon_proc *d, int lines) {
-    char path[128], cmd[300];
-    log_path(d, path, sizeof path);
+static void log_tail(const bench_daemon *d, int lines) {
+    char cmd[300];
     printf("# ---- last %d lines of the daemon's log ----\n", lines);
     fflush(stdout);
-    snprintf(cmd, sizeof cmd, "tail -n %d '%s' | sed 's/^/#   /'", lines, path);
+    snprintf(cmd, sizeof cmd, "tail -n %d '%s' | sed 's/^/#   /'", lines, d->p.log);
     if (system(cmd) != 0) {
         printf("#   (no log)\n");
     }
 }
 
 /* Reaps the daemon when it has exited. Returns true while it runs. */
-static bool daemon_alive(daemon_proc *d) {
-    if (d->pid <= 0) {
-        return false;
-    }
-    struct pollfd p = {.fd = d->pidfd, .events = POLLIN};
-    if (poll(&p, 1, 0) != 1) {
-        return true;
-    }
-    int st;
-    if (waitpid(d->pid, &st, 0) == d->pid) {
-        d->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    }
-    d->pid = -1;
-    g_daemon_pid = -1;
-    return false;
+static bool daemon_alive(bench_daemon *d) {
+    const bool alive = t_daemon_is_running(&d->p);
+    g_daemon_pid = d->p.pid;
+    return alive;
 }
 
 /* Appends the daemon's log to <out>/service-contactd.log, closes everything and removes the
  * temporary directory. Kills a daemon still running. Safe to call twice. */
-static void daemon_cleanup(daemon_proc *d) {
-    if (d->pid > 0) {
-        kill(d->pid, SIGKILL);
-        waitpid(d->pid, NULL, 0);
-        d->pid = -1;
+static void daemon_cleanup(bench_daemon *d) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/service-contactd.log", d->out_dir);
+    FILE *log = d->p.dir[0] ? fopen(path, "a") : NULL;
+    t_daemon_cleanup(&d->p, log);
+    if (log) {
+        fclose(log);
     }
     g_daemon_pid = -1;
-    if (d->pidfd >= 0) {
-        close(d->pidfd);
-        d->pidfd = -1;
-    }
-    if (d->notify_fd >= 0) {
-        close(d->notify_fd);
-        d->notify_fd = -1;
-    }
-    if (d->dir[0]) {
-        char cmd[1200];
-        snprintf(cmd, sizeof cmd, "cat '%s/contactd.log' >> '%s/service-contactd.log' 2>/dev/null;"
-                 " rm -rf '%s'", d->dir, d->out_dir, d->dir);
-        if (system(cmd) != 0) {
-            fprintf(stderr, "cannot remove %s\n", d->dir);
-        }
-        d->dir[0] = '\0';
-        g_temp_dir[0] = '\0';
-    }
+    g_temp_dir[0] = '\0';
 }
 
 static void cleanup_at_exit(void) {
@@ -306,112 +215,36 @@ static void cleanup_at_exit(void) {
     }
 }
 
-/* Starts the daemon with the temporary config and waits for READY=1. Returns 0, or -1 after
- * printing why. */
-static int daemon_start(daemon_proc *d) {
-    d->pid = -1;
-    d->pidfd = -1;
-    d->notify_fd = -1;
-    d->sock[0] = d->tcp[0] = d->tick_line[0] = '\0';
-    snprintf(d->dir, sizeof d->dir, "/tmp/contactd-bench-XXXXXX");
-    if (!mkdtemp(d->dir)) {
-        perror("mkdtemp");
-        d->dir[0] = '\0';
+/* Starts the daemon with its default configuration but the addresses and (only when the default
+ * is too small) max_sessions, and waits for READY=1. Returns 0, or -1 after printing why. */
+static int daemon_start(bench_daemon *d) {
+    d->tick_line[0] = '\0';
+    if (t_daemon_prepare(&d->p, "bench") < 0) {
         return -1;
     }
-    temp_register(d->dir);
-    d->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/notify", d->dir);
-    if (d->notify_fd < 0 || bind(d->notify_fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-        perror("notify socket");
-        return -1;
-    }
-    // The defaults, but the addresses and (only when the default is too small) max_sessions.
-    char config[128], text[512], logf[128];
-    snprintf(config, sizeof config, "%s/contactd.conf", d->dir);
-    const int k = snprintf(text, sizeof text,
-                           "[server]\nsocket = %s/contactd.sock\ntcp = 127.0.0.1:0\n", d->dir);
+    temp_register(d->p.dir);
+    char ini[64] = "";
     if (d->raised) {
-        snprintf(text + k, sizeof text - (size_t)k, "max_sessions = %d\n", d->max_sessions);
-    }
-    if (write_text(config, text) < 0) {
-        perror(config);
-        return -1;
-    }
-    log_path(d, logf, sizeof logf);
-    const pid_t parent = getpid();
-    fflush(NULL);
-    d->pid = fork();
-    if (d->pid < 0) {
-        perror("fork");
-        return -1;
-    }
-    if (d->pid == 0) {
-        // The daemon gets SIGTERM should this benchmark die before stopping it.
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent) {
-            _exit(1);
-        }
-        child_normal_priority();
-        const int fd = open(logf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-            dup2(fd, STDERR_FILENO);
-        }
-        char notify[128];
-        snprintf(notify, sizeof notify, "%s/notify", d->dir);
-        setenv("NOTIFY_SOCKET", notify, 1);
-        unsetenv("WATCHDOG_USEC");
-        unsetenv("LISTEN_FDS");
-        unsetenv("LISTEN_PID");
-        char *const argv[] = {"contactd", "--config", config, NULL};
-        execv(d->exe, argv);
-        perror(d->exe);
-        _exit(127);
+        snprintf(ini, sizeof ini, "[server]\nmax_sessions = %d\n", d->max_sessions);
     }
     d->starts++;
-    g_daemon_pid = d->pid;
-    d->pidfd = pidfd_open(d->pid, 0);
-    if (d->pidfd < 0) {
-        perror("pidfd_open");
-        return -1;
-    }
-    char dgram[1024];
-    if (notify_wait(d, "READY=1", DAEMON_TIMEOUT_MS, dgram, sizeof dgram) < 0) {
-        daemon_alive(d);
-        printf("# contactd (%s) gave no READY=1 within %d ms%s\n", d->exe, DAEMON_TIMEOUT_MS,
-               d->pid < 0 ? " (it exited)" : "");
+    const int r = t_daemon_launch(&d->p, d->exe, ini, 0);
+    if (r < 0) {
+        const bool spawned = d->p.pidfd >= 0;
+        if (spawned && !daemon_alive(d)) {
+            printf("# contactd (%s) exited with status %d before READY=1\n", d->exe,
+                   d->p.exit_status);
+        } else {
+            printf("# contactd (%s) did not start: no READY=1 with both addresses within %d ms "
+                   "(the reason is on stderr)\n", d->exe, T_DAEMON_TIMEOUT_MS);
+        }
         log_tail(d, 20);
         return -1;
     }
-    const char *u = strstr(dgram, "unix:"), *t = strstr(dgram, "tcp:");
-    if (u) {
-        sscanf(u + 5, "%107s", d->sock);
-    }
-    if (t) {
-        sscanf(t + 4, "%63s", d->tcp);
-    }
-    if (!d->sock[0] || !d->tcp[0]) {
-        printf("# contactd: READY=1 without both addresses: '%s'\n", dgram);
-        return -1;
-    }
+    g_daemon_pid = d->p.pid;
     static const char *const keys[] = {"tick thread", "worker", NULL};
     log_find(d, keys, d->tick_line, sizeof d->tick_line);
     return 0;
-}
-
-/* SIGTERM, then waits for the exit. Returns the exit status, or -1 when it did not exit. */
-static int daemon_stop(daemon_proc *d) {
-    if (!daemon_alive(d)) {
-        return d->exit_status;
-    }
-    kill(d->pid, SIGTERM);
-    struct pollfd p = {.fd = d->pidfd, .events = POLLIN};
-    if (poll(&p, 1, DAEMON_TIMEOUT_MS) != 1) {
-        return -1;
-    }
-    daemon_alive(d);
-    return d->exit_status;
 }
 
 /* Daemon-wide Stats through a connection of their own (no Hello: no session slot used). */
@@ -423,11 +256,11 @@ typedef struct dstats {
     bool realtime;
 } dstats;
 
-static dstats daemon_stats(const daemon_proc *d) {
+static dstats daemon_stats(const bench_daemon *d) {
     dstats st = {0};
     const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", d->sock);
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%.107s", d->p.socket); /* sun_path: 108 bytes */
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
         if (fd >= 0) {
             close(fd);
@@ -510,11 +343,7 @@ static bool cyclic_start(cyclic *c, const char *dir, int loops) {
         return false;
     }
     if (c->pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) {
-            _exit(1);
-        }
-        child_normal_priority();
+        t_daemon_child_init(parent, SIGKILL);
         const int o = open(c->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         const int e = open(c->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (o >= 0) {
@@ -758,15 +587,15 @@ static const char *mode_name(int m) {
 }
 
 /* Opens a session (UDS or TCP) for src with solver; NULL with the reason in err. */
-static sess *sess_open(const daemon_proc *d, bool tcp, bool request, const char *solver,
+static sess *sess_open(const bench_daemon *d, bool tcp, bool request, const char *solver,
                        scene_src *src, char *err, size_t errlen) {
     const cdc_hello h = {.client_name = "bench_service",
                          .solver_name = solver,
                          .limits = {.max_bodies = 1, .max_contacts = src->nc, .max_dirs = DIRS},
                          .request_mode = request};
     cdc_conn *c = NULL;
-    const int r = tcp ? cdc_conn_open_tcp(d->tcp, &h, OPEN_TIMEOUT_NS, &c, err, errlen)
-                      : cdc_conn_open_unix(d->sock, &h, OPEN_TIMEOUT_NS, &c, err, errlen);
+    const int r = tcp ? cdc_conn_open_tcp(d->p.tcp, &h, OPEN_TIMEOUT_NS, &c, err, errlen)
+                      : cdc_conn_open_unix(d->p.socket, &h, OPEN_TIMEOUT_NS, &c, err, errlen);
     if (r < 0) {
         return NULL;
     }
@@ -936,7 +765,7 @@ static void sess_drain(sess *s) {
 }
 
 /* Packs s's next frame (seq s->seq + 1) with the daemon's codec, as cdc_frame_send would, so
- * that at its send time only the write is left. */
+ * that at its send time only the write is left (cdc_conn_send_packed). */
 static void prepare(sess *s) {
     const uint64_t seq = s->seq + 1;
     src_frame(s->src, s->k0 + seq);
@@ -955,36 +784,6 @@ static void prepare(sess *s) {
     s->prepared = true;
 }
 
-/* Writes the prepared frame on the session's socket (non-blocking: waits for room, at most a
- * few seconds). The client library writes nothing else on it while frames go this way, and it
- * keeps no send state, so its receiving side is unaffected. Returns 0 or a negative errno. */
-static int write_frame(sess *s) {
-    const int fd = cdc_conn_fd(s->c);
-    const uint8_t *p = s->out;
-    size_t n = s->out_len;
-    const int64_t end = bench_now_ns() + OPEN_TIMEOUT_NS;
-    while (n > 0) {
-        const ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w > 0) {
-            p += w;
-            n -= (size_t)w;
-            continue;
-        }
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-            return -errno;
-        }
-        if (bench_now_ns() > end) {
-            return -ETIMEDOUT;
-        }
-        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-        (void)poll(&pfd, 1, 100);
-    }
-    return 0;
-}
-
 /* Sends the frame scheduled at s->next_ns (now is the time the loop saw), or skips it when the
  * client is later than s->late_limit_ns. */
 static void send_due(sess *s, int64_t now) {
@@ -1000,7 +799,7 @@ static void send_due(sess *s, int64_t now) {
     }
     const uint64_t seq = ++s->seq;
     const int64_t t = bench_now_ns();
-    const int r = write_frame(s);
+    const int r = cdc_conn_send_packed(s->c, s->out, s->out_len);
     const int64_t t1 = bench_now_ns();
     s->prepared = false;
     if (r < 0) {
@@ -1181,7 +980,7 @@ typedef struct findings {
 
 typedef struct ctx {
     bench_args a;
-    daemon_proc d;
+    bench_daemon d;
     FILE *csv;
     scene_src peg[3]; /* 8, 16 (tests/data/peg_in_hole.json), 32 contacts */
     t_rng rng;
@@ -1365,7 +1164,7 @@ static bool daemon_ready(ctx *x) {
         return true;
     }
     printf("# !! contactd exited with status %d during the previous case; restarting it\n",
-           x->d.exit_status);
+           x->d.p.exit_status);
     log_tail(&x->d, 15);
     daemon_cleanup(&x->d);
     if (daemon_start(&x->d) < 0) {
@@ -1432,7 +1231,7 @@ static void case_wake(ctx *x) {
     const dstats st = daemon_stats(&x->d);
     cyclic cy;
     const int loops = (int)((stop - bench_now_ns()) / MS) + 1;
-    const bool started = cyclic_start(&cy, x->d.dir, loops);
+    const bool started = cyclic_start(&cy, x->d.p.dir, loops);
     run_sessions(&s, 1, count_from, stop, 30 * MS);
     tally cyc = {0};
     char why[300] = "could not start cyclictest";
@@ -1976,7 +1775,7 @@ int main(int argc, char **argv) {
            "t_gen_peg (mu %.2f, d %d, gravity off); %d instances each (turning wrench)\n",
            MU, DIRS, POOL);
 
-    daemon_proc *d = &x->d;
+    bench_daemon *d = &x->d;
     d->exe = exe;
     d->out_dir = x->a.out_dir;
     d->max_sessions = CD_MAX_SESSIONS_DEFAULT;
@@ -2000,7 +1799,8 @@ int main(int argc, char **argv) {
         printf("# contactd did not start: no case can run\n");
         return 1;
     }
-    printf("# contactd pid %d, listening on unix:%s tcp:%s\n", (int)d->pid, d->sock, d->tcp);
+    printf("# contactd pid %d, listening on unix:%s tcp:%s\n", (int)d->p.pid, d->p.socket,
+           d->p.tcp);
     if (d->tick_line[0]) {
         printf("# contactd log: %s\n", d->tick_line);
     }
@@ -2019,12 +1819,18 @@ int main(int argc, char **argv) {
 
     fclose(x->csv);
     printf("\n");
-    const int rc = daemon_stop(d);
-    if (rc != 0) {
-        printf("# !! contactd %s\n", rc < 0 ? "did not exit within 10 s of SIGTERM"
-                                            : "exited with a non-zero status after SIGTERM");
-        if (rc > 0) {
-            printf("#    status %d\n", rc);
+    // A daemon that already exited is reported by its status (t_daemon_stop prints its reasons).
+    const int stop = daemon_alive(d) ? t_daemon_stop(&d->p) : 0;
+    g_daemon_pid = d->p.pid;
+    if (stop < 0 || d->p.exit_status != 0) {
+        if (d->p.pid > 0) {
+            printf("# !! contactd did not exit within %d s of SIGTERM\n",
+                   T_DAEMON_TIMEOUT_MS / 1000);
+        } else if (d->p.exit_status != 0) {
+            printf("# !! contactd exited with a non-zero status after SIGTERM\n#    status %d\n",
+                   d->p.exit_status);
+        } else {
+            printf("# !! contactd exited after SIGTERM without STOPPING=1\n");
         }
         log_tail(d, 15);
     } else {

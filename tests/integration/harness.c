@@ -3,20 +3,15 @@
 #include "harness.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -25,233 +20,17 @@
 #include "io/scene_json.h"
 #include "testlib.h"
 
-static int write_text(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        return -1;
-    }
-    fputs(text, f);
-    return fclose(f) == 0 ? 0 : -1;
-}
-
-// Makes the temporary directory and binds the datagram socket systemd would provide.
-int it_daemon_prepare(it_daemon *d) {
-    *d = (it_daemon){.pid = -1, .pidfd = -1, .notify_fd = -1};
-    snprintf(d->dir, sizeof d->dir, "/tmp/contactd-it-XXXXXX");
-    if (!mkdtemp(d->dir)) {
-        perror("mkdtemp");
-        return -1;
-    }
-    d->notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/notify", d->dir);
-    if (d->notify_fd < 0 || bind(d->notify_fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-        perror("notify socket");
-        return -1;
-    }
-    return 0;
-}
-
-int it_daemon_spawn(it_daemon *d, const char *contactd, char *const argv[]) {
-    char notify[128];
-    snprintf(notify, sizeof notify, "%s/notify", d->dir);
-    fflush(NULL);
-    d->pid = fork();
-    if (d->pid < 0) {
-        perror("fork");
-        return -1;
-    }
-    if (d->pid == 0) {
-        // The daemon's log goes to a file the test can read; cleanup copies it to our stderr.
-        char log[128];
-        snprintf(log, sizeof log, "%s/contactd.log", d->dir);
-        const int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-            dup2(fd, STDERR_FILENO);
-        }
-        setenv("NOTIFY_SOCKET", notify, 1);
-        execv(contactd, argv);
-        perror(contactd);
-        _exit(127);
-    }
-    d->pidfd = pidfd_open(d->pid, 0);
-    if (d->pidfd < 0) {
-        perror("pidfd_open");
-        return -1;
-    }
-    return 0;
-}
-
-// Parses "STATUS=listening on unix:PATH tcp:HOST:PORT" (either part may be missing).
-static void parse_status(it_daemon *d, const char *dgram) {
-    const char *u = strstr(dgram, "unix:");
-    const char *t = strstr(dgram, "tcp:");
-    if (u) {
-        sscanf(u + 5, "%127s", d->socket);
-    }
-    if (t) {
-        sscanf(t + 4, "%63s", d->tcp);
-    }
-}
-
 int it_daemon_start(it_daemon *d, const char *contactd, const char *extra_ini,
                     long watchdog_usec) {
-    if (it_daemon_prepare(d) < 0) {
+    // The tests read the daemon's debug lines from its log.
+    char *ini = NULL;
+    if (asprintf(&ini, "[log]\nlevel = debug\n%s", extra_ini ? extra_ini : "") < 0) {
+        fprintf(stderr, "harness: out of memory\n");
         return -1;
     }
-    char text[4096];
-    snprintf(d->config, sizeof d->config, "%s/contactd.conf", d->dir);
-    snprintf(text, sizeof text,
-             "[server]\nsocket = %s/contactd.sock\ntcp = 127.0.0.1:0\n[log]\nlevel = debug\n%s",
-             d->dir, extra_ini ? extra_ini : "");
-    if (write_text(d->config, text) < 0) {
-        perror(d->config);
-        return -1;
-    }
-    char wd[32];
-    snprintf(wd, sizeof wd, "%ld", watchdog_usec);
-    if (watchdog_usec > 0) {
-        setenv("WATCHDOG_USEC", wd, 1);
-    }
-    char *const argv[] = {"contactd", "--config", d->config, NULL};
-    const int r = it_daemon_spawn(d, contactd, argv);
-    unsetenv("WATCHDOG_USEC");
-    if (r < 0) {
-        return -1;
-    }
-    char dgram[1024];
-    if (it_notify_wait(d, "READY=1", IT_TIMEOUT_MS, dgram, sizeof dgram) < 0) {
-        fprintf(stderr, "harness: no READY=1 from contactd within %d ms\n", IT_TIMEOUT_MS);
-        return -1;
-    }
-    parse_status(d, dgram);
-    if (d->socket[0] == '\0' || d->tcp[0] == '\0') {
-        fprintf(stderr, "harness: READY=1 without both addresses: '%s'\n", dgram);
-        return -1;
-    }
-    return 0;
-}
-
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int it_notify_wait(it_daemon *d, const char *what, int timeout_ms, char *buf, size_t len) {
-    char dgram[1024];
-    struct pollfd p[2] = {{.fd = d->notify_fd, .events = POLLIN},
-                          {.fd = d->pidfd, .events = POLLIN}};
-    const int64_t end = now_ms() + timeout_ms;
-    for (;;) {
-        // Other datagrams (WATCHDOG=1) do not extend the wait. The daemon exiting ends it too,
-        // but only after its last datagrams have been read.
-        const int64_t left = end - now_ms();
-        const int n = poll(p, 2, left > 0 ? (int)left : 0);
-        if (n <= 0) {
-            return -1;
-        }
-        if (p[0].revents & POLLIN) {
-            const ssize_t k = recv(d->notify_fd, dgram, sizeof dgram - 1, 0);
-            if (k < 0) {
-                return -1;
-            }
-            dgram[k] = '\0';
-            if (strstr(dgram, what)) {
-                if (buf) {
-                    snprintf(buf, len, "%s", dgram);
-                }
-                return 0;
-            }
-            continue;
-        }
-        if (p[1].revents & POLLIN) {
-            return -1;
-        }
-    }
-}
-
-int it_daemon_wait_exit(it_daemon *d, int timeout_ms) {
-    struct pollfd p = {.fd = d->pidfd, .events = POLLIN};
-    if (poll(&p, 1, timeout_ms) != 1) {
-        return -1;
-    }
-    int st;
-    if (waitpid(d->pid, &st, 0) != d->pid) {
-        return -1;
-    }
-    d->pid = -1;
-    d->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    return 0;
-}
-
-int it_daemon_stop(it_daemon *d) {
-    if (kill(d->pid, SIGTERM) < 0) {
-        perror("kill");
-        return -1;
-    }
-    if (it_notify_wait(d, "STOPPING=1", IT_TIMEOUT_MS, NULL, 0) < 0) {
-        fprintf(stderr, "harness: no STOPPING=1 after SIGTERM\n");
-        return -1;
-    }
-    if (it_daemon_wait_exit(d, IT_TIMEOUT_MS) < 0) {
-        fprintf(stderr, "harness: contactd did not exit after SIGTERM\n");
-        return -1;
-    }
-    if (d->exit_status != 0) {
-        fprintf(stderr, "harness: contactd exited with status %d\n", d->exit_status);
-        return -1;
-    }
-    return 0;
-}
-
-void it_daemon_cleanup(it_daemon *d) {
-    if (d->pid > 0) {
-        kill(d->pid, SIGKILL);
-        waitpid(d->pid, NULL, 0);
-        d->pid = -1;
-    }
-    if (d->pidfd >= 0) {
-        close(d->pidfd);
-        d->pidfd = -1;
-    }
-    if (d->notify_fd >= 0) {
-        close(d->notify_fd);
-        d->notify_fd = -1;
-    }
-    if (d->dir[0] != '\0') {
-        // The daemon's log goes into the test's output, where meson's log keeps it.
-        char path[128], chunk[4096];
-        snprintf(path, sizeof path, "%s/contactd.log", d->dir);
-        FILE *f = fopen(path, "r");
-        if (f) {
-            fprintf(stderr, "---- contactd log (%s) ----\n", d->dir);
-            size_t k;
-            while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) {
-                fwrite(chunk, 1, k, stderr);
-            }
-            fclose(f);
-        }
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
-        if (system(cmd) != 0) {
-            fprintf(stderr, "harness: cannot remove %s\n", d->dir);
-        }
-        d->dir[0] = '\0';
-    }
-}
-
-int it_daemon_log(const it_daemon *d, char *buf, size_t len) {
-    char path[128];
-    snprintf(path, sizeof path, "%s/contactd.log", d->dir);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        return -1;
-    }
-    const size_t n = fread(buf, 1, len - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return (int)n;
+    const int r = t_daemon_start(d, contactd, "it", ini, watchdog_usec);
+    free(ini);
+    return r;
 }
 
 int it_connect_unix(const char *path) {

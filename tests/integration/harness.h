@@ -1,66 +1,52 @@
 /* SPDX-License-Identifier: MIT */
 /* Integration-test harness: starts the contactd that meson built with a temporary directory
  * (config, socket, notify socket), plays systemd by receiving its sd_notify datagrams (READY=1
- * with the addresses, STOPPING=1, WATCHDOG=1), stops it with SIGTERM and checks the exit, and
- * offers raw-socket helpers for the byte-level cases the client library cannot produce
- * (half messages, oversized prefixes, garbage). Waits are poll() with timeouts, never sleeps. */
+ * with the addresses, STOPPING=1, WATCHDOG=1), stops it with SIGTERM and checks the exit (the
+ * process itself is tests/lib/daemon_proc.h's; the harness adds the debug log level), drives it
+ * through libcontactd-client with cmocka assertions, and offers raw-socket helpers for the
+ * byte-level cases the client library cannot produce (half messages, oversized prefixes,
+ * garbage). Waits are poll() with timeouts, never sleeps. */
 #ifndef CONTACTD_TESTS_INTEGRATION_HARNESS_H
 #define CONTACTD_TESTS_INTEGRATION_HARNESS_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #include "contactd.pb-c.h"
 #include "contactd_client.h"
+#include "daemon_proc.h"
 #include "solver/types.h"
 
 /* Generous for a loaded 2-core CI machine; every wait ends as soon as its event happens. */
-#define IT_TIMEOUT_MS 10000
+#define IT_TIMEOUT_MS T_DAEMON_TIMEOUT_MS
 
-typedef struct it_daemon {
-    pid_t pid;
-    int pidfd;          /* readable when the daemon exits */
-    int notify_fd;      /* our NOTIFY_SOCKET */
-    char dir[64];       /* temporary directory, removed by it_daemon_cleanup */
-    char config[128];
-    char socket[128];   /* from the READY=1 STATUS line */
-    char tcp[64];       /* "127.0.0.1:PORT", the bound port from the READY=1 STATUS line */
-    int exit_status;    /* after it_daemon_wait_exit: the exit code, or 128 + signal */
-} it_daemon;
+/* The daemon process: pid, pidfd, notify_fd, dir, config, log, socket, tcp, exit_status (see
+ * daemon_proc.h). */
+typedef t_daemon it_daemon;
 
 /* Starts contactd (path) with a temporary config: socket in the temporary directory, TCP on
- * 127.0.0.1:0, plus extra_ini appended (may be NULL; sections may repeat keys, the last wins).
- * watchdog_usec > 0 sets $WATCHDOG_USEC. Waits for READY=1 and reads the addresses from its
- * STATUS. Returns 0, or -1 after printing why (the daemon exited, timed out, no STATUS). */
+ * 127.0.0.1:0, [log] level = debug, plus extra_ini appended (may be NULL; sections may repeat
+ * keys, the last wins). watchdog_usec > 0 sets $WATCHDOG_USEC. Waits for READY=1 and reads the
+ * addresses from its STATUS. Returns 0, or -1 after printing why (the daemon exited, timed out,
+ * no STATUS). */
 int it_daemon_start(it_daemon *d, const char *contactd, const char *extra_ini,
                     long watchdog_usec);
 
-/* Makes the temporary directory and the notify socket (it_daemon_start does this first).
- * Returns 0 or -1. */
-int it_daemon_prepare(it_daemon *d);
-
-/* Starts contactd with arbitrary arguments and the notify socket (after it_daemon_prepare),
- * stderr to <dir>/contactd.log, without waiting for READY. Returns 0 or -1. */
-int it_daemon_spawn(it_daemon *d, const char *contactd, char *const argv[]);
-
-/* Waits up to timeout_ms for a notify datagram containing what (e.g. "STOPPING=1"); the whole
- * datagram goes to buf when buf is not NULL. Returns 0, or -1 on timeout. */
-int it_notify_wait(it_daemon *d, const char *what, int timeout_ms, char *buf, size_t len);
-
-/* Waits up to timeout_ms for the daemon to exit; sets d->exit_status. Returns 0 or -1. */
-int it_daemon_wait_exit(it_daemon *d, int timeout_ms);
-
-/* SIGTERM; expects STOPPING=1 and exit status 0. Returns 0, or -1 after printing why. */
-int it_daemon_stop(it_daemon *d);
-
-/* Kills a daemon still running (SIGKILL), closes descriptors and removes the temporary
- * directory. Safe to call twice. */
-void it_daemon_cleanup(it_daemon *d);
-
-/* Reads the daemon's log (its stderr) into buf, NUL-terminated and cut to len - 1 bytes.
- * Returns the bytes read or -1. */
-int it_daemon_log(const it_daemon *d, char *buf, size_t len);
+/* The rest of the daemon's life is daemon_proc.h's, under the harness's names:
+ * it_daemon_prepare(d): temporary directory /tmp/contactd-it-XXXXXX and notify socket.
+ * it_daemon_spawn(d, contactd, argv): contactd with arbitrary arguments, no watchdog, without
+ *   waiting for READY.
+ * it_notify_wait(d, what, timeout_ms, buf, len), it_daemon_wait_exit(d, timeout_ms),
+ * it_daemon_stop(d) (SIGTERM: STOPPING=1 and exit status 0), it_daemon_log(d, buf, len).
+ * it_daemon_cleanup(d): kills it if still running and removes the temporary directory; its log
+ *   goes to stderr first, where meson's test log keeps it. */
+#define it_daemon_prepare(d) t_daemon_prepare((d), "it")
+#define it_daemon_spawn(d, contactd, argv) t_daemon_spawn((d), (contactd), (argv), 0)
+#define it_notify_wait t_daemon_notify_wait
+#define it_daemon_wait_exit t_daemon_wait_exit
+#define it_daemon_stop t_daemon_stop
+#define it_daemon_cleanup(d) t_daemon_cleanup((d), stderr)
+#define it_daemon_log t_daemon_log_read
 
 /* A blocking connection to a Unix socket path or "HOST:PORT". Returns the fd or -1. */
 int it_connect_unix(const char *path);
