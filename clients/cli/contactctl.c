@@ -103,6 +103,11 @@ static const char usage_options_text[] =
     "  --rate HZ        stream: frames per second (default 1000)\n"
     "  --duration S     stream: seconds to stream (default 5)\n"
     "  --timeout MS     send/stats: how long to wait for the answer (default 2000)\n"
+    "  --request        send/stream: open the session in request mode (every frame answered as\n"
+    "                   soon as it arrives; at most one frame per tick period on average)\n"
+    "                   instead of stream mode (the newest frame solved at the next tick)\n"
+    "  --budget US      send/stream: the session's solve time per frame (default: the\n"
+    "                   daemon's, 80 % of its tick period)\n"
     "  --write-solution OUT.hdf5\n"
     "                   fclib: write the problem and the answer (v, r, u) to the new FCLIB file\n"
     "                   OUT.hdf5 (fclib_write_solution); an existing file is not overwritten\n"
@@ -141,6 +146,8 @@ enum {
     O_DURATION,
     O_TIMEOUT,
     O_WRITE_SOLUTION,
+    O_REQUEST,
+    O_BUDGET,
 };
 #define OPT_BASE 0x100
 #define BIT(o) (1u << (o))
@@ -155,6 +162,8 @@ enum {
 #define OPT_DURATION BIT(O_DURATION)
 #define OPT_TIMEOUT BIT(O_TIMEOUT)
 #define OPT_WRITE_SOLUTION BIT(O_WRITE_SOLUTION)
+#define OPT_REQUEST BIT(O_REQUEST)
+#define OPT_BUDGET BIT(O_BUDGET)
 
 static const struct {
     const char *name;
@@ -163,9 +172,10 @@ static const struct {
 } commands[] = {
     [CMD_SOLVE] = {"solve", OPT_SOLVER | OPT_JSON, true},
     [CMD_BENCH] = {"bench", OPT_SOLVER | OPT_JSON | OPT_REPEAT | OPT_WARMUP | OPT_WARM, true},
-    [CMD_SEND] = {"send", OPT_SOLVER | OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT, true},
+    [CMD_SEND] = {"send", OPT_SOLVER | OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT |
+                              OPT_REQUEST | OPT_BUDGET, true},
     [CMD_STREAM] = {"stream", OPT_SOLVER | OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_RATE |
-                                  OPT_DURATION, true},
+                                  OPT_DURATION | OPT_REQUEST | OPT_BUDGET, true},
     [CMD_STATS] = {"stats", OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT, false},
     [CMD_FCLIB] = {"fclib", OPT_SOLVER | OPT_JSON | OPT_WRITE_SOLUTION, true},
 };
@@ -175,7 +185,8 @@ typedef struct args {
     unsigned given;
     const char *scene_path;
     const char *solver;
-    bool json, warm;
+    bool json, warm, request;
+    long budget_us;
     long repeat, warmup;
     const char *socket, *tcp;
     double rate, duration;
@@ -230,6 +241,8 @@ static int parse_args(int argc, char **argv, args *a) {
         {"duration", required_argument, NULL, OPT_BASE + O_DURATION},
         {"timeout", required_argument, NULL, OPT_BASE + O_TIMEOUT},
         {"write-solution", required_argument, NULL, OPT_BASE + O_WRITE_SOLUTION},
+        {"request", no_argument, NULL, OPT_BASE + O_REQUEST},
+        {"budget", required_argument, NULL, OPT_BASE + O_BUDGET},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -275,6 +288,7 @@ static int parse_args(int argc, char **argv, args *a) {
         case O_SOLVER: a->solver = optarg; break;
         case O_JSON: a->json = true; break;
         case O_WARM: a->warm = true; break;
+        case O_REQUEST: a->request = true; break;
         case O_SOCKET: a->socket = optarg; break;
         case O_TCP: a->tcp = optarg; break;
         case O_WRITE_SOLUTION: a->write_solution = optarg; break;
@@ -286,6 +300,11 @@ static int parse_args(int argc, char **argv, args *a) {
         case O_WARMUP:
             if (!parse_long(optarg, 0, &a->warmup)) {
                 return usage_error("--warmup: expected an integer >= 0, got '%s'", optarg);
+            }
+            break;
+        case O_BUDGET:
+            if (!parse_long(optarg, 1, &a->budget_us)) {
+                return usage_error("--budget: expected microseconds >= 1, got '%s'", optarg);
             }
             break;
         case O_TIMEOUT:
@@ -592,13 +611,19 @@ out_free:
     return r;
 }
 
-// Connects to --socket, --tcp or the default socket, asking for limits that fit s (may be NULL).
+// Connects to --socket, --tcp or the default socket, asking for limits and the solver that fit s
+// (may be NULL), in the mode and with the budget asked for.
 static int connect_daemon(const args *a, const cs_scene *s, cdc_conn **ret) {
     char path[256], err[512];
-    cdc_hello hello = {.client_name = "contactctl"};
+    cdc_hello hello = {.client_name = "contactctl", .request_mode = a->request,
+                       .budget_ns = (int64_t)a->budget_us * 1000};
     if (s) {
         hello.limits = (cs_limits){.max_bodies = s->nb, .max_contacts = s->nc,
                                    .max_dirs = s->friction_dirs};
+        // The session's memory is sized for the solvers it declares: the scene's is the one.
+        if (s->solver != CS_SOLVER_DEFAULT) {
+            hello.solver_name = cs_solver_name(s->solver);
+        }
     }
     const int64_t timeout_ns = (int64_t)a->timeout_ms * 1000000;
     int r;

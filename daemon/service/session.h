@@ -18,8 +18,9 @@
 /* Results a session's output ring holds before its worker drops (and counts) new ones. At 1 kHz
  * this is 32 ms of I/O-thread delay. */
 #define CD_SESSION_RESULTS 32
-/* Request mode: frames that may wait for their worker (the burst the rate limit allows). */
-#define CD_REQUEST_QUEUE 4
+/* Request mode: frames that may wait for their worker, and the burst the rate limit allows: a
+ * client that fell 8 periods behind (a descheduled 1 kHz loop) may catch up at once. */
+#define CD_REQUEST_QUEUE 8
 
 typedef enum cd_mode {
     CD_MODE_STREAM = 0,  /* newest frame before a tick is solved in that tick */
