@@ -140,7 +140,8 @@ def main():
         save_scene(frame, a.write)
         return 0
     try:
-        c = Client(a.socket, a.tcp)
+        # The session is sized for the solvers it declares: the frame's is its default.
+        c = Client(a.socket, a.tcp, solver=a.solver)
     except OSError as e:
         print("contactd_client.py: %s (is contactd running?)" % e, file=sys.stderr)
         return 1
