@@ -2,14 +2,16 @@
 /* contactd-demo: a haptic-style client loop. A 2 kg box of 0.2 m rests on a plane with its four
  * bottom corners in contact. A virtual-coupling "haptic probe" (a spring-damper between the box
  * and a probe point that sways slowly from side to side) pushes it sideways. At every tick
- * (1 kHz by default, absolute-time pacing) the demo sends the box's state to contactd and takes
- * whatever answers arrive before the next tick (the daemon ticks on its own clock, so an answer
- * usually comes one period later, as in a real haptic loop), and integrates the box with the
- * newest post-step velocities, so it visibly slides back and forth on the (frictionless, with
+ * (1 kHz by default, absolute-time pacing) the demo sends the box's state to contactd, takes
+ * whatever answers arrive before the next tick and integrates the box with the newest post-step
+ * velocities, so it visibly slides back and forth on the (frictionless, with
  * the Dantzig solver) plane.
  * About ten times a second it prints one line: tick, seq, status, total contact force, the four
  * normal forces, the daemon's solve time and the measured latency over the last interval, and
- * deadline misses. Ctrl-C prints a summary. */
+ * deadline misses. Ctrl-C prints a summary. The session is in request mode, as a haptic loop's
+ * should be: each frame is solved as soon as it arrives, so its answer usually comes back within
+ * the same period; --stream puts it on the daemon's tick grid instead (an answer then waits for
+ * the daemon's next tick, and a frame replaced before it is not answered). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -154,7 +156,7 @@ static void world_advance(world *w, const Contactd__V1__BodyVelocity *bv, double
 }
 
 static const char usage_text[] =
-    "Usage: contactd-demo [--socket PATH | --tcp HOST:PORT] [--rate HZ] [--duration S]\n"
+    "Usage: contactd-demo [--socket PATH | --tcp HOST:PORT] [--rate HZ] [--duration S] [--stream]\n"
     "\n"
     "Streams a box-on-a-plane scene to a running contactd, pushed sideways by a virtual-coupling\n"
     "haptic probe, integrates the box with the returned velocities and prints forces and timing\n"
@@ -165,15 +167,19 @@ static const char usage_text[] =
     "  --tcp HOST:PORT  connect over TCP (the daemon's default is 127.0.0.1:7411)\n"
     "  --rate HZ        loop rate (default 1000)\n"
     "  --duration S     stop after S seconds (default: run until Ctrl-C)\n"
+    "  --stream         stream mode: the newest frame is solved at the daemon's next tick\n"
+    "                   (default: request mode, every frame solved as soon as it arrives; its\n"
+    "                   rate may not exceed the daemon's tick rate)\n"
     "\n"
     "Columns: tick and seq of the last result, its status, |total contact force| (N), the four\n"
     "normal forces (N), the probe's push (N), the box's x (m), the daemon's solve time and the\n"
     "latency from send to receive over the last interval (p50/max, us), deadline misses so far.\n";
 
-static int connect_daemon(const char *socket, const char *tcp, cdc_conn **ret) {
+static int connect_daemon(const char *socket, const char *tcp, bool stream, cdc_conn **ret) {
     char path[256], err[512];
     const cdc_hello hello = {
         .client_name = "contactd-demo",
+        .request_mode = !stream,
         .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = CS_DIRS_DEFAULT},
     };
     if (!tcp && !socket) {
@@ -244,16 +250,19 @@ int main(int argc, char **argv) {
     static const struct option longopts[] = {
         {"socket", required_argument, NULL, 's'}, {"tcp", required_argument, NULL, 't'},
         {"rate", required_argument, NULL, 'r'},   {"duration", required_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"stream", no_argument, NULL, 'S'},       {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *socket = NULL, *tcp = NULL;
     double rate = 1000.0, duration = 0.0;
+    bool stream = false;
     for (int c; (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1;) {
         switch (c) {
         case 's': socket = optarg; break;
         case 't': tcp = optarg; break;
         case 'r': rate = strtod(optarg, NULL); break;
         case 'd': duration = strtod(optarg, NULL); break;
+        case 'S': stream = true; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
@@ -269,14 +278,21 @@ int main(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
 
     cdc_conn *c = NULL;
-    if (connect_daemon(socket, tcp, &c) < 0) {
+    if (connect_daemon(socket, tcp, stream, &c) < 0) {
         return 1;
     }
     const Contactd__V1__Welcome *wel = cdc_conn_welcome(c);
+    if (!stream && rate > wel->rate_hz) {
+        fprintf(stderr, "contactd-demo: --rate %.0f is above the daemon's %" PRIu32 " Hz, the most "
+                "a request-mode session may send; use --stream or a lower rate\n", rate,
+                wel->rate_hz);
+        cdc_conn_close(c);
+        return 2;
+    }
     printf("contactd %s: session %" PRIu64 ", daemon %" PRIu32 " Hz, deadline %.0f us, solver %s;"
-           " streaming at %.0f Hz (Ctrl-C to stop)\n",
+           " %s mode at %.0f Hz (Ctrl-C to stop)\n",
            wel->server_version, wel->session_id, wel->rate_hz, (double)wel->deadline_ns / 1e3,
-           wel->default_solver_name, rate);
+           wel->default_solver_name, stream ? "stream" : "request", rate);
 
     const int64_t period_ns = (int64_t)llround(1e9 / rate);
     const double dt = 1.0 / rate;
@@ -358,7 +374,7 @@ int main(int argc, char **argv) {
     }
     const double secs = (double)(cd_clock_ns() - start) * 1e-9;
     printf("\n%" PRIu64 " frames in %.1f s: %" PRIu64 " results (%" PRIu64
-           " frames superseded by a newer one before a tick took them), %" PRIu64
+           " frames not answered: superseded in stream mode, refused in request mode), %" PRIu64
            " not STATUS_OK, %" PRIu64
            " deadline misses, %" PRIu64 " errors\n",
            k, secs, t.results, k > t.results ? k - t.results : 0, t.not_ok, t.deadline_misses,

@@ -557,7 +557,7 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, f->seq,
                    "frame: request rate limit: one frame per tick period (%lld ns) on average, "
                    "bursts of %d; this frame came %lld ns too early",
-                   (long long)cd_session_params_of(s)->period_ns, CD_REQUEST_QUEUE,
+                   (long long)cd_session_params_of(s)->period_ns, CD_REQUEST_BURST,
                    (long long)early);
         return;
     }

@@ -306,7 +306,7 @@ bool cd_session_frame_allowed(cd_session *s, int64_t now_ns, int64_t *ret_early_
     }
     // Generic cell rate: a frame conforms unless it comes more than a burst's worth of periods
     // before its theoretical arrival time; each conforming frame moves that time one period on.
-    const int64_t tolerance = (CD_REQUEST_QUEUE - 1) * s->p.period_ns;
+    const int64_t tolerance = (CD_REQUEST_BURST - 1) * s->p.period_ns;
     if (now_ns < s->tat_ns - tolerance) {
         *ret_early_ns = s->tat_ns - tolerance - now_ns;
         return false;

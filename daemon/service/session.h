@@ -18,9 +18,13 @@
 /* Results a session's output ring holds before its worker drops (and counts) new ones. At 1 kHz
  * this is 32 ms of I/O-thread delay. */
 #define CD_SESSION_RESULTS 32
-/* Request mode: frames that may wait for their worker, and the burst the rate limit allows: a
- * client that fell 8 periods behind (a descheduled 1 kHz loop) may catch up at once. */
+/* Request mode: frames that may wait for their worker. */
 #define CD_REQUEST_QUEUE 8
+/* Request mode's rate limit: one frame per tick period on average, and up to this many periods'
+ * worth ahead of that average. Frames are timed when the I/O thread reads them, so a host that
+ * stalls the I/O thread for a few periods bunches a steady client's frames: the allowance keeps
+ * those from being refused, while the average still holds a session to its share. */
+#define CD_REQUEST_BURST 50
 
 typedef enum cd_mode {
     CD_MODE_STREAM = 0,  /* newest frame before a tick is solved in that tick */
@@ -127,9 +131,9 @@ const cd_session_params *cd_session_params_of(const cd_session *s);
 int cd_session_worker(const cd_session *s);
 void cd_session_move(cd_session *s, int worker);
 
-/* Request mode's rate limit (a virtual-time bucket: one frame per period, bursts of
- * CD_REQUEST_QUEUE): true when a frame arriving at now_ns conforms, and the bucket counts it;
- * false with *ret_early_ns, how much sooner than allowed it came. Stream mode: always true.
+/* Request mode's rate limit (a virtual-time bucket: one frame per period on average): true when a frame arriving at now_ns conforms, and the bucket counts it;
+ * false with *ret_early_ns, how much sooner than allowed it came (bursts of CD_REQUEST_BURST).
+ * Stream mode: always true.
  * thread: io. rt-safe: yes. */
 bool cd_session_frame_allowed(cd_session *s, int64_t now_ns, int64_t *ret_early_ns);
 
