@@ -479,7 +479,7 @@ enum {
     C_ERR_OTHER,  /* other Errors */
     C_ST_OTHER, C_ST_OK, C_ST_DEADLINE, C_ST_FALLBACK, C_ST_FAILED,
     C_MISSES,     /* Results with deadline_met false */
-    C_MISS_NONE, C_MISS_HOST, C_MISS_SOLVER, C_MISS_SCHED, /* their miss_reason */
+    C_MISS_NONE, C_MISS_HOST, C_MISS_SOLVER, C_MISS_SCHED, C_MISS_IO, /* their miss_reason */
     C_SRC_SOLVER, C_SRC_ITERATE, C_SRC_LAST, C_SRC_NONE, C_SRC_OTHER,
     C_AIMED,      /* Results of frames aimed at a tick (aligned sends) */
     C_LATE_IN,    /* ... that the daemon decoded after that tick */
@@ -689,6 +689,7 @@ static void check_result(sess *s, const Contactd__V1__Result *r, int64_t ts, int
         case CONTACTD__V1__MISS_REASON__MISS_HOST: n->v[C_MISS_HOST]++; break;
         case CONTACTD__V1__MISS_REASON__MISS_SOLVER: n->v[C_MISS_SOLVER]++; break;
         case CONTACTD__V1__MISS_REASON__MISS_SCHEDULING: n->v[C_MISS_SCHED]++; break;
+        case CONTACTD__V1__MISS_REASON__MISS_IO: n->v[C_MISS_IO]++; break;
         default: n->v[C_MISS_NONE]++; break;
         }
     }
@@ -1083,9 +1084,9 @@ static void notes(const tally *t, bool show_sendlag) {
            c->v[C_SENT], c->v[C_RESULTS], unanswered, c->v[C_ERR_LIMIT], c->v[C_ERR_OTHER],
            c->v[C_SKIPPED], c->v[C_UNMATCHED]);
     if (c->v[C_MISSES]) {
-        printf("    # misses %ld: host %ld, solver %ld, scheduling %ld, no reason given %ld\n",
+        printf("    # misses %ld: host %ld, solver %ld, scheduling %ld, io %ld, no reason given %ld\n",
                c->v[C_MISSES], c->v[C_MISS_HOST], c->v[C_MISS_SOLVER], c->v[C_MISS_SCHED],
-               c->v[C_MISS_NONE]);
+               c->v[C_MISS_IO], c->v[C_MISS_NONE]);
     }
     if (c->v[C_RESULTS]) {
         printf("    # answer sources: solver %ld, iterate %ld, last-certified %ld, none %ld\n",
@@ -1438,7 +1439,7 @@ typedef enum { TRIAL_HELD, TRIAL_MISSED, TRIAL_CLIENT, TRIAL_REFUSED } trial_res
 
 /* One capacity trial: n aligned stream sessions on src for x->trial_s. Held: every session
  * opened, no bad result or error, >= 99.9 % answered and at most 0.1 % of the results missed
- * through the daemon (miss_reason HOST or SCHEDULING, or no reason given); *strict: held with no
+ * through the daemon (miss_reason HOST, SCHEDULING or IO, or no reason given); *strict: held with no
  * such miss at all. A trial the daemon held but where the client skipped more than 1 % of its
  * frames is client-limited. */
 static trial_result trial(ctx *x, scene_src *src, int n, tally *all, bool *strict, char *why,
@@ -1449,7 +1450,8 @@ static trial_result trial(ctx *x, scene_src *src, int n, tally *all, bool *stric
     const int k = stream_run(x, n, src, x->trial_s, all, &worst, err, sizeof err, &gs);
     tally_free(&worst);
     const counts *c = &all->n;
-    const long daemon_misses = c->v[C_MISS_HOST] + c->v[C_MISS_SCHED] + c->v[C_MISS_NONE];
+    const long daemon_misses =
+        c->v[C_MISS_HOST] + c->v[C_MISS_SCHED] + c->v[C_MISS_IO] + c->v[C_MISS_NONE];
     const long slots = c->v[C_SENT] + c->v[C_SKIPPED];
     *strict = false;
     if (k < n) {
@@ -1458,9 +1460,10 @@ static trial_result trial(ctx *x, scene_src *src, int n, tally *all, bool *stric
     }
     if (pct(daemon_misses, c->v[C_RESULTS]) > 0.1 || c->v[C_BAD] || c->v[C_ERR_OTHER] ||
         c->v[C_ERR_LIMIT] || c->v[C_RESULTS] == 0 || pct(c->v[C_RESULTS], c->v[C_SENT]) < 99.9) {
-        snprintf(why, len, "%ld daemon misses (host %ld, scheduling %ld, no reason %ld), "
+        snprintf(why, len, "%ld daemon misses (host %ld, scheduling %ld, io %ld, no reason %ld), "
                  "answered %.2f%%, %ld bad, %ld errors", daemon_misses, c->v[C_MISS_HOST],
-                 c->v[C_MISS_SCHED], c->v[C_MISS_NONE], pct(c->v[C_RESULTS], c->v[C_SENT]),
+                 c->v[C_MISS_SCHED], c->v[C_MISS_IO], c->v[C_MISS_NONE],
+                 pct(c->v[C_RESULTS], c->v[C_SENT]),
                  c->v[C_BAD], c->v[C_ERR_OTHER] + c->v[C_ERR_LIMIT]);
         return TRIAL_MISSED;
     }
@@ -1470,9 +1473,9 @@ static trial_result trial(ctx *x, scene_src *src, int n, tally *all, bool *stric
     }
     *strict = daemon_misses == 0;
     if (!*strict) {
-        snprintf(why, len, "%ld daemon misses (host %ld, scheduling %ld, no reason %ld) of %ld "
-                 "results", daemon_misses, c->v[C_MISS_HOST], c->v[C_MISS_SCHED],
-                 c->v[C_MISS_NONE], c->v[C_RESULTS]);
+        snprintf(why, len, "%ld daemon misses (host %ld, scheduling %ld, io %ld, no reason %ld) "
+                 "of %ld results", daemon_misses, c->v[C_MISS_HOST], c->v[C_MISS_SCHED],
+                 c->v[C_MISS_IO], c->v[C_MISS_NONE], c->v[C_RESULTS]);
     } else {
         why[0] = '\0';
     }
@@ -1484,7 +1487,7 @@ static void case_capacity(ctx *x) {
     snprintf(title, sizeof title,
              "capacity: most stream sessions held at 1 kHz (lemke, frames 150 us before each "
              "tick, %.2f s per trial, up to max_sessions = %d). held: >= 99.9 %% answered and no "
-             "miss of the daemon's (host, scheduling, or no reason given); held-0.1%%: at most "
+             "miss of the daemon's (host, scheduling, io, or no reason given); held-0.1%%: at most "
              "0.1 %% such misses (the search follows this one). SOLVER misses are listed, not "
              "counted", x->trial_s, x->d.max_sessions);
     table_header(title);
@@ -1566,7 +1569,8 @@ static void case_capacity(ctx *x) {
             emit(x, "capacity", "held-0.1%", src->name, held, &best, 0);
             printf("    # solver misses at %d sessions: %ld; daemon misses %ld; next: %s\n", held,
                    best.n.v[C_MISS_SOLVER],
-                   best.n.v[C_MISS_HOST] + best.n.v[C_MISS_SCHED] + best.n.v[C_MISS_NONE],
+                   best.n.v[C_MISS_HOST] + best.n.v[C_MISS_SCHED] + best.n.v[C_MISS_IO] +
+                       best.n.v[C_MISS_NONE],
                    fail ? fail_why : "not tried (max_sessions reached)");
             if (fail && fail_kind == TRIAL_CLIENT) {
                 printf("    # the client, not the daemon, was the limit at %d sessions\n", fail);
