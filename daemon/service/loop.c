@@ -366,10 +366,11 @@ int cd_loop_start(cd_loop *l) {
     if (l->w[0].cpu >= 0) {
         snprintf(where, sizeof where, "first on CPU %d", l->w[0].cpu);
     }
-    cd_log(CD_LOG_INFO, "workers: %d CPU(s) x (foreground + background), %d Hz ticks, %s (I/O "
-           "thread between them), %s, "
+    cd_log(CD_LOG_INFO, "workers: %d CPU(s) x (foreground + background), %d Hz ticks, %s, %s, "
            "memory %s, solves over %lld ns run in the background", l->p.workers, l->p.rate_hz,
-           l->realtime ? "SCHED_FIFO" : "normal priority", where, locked ? "locked" : "pageable",
+           l->realtime ? "SCHED_FIFO (the I/O thread between foreground and background)"
+                       : "normal priority",
+           where, locked ? "locked" : "pageable",
            (long long)l->p.long_solve_ns);
     return 0;
 }

@@ -3,7 +3,8 @@
  * machine's speed: a stream session is answered at ticks, one result per tick at most, each
  * result at a tick time of the grid; a request session gets every frame answered, in order,
  * after a kick; the workers make no heap allocation once the sessions are admitted (counted by
- * thread name, so the I/O side of this test does not count); Stats add up. Waits are bounded
+ * thread name, so the I/O side of this test does not count); Stats add up; new sessions go to
+ * the CPU whose sessions cost least, by their measured solve times. Waits are bounded
  * generously and end as soon as the answer is there; no duration is asserted. */
 #include <string.h>
 #include <time.h>
@@ -121,9 +122,63 @@ static void workers_answer_without_allocating(void **state) {
     assert_int_equal(uv_loop_close(&uv), 0);
 }
 
+static int64_t fake_now;
+
+// Each read is 1 ms after the last: every solve under it costs milliseconds, far more than any
+// real solve of the box, even in a sanitizer build.
+static int64_t slow_clock(void) {
+    fake_now += 1000000;
+    return fake_now;
+}
+
+static void sessions_go_where_the_measured_cost_is_least(void **state) {
+    (void)state;
+    uv_loop_t uv;
+    uv_async_t wake;
+    assert_int_equal(uv_loop_init(&uv), 0);
+    assert_int_equal(uv_async_init(&uv, &wake, NULL), 0);
+    cd_session_table *t = cd_session_table_new(4);
+    // Three worker CPUs, never started: placement reads only the sessions' measured costs.
+    const cd_loop_params lp = {.rate_hz = 1000, .workers = 3, .long_solve_ns = 200000,
+                               .realtime = false, .priority = 50, .cpu = -1};
+    cd_loop *l = cd_loop_new(t, &lp, &wake);
+    const cd_session_params p = {
+        .lim = {.max_bodies = 2, .max_contacts = 8, .max_dirs = 8,
+                .solvers = 1u << CS_SOLVER_LEMKE},
+        .default_solver = CS_SOLVER_LEMKE, .mode = CD_MODE_REQUEST, .budget_ns = 10000000,
+        .period_ns = cd_loop_period_ns(l)};
+    // An expensive session on CPU 0's foreground worker and a cheap one on CPU 1's: a new
+    // session goes to CPU 2, the one with no cost at all; with CPU 2 busier still, to CPU 1.
+    cd_session *dear = cd_session_new(&p), *cheap = cd_session_new(&p);
+    assert_int_equal(cd_session_table_insert(t, dear, 0), 0);
+    assert_int_equal(cd_session_table_insert(t, cheap, 2), 0);
+    cd_counts wc = {0};
+    cd_job job;
+    publish_box(dear, 1);
+    assert_true(cd_session_job(dear, cd_clock_ns(), 0, p.period_ns, &wc, &job));
+    cd_session_run(dear, &job, 0, 0, slow_clock, &wc);
+    publish_box(cheap, 1);
+    assert_true(cd_session_job(cheap, cd_clock_ns(), 0, p.period_ns, &wc, &job));
+    cd_session_run(cheap, &job, 0, 0, cd_clock_ns, &wc);
+    assert_true(cd_session_cost_ns(dear) > cd_session_cost_ns(cheap));
+    assert_int_equal(cd_loop_place(l), 4);
+    cd_session *busy = cd_session_new(&p);
+    assert_int_equal(cd_session_table_insert(t, busy, 4), 0);
+    publish_box(busy, 1);
+    assert_true(cd_session_job(busy, cd_clock_ns(), 0, p.period_ns, &wc, &job));
+    cd_session_run(busy, &job, 0, 0, slow_clock, &wc);
+    assert_int_equal(cd_loop_place(l), 2);
+    cd_loop_free(l);
+    cd_session_table_free(t);
+    uv_close((uv_handle_t *)&wake, NULL);
+    uv_run(&uv, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&uv), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(workers_answer_without_allocating),
+        cmocka_unit_test(sessions_go_where_the_measured_cost_is_least),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
