@@ -24,6 +24,13 @@
  *             (tests/lib/scene_gen.h); SOLVER misses are listed apart
  *   hog       one lemke-standard session on a 32-contact peg at 100 Hz beside 8 light sessions
  *             (16-contact peg, lemke, 1 kHz), all MODE_REQUEST
+ *   churn     one light session (MODE_REQUEST, 16-contact peg, lemke, 1 kHz, as request/uds)
+ *             for the case's length, then again, back to back on the same session, while a
+ *             second client thread opens a session with the daemon's default limits (a Hello
+ *             with no limits: 64 bodies, 256 contacts, 16 directions, lemke; about 5 MB) over UDS
+ *             and closes it at once, 50 times a second: admission and teardown (allocation,
+ *             page pre-fault, LAPACK warm-up) are to leave live sessions untouched. That thread
+ *             times each connect + Hello -> Welcome and counts the Welcomes
  * A client "at a random phase": each session's first frame goes out at a random offset within
  * one period, and its clock runs slow by one period over the case (1 kHz less 1/N for N frames),
  * so the phase against the daemon's ticks sweeps one whole period. Frames rotate through 256
@@ -47,14 +54,20 @@
  * solve_p50_ns from Result.timing.solve_ns, iters = pivots (SolverStats), certified = STATUS_OK
  * results out of `problems` results, residual = the worst absolute certificate term of the OK
  * results), <out>/service.png (service.gp) and <out>/service-contactd.log (the daemon's log).
+ * On the churn/hello->welcome row, samples are connect + Hello -> Welcome times.
  * ratio_p50 baselines: wake/daemon against wake/cyclictest, request/tcp against request/uds,
- * stream rows against the 1-session stream row, hog/light rows against request/uds.
- * thread: one (plus the daemon and cyclictest processes). Not rt code: it allocates. */
+ * stream rows against the 1-session stream row, hog/light rows against request/uds,
+ * churn/light/churn-50Hz against churn/light/no-churn.
+ * thread: one (plus the daemon and cyclictest processes), and during the churn case the churn
+ * client's thread, which shares nothing with it but a struct read after the join. Not rt code:
+ * it allocates. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +101,7 @@
 #define LEAD_NS (150 * US)   /* stream: a frame goes out this long before its tick */
 #define CLIENT_HZ 1000       /* the clients' rate */
 #define HOG_HZ 100
+#define CHURN_HZ 50          /* the churn client's admissions (and closes) per second */
 #define POOL 256             /* instances of each scene, rotated */
 #define RING 8192            /* send times kept per session, indexed by seq */
 #define STREAM_MAX 32        /* most sessions of the stream case */
@@ -977,6 +991,9 @@ typedef struct findings {
     bool hog, hog_granted;
     double light_answered;
     int64_t light_worst_p99, light_solve_p99;
+    bool churn;                  /* both churn rows measured */
+    bench_summary churn_lat[2];  /* the light session without, with churn */
+    int churn_hellos, churn_welcomed, churn_slots;
 } findings;
 
 typedef struct ctx {
@@ -1669,6 +1686,188 @@ static void case_hog(ctx *x) {
     sess_close_all(ss, k + 1);
 }
 
+/* ---- case 6: admissions and closes beside a live session ------------------------------------ */
+
+/* The churn client, on a thread of its own: at CHURN_HZ from start, it opens a session with the
+ * daemon's default limits (a Hello with no limits; lemke, the daemon's default solver, named; the
+ * default mode, stream) over UDS and closes it as soon as the Welcome is in. No Hello at or after
+ * end, at most max of them. A slot it reaches more than one period late (an open took that long)
+ * is skipped and counted, not made up in a burst. The main thread reads the results after the
+ * join. */
+typedef struct churn {
+    const char *socket;
+    int64_t start, end;
+    int max;
+    atomic_bool stop;     /* the main thread's early stop */
+    int hellos, welcomed, refused, skipped;
+    bench_samples hello;  /* connect + Hello -> Welcome of each welcomed Hello, ns */
+    int64_t first_ns;     /* ... of the first one */
+    char first_err[200];
+    uint32_t bodies, contacts, dirs; /* granted in the first Welcome */
+    uint64_t workspace;
+    int mode;
+} churn;
+
+static void *churn_main(void *arg) {
+    churn *ch = arg;
+    const cdc_hello h = {.client_name = "bench_service-churn", .solver_name = "lemke"};
+    const int64_t period = SEC / CHURN_HZ;
+    int64_t next = ch->start;
+    while (ch->hellos < ch->max && !atomic_load(&ch->stop)) {
+        const struct timespec at = {.tv_sec = next / SEC, .tv_nsec = next % SEC};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR) {
+        }
+        const int64_t t0 = bench_now_ns();
+        if (t0 >= ch->end || atomic_load(&ch->stop)) {
+            break;
+        }
+        ch->hellos++;
+        cdc_conn *c = NULL;
+        char err[256];
+        const int r = cdc_conn_open_unix(ch->socket, &h, OPEN_TIMEOUT_NS, &c, err, sizeof err);
+        const int64_t t1 = bench_now_ns();
+        if (r == 0) {
+            const Contactd__V1__Welcome *w = cdc_conn_welcome(c);
+            if (ch->welcomed++ == 0) {
+                ch->bodies = w->limits ? w->limits->max_bodies : 0;
+                ch->contacts = w->limits ? w->limits->max_contacts : 0;
+                ch->dirs = w->limits ? w->limits->max_friction_directions : 0;
+                ch->workspace = w->workspace_bytes;
+                ch->mode = w->mode;
+                ch->first_ns = t1 - t0;
+            }
+            bench_samples_push(&ch->hello, t1 - t0);
+        } else {
+            ch->refused++;
+            if (!ch->first_err[0]) {
+                snprintf(ch->first_err, sizeof ch->first_err, "%.190s", err);
+            }
+        }
+        cdc_conn_close(c);
+        next += period;
+        const int64_t late = bench_now_ns() - next;
+        if (late > period) {
+            ch->skipped += (int)(late / period);
+            next += late / period * period;
+        }
+    }
+    return NULL;
+}
+
+static void case_churn(ctx *x) {
+    char title[400];
+    snprintf(title, sizeof title,
+             "churn: 1 light session (MODE_REQUEST, peg-16, lemke, 1 kHz from the client's "
+             "clock at a random phase) without, then with a second client opening and closing "
+             "a session with the daemon's default limits (no limits in its Hello; lemke) %d "
+             "times a second, back to back on the same session", CHURN_HZ);
+    table_header(title);
+    if (!daemon_ready(x)) {
+        return;
+    }
+    char err[512];
+    sess *s = sess_open(&x->d, false, true, "lemke", &x->peg[1], err, sizeof err);
+    if (!s) {
+        not_served("churn", "light", "peg-16", 1, err);
+        return;
+    }
+    print_welcome("light", s);
+    const char *suffix = s->granted_request ? "" : "-as-stream";
+    if (!s->granted_request) {
+        printf("# !! MODE_REQUEST not granted (Welcome.mode = %s): measured as the daemon serves "
+               "it (variants labelled %s)\n", mode_name(s->w->mode), suffix);
+    }
+    churn *ch = bench_alloc(sizeof *ch);
+    bench_summary lat[2] = {{0}};
+    bool measured[2] = {false, false};
+    for (int w = 0; w < 2; w++) {
+        char v[48];
+        if (w) {
+            snprintf(v, sizeof v, "light/churn-%dHz%s", CHURN_HZ, suffix);
+        } else {
+            snprintf(v, sizeof v, "light/no-churn%s", suffix);
+        }
+        if (s->dead) {
+            not_served("churn", v, "peg-16", 1, s->dead_why);
+            break;
+        }
+        const int64_t start = bench_now_ns() + 5 * MS;
+        const int64_t count_from = start + (int64_t)(x->warm_s * SEC);
+        const int64_t stop = count_from + (int64_t)(x->case_s * SEC);
+        pthread_t th;
+        if (w == 1) {
+            // The churn runs through the warm-up too: the counted window sees it steady.
+            *ch = (churn){.socket = x->d.p.socket, .start = start, .end = stop,
+                          .max = (int)((stop - start) * CHURN_HZ / SEC) + 1};
+            const int e = pthread_create(&th, NULL, churn_main, ch);
+            if (e != 0) {
+                not_served("churn", v, "peg-16", 1, strerror(e));
+                break;
+            }
+        }
+        sched_free(s, start, SEC / CLIENT_HZ, (stop - start) * CLIENT_HZ / SEC, &x->rng);
+        const dstats st = daemon_stats(&x->d);
+        run_sessions(&s, 1, count_from, stop, 300 * MS);
+        if (w == 1) {
+            atomic_store(&ch->stop, true);
+            pthread_join(th, NULL);
+        }
+        if (s->t.lat.n) {
+            const int64_t p50 = summary_of(&s->t.lat).p50;
+            const double ratio = !w                ? 1.0
+                                 : lat[0].p50 > 0 ? (double)p50 / (double)lat[0].p50
+                                                  : 0;
+            lat[w] = emit(x, "churn", v, "peg-16", 1, &s->t, ratio);
+            measured[w] = true;
+        } else {
+            not_served("churn", v, "peg-16", 1, s->dead ? s->dead_why : "no results");
+        }
+        if (w == 1 && measured[0] && measured[1] && lat[0].p50 > 0 && lat[0].p99 > 0) {
+            printf("    # with / without churn: p50 x%.2f, p99 x%.2f, p99.9 x%.2f, max x%.2f\n",
+                   (double)lat[1].p50 / (double)lat[0].p50,
+                   (double)lat[1].p99 / (double)lat[0].p99,
+                   lat[0].p999 > 0 ? (double)lat[1].p999 / (double)lat[0].p999 : 0,
+                   lat[0].max > 0 ? (double)lat[1].max / (double)lat[0].max : 0);
+        }
+        notes(&s->t, true);
+        stats_note(x, &st);
+        tally_free(&s->t); // the next window starts from zero on the same session
+    }
+    if (ch->hellos > 0) {
+        tally hw = {0};
+        samples_append(&hw.lat, &ch->hello);
+        const bench_summary h = emit(x, "churn", "hello->welcome", "default", 1, &hw, 0);
+        tally_free(&hw);
+        const int slots = ch->hellos + ch->skipped;
+        printf("    # churn client: %d Hellos at %d Hz (%d slots skipped: an open ran over a "
+               "period), %d welcomed, %d refused or failed%s%s\n", ch->hellos, CHURN_HZ,
+               ch->skipped, ch->welcomed, ch->refused, ch->first_err[0] ? "; first: " : "",
+               ch->first_err);
+        if (ch->welcomed) {
+            printf("    # connect + Hello -> Welcome: p50 %.2f ms, p99 %.2f ms, max %.2f ms, "
+                   "first %.2f ms; granted %u bodies, %u contacts, %u directions, workspace "
+                   "%.2f MB, mode %s\n", h.p50 / 1e6, h.p99 / 1e6, h.max / 1e6,
+                   ch->first_ns / 1e6, ch->bodies, ch->contacts, ch->dirs,
+                   (double)ch->workspace / 1e6, mode_name(ch->mode));
+        }
+        x->f.churn_hellos = ch->hellos;
+        x->f.churn_welcomed = ch->welcomed;
+        x->f.churn_slots = slots;
+    }
+    const dstats now = daemon_stats(&x->d);
+    if (now.ok) {
+        printf("    # daemon Stats.sessions after the churn: %u (the light session still open)\n",
+               now.sessions);
+    }
+    x->f.churn = measured[0] && measured[1];
+    x->f.churn_lat[0] = lat[0];
+    x->f.churn_lat[1] = lat[1];
+    bench_samples_free(&ch->hello);
+    free(ch);
+    sess *ss[1] = {s};
+    sess_close_all(ss, 1);
+}
+
 /* ---- targets ------------------------------------------------------------------------------ */
 
 static void targets(const ctx *x) {
@@ -1727,6 +1926,16 @@ static void targets(const ctx *x) {
     } else {
         printf("target: hog beside light: not measured\n");
     }
+    if (f->churn && f->churn_lat[0].p99 > 0) {
+        // Live sessions' latency is to be "the same" with 50 admissions and closes a second as
+        // without; 1.2 is our reading of "the same" on a noisy 2-core machine.
+        bench_target("churn: light p99 with / without",
+                     (double)f->churn_lat[1].p99 / (double)f->churn_lat[0].p99, 1.2, "x");
+        printf("# churn: %d of %d Hellos welcomed (%d slots at %d Hz)\n", f->churn_welcomed,
+               f->churn_hellos, f->churn_slots, CHURN_HZ);
+    } else {
+        printf("target: churn: not measured\n");
+    }
 }
 
 /* ---- main --------------------------------------------------------------------------------- */
@@ -1755,7 +1964,7 @@ int main(int argc, char **argv) {
     ctx *x = bench_alloc(sizeof *x);
     x->a = bench_parse(nrest, rest,
                        "  CONTACTD: the daemon to start (default: the one this build made).\n"
-                       "The service as a client meets it (five cases, see bench_service.c); "
+                       "The service as a client meets it (six cases, see bench_service.c); "
                        "writes service.csv and service.png to --out or $CONTACTD_BENCH_OUT.\n"
                        "--budget SECONDS: measured length of each case (default 4; --quick: "
                        "0.3).\n",
@@ -1820,6 +2029,7 @@ int main(int argc, char **argv) {
     case_stream(x);
     case_capacity(x);
     case_hog(x);
+    case_churn(x);
 
     fclose(x->csv);
     printf("\n");

@@ -2,7 +2,8 @@
 # The service as a client meets it, from the CSV written by bench_service (bench_common.h
 # columns; n = sessions): (1) stream mode, the worst session's send->result percentiles against
 # the number of sessions, beside the solve time; (2) wake-ups (cyclictest and the daemon) and
-# request-mode send->result (UDS, TCP, light sessions beside a hog) as p50 / p99 / p99.9 bars;
+# request-mode send->result (UDS, TCP, light sessions beside a hog, one light session without
+# and with 50 admissions and closes a second) as p50 / p99 / p99.9 bars;
 # (3) the most sessions held at 1 kHz against the peg's contacts (with no miss of the daemon's,
 # and with at most 0.1 % of them).
 # call: gnuplot -e "csv='service.csv'; png='service.png'" service.gp
@@ -13,10 +14,10 @@ set grid
 # Rows of bench b (and variant v); how many there are (a panel without rows says so).
 rows(b) = sprintf("< awk -F, '$1 == \"%s\"' '%s'", b, csv)
 rowsv(b, v) = sprintf("< awk -F, '$1 == \"%s\" && $2 == \"%s\"' '%s'", b, v, csv)
-bars = sprintf("< awk -F, '$1 == \"wake\" || $1 == \"request\" || ($1 == \"hog\" && $2 ~ /worst/)' '%s'", csv)
+bars = sprintf("< awk -F, '$1 == \"wake\" || $1 == \"request\" || ($1 == \"hog\" && $2 ~ /worst/) || ($1 == \"churn\" && $2 ~ /^light/)' '%s'", csv)
 count(f) = int(system(sprintf("%s | wc -l", f[3:])))
 # Bar labels: the variant, prefixed by the bench unless the variant already names it.
-barlabel(d) = strcol(1) eq 'request' ? strcol(2) : sprintf('%s/%s', strcol(1), strcol(2))
+barlabel(d) = strcol(1) eq 'request' || strcol(1) eq 'churn' ? strcol(2) : sprintf('%s/%s', strcol(1), strcol(2))
 set multiplot layout 1,3
 
 set title 'stream mode, frames 150 us before the tick: worst session'
