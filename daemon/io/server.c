@@ -404,7 +404,7 @@ static void send_welcome(struct conn *c, const struct admission *a) {
 // thread: pool. Frees a session no one uses any more.
 static void free_work(uv_work_t *req) {
     struct admission *a = req->data;
-    cd_loop_thread_normal();
+    cd_loop_thread_off_workers(a->srv->ticker);
     cd_session_free(a->session);
 }
 
@@ -429,7 +429,7 @@ static void free_later(struct admission *a) {
 // thread: pool. Allocates, pre-faults and warms the session (cd_session_new).
 static void admit_work(uv_work_t *req) {
     struct admission *a = req->data;
-    cd_loop_thread_normal();
+    cd_loop_thread_off_workers(a->srv->ticker);
     a->session = cd_session_new(&a->params);
 }
 
@@ -565,8 +565,8 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
     if (!scene) {
         cd_session_frame_rejected(s);
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, f->seq,
-                   "frame: request queue full: %d frames are waiting to be solved",
-                   CD_REQUEST_QUEUE);
+                   "frame: request queue full: %d frames wait to be solved or %d to be "
+                   "answered", CD_REQUEST_QUEUE, CD_SESSION_RESULTS);
         return;
     }
     char err[sizeof c->error_msg.text];

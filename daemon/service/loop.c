@@ -61,7 +61,7 @@ struct cd_loop {
 
 cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_async_s *wake) {
     if (p->rate_hz < 1 || p->rate_hz > 100000 || p->workers < 1 || p->workers > 256 ||
-        p->long_solve_ns <= 0 || p->priority < 3 || p->priority > 99 || p->cpu < -1) {
+        p->long_solve_ns <= 0 || p->priority < 2 || p->priority > 99 || p->cpu < -1) {
         return NULL;
     }
     const int n = 2 * p->workers;
@@ -296,21 +296,21 @@ static void join_workers(cd_loop *l) {
     }
 }
 
-// The calling (I/O) thread to SCHED_FIFO one below the foreground workers: above the background
-// workers, so a long solve never delays decoding the next frame or writing a result, and above
-// ordinary processes, so a loaded machine does not either.
-static void raise_caller(const cd_loop *l) {
-    const struct sched_param sp = {.sched_priority = l->p.priority - 1};
-    const int r = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-    if (r != 0) {
-        cd_log(CD_LOG_WARNING, "SCHED_FIFO for the I/O thread refused (%s), continuing at normal "
-               "priority", strerror(r));
-    }
-}
-
-void cd_loop_thread_normal(void) {
+void cd_loop_thread_off_workers(const cd_loop *l) {
     const struct sched_param sp = {.sched_priority = 0};
     (void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) < 0) {
+        return;
+    }
+    for (int i = 0; i < l->n; i += 2) {
+        if (l->w[i].cpu >= 0 && l->w[i].cpu < CPU_SETSIZE) {
+            CPU_CLR(l->w[i].cpu, &set);
+        }
+    }
+    if (CPU_COUNT(&set) > 0) {
+        (void)sched_setaffinity(0, sizeof set, &set);
+    }
 }
 
 int cd_loop_start(cd_loop *l) {
@@ -333,8 +333,8 @@ int cd_loop_start(cd_loop *l) {
     for (int pass = 0; pass < 2; pass++) {
         r = 0;
         for (int i = 0; i < l->n && r == 0; i++) {
-            // Foreground at p.priority, background two below: the I/O thread runs between them.
-            const int prio = l->realtime ? l->p.priority - 2 * (i & 1) : 0;
+            // Foreground at p.priority, background one below.
+            const int prio = l->realtime ? l->p.priority - (i & 1) : 0;
             r = create_thread(&l->w[i], prio);
             if (r != 0 && l->w[i].cpu >= 0) {
                 // The CPU may be outside a container's set: run unpinned rather than not at all.
@@ -359,17 +359,13 @@ int cd_loop_start(cd_loop *l) {
         return -r;
     }
     l->started = true;
-    if (l->realtime) {
-        raise_caller(l);
-    }
     char where[64] = "unpinned";
     if (l->w[0].cpu >= 0) {
         snprintf(where, sizeof where, "first on CPU %d", l->w[0].cpu);
     }
     cd_log(CD_LOG_INFO, "workers: %d CPU(s) x (foreground + background), %d Hz ticks, %s, %s, "
            "memory %s, solves over %lld ns run in the background", l->p.workers, l->p.rate_hz,
-           l->realtime ? "SCHED_FIFO (the I/O thread between foreground and background)"
-                       : "normal priority",
+           l->realtime ? "SCHED_FIFO" : "normal priority",
            where, locked ? "locked" : "pageable",
            (long long)l->p.long_solve_ns);
     return 0;

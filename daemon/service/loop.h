@@ -21,8 +21,7 @@ typedef struct cd_loop_params {
     int workers;           /* worker CPUs, >= 1 (two threads each) */
     int64_t long_solve_ns; /* sessions whose solves take longer run in the background, > 0 */
     bool realtime;         /* attempt mlockall, SCHED_FIFO and CPU affinity */
-    int priority;          /* foreground SCHED_FIFO priority, 3..99 (the I/O thread one less, the
-                            * background workers two less) */
+    int priority;          /* foreground SCHED_FIFO priority, 2..99 (background: one less) */
     int cpu;               /* first worker's CPU, further workers the next lower ones; -1 = the
                             * highest CPUs allowed */
 } cd_loop_params;
@@ -38,15 +37,19 @@ cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_asy
 void cd_loop_free(cd_loop *l);
 
 /* Fixes the tick grid's epoch (now) and starts the workers; attempts (when p->realtime)
- * mlockall(MCL_CURRENT | MCL_FUTURE), SCHED_FIFO and pinning, and raises the calling I/O thread
- * to SCHED_FIFO between the foreground and background workers, logging each refusal. Returns 0,
+ * mlockall(MCL_CURRENT | MCL_FUTURE), SCHED_FIFO and pinning, logging each refusal. The calling
+ * I/O thread keeps normal scheduling: libuv's uv_async_send makes the loop spin (sched_yield)
+ * while a sender is between its two steps, and a SCHED_FIFO loop spinning on a normal-priority
+ * pool thread that it preempted on the same CPU starves that thread until the kernel's
+ * real-time throttling steps in (measured: 950 ms stalls while sessions were admitted). Returns 0,
  * or a negative errno when a worker could not be created at all. thread: io. */
 int cd_loop_start(cd_loop *l);
 
-/* Returns the calling thread to normal scheduling: libuv's pool threads inherit the I/O
- * thread's SCHED_FIFO, and admission work (allocating, pre-faulting) must not run above ordinary
- * processes. thread: any. */
-void cd_loop_thread_normal(void);
+/* Moves the calling thread to normal scheduling and off the workers' CPUs (when any CPU is
+ * left): the admission work of libuv's pool threads (allocating, pre-faulting and freeing
+ * megabytes) spends long stretches in the kernel, which on a kernel without full preemption
+ * would hold a worker off its CPU. thread: any. */
+void cd_loop_thread_off_workers(const cd_loop *l);
 
 /* Stops and joins every worker (within one period). Idempotent. thread: io. */
 void cd_loop_stop(cd_loop *l);

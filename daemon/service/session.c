@@ -40,6 +40,8 @@ struct cd_session {
     cd_frame frames[3];      /* stream: the slot's buffers */
     cd_frame *held;          /* worker, stream: taken, waiting for the tick after its arrival */
     int64_t tat_ns;          /* io, request: the rate limit's theoretical arrival time */
+    uint64_t asked;          /* io, request: frames handed to the worker */
+    uint64_t answered;       /* io: results taken from the ring (sent or not) */
     cd_ring out;             /* producer worker, consumer io; elements are cd_output */
     cd_output spare;         /* worker: solved into when the ring is full, then dropped */
     _Atomic int64_t cost_ns; /* worker writes: moving average of solve times */
@@ -317,6 +319,11 @@ bool cd_session_frame_allowed(cd_session *s, int64_t now_ns, int64_t *ret_early_
 
 cs_scene *cd_session_frame_scene(cd_session *s) {
     if (s->p.mode == CD_MODE_REQUEST) {
+        // Every frame accepted has a place for its answer: the output ring never overflows, so
+        // no request is answered into the void.
+        if (s->asked - s->answered >= CD_SESSION_RESULTS) {
+            return NULL;
+        }
         cd_frame *f = cd_ring_claim(&s->queue);
         return f ? &f->scene : NULL;
     }
@@ -333,6 +340,7 @@ void cd_session_frame_publish(cd_session *s, int64_t received_ns, int64_t publis
         f->received_ns = received_ns;
         f->published_ns = published_ns;
         cd_ring_push(&s->queue);
+        s->asked++;
         return;
     }
     cd_frame *f = cd_slot_back(&s->in);
@@ -469,6 +477,7 @@ cd_output *cd_session_result_peek(cd_session *s) {
 
 void cd_session_result_pop(cd_session *s, bool unsent) {
     cd_ring_pop(&s->out);
+    s->answered++;
     if (unsent) {
         cd_stat_inc(&s->counts.results_unsent);
         cd_stat_inc(&s->table->counts.results_unsent);

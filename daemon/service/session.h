@@ -139,7 +139,8 @@ bool cd_session_frame_allowed(cd_session *s, int64_t now_ns, int64_t *ret_early_
 
 /* The scene the next frame is decoded into: arrays with room for the session's limits. It stays
  * the same until cd_session_frame_publish. NULL in request mode when CD_REQUEST_QUEUE frames are
- * already waiting. thread: io. rt-safe: yes. */
+ * already waiting to be solved, or CD_SESSION_RESULTS frames to be solved or their results
+ * written (so every accepted request has room for its answer). thread: io. rt-safe: yes. */
 cs_scene *cd_session_frame_scene(cd_session *s);
 
 /* Hands the scene filled through cd_session_frame_scene to the session's worker. Stream mode: a

@@ -172,9 +172,8 @@ static int set_realtime(cd_config *c, const char *v, char *why, size_t len) {
 
 static int set_priority(cd_config *c, const char *v, char *why, size_t len) {
     long long x;
-    // The I/O thread runs one priority below and the background workers two below, and
-    // SCHED_FIFO starts at 1.
-    int r = parse_int(v, 3, 99, &x, why, len);
+    // The background workers run one priority below, and SCHED_FIFO starts at 1.
+    int r = parse_int(v, 2, 99, &x, why, len);
     c->priority = r < 0 ? c->priority : (int)x;
     return r;
 }

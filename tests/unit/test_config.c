@@ -137,7 +137,7 @@ static void each_error_kind(void **state) {
          "[loop] deadline_fraction: expected a number in (0, 1]"},
         {"[loop]\nrealtime = yes\n", 2, "[loop] realtime: expected 'auto' or 'off', got 'yes'"},
         {"[loop]\ncpu = -3\n", 2, "[loop] cpu: expected 'auto' or an integer"},
-        {"[loop]\npriority = 2\n", 2, "[loop] priority: expected an integer in [3, 99]"},
+        {"[loop]\npriority = 1\n", 2, "[loop] priority: expected an integer in [2, 99]"},
         {"[loop]\nworkers = 0\n", 2, "[loop] workers: expected 'auto' or an integer"},
         {"[loop]\nrate_hz = 1000x\n", 2, "[loop] rate_hz: expected an integer"},
         {"[server]\ntcp = localhost:7411\n", 2, "[server] tcp: 'localhost' is not a numeric IPv4"},

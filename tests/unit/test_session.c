@@ -3,7 +3,8 @@
  * results) and the worker (cd_session_job, cd_session_run) with a fake clock, so each rule is
  * checked deterministically: stream mode solves the newest frame at the tick after its arrival
  * and counts superseded ones on both sides of the hand-off; request mode answers every frame in
- * order, refuses a full queue and frames over the rate; a full output ring drops and counts; a
+ * order, refuses a full queue, frames over the rate and frames with no room left for their
+ * answer; a full output ring drops and counts; a
  * closed session is let go of by its worker and then reaped; a session is only ever stepped by
  * its owner; the memory formula is what the session allocates and grows with what it declares. */
 #include <errno.h>
@@ -223,6 +224,31 @@ static void request_answers_every_frame_in_order(void **state) {
     cd_session_table_free(t);
 }
 
+static void a_request_always_has_room_for_its_answer(void **state) {
+    (void)state;
+    cd_counts wc = {0};
+    cd_session_params p = stream_params;
+    p.mode = CD_MODE_REQUEST;
+    cd_session_table *t = cd_session_table_new(1);
+    cd_session *s = admit(t, &p);
+    // The I/O thread writes nothing: after CD_SESSION_RESULTS requests solved and waiting to be
+    // written, the next one is refused (no buffer) although the queue itself is empty.
+    for (int i = 0; i < CD_SESSION_RESULTS; i++) {
+        fake_now = EPOCH + i * PERIOD;
+        publish_box(s, (uint64_t)i + 1, fake_now);
+        assert_int_equal(step(s, &wc), 1);
+    }
+    assert_null(cd_session_frame_scene(s));
+    // Writing one answer makes room for one request; none was dropped.
+    cd_session_result_pop(s, false);
+    assert_non_null(cd_session_frame_scene(s));
+    cd_stats st = {0};
+    cd_session_stats(s, &st);
+    assert_int_equal(st.results_dropped, 0);
+    assert_int_equal(st.frames_solved, CD_SESSION_RESULTS);
+    cd_session_table_free(t);
+}
+
 static void full_ring_drops_and_counts(void **state) {
     (void)state;
     cd_counts wc = {0};
@@ -296,6 +322,7 @@ int main(void) {
         cmocka_unit_test(stream_solves_newest_at_the_next_tick),
         cmocka_unit_test(a_late_job_is_labelled_not_silent),
         cmocka_unit_test(request_answers_every_frame_in_order),
+        cmocka_unit_test(a_request_always_has_room_for_its_answer),
         cmocka_unit_test(full_ring_drops_and_counts),
         cmocka_unit_test(memory_follows_the_declaration),
     };
