@@ -38,10 +38,11 @@ void cd_loop_free(cd_loop *l);
 
 /* Fixes the tick grid's epoch (now) and starts the workers; attempts (when p->realtime)
  * mlockall(MCL_CURRENT | MCL_FUTURE), SCHED_FIFO and pinning, logging each refusal. The calling
- * I/O thread keeps normal scheduling: libuv's uv_async_send makes the loop spin (sched_yield)
- * while a sender is between its two steps, and a SCHED_FIFO loop spinning on a normal-priority
- * pool thread that it preempted on the same CPU starves that thread until the kernel's
- * real-time throttling steps in (measured: 950 ms stalls while sessions were admitted). Returns 0,
+ * I/O thread keeps normal scheduling: libuv's event loop spins (sched_yield) while a
+ * uv_async_send is between its two steps, so a SCHED_FIFO loop that preempted a lower-priority
+ * sender on its CPU (a background worker, a pool thread) spins until the kernel's real-time
+ * throttling stops it: 950 ms stalls, measured with sessions admitted and closed 50 times a
+ * second, whether the loop ran above the background workers or on a CPU of its own. Returns 0,
  * or a negative errno when a worker could not be created at all. thread: io. */
 int cd_loop_start(cd_loop *l);
 
