@@ -761,9 +761,9 @@ static void on_connection(uv_stream_t *listener, int status) {
 
 static const char *const miss_names[] = {
     [CD_MISS_NONE] = "none",
-    [CD_MISS_HOST] = "the worker woke late (host)",
+    [CD_MISS_HOST] = "the worker was not running (host)",
     [CD_MISS_SOLVER] = "the solve used up the budget (solver)",
-    [CD_MISS_SCHEDULING] = "other sessions' earlier deadlines ran first (scheduling)",
+    [CD_MISS_SCHEDULING] = "the worker was solving other sessions first (scheduling)",
     [CD_MISS_IO] = "the I/O thread handed the frame over late (io)",
 };
 

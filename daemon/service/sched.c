@@ -31,6 +31,7 @@ int cd_sched_run(cd_sched *w, int64_t wake_late_ns, int64_t *ret_next_ns, int *r
     const int n = cd_session_table_size(w->table);
     const int most = n * (CD_REQUEST_QUEUE + 1);
     int work = 0, moved = 0;
+    int64_t others = 0; // this pass's solves so far: what a later job waited for
     int64_t now = w->clock_ns();
     for (int done = 0; done < most; done++) {
         cd_session *best = NULL;
@@ -47,8 +48,15 @@ int cd_sched_run(cd_sched *w, int64_t wake_late_ns, int64_t *ret_next_ns, int *r
         if (!best) {
             break;
         }
-        const uint64_t tick = (uint64_t)cd_grid_index(job.release_ns, w->epoch_ns, w->period_ns);
-        work += cd_session_run(best, &job, tick, wake_late_ns, w->clock_ns, &w->counts);
+        cd_run run = {
+            .tick = (uint64_t)cd_grid_index(job.release_ns, w->epoch_ns, w->period_ns),
+            .wake_late_ns = wake_late_ns,
+            .others_ns = others,
+            .clock_ns = w->clock_ns,
+            .counts = &w->counts,
+        };
+        work += cd_session_run(best, &job, &run);
+        others += run.solve_ns;
         moved += place(w, best);
         now = w->clock_ns();
     }

@@ -390,23 +390,27 @@ bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t per
 
 // Why the deadline did not hold: a prompt start means the solve itself ran out of budget;
 // otherwise the largest share of the delay decides: the I/O thread handing the frame over after
-// it was due, the worker's late wake-up (the host), or the worker's other work (the scheduler).
-static cd_miss miss_reason(const cd_job *job, int64_t start_ns, int64_t wake_late_ns) {
+// it was due, the worker's solves of other sessions (the scheduler), or the rest, when the worker
+// was not running at all (a late wake-up, or a host that took its CPU: the host).
+static cd_miss miss_reason(const cd_job *job, int64_t start_ns, int64_t others_ns) {
     const int64_t delay = start_ns - job->release_ns;
     if (delay <= LATE_START_NS) {
         return CD_MISS_SOLVER;
     }
     const int64_t handed = job->frame->published_ns - job->release_ns;
     const int64_t io = handed > 0 ? handed : 0;
-    const int64_t others = delay - io - wake_late_ns;
-    if (io >= wake_late_ns && io >= others) {
+    const int64_t left = delay - io > 0 ? delay - io : 0;
+    const int64_t sched = others_ns < left ? others_ns : left;
+    const int64_t host = left - sched;
+    if (io >= host && io >= sched) {
         return CD_MISS_IO;
     }
-    return wake_late_ns >= others ? CD_MISS_HOST : CD_MISS_SCHEDULING;
+    return host >= sched ? CD_MISS_HOST : CD_MISS_SCHEDULING;
 }
 
-int cd_session_run(cd_session *s, const cd_job *job, uint64_t tick, int64_t wake_late_ns,
-                   int64_t (*clock_ns)(void), cd_counts *wc) {
+int cd_session_run(cd_session *s, const cd_job *job, cd_run *run) {
+    int64_t (*const clock_ns)(void) = run->clock_ns;
+    cd_counts *const wc = run->counts;
     cd_output *out = cd_ring_claim(&s->out);
     const bool overflow = out == NULL;
     if (overflow) {
@@ -428,16 +432,17 @@ int cd_session_run(cd_session *s, const cd_job *job, uint64_t tick, int64_t wake
     // is then CS_NOANSWER, the solver's own outcome CS_DEADLINE).
     const bool met = end_ns <= job->deadline_ns && st != CS_DEADLINE &&
                      out->result.primary != CS_DEADLINE;
-    out->tick = tick;
+    out->tick = run->tick;
+    run->solve_ns = end_ns - start_ns;
     out->timing = (cd_timing){
         .received_ns = job->frame->received_ns,
         .solve_start_ns = start_ns,
         .solve_ns = end_ns - start_ns,
         .deadline_ns = job->deadline_ns,
         .deadline_met = met,
-        .miss = met ? CD_MISS_NONE : miss_reason(job, start_ns, wake_late_ns),
+        .miss = met ? CD_MISS_NONE : miss_reason(job, start_ns, run->others_ns),
         .release_ns = job->release_ns,
-        .wake_late_ns = wake_late_ns,
+        .wake_late_ns = run->wake_late_ns,
     };
     if (s->p.mode == CD_MODE_REQUEST) {
         cd_ring_pop(&s->queue);

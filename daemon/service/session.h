@@ -160,13 +160,23 @@ void cd_session_frame_rejected(cd_session *s);
 bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t period_ns,
                     cd_counts *wc, cd_job *ret);
 
-/* Solves job (from cd_session_job) with cs_step under its deadline, reading the time through
- * clock_ns, and pushes the result with its timing record (tick, release, wake lateness, the miss
- * reason when the deadline did not hold) to the session's ring, or drops and counts it when the
- * ring is full. wake_late_ns: how late the worker's wake-up before this job was. Returns 1 when
- * a result was pushed, else 0. thread: the session's worker. rt-safe: yes. */
-int cd_session_run(cd_session *s, const cd_job *job, uint64_t tick, int64_t wake_late_ns,
-                   int64_t (*clock_ns)(void), cd_counts *wc);
+/* What the worker tells cd_session_run about the pass it runs a job in. */
+typedef struct cd_run {
+    uint64_t tick;             /* the tick of the grid the job was released in */
+    int64_t wake_late_ns;      /* how late the worker's wake-up before this pass was */
+    int64_t others_ns;         /* time this pass spent on other sessions' solves before this one */
+    int64_t (*clock_ns)(void); /* the worker's one clock */
+    cd_counts *counts;         /* the worker's own counters */
+    int64_t solve_ns;          /* out: the solve's wall time */
+} cd_run;
+
+/* Solves job (from cd_session_job) with cs_step under its deadline and pushes the result with its
+ * timing record (tick, release, wake lateness, and when the deadline did not hold why: a prompt
+ * start means the solver; otherwise the largest share of the delay, the I/O thread's late
+ * hand-over, the worker's other sessions (run->others_ns), or else the host) to the session's
+ * ring, or drops and counts it when the ring is full. Returns 1 when a result was pushed, else 0.
+ * thread: the session's worker. rt-safe: yes. */
+int cd_session_run(cd_session *s, const cd_job *job, cd_run *run);
 
 /* The session's solve cost, ns: its last solve when that was the longest so far, else decaying
  * towards recent solves (an exponential average over about 8); 0 before the first.

@@ -11,9 +11,9 @@
 /* Why a deadline did not hold; values equal contactd.v1.MissReason. */
 typedef enum cd_miss {
     CD_MISS_NONE = 0,
-    CD_MISS_HOST = 1,       /* the worker woke late: the host did not run it on time */
+    CD_MISS_HOST = 1,       /* the worker was not running: a late wake-up, or the host took it */
     CD_MISS_SOLVER = 2,     /* the solve started on time and used up the budget */
-    CD_MISS_SCHEDULING = 3, /* the solve started late because other sessions' work ran first */
+    CD_MISS_SCHEDULING = 3, /* the worker was solving other sessions first */
     CD_MISS_IO = 4,         /* the I/O thread handed the frame over after it was due */
 } cd_miss;
 

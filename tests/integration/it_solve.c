@@ -80,7 +80,18 @@ static void box_over(bool tcp) {
     assert_int_equal(w->limits->max_contacts, 4);
     assert_int_equal(w->limits->max_friction_directions, 8);
 
-    Contactd__V1__ServerMessage *m = it_frame_exchange(c, &box, tcp ? 1007 : 7);
+    // A loaded machine may make the cold session's frame miss its deadline: then it is labelled
+    // (no certified answer yet, so no forces), the session stays cold, and the frame is sent
+    // again, a few times at most.
+    uint64_t seq = tcp ? 1007 : 7;
+    Contactd__V1__ServerMessage *m = it_frame_exchange(c, &box, seq);
+    for (int retry = 0; retry < 5 && m->result->status != CONTACTD__V1__STATUS__STATUS_OK;
+         retry++) {
+        it_assert_timing(m->result->timing);
+        assert_false(m->result->timing->deadline_met);
+        cdc_msg_free(m);
+        m = it_frame_exchange(c, &box, ++seq);
+    }
     check_result(m->result, box.seq);
     cdc_msg_free(m);
     cdc_conn_close(c);
@@ -125,21 +136,42 @@ static void stats_count_the_frames(void **state) {
     cdc_conn_close(c);
 }
 
-// Runs `contactctl send` against the daemon and checks its JSON Result like check_result.
-static void contactctl_send(const char *how, const char *where) {
+// Runs `contactctl send` (a 10 ms budget) once and parses its JSON Result; *ret_exit is its exit
+// status. Fails the test when it printed no JSON.
+static cJSON *contactctl_send_once(const char *how, const char *where, int *ret_exit) {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s send %s %s %s --json", contactctl_path,
+    snprintf(cmd, sizeof cmd, "%s send %s %s %s --budget 10000 --json", contactctl_path,
              t_data_path("box_on_plane.json"), how, where);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     static char out[1 << 16];
     const size_t n = fread(out, 1, sizeof out - 1, p);
     out[n] = '\0';
-    assert_int_equal(pclose(p), 0);
+    *ret_exit = pclose(p);
     cJSON *j = cJSON_Parse(out);
     if (!j) {
         fail_msg("contactctl printed no JSON: %s", out);
     }
+    return j;
+}
+
+// Runs `contactctl send` against the daemon and checks its JSON Result like check_result. A
+// fresh session's only frame may miss its deadline on a loaded machine (then it has no answer
+// yet, labelled as such, and contactctl exits 1): that is retried, a few times at most.
+static void contactctl_send(const char *how, const char *where) {
+    int exit_status = -1;
+    cJSON *j = NULL;
+    for (int attempt = 0; attempt < 5 && exit_status != 0; attempt++) {
+        cJSON_Delete(j);
+        j = contactctl_send_once(how, where, &exit_status);
+        if (exit_status != 0) {
+            const cJSON *t = cJSON_GetObjectItem(j, "timing");
+            assert_false(cJSON_IsTrue(cJSON_GetObjectItem(t, "deadlineMet")));
+            assert_string_not_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")),
+                                    "STATUS_OK");
+        }
+    }
+    assert_int_equal(exit_status, 0);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")), "STATUS_OK");
     const cJSON *contacts = cJSON_GetObjectItem(j, "contacts");
     assert_int_equal(cJSON_GetArraySize(contacts), 4);
@@ -155,8 +187,6 @@ static void contactctl_send(const char *how, const char *where) {
         }
     }
     assert_near(sum, mg, 1e-6 * mg);
-    const cJSON *t = cJSON_GetObjectItem(j, "timing");
-    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(t, "deadlineMet")));
     cJSON_Delete(j);
 }
 

@@ -68,7 +68,7 @@ static int step(cd_session *s, cd_counts *wc) {
     if (!cd_session_job(s, fake_now, EPOCH, PERIOD, wc, &job)) {
         return 0;
     }
-    (void)cd_session_run(s, &job, 0, 0, fake_clock, wc);
+    (void)cd_session_run(s, &job, &(cd_run){.clock_ns = fake_clock, .counts = wc});
     return 1;
 }
 
@@ -171,17 +171,30 @@ static void a_late_job_is_labelled_not_silent(void **state) {
     cd_session *s = admit(t, &stream_params);
     publish_box(s, 1, EPOCH + 3 * PERIOD + 5);
     // The worker reaches it two periods after its tick: past the deadline, answered at once.
+    // 1.5 of the 2 periods went to other sessions' solves: the scheduler's miss.
     fake_now = EPOCH + 6 * PERIOD;
-    assert_int_equal(step(s, &wc), 1);
+    cd_job job;
+    assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+    cd_run run = {.clock_ns = fake_clock, .counts = &wc, .others_ns = 3 * PERIOD / 2};
+    assert_int_equal(cd_session_run(s, &job, &run), 1);
     const cd_output *o = cd_session_result_peek(s);
     assert_false(o->timing.deadline_met);
     assert_int_equal(o->result.status, CS_NOANSWER);
     assert_int_equal(o->result.answer, CS_ANSWER_NONE);
     assert_int_equal(o->timing.miss, CD_MISS_SCHEDULING);
     cd_session_result_pop(s, false);
+    // The same delay with only a quarter period of other solves: the worker was not running
+    // for the rest, the host's miss.
+    publish_box(s, 2, EPOCH + 6 * PERIOD + 5);
+    fake_now = EPOCH + 9 * PERIOD;
+    assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+    run.others_ns = PERIOD / 4;
+    assert_int_equal(cd_session_run(s, &job, &run), 1);
+    assert_int_equal(cd_session_result_peek(s)->timing.miss, CD_MISS_HOST);
+    cd_session_result_pop(s, false);
     cd_stats st = {0};
     cd_session_stats(s, &st);
-    assert_int_equal(st.deadline_misses, 1);
+    assert_int_equal(st.deadline_misses, 2);
     cd_session_table_free(t);
 }
 
@@ -261,8 +274,8 @@ static void full_ring_drops_and_counts(void **state) {
         fake_now = EPOCH + (i + 1) * PERIOD;
         cd_job job;
         assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
-        assert_int_equal(cd_session_run(s, &job, 0, 0, fake_clock, &wc),
-                         i < CD_SESSION_RESULTS ? 1 : 0);
+        cd_run run = {.clock_ns = fake_clock, .counts = &wc};
+        assert_int_equal(cd_session_run(s, &job, &run), i < CD_SESSION_RESULTS ? 1 : 0);
     }
     cd_stats st = {0};
     cd_session_stats(s, &st);
