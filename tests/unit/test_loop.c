@@ -19,19 +19,50 @@
 #define FRAMES 200
 /* A bound no healthy run comes near (200 frames at 1 kHz take 0.2 s). */
 #define WAIT_NS (60 * CD_NS_PER_S)
+/* The tick period of the loops made here (1 kHz). */
+#define PERIOD_NS 1000000
 
 static cs_scene box;
+/* The handle the workers wake the I/O side with; no loop runs it here. */
+static uv_loop_t uv;
+static uv_async_t wake;
 
 static int setup(void **state) {
     (void)state;
     char err[256];
+    if (uv_loop_init(&uv) < 0 || uv_async_init(&uv, &wake, NULL) < 0) {
+        return -1;
+    }
     return cd_scene_json_load(t_data_path("box_on_plane.json"), &box, err, sizeof err);
 }
 
 static int teardown(void **state) {
     (void)state;
     cd_scene_json_free(&box);
-    return 0;
+    uv_close((uv_handle_t *)&wake, NULL);
+    uv_run(&uv, UV_RUN_DEFAULT);
+    return uv_loop_close(&uv);
+}
+
+// Stopped workers on `workers` CPUs at normal priority over t.
+static cd_loop *new_loop(cd_session_table *t, int workers) {
+    const cd_loop_params lp = {.rate_hz = 1000, .workers = workers, .long_solve_ns = 200000,
+                               .realtime = false, .priority = 50, .cpu = -1};
+    cd_loop *l = cd_loop_new(t, &lp, &wake);
+    assert_non_null(l);
+    return l;
+}
+
+// A box session of l's tick period in the given mode.
+static cd_session *new_session(const cd_loop *l, cd_mode mode) {
+    const cd_session_params p = {
+        .lim = {.max_bodies = 2, .max_contacts = 8, .max_dirs = 8,
+                .solvers = 1u << CS_SOLVER_LEMKE},
+        .default_solver = CS_SOLVER_LEMKE, .mode = mode, .budget_ns = 800000,
+        .period_ns = cd_loop_period_ns(l)};
+    cd_session *s = cd_session_new(&p);
+    assert_non_null(s);
+    return s;
 }
 
 static void publish_box(cd_session *s, uint64_t seq) {
@@ -59,23 +90,10 @@ static cd_output *next_result(cd_session *s) {
 
 static void workers_answer_without_allocating(void **state) {
     (void)state;
-    uv_loop_t uv;
-    uv_async_t wake;
-    assert_int_equal(uv_loop_init(&uv), 0);
-    assert_int_equal(uv_async_init(&uv, &wake, NULL), 0);
     cd_session_table *t = cd_session_table_new(4);
-    const cd_loop_params lp = {.rate_hz = 1000, .workers = 1, .long_solve_ns = 200000,
-                               .realtime = false, .priority = 50, .cpu = -1};
-    cd_loop *l = cd_loop_new(t, &lp, &wake);
-    assert_non_null(l);
-    cd_session_params p = {
-        .lim = {.max_bodies = 2, .max_contacts = 8, .max_dirs = 8,
-                .solvers = 1u << CS_SOLVER_LEMKE},
-        .default_solver = CS_SOLVER_LEMKE, .mode = CD_MODE_STREAM, .budget_ns = 800000,
-        .period_ns = cd_loop_period_ns(l)};
-    cd_session *stream = cd_session_new(&p);
-    p.mode = CD_MODE_REQUEST;
-    cd_session *request = cd_session_new(&p);
+    cd_loop *l = new_loop(t, 1);
+    cd_session *stream = new_session(l, CD_MODE_STREAM);
+    cd_session *request = new_session(l, CD_MODE_REQUEST);
     assert_int_equal(cd_session_table_insert(t, stream, cd_loop_place(l)), 0);
     assert_int_equal(cd_session_table_insert(t, request, cd_loop_place(l)), 0);
     assert_int_equal(cd_loop_start(l), 0);
@@ -117,9 +135,6 @@ static void workers_answer_without_allocating(void **state) {
     assert_true(st.ticks > 0);
     cd_loop_free(l);
     cd_session_table_free(t);
-    uv_close((uv_handle_t *)&wake, NULL);
-    uv_run(&uv, UV_RUN_DEFAULT);
-    assert_int_equal(uv_loop_close(&uv), 0);
 }
 
 static int64_t fake_now;
@@ -133,46 +148,32 @@ static int64_t slow_clock(void) {
 
 static void sessions_go_where_the_measured_cost_is_least(void **state) {
     (void)state;
-    uv_loop_t uv;
-    uv_async_t wake;
-    assert_int_equal(uv_loop_init(&uv), 0);
-    assert_int_equal(uv_async_init(&uv, &wake, NULL), 0);
     cd_session_table *t = cd_session_table_new(4);
     // Three worker CPUs, never started: placement reads only the sessions' measured costs.
-    const cd_loop_params lp = {.rate_hz = 1000, .workers = 3, .long_solve_ns = 200000,
-                               .realtime = false, .priority = 50, .cpu = -1};
-    cd_loop *l = cd_loop_new(t, &lp, &wake);
-    const cd_session_params p = {
-        .lim = {.max_bodies = 2, .max_contacts = 8, .max_dirs = 8,
-                .solvers = 1u << CS_SOLVER_LEMKE},
-        .default_solver = CS_SOLVER_LEMKE, .mode = CD_MODE_REQUEST, .budget_ns = 10000000,
-        .period_ns = cd_loop_period_ns(l)};
+    cd_loop *l = new_loop(t, 3);
     // An expensive session on CPU 0's foreground worker and a cheap one on CPU 1's: a new
     // session goes to CPU 2, the one with no cost at all; with CPU 2 busier still, to CPU 1.
-    cd_session *dear = cd_session_new(&p), *cheap = cd_session_new(&p);
+    cd_session *dear = new_session(l, CD_MODE_REQUEST), *cheap = new_session(l, CD_MODE_REQUEST);
     assert_int_equal(cd_session_table_insert(t, dear, 0), 0);
     assert_int_equal(cd_session_table_insert(t, cheap, 2), 0);
     cd_counts wc = {0};
     cd_job job;
     publish_box(dear, 1);
-    assert_true(cd_session_job(dear, cd_clock_ns(), 0, p.period_ns, &wc, &job));
+    assert_true(cd_session_job(dear, cd_clock_ns(), 0, PERIOD_NS, &wc, &job));
     cd_session_run(dear, &job, &(cd_run){.clock_ns = slow_clock, .counts = &wc});
     publish_box(cheap, 1);
-    assert_true(cd_session_job(cheap, cd_clock_ns(), 0, p.period_ns, &wc, &job));
+    assert_true(cd_session_job(cheap, cd_clock_ns(), 0, PERIOD_NS, &wc, &job));
     cd_session_run(cheap, &job, &(cd_run){.clock_ns = cd_clock_ns, .counts = &wc});
     assert_true(cd_session_cost_ns(dear) > cd_session_cost_ns(cheap));
     assert_int_equal(cd_loop_place(l), 4);
-    cd_session *busy = cd_session_new(&p);
+    cd_session *busy = new_session(l, CD_MODE_REQUEST);
     assert_int_equal(cd_session_table_insert(t, busy, 4), 0);
     publish_box(busy, 1);
-    assert_true(cd_session_job(busy, cd_clock_ns(), 0, p.period_ns, &wc, &job));
+    assert_true(cd_session_job(busy, cd_clock_ns(), 0, PERIOD_NS, &wc, &job));
     cd_session_run(busy, &job, &(cd_run){.clock_ns = slow_clock, .counts = &wc});
     assert_int_equal(cd_loop_place(l), 2);
     cd_loop_free(l);
     cd_session_table_free(t);
-    uv_close((uv_handle_t *)&wake, NULL);
-    uv_run(&uv, UV_RUN_DEFAULT);
-    assert_int_equal(uv_loop_close(&uv), 0);
 }
 
 int main(void) {
