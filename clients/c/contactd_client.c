@@ -172,9 +172,11 @@ static int handshake(cdc_conn *c, const cdc_hello *h, int64_t timeout_ns, char *
     if (h && h->solver_name) {
         hello.default_solver_name = (char *)h->solver_name;
     }
-    if (h && (h->limits.max_bodies > 0 || h->limits.max_contacts > 0 || h->limits.max_dirs > 0)) {
+    if (h && (h->limits.max_bodies > 0 || h->limits.max_contacts > 0 ||
+              h->limits.max_joints > 0 || h->limits.max_dirs > 0)) {
         lim.max_bodies = h->limits.max_bodies > 0 ? (uint32_t)h->limits.max_bodies : 0;
         lim.max_contacts = h->limits.max_contacts > 0 ? (uint32_t)h->limits.max_contacts : 0;
+        lim.max_joints = h->limits.max_joints > 0 ? (uint32_t)h->limits.max_joints : 0;
         lim.max_friction_directions = h->limits.max_dirs > 0 ? (uint32_t)h->limits.max_dirs : 0;
         hello.limits = &lim;
     }
@@ -216,6 +218,7 @@ static int handshake(cdc_conn *c, const cdc_hello *h, int64_t timeout_ns, char *
     const cs_limits size = {
         .max_bodies = g && g->max_bodies ? (int)g->max_bodies : DEFAULT_BODIES,
         .max_contacts = g && g->max_contacts ? (int)g->max_contacts : DEFAULT_CONTACTS,
+        .max_joints = g ? (int)g->max_joints : 0,
     };
     r = cd_codec_frame_msg_init(&c->frame, &size);
     if (r < 0) {
@@ -344,7 +347,7 @@ int cdc_frame_send(cdc_conn *c, const cs_scene *s) {
     if (!m) {
         // Bigger than the granted limits: send it anyway so the daemon's Error explains the
         // limit to the caller, rather than a local failure with less to say.
-        const cs_limits size = {.max_bodies = s->nb, .max_contacts = s->nc};
+        const cs_limits size = {.max_bodies = s->nb, .max_contacts = s->nc, .max_joints = s->nj};
         cd_codec_frame_msg_fini(&c->frame);
         if (cd_codec_frame_msg_init(&c->frame, &size) < 0) {
             return -ENOMEM;

@@ -479,7 +479,7 @@ static int local_init(const args *a, local *l) {
         local_fini(l);
         return EXIT_USAGE;
     }
-    l->lim = (cs_limits){.max_bodies = s->nb, .max_contacts = s->nc,
+    l->lim = (cs_limits){.max_bodies = s->nb, .max_contacts = s->nc, .max_joints = s->nj,
                          .max_dirs = s->friction_dirs ? s->friction_dirs : CS_DIRS_DEFAULT};
     l->opt = (cs_options){.solver = s->solver};
     l->ws = cs_workspace_new(&l->lim);
@@ -619,7 +619,7 @@ static int connect_daemon(const args *a, const cs_scene *s, cdc_conn **ret) {
                        .budget_ns = (int64_t)a->budget_us * 1000};
     if (s) {
         hello.limits = (cs_limits){.max_bodies = s->nb, .max_contacts = s->nc,
-                                   .max_dirs = s->friction_dirs};
+                                   .max_joints = s->nj, .max_dirs = s->friction_dirs};
         // The session's memory is sized for the solvers it declares: the scene's is the one.
         if (s->solver != CS_SOLVER_DEFAULT) {
             hello.solver_name = cs_solver_name(s->solver);

@@ -90,10 +90,6 @@ static void vec3_in(const Contactd__V1__Vec3 *v, double out[3]) {
 
 int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim, cs_scene *out,
                               char *err, size_t errlen) {
-    if (f->n_joints > 0) {
-        return fail(err, errlen, CS_EINPUT,
-                    "joints: articulated joints are not supported in protocol v1");
-    }
     if (f->n_bodies > (size_t)lim->max_bodies) {
         return fail(err, errlen, CS_ENOSPACE, "bodies: %zu bodies exceed the session limit of %d",
                     f->n_bodies, lim->max_bodies);
@@ -102,6 +98,10 @@ int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim
         return fail(err, errlen, CS_ENOSPACE,
                     "contacts: %zu contacts exceed the session limit of %d", f->n_contacts,
                     lim->max_contacts);
+    }
+    if (f->n_joints > (size_t)lim->max_joints) {
+        return fail(err, errlen, CS_ENOSPACE, "joints: %zu joints exceed the session limit of %d",
+                    f->n_joints, lim->max_joints);
     }
     // Checked here rather than left to validation because the unsigned wire value may not fit
     // the scene's int.
@@ -123,6 +123,7 @@ int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim
     out->solver = solver;
     out->nb = (int)f->n_bodies;
     out->nc = (int)f->n_contacts;
+    out->nj = (int)f->n_joints;
 
     for (size_t i = 0; i < f->n_bodies; i++) {
         const Contactd__V1__Body *in = f->bodies[i];
@@ -162,6 +163,16 @@ int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim
         c->stiffness = in->stiffness;
         c->dissipation = in->dissipation;
     }
+    for (size_t i = 0; i < f->n_joints; i++) {
+        const Contactd__V1__Joint *in = f->joints[i];
+        cs_joint *j = &out->joints[i];
+        j->id = in->id;
+        j->body_a = in->body_a;
+        j->body_b = in->body_b;
+        j->kind = (cs_joint_kind)in->kind;
+        vec3_in(in->anchor, j->anchor);
+        vec3_in(in->axis, j->axis);
+    }
     return cs_scene_validate(out, lim, err, errlen);
 }
 
@@ -194,30 +205,36 @@ static void *carve(char *base, size_t *off, size_t bytes) {
 }
 
 static bool limits_ok(const cs_limits *lim) {
-    return lim->max_bodies >= 0 && lim->max_contacts >= 0;
+    return lim->max_bodies >= 0 && lim->max_contacts >= 0 && lim->max_joints >= 0;
 }
 
 int cd_codec_result_msg_init(cd_result_msg *m, const cs_limits *lim) {
     if (!limits_ok(lim)) {
         return -EINVAL;
     }
-    const size_t nc = (size_t)lim->max_contacts, nb = (size_t)lim->max_bodies;
+    const size_t nc = (size_t)lim->max_contacts, nb = (size_t)lim->max_bodies,
+                 nj = (size_t)lim->max_joints, nvec = 2 * nc + 2 * nb + 2 * nj;
     const size_t total = align_up(nc * sizeof(Contactd__V1__ContactForce *)) +
                          align_up(nc * sizeof(Contactd__V1__ContactForce)) +
                          align_up(nb * sizeof(Contactd__V1__BodyVelocity *)) +
                          align_up(nb * sizeof(Contactd__V1__BodyVelocity)) +
-                         align_up((2 * nc + 2 * nb) * sizeof(Contactd__V1__Vec3));
+                         align_up(nj * sizeof(Contactd__V1__JointForce *)) +
+                         align_up(nj * sizeof(Contactd__V1__JointForce)) +
+                         align_up(nvec * sizeof(Contactd__V1__Vec3));
     char *mem = calloc(1, total ? total : 1);
     if (!mem) {
         return -ENOMEM;
     }
-    *m = (cd_result_msg){.mem = mem, .max_bodies = (int)nb, .max_contacts = (int)nc};
+    *m = (cd_result_msg){
+        .mem = mem, .max_bodies = (int)nb, .max_contacts = (int)nc, .max_joints = (int)nj};
     size_t off = 0;
     m->contact_ptrs = carve(mem, &off, nc * sizeof *m->contact_ptrs);
     m->contacts = carve(mem, &off, nc * sizeof *m->contacts);
     m->body_ptrs = carve(mem, &off, nb * sizeof *m->body_ptrs);
     m->bodies = carve(mem, &off, nb * sizeof *m->bodies);
-    m->vecs = carve(mem, &off, (2 * nc + 2 * nb) * sizeof *m->vecs);
+    m->joint_ptrs = carve(mem, &off, nj * sizeof *m->joint_ptrs);
+    m->joints = carve(mem, &off, nj * sizeof *m->joints);
+    m->vecs = carve(mem, &off, nvec * sizeof *m->vecs);
 
     // Wire every nested message once; builds then only write values.
     contactd__v1__server_message__init(&m->env);
@@ -232,8 +249,9 @@ int cd_codec_result_msg_init(cd_result_msg *m, const cs_limits *lim) {
     m->result.residuals = &m->residuals;
     m->result.contacts = m->contact_ptrs;
     m->result.bodies = m->body_ptrs;
+    m->result.joints = m->joint_ptrs;
     m->result.detail = m->detail;
-    for (size_t i = 0; i < 2 * nc + 2 * nb; i++) {
+    for (size_t i = 0; i < nvec; i++) {
         contactd__v1__vec3__init(&m->vecs[i]);
     }
     for (size_t i = 0; i < nc; i++) {
@@ -249,6 +267,13 @@ int cd_codec_result_msg_init(cd_result_msg *m, const cs_limits *lim) {
         bv->linear_velocity = &m->vecs[2 * nc + 2 * j];
         bv->angular_velocity = &m->vecs[2 * nc + 2 * j + 1];
         m->body_ptrs[j] = bv;
+    }
+    for (size_t k = 0; k < nj; k++) {
+        Contactd__V1__JointForce *jf = &m->joints[k];
+        contactd__v1__joint_force__init(jf);
+        jf->force = &m->vecs[2 * nc + 2 * nb + 2 * k];
+        jf->torque = &m->vecs[2 * nc + 2 * nb + 2 * k + 1];
+        m->joint_ptrs[k] = jf;
     }
     return 0;
 }
@@ -267,7 +292,8 @@ static void vec3_out(Contactd__V1__Vec3 *v, const double *in, bool usable) {
 Contactd__V1__ServerMessage *cd_codec_result_build(cd_result_msg *m, const cs_result *r,
                                                    const cd_timing *t, uint64_t tick,
                                                    const char *detail) {
-    if (!m->mem || r->nc < 0 || r->nb < 0 || r->nc > m->max_contacts || r->nb > m->max_bodies) {
+    if (!m->mem || r->nc < 0 || r->nb < 0 || r->nj < 0 || r->nc > m->max_contacts ||
+        r->nb > m->max_bodies || r->nj > m->max_joints) {
         return NULL;
     }
     // A negative status means the arrays hold nothing the client may act on: send zeros.
@@ -292,6 +318,13 @@ Contactd__V1__ServerMessage *cd_codec_result_build(cd_result_msg *m, const cs_re
         bv->id = r->body_id[j];
         vec3_out(bv->linear_velocity, &r->v[6 * j], usable);
         vec3_out(bv->angular_velocity, &r->v[6 * j + 3], usable);
+    }
+    res->n_joints = (size_t)r->nj;
+    for (int k = 0; k < r->nj; k++) {
+        Contactd__V1__JointForce *jf = &m->joints[k];
+        jf->id = r->joint_id[k];
+        vec3_out(jf->force, &r->joint_force[3 * k], usable);
+        vec3_out(jf->torque, &r->joint_torque[3 * k], usable);
     }
 
     const cd_timing zero = {0};
@@ -320,6 +353,7 @@ Contactd__V1__ServerMessage *cd_codec_result_build(cd_result_msg *m, const cs_re
     m->residuals.cone = r->cert.cone;
     m->residuals.dissipation = r->cert.dissipation;
     m->residuals.momentum = r->cert.momentum;
+    m->residuals.joint = r->cert.joint;
 
     snprintf(m->detail, sizeof m->detail, "%s", detail ? detail : "");
     return &m->env;
@@ -329,19 +363,23 @@ int cd_codec_frame_msg_init(cd_frame_msg *m, const cs_limits *lim) {
     if (!limits_ok(lim)) {
         return -EINVAL;
     }
-    const size_t nc = (size_t)lim->max_contacts, nb = (size_t)lim->max_bodies;
+    const size_t nc = (size_t)lim->max_contacts, nb = (size_t)lim->max_bodies,
+                 nj = (size_t)lim->max_joints, nvec = 5 * nb + 2 * nc + 2 * nj;
     const size_t total = align_up(nb * sizeof(Contactd__V1__Body *)) +
                          align_up(nb * sizeof(Contactd__V1__Body)) +
                          align_up(nb * sizeof(Contactd__V1__Quat)) +
                          align_up(9 * nb * sizeof(double)) +
                          align_up(nc * sizeof(Contactd__V1__Contact *)) +
                          align_up(nc * sizeof(Contactd__V1__Contact)) +
-                         align_up((5 * nb + 2 * nc) * sizeof(Contactd__V1__Vec3));
+                         align_up(nj * sizeof(Contactd__V1__Joint *)) +
+                         align_up(nj * sizeof(Contactd__V1__Joint)) +
+                         align_up(nvec * sizeof(Contactd__V1__Vec3));
     char *mem = calloc(1, total ? total : 1);
     if (!mem) {
         return -ENOMEM;
     }
-    *m = (cd_frame_msg){.mem = mem, .max_bodies = (int)nb, .max_contacts = (int)nc};
+    *m = (cd_frame_msg){
+        .mem = mem, .max_bodies = (int)nb, .max_contacts = (int)nc, .max_joints = (int)nj};
     size_t off = 0;
     m->body_ptrs = carve(mem, &off, nb * sizeof *m->body_ptrs);
     m->bodies = carve(mem, &off, nb * sizeof *m->bodies);
@@ -349,7 +387,9 @@ int cd_codec_frame_msg_init(cd_frame_msg *m, const cs_limits *lim) {
     m->inertia = carve(mem, &off, 9 * nb * sizeof *m->inertia);
     m->contact_ptrs = carve(mem, &off, nc * sizeof *m->contact_ptrs);
     m->contacts = carve(mem, &off, nc * sizeof *m->contacts);
-    m->vecs = carve(mem, &off, (5 * nb + 2 * nc) * sizeof *m->vecs);
+    m->joint_ptrs = carve(mem, &off, nj * sizeof *m->joint_ptrs);
+    m->joints = carve(mem, &off, nj * sizeof *m->joints);
+    m->vecs = carve(mem, &off, nvec * sizeof *m->vecs);
 
     contactd__v1__client_message__init(&m->env);
     m->env.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME;
@@ -359,7 +399,8 @@ int cd_codec_frame_msg_init(cd_frame_msg *m, const cs_limits *lim) {
     m->frame.gravity = &m->gravity;
     m->frame.bodies = m->body_ptrs;
     m->frame.contacts = m->contact_ptrs;
-    for (size_t i = 0; i < 5 * nb + 2 * nc; i++) {
+    m->frame.joints = m->joint_ptrs;
+    for (size_t i = 0; i < nvec; i++) {
         contactd__v1__vec3__init(&m->vecs[i]);
     }
     for (size_t i = 0; i < nb; i++) {
@@ -383,6 +424,13 @@ int cd_codec_frame_msg_init(cd_frame_msg *m, const cs_limits *lim) {
         c->normal = &m->vecs[5 * nb + 2 * k + 1];
         m->contact_ptrs[k] = c;
     }
+    for (size_t k = 0; k < nj; k++) {
+        Contactd__V1__Joint *j = &m->joints[k];
+        contactd__v1__joint__init(j);
+        j->anchor = &m->vecs[5 * nb + 2 * nc + 2 * k];
+        j->axis = &m->vecs[5 * nb + 2 * nc + 2 * k + 1];
+        m->joint_ptrs[k] = j;
+    }
     return 0;
 }
 
@@ -392,7 +440,8 @@ void cd_codec_frame_msg_fini(cd_frame_msg *m) {
 }
 
 Contactd__V1__ClientMessage *cd_codec_frame_build(cd_frame_msg *m, const cs_scene *s) {
-    if (!m->mem || s->nb < 0 || s->nc < 0 || s->nb > m->max_bodies || s->nc > m->max_contacts) {
+    if (!m->mem || s->nb < 0 || s->nc < 0 || s->nj < 0 || s->nb > m->max_bodies ||
+        s->nc > m->max_contacts || s->nj > m->max_joints) {
         return NULL;
     }
     Contactd__V1__Frame *f = &m->frame;
@@ -431,6 +480,17 @@ Contactd__V1__ClientMessage *cd_codec_frame_build(cd_frame_msg *m, const cs_scen
         c->friction = in->mu;
         c->stiffness = in->stiffness;
         c->dissipation = in->dissipation;
+    }
+    f->n_joints = (size_t)s->nj;
+    for (int k = 0; k < s->nj; k++) {
+        const cs_joint *in = &s->joints[k];
+        Contactd__V1__Joint *j = &m->joints[k];
+        j->id = in->id;
+        j->body_a = in->body_a;
+        j->body_b = in->body_b;
+        j->kind = (Contactd__V1__JointKind)in->kind;
+        vec3_out(j->anchor, in->anchor, true);
+        vec3_out(j->axis, in->axis, true);
     }
     return &m->env;
 }

@@ -15,8 +15,9 @@
 #include "solver/types.h"
 
 /* Converts a decoded Frame into out and validates it with cs_scene_validate(out, lim, ...).
- * out->bodies and out->contacts must point to caller storage with room for lim->max_bodies and
- * lim->max_contacts entries; the other members of out are overwritten. Absent Vec3 fields are 0,
+ * out->bodies, out->contacts and out->joints must point to caller storage with room for
+ * lim->max_bodies, lim->max_contacts and lim->max_joints entries; the other members of out are
+ * overwritten. Absent Vec3 fields are 0,
  * an absent orientation is the identity, friction_directions 0 is CS_DIRS_DEFAULT, solver_name
  * wins over the solver enum (an empty name and SOLVER_DEFAULT leave CS_SOLVER_DEFAULT).
  * Returns 0, CS_ENOSPACE (more bodies, contacts or friction directions than lim allows) or
@@ -43,9 +44,11 @@ typedef struct cd_result_msg {
     Contactd__V1__ContactForce *contacts;      /* [max_contacts] */
     Contactd__V1__BodyVelocity **body_ptrs;    /* [max_bodies] */
     Contactd__V1__BodyVelocity *bodies;        /* [max_bodies] */
-    Contactd__V1__Vec3 *vecs;                  /* [2 max_contacts + 2 max_bodies] */
+    Contactd__V1__JointForce **joint_ptrs;     /* [max_joints] */
+    Contactd__V1__JointForce *joints;          /* [max_joints] */
+    Contactd__V1__Vec3 *vecs;                  /* [2 (max_contacts + max_bodies + max_joints)] */
     char detail[256];
-    int max_bodies, max_contacts;
+    int max_bodies, max_contacts, max_joints;
     void *mem; /* the one allocation behind the arrays */
 } cd_result_msg;
 
@@ -54,12 +57,12 @@ int cd_codec_result_msg_init(cd_result_msg *m, const cs_limits *lim);
 /* Releases m's storage; accepts a zeroed or already finished holder. */
 void cd_codec_result_msg_fini(cd_result_msg *m);
 
-/* Fills m from r (contact and body ids, forces, impulses, states, post-step velocities, solver
- * stats, residuals), the timing record t (may be NULL: all zero), the tick number and detail
- * (may be NULL; copied, truncated to sizeof m->detail - 1). For a negative r->status the status
- * is STATUS_FAILED and every force, impulse and velocity is sent as zero, states unspecified.
- * Returns &m->env, valid until the next build or fini, or NULL when r has more contacts or bodies
- * than m was sized for (or m has no storage). thread: owner of m. rt-safe: yes (no allocation). */
+/* Fills m from r (contact, body and joint ids, forces, impulses, states, post-step velocities,
+ * joint forces and torques, solver stats, residuals), the timing record t (may be NULL: all
+ * zero), the tick number and detail (may be NULL; copied, truncated to sizeof m->detail - 1). For
+ * a negative r->status the status is STATUS_FAILED and every force, impulse, velocity and joint
+ * force is sent as zero, states unspecified. Returns &m->env, valid until the next build or fini,
+ * or NULL when r has more contacts, bodies or joints than m was sized for (or m has no storage). thread: owner of m. rt-safe: yes (no allocation). */
 Contactd__V1__ServerMessage *cd_codec_result_build(cd_result_msg *m, const cs_result *r,
                                                    const cd_timing *t, uint64_t tick,
                                                    const char *detail);
@@ -76,8 +79,10 @@ typedef struct cd_frame_msg {
     double *inertia;                       /* [9 max_bodies] */
     Contactd__V1__Contact **contact_ptrs;  /* [max_contacts] */
     Contactd__V1__Contact *contacts;       /* [max_contacts] */
-    Contactd__V1__Vec3 *vecs;              /* [5 max_bodies + 2 max_contacts] */
-    int max_bodies, max_contacts;
+    Contactd__V1__Joint **joint_ptrs;      /* [max_joints] */
+    Contactd__V1__Joint *joints;           /* [max_joints] */
+    Contactd__V1__Vec3 *vecs;              /* [5 max_bodies + 2 max_contacts + 2 max_joints] */
+    int max_bodies, max_contacts, max_joints;
     void *mem; /* the one allocation behind the arrays */
 } cd_frame_msg;
 

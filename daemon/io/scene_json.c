@@ -440,13 +440,15 @@ int cd_scene_json_parse(const char *text, cs_scene *ret, char *err, size_t errle
     const cs_limits lim = {
         .max_bodies = frame->n_bodies > INT32_MAX ? INT32_MAX : (int)frame->n_bodies,
         .max_contacts = frame->n_contacts > INT32_MAX ? INT32_MAX : (int)frame->n_contacts,
+        .max_joints = frame->n_joints > INT32_MAX ? INT32_MAX : (int)frame->n_joints,
         .max_dirs = CD_SCENE_JSON_MAX_DIRS,
     };
     cs_scene s = {
         .bodies = calloc(frame->n_bodies ? frame->n_bodies : 1, sizeof(cs_body)),
         .contacts = calloc(frame->n_contacts ? frame->n_contacts : 1, sizeof(cs_contact)),
+        .joints = calloc(frame->n_joints ? frame->n_joints : 1, sizeof(cs_joint)),
     };
-    if (!s.bodies || !s.contacts) {
+    if (!s.bodies || !s.contacts || !s.joints) {
         r = -ENOMEM;
     } else if (cd_codec_scene_from_frame(frame, &lim, &s, err, errlen) < 0) {
         r = -EINVAL;
@@ -515,9 +517,11 @@ int cd_scene_json_load(const char *path, cs_scene *ret, char *err, size_t errlen
 void cd_scene_json_free(cs_scene *s) {
     free(s->bodies);
     free(s->contacts);
+    free(s->joints);
     s->bodies = NULL;
     s->contacts = NULL;
-    s->nb = s->nc = 0;
+    s->joints = NULL;
+    s->nb = s->nc = s->nj = 0;
 }
 
 static cJSON *message_json(const ProtobufCMessage *m);

@@ -361,6 +361,7 @@ static void send_welcome(struct conn *c, const struct admission *a) {
     Contactd__V1__Limits granted = CONTACTD__V1__LIMITS__INIT;
     granted.max_bodies = (uint32_t)p->lim.max_bodies;
     granted.max_contacts = (uint32_t)p->lim.max_contacts;
+    granted.max_joints = (uint32_t)p->lim.max_joints;
     granted.max_friction_directions = (uint32_t)p->lim.max_dirs;
     granted.max_message_bytes = srv->cfg->max_message_bytes;
     char *names[CS_SOLVER_COUNT];
@@ -510,6 +511,7 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
     const Contactd__V1__Limits *ask = h->limits ? h->limits : &none;
     p.lim.max_bodies = grant(ask->max_bodies, most->max_bodies);
     p.lim.max_contacts = grant(ask->max_contacts, most->max_contacts);
+    p.lim.max_joints = grant(ask->max_joints, most->max_joints);
     p.lim.max_dirs = grant(ask->max_friction_directions, most->max_dirs);
     // Friction directions come in opposite pairs and a pyramid needs at least two pairs.
     p.lim.max_dirs = p.lim.max_dirs < 4 ? 4 : p.lim.max_dirs & ~1;

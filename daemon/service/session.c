@@ -68,7 +68,8 @@ static size_t round64(size_t n) {
 
 static size_t frame_bytes(const cs_limits *lim) {
     return round64((size_t)lim->max_bodies * sizeof(cs_body)) +
-           round64((size_t)lim->max_contacts * sizeof(cs_contact));
+           round64((size_t)lim->max_contacts * sizeof(cs_contact)) +
+           round64((size_t)lim->max_joints * sizeof(cs_joint));
 }
 
 static size_t result_bytes(const cs_limits *lim) {
@@ -109,6 +110,7 @@ void cd_session_free(cd_session *s) {
 static int session_alloc_arrays(cd_session *s) {
     const size_t frame = frame_bytes(&s->p.lim), result = result_bytes(&s->p.lim);
     const size_t bodies = round64((size_t)s->p.lim.max_bodies * sizeof(cs_body));
+    const size_t contacts = round64((size_t)s->p.lim.max_contacts * sizeof(cs_contact));
     const size_t size = arrays_bytes(&s->p);
     unsigned char *mem = aligned_alloc(64, size);
     if (!mem) {
@@ -122,6 +124,7 @@ static int session_alloc_arrays(cd_session *s) {
                                                    : &s->frames[i];
         f->scene.bodies = (cs_body *)mem;
         f->scene.contacts = (cs_contact *)(mem + bodies);
+        f->scene.joints = (cs_joint *)(mem + bodies + contacts);
         mem += frame;
     }
     for (size_t i = 0; i < CD_SESSION_RESULTS; i++) {
@@ -134,8 +137,8 @@ static int session_alloc_arrays(cd_session *s) {
 }
 
 static bool params_are_valid(const cd_session_params *p) {
-    return p->lim.max_bodies >= 1 && p->lim.max_contacts >= 0 && p->lim.max_dirs >= 0 &&
-           p->lim.solvers != 0 && p->default_solver > CS_SOLVER_DEFAULT &&
+    return p->lim.max_bodies >= 1 && p->lim.max_contacts >= 0 && p->lim.max_joints >= 0 &&
+           p->lim.max_dirs >= 0 && p->lim.solvers != 0 && p->default_solver > CS_SOLVER_DEFAULT &&
            p->default_solver < CS_SOLVER_COUNT && cs_limits_allow(&p->lim, p->default_solver) &&
            (p->mode == CD_MODE_STREAM || p->mode == CD_MODE_REQUEST) && p->budget_ns > 0 &&
            p->period_ns > 0;

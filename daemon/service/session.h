@@ -68,7 +68,8 @@ typedef struct cd_job {
 
 /* Bytes a session admitted with p holds: the formula the README documents and Welcome reports.
  *   cs_workspace_size(lim) + cs_warmstart_size(lim)              (solver, for lim.solvers only)
- *   + F * (max_bodies * sizeof(cs_body) + max_contacts * sizeof(cs_contact))  (input frames)
+ *   + F * (max_bodies * sizeof(cs_body) + max_contacts * sizeof(cs_contact)
+ *          + max_joints * sizeof(cs_joint))                                 (input frames)
  *   + (CD_SESSION_RESULTS + 1) * (cs_result_size(lim) + sizeof(cd_output))    (output ring)
  *   + sizeof(cd_session), each term rounded up to 64 bytes,
  * with F = 3 in stream mode (triple buffer) and CD_REQUEST_QUEUE in request mode.

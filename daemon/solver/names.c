@@ -36,6 +36,11 @@ bool cs_solver_is_available(cs_solver s) {
            s == CS_SOLVER_LEMKE_STRUCTURAL || s == CS_SOLVER_SAP;
 }
 
+bool cs_solver_takes_joints(cs_solver s) {
+    (void)s;
+    return false;
+}
+
 bool cs_limits_allow(const cs_limits *lim, cs_solver s) {
     return cs_solver_is_available(s) && (lim->solvers == 0 || (lim->solvers & (1u << s)) != 0);
 }
@@ -72,13 +77,16 @@ static size_t pad8(size_t n) {
 }
 
 size_t cs_result_size(const cs_limits *lim) {
-    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts;
+    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts,
+                 nj = (size_t)lim->max_joints;
     return pad8(nc * sizeof(uint64_t)) + pad8(nb * sizeof(uint32_t)) +
-           2 * pad8(3 * nc * sizeof(double)) + pad8(nc) + pad8(6 * nb * sizeof(double));
+           2 * pad8(3 * nc * sizeof(double)) + pad8(nc) + pad8(6 * nb * sizeof(double)) +
+           pad8(nj * sizeof(uint32_t)) + 2 * pad8(3 * nj * sizeof(double));
 }
 
 void cs_result_init(cs_result *r, void *mem, const cs_limits *lim) {
-    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts;
+    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts,
+                 nj = (size_t)lim->max_joints;
     unsigned char *p = mem;
     *r = (cs_result){0};
     r->contact_id = (uint64_t *)(void *)p;
@@ -92,4 +100,10 @@ void cs_result_init(cs_result *r, void *mem, const cs_limits *lim) {
     r->state = p;
     p += pad8(nc);
     r->v = (double *)(void *)p;
+    p += pad8(6 * nb * sizeof(double));
+    r->joint_id = (uint32_t *)(void *)p;
+    p += pad8(nj * sizeof(uint32_t));
+    r->joint_force = (double *)(void *)p;
+    p += pad8(3 * nj * sizeof(double));
+    r->joint_torque = (double *)(void *)p;
 }

@@ -97,6 +97,8 @@ static cs_status fail_step(cs_result *out, cs_status st) {
     for (int i = 0; i < out->nc; i++)
         out->state[i] = CS_STATE_SEPARATE;
     memset(out->v, 0, 6 * (size_t)out->nb * sizeof(double));
+    memset(out->joint_force, 0, 3 * (size_t)out->nj * sizeof(double));
+    memset(out->joint_torque, 0, 3 * (size_t)out->nj * sizeof(double));
     return st;
 }
 
@@ -109,21 +111,29 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     out->carried = 0;
     out->stats = (cs_stats){0};
     out->cert = (cs_certificate){0};
-    if (s->nb > lim->max_bodies || s->nc > lim->max_contacts || s->nb < 0 || s->nc < 0) {
+    if (s->nb > lim->max_bodies || s->nc > lim->max_contacts || s->nj > lim->max_joints ||
+        s->nb < 0 || s->nc < 0 || s->nj < 0) {
         // The result arrays are sized for lim: report nothing rather than overrun them.
-        out->nb = out->nc = 0;
+        out->nb = out->nc = out->nj = 0;
         return out->status = out->primary = CS_ENOSPACE;
     }
     out->nb = s->nb;
     out->nc = s->nc;
+    out->nj = s->nj;
     for (int i = 0; i < s->nc; i++)
         out->contact_id[i] = s->contacts[i].id;
     for (int b = 0; b < s->nb; b++)
         out->body_id[b] = s->bodies[b].id;
+    for (int j = 0; j < s->nj; j++)
+        out->joint_id[j] = s->joints[j].id;
     // The workspace holds scratch for the declared solvers only: refuse any other rather than
     // run out of it (an unresolved CS_SOLVER_DEFAULT is the caller's error).
     if (!cs_limits_allow(lim, opt->solver))
         return fail_step(out, cs_solver_is_available(opt->solver) ? CS_ENOSPACE : CS_EINPUT);
+    // Validation refuses joints for a solver without joint rows; one that gets here anyway would
+    // silently drop them.
+    if (s->nj > 0 && !cs_solver_takes_joints(opt->solver))
+        return fail_step(out, CS_EINPUT);
 
     const size_t mark = cs__ws_mark(ws);
     cs__ws_reset_peak(ws);

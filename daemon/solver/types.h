@@ -47,6 +47,9 @@ int cs_solver_from_name(const char *name, cs_solver *ret);
  * message rather than silently replaced). */
 bool cs_solver_is_available(cs_solver s);
 
+/* True when solver s solves scenes with joints (bilateral rows). */
+bool cs_solver_takes_joints(cs_solver s);
+
 typedef enum cs_contact_state {
     CS_STATE_SEPARATE = 1, /* values equal contactd.v1.ContactState */
     CS_STATE_STICK = 2,
@@ -57,6 +60,7 @@ typedef enum cs_contact_state {
 typedef struct cs_limits {
     int max_bodies;   /* dynamic bodies (the world is not counted) */
     int max_contacts;
+    int max_joints;
     int max_dirs;     /* friction-pyramid directions d for pivoting solvers */
     unsigned solvers; /* bit (1u << s) for each cs_solver s the session may run; 0 = every
                        * available solver. The workspace is sized for these only. */
@@ -93,6 +97,23 @@ typedef struct cs_contact {
     double dissipation;   /* s; 0 = not given */
 } cs_contact;
 
+typedef enum cs_joint_kind {
+    CS_JOINT_BALL = 1, /* values equal contactd.v1.JointKind */
+    CS_JOINT_HINGE = 2,
+    CS_JOINT_SLIDER = 3,
+    CS_JOINT_FIXED = 4,
+} cs_joint_kind;
+
+/* A bilateral constraint: rows whose impulse may take either sign. */
+typedef struct cs_joint {
+    uint32_t id;      /* stable across frames */
+    uint32_t body_a;
+    uint32_t body_b;  /* 0 = world */
+    cs_joint_kind kind;
+    double anchor[3]; /* world, m */
+    double axis[3];   /* world, unit (hinge, slider) */
+} cs_joint;
+
 /* One contact configuration. The arrays belong to whoever filled the scene. */
 typedef struct cs_scene {
     uint64_t seq;
@@ -100,9 +121,10 @@ typedef struct cs_scene {
     double gravity[3];    /* m/s^2 */
     int friction_dirs;    /* d; 0 = CS_DIRS_DEFAULT */
     cs_solver solver;     /* CS_SOLVER_DEFAULT = the caller's default */
-    int nb, nc;
+    int nb, nc, nj;
     cs_body *bodies;      /* [nb] */
     cs_contact *contacts; /* [nc] */
+    cs_joint *joints;     /* [nj] */
 } cs_scene;
 
 /* Solver statistics, always filled. */
@@ -123,6 +145,7 @@ typedef struct cs_certificate {
     double dissipation;     /* max over sliding contacts of the maximal-dissipation gap
                              * lambda_t . t_hat + mu lambda_n h_F(t_hat), N s */
     double momentum;        /* ||M (v - v*) - J^T lambda||_inf, N s */
+    double joint;           /* max |J_j v - bias_j| over joint rows, m/s */
     double impulse_scale;   /* max_i |lambda_i| + |M v*|_inf: the scale the numbers compare to */
     double velocity_scale;  /* max |v| over bodies and contact points: scale for velocities */
 } cs_certificate;
@@ -149,13 +172,16 @@ typedef struct cs_result {
                            * answer is CS_ANSWER_LAST_CERTIFIED) */
     cs_solver solver;     /* the solver that produced it */
     uint64_t seq;         /* the scene's seq */
-    int nb, nc;
+    int nb, nc, nj;
     uint64_t *contact_id; /* [nc] the scene's contact ids, in scene order */
     uint32_t *body_id;    /* [nb] the scene's body ids, in scene order */
     double *impulse;      /* [3 nc] contact frame (normal, tangent1, tangent2), N s */
     double *force;        /* [3 nc] world, N, on body_a at the point: impulse / dt */
     uint8_t *state;       /* [nc] cs_contact_state */
     double *v;            /* [6 nb] post-step (vx vy vz wx wy wz) per body, world */
+    uint32_t *joint_id;   /* [nj] the scene's joint ids, in scene order */
+    double *joint_force;  /* [3 nj] world, N, on body_a at the anchor: impulse / dt */
+    double *joint_torque; /* [3 nj] world, N m, on body_a */
     cs_stats stats;
     cs_certificate cert;
 } cs_result;

@@ -114,6 +114,28 @@ static int validate_contact(const cs_scene *s, const cs_contact *C, int i, char 
     return 0;
 }
 
+static int validate_joint(const cs_scene *s, const cs_joint *J, int i, char *err, size_t errlen) {
+    if (J->kind < CS_JOINT_BALL || J->kind > CS_JOINT_FIXED)
+        return fail(CS_EINPUT, err, errlen, "joints[%d].kind: unknown joint kind %d", i,
+                    (int)J->kind);
+    if (J->kind != CS_JOINT_BALL)
+        return fail(CS_EINPUT, err, errlen,
+                    "joints[%d].kind: only ball joints are accepted in this build", i);
+    if (!body_known(s, J->body_a))
+        return fail(CS_EINPUT, err, errlen, "joints[%d].body_a: unknown body id %u", i,
+                    J->body_a);
+    if (!body_known(s, J->body_b))
+        return fail(CS_EINPUT, err, errlen, "joints[%d].body_b: unknown body id %u", i,
+                    J->body_b);
+    if (J->body_a == J->body_b)
+        return fail(CS_EINPUT, err, errlen,
+                    "joints[%d].body_b: same body as body_a (%u); a joint joins two bodies", i,
+                    J->body_a);
+    CHECK3(J->anchor, "joints", i, "anchor");
+    CHECK3(J->axis, "joints", i, "axis");
+    return 0;
+}
+
 /* The session was not admitted for solver s: name it and the solvers it was admitted for. */
 static int solver_refused(cs_solver s, const cs_limits *lim, char *err, size_t errlen) {
     // Every solver name with its separator fits (53 characters for all five).
@@ -135,6 +157,9 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
         return fail(CS_ENOSPACE, err, errlen,
                     "contacts: %d contacts exceed the session limit of %d", s->nc,
                     lim->max_contacts);
+    if (s->nj < 0 || s->nj > lim->max_joints)
+        return fail(CS_ENOSPACE, err, errlen, "joints: %d joints exceed the session limit of %d",
+                    s->nj, lim->max_joints);
     if (!isfinite(s->dt) || !(s->dt > 0))
         return fail(CS_EINPUT, err, errlen, "dt: must be finite and > 0 (got %g)", s->dt);
     if (!finite3(s->gravity))
@@ -169,5 +194,17 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
                             "contacts[%d].id: duplicate of contacts[%d].id (%llu)", i, j,
                             (unsigned long long)s->contacts[i].id);
     }
+    for (int i = 0; i < s->nj; i++) {
+        const int r = validate_joint(s, &s->joints[i], i, err, errlen);
+        if (r)
+            return r;
+        for (int j = 0; j < i; j++)
+            if (s->joints[j].id == s->joints[i].id)
+                return fail(CS_EINPUT, err, errlen, "joints[%d].id: duplicate of joints[%d].id (%u)",
+                            i, j, s->joints[i].id);
+    }
+    if (s->nj > 0 && s->solver != CS_SOLVER_DEFAULT && !cs_solver_takes_joints(s->solver))
+        return fail(CS_EINPUT, err, errlen, "joints: solver '%s' does not take joints",
+                    cs_solver_name(s->solver));
     return 0;
 }

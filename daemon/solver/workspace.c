@@ -32,6 +32,7 @@ struct cs_workspace {
 /* Hard ceilings on limits, so the size arithmetic below cannot overflow. */
 #define LIM_BODIES_MAX 4096
 #define LIM_CONTACTS_MAX 8192
+#define LIM_JOINTS_MAX 8192
 #define LIM_DIRS_MAX 64
 
 size_t cs__ws_bytes(size_t n) {
@@ -45,6 +46,7 @@ static bool limits_ok(const cs_limits *lim) {
         known |= cs_solver_is_available((cs_solver)s) ? 1u << s : 0;
     return lim && lim->max_bodies >= 1 && lim->max_bodies <= LIM_BODIES_MAX &&
            lim->max_contacts >= 0 && lim->max_contacts <= LIM_CONTACTS_MAX &&
+           lim->max_joints >= 0 && lim->max_joints <= LIM_JOINTS_MAX &&
            lim->max_dirs >= 0 && lim->max_dirs <= LIM_DIRS_MAX && (lim->solvers & ~known) == 0;
 }
 

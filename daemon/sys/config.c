@@ -34,6 +34,7 @@ int cd_config_defaults(cd_config *c) {
         .default_solver = CS_SOLVER_LEMKE,
         .limits = {.max_bodies = CD_MAX_BODIES_DEFAULT,
                    .max_contacts = CD_MAX_CONTACTS_DEFAULT,
+                   .max_joints = CD_MAX_JOINTS_DEFAULT,
                    .max_dirs = CD_MAX_DIRS_DEFAULT},
         .log_level = CD_LOG_INFO,
     };
@@ -248,6 +249,13 @@ static int set_max_contacts(cd_config *c, const char *v, char *why, size_t len) 
     return r;
 }
 
+static int set_max_joints(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 0, 100000, &x, why, len);
+    c->limits.max_joints = r < 0 ? c->limits.max_joints : (int)x;
+    return r;
+}
+
 static int set_max_dirs(cd_config *c, const char *v, char *why, size_t len) {
     long long x;
     int r = parse_int(v, 4, 256, &x, why, len);
@@ -289,6 +297,7 @@ static const struct key {
     {"session", "default_solver", set_default_solver},
     {"session", "max_bodies", set_max_bodies},
     {"session", "max_contacts", set_max_contacts},
+    {"session", "max_joints", set_max_joints},
     {"session", "max_dirs", set_max_dirs},
     {"session", "max_budget_us", set_max_budget_us},
     {"session", "max_session_mb", set_max_session_mb},

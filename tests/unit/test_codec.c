@@ -12,8 +12,10 @@
 #include "io/codec.h"
 #include "io/framing.h"
 
-enum { NB = 2, NC = 3 };
+enum { NB = 2, NC = 3, NJ = 2 };
 static const cs_limits lim = {.max_bodies = NB, .max_contacts = NC, .max_dirs = 16};
+static const cs_limits lim_joints = {
+    .max_bodies = NB, .max_contacts = NC, .max_joints = NJ, .max_dirs = 16};
 
 // Two stacked boxes, the lower one rotated about z; three contacts with distinct values.
 static void make_scene(cs_scene *s, cs_body *b, cs_contact *c) {
@@ -156,7 +158,8 @@ static void expect_error(void (*edit)(Contactd__V1__Frame *), const cs_limits *l
     edit(m->frame);
     cs_body b2[NB];
     cs_contact c2[NC];
-    cs_scene out = {.bodies = b2, .contacts = c2};
+    cs_joint j2[NJ];
+    cs_scene out = {.bodies = b2, .contacts = c2, .joints = j2};
     char err[256] = "";
     const int r = cd_codec_scene_from_frame(m->frame, l, &out, err, sizeof err);
     print_message("# error: %s\n", err);
@@ -173,11 +176,35 @@ static void unknown_body(Contactd__V1__Frame *f) { f->contacts[2]->body_b = 99; 
 static void short_normal(Contactd__V1__Frame *f) { f->contacts[0]->normal->z = 0.5; }
 static void eight_inertia(Contactd__V1__Frame *f) { f->bodies[0]->n_inertia = 8; }
 // Edits allocate what they attach: the decoded message is released with free_unpacked.
-static void joint(Contactd__V1__Frame *f) {
+static Contactd__V1__Joint *add_joint(Contactd__V1__Frame *f, Contactd__V1__JointKind kind,
+                                      uint32_t a, uint32_t b) {
     f->joints = malloc(sizeof *f->joints);
-    f->joints[0] = malloc(sizeof *f->joints[0]);
-    contactd__v1__joint__init(f->joints[0]);
+    Contactd__V1__Joint *j = malloc(sizeof *j);
+    contactd__v1__joint__init(j);
+    j->id = 5;
+    j->kind = kind;
+    j->body_a = a;
+    j->body_b = b;
+    f->joints[0] = j;
     f->n_joints = 1;
+    return j;
+}
+static void joint(Contactd__V1__Frame *f) { add_joint(f, CONTACTD__V1__JOINT_KIND__JOINT_BALL, 7, 9); }
+static void joint_no_kind(Contactd__V1__Frame *f) {
+    add_joint(f, CONTACTD__V1__JOINT_KIND__JOINT_UNSPECIFIED, 7, 9);
+}
+static void joint_hinge(Contactd__V1__Frame *f) {
+    add_joint(f, CONTACTD__V1__JOINT_KIND__JOINT_HINGE, 7, 9);
+}
+static void joint_unknown_body(Contactd__V1__Frame *f) {
+    add_joint(f, CONTACTD__V1__JOINT_KIND__JOINT_BALL, 7, 8);
+}
+static void joint_to_itself(Contactd__V1__Frame *f) {
+    add_joint(f, CONTACTD__V1__JOINT_KIND__JOINT_BALL, 9, 9);
+}
+static void joint_lemke(Contactd__V1__Frame *f) {
+    joint(f);
+    f->solver = CONTACTD__V1__SOLVER__SOLVER_LEMKE;
 }
 static void many_dirs(Contactd__V1__Frame *f) { f->friction_directions = 4000000000u; }
 static void no_edit(Contactd__V1__Frame *f) { (void)f; }
@@ -197,8 +224,16 @@ static void invalid_frames_name_the_field(void **state) {
     expect_error(unknown_body, &lim, CS_EINPUT, "contacts[2].body_b");
     expect_error(short_normal, &lim, CS_EINPUT, "contacts[0].normal");
     expect_error(eight_inertia, &lim, CS_EINPUT, "bodies[0].inertia: expected 9 values, got 8");
-    expect_error(joint, &lim, CS_EINPUT,
-                 "joints: articulated joints are not supported in protocol v1");
+    expect_error(joint, &lim, CS_ENOSPACE, "joints: 1 joints exceed the session limit of 0");
+    expect_error(joint_no_kind, &lim_joints, CS_EINPUT, "joints[0].kind: unknown joint kind 0");
+    expect_error(joint_hinge, &lim_joints, CS_EINPUT,
+                 "joints[0].kind: only ball joints are accepted");
+    expect_error(joint_unknown_body, &lim_joints, CS_EINPUT,
+                 "joints[0].body_b: unknown body id 8");
+    expect_error(joint_to_itself, &lim_joints, CS_EINPUT,
+                 "joints[0].body_b: same body as body_a (9)");
+    expect_error(joint_lemke, &lim_joints, CS_EINPUT,
+                 "joints: solver 'lemke' does not take joints");
     expect_error(unknown_name, &lim, CS_EINPUT,
                  "solver_name: unknown solver 'fast' (known: dantzig, lemke");
     expect_error(bad_enum, &lim, CS_EINPUT, "solver: unknown solver value 77");

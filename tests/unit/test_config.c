@@ -83,6 +83,7 @@ static void full_file(void **state) {
                        "default_solver = dantzig\n"
                        "max_bodies = 2\n"
                        "max_contacts = 9\n"
+                       "max_joints = 3\n"
                        "max_dirs = 12\n"
                        "max_budget_us = 2500\n"
                        "max_session_mb = 32\n"
@@ -107,6 +108,7 @@ static void full_file(void **state) {
     assert_int_equal(c.max_session_bytes, (size_t)32 << 20);
     assert_int_equal(c.limits.max_bodies, 2);
     assert_int_equal(c.limits.max_contacts, 9);
+    assert_int_equal(c.limits.max_joints, 3);
     assert_int_equal(c.limits.max_dirs, 12);
     assert_int_equal(c.log_level, CD_LOG_DEBUG);
 }
@@ -222,6 +224,7 @@ static void assert_same_config(const cd_config *a, const cd_config *b) {
     assert_int_equal(a->default_solver, b->default_solver);
     assert_int_equal(a->limits.max_bodies, b->limits.max_bodies);
     assert_int_equal(a->limits.max_contacts, b->limits.max_contacts);
+    assert_int_equal(a->limits.max_joints, b->limits.max_joints);
     assert_int_equal(a->limits.max_dirs, b->limits.max_dirs);
     assert_int_equal(a->log_level, b->log_level);
     assert_int_equal(a->workers, b->workers);
@@ -251,7 +254,7 @@ static void shipped_config_documents_the_defaults(void **state) {
     }
     fclose(in);
     fclose(out);
-    assert_int_equal(keys, 20);
+    assert_int_equal(keys, 21);
     cd_config def, c;
     char err[512];
     assert_int_equal(cd_config_defaults(&def), 0);
@@ -268,7 +271,7 @@ static void shipped_config_documents_the_defaults(void **state) {
     c.max_budget_ns = 1;
     c.max_session_bytes = 1;
     c.memory_budget_bytes = 2;
-    c.limits = (cs_limits){.max_bodies = 5, .max_contacts = 6, .max_dirs = 7};
+    c.limits = (cs_limits){.max_bodies = 5, .max_contacts = 6, .max_joints = 8, .max_dirs = 7};
     c.log_level = CD_LOG_ERR;
     const int r = cd_config_load(&c, tmp, err, sizeof err);
     unlink(tmp);
