@@ -71,7 +71,7 @@ typedef struct cs_limits {
 } cs_limits;
 
 /* True when a session admitted with lim may run solver s: s is available in this build and
- * declared in lim->solvers (or lim->solvers is 0). The one place that rule lives.
+ * declared in lim->solvers (or lim->solvers is 0). That rule lives in cs_limits_mask().
  * thread: any. rt-safe: yes. */
 bool cs_limits_allow(const cs_limits *lim, cs_solver s);
 /* The same as a mask: bit (1u << s) for each s with cs_limits_allow(lim, s). */
