@@ -79,12 +79,9 @@ static const char usage_text[] =
     "      Print the daemon's counters (ticks, frames, deadline misses, solve time, sessions).\n"
     "\n";
 
-// Split from usage_text to keep each literal under the 4095 characters ISO C guarantees.
+// Split from usage_text to keep each literal under the 4095 characters ISO C guarantees; the
+// options start with --solver, whose names come from the solver table (usage_print).
 static const char usage_options_text[] =
-    "Options:\n"
-    "  --solver NAME    dantzig, lemke, lemke-structural, lemke-standard, sap (only those this\n"
-    "                   build implements run); default: the scene's solver, else lemke for\n"
-    "                   solve/bench and the daemon's default for send/stream\n"
     "  --json           print JSON: a Result or Stats in the canonical proto3 mapping; for bench\n"
     "                   {\"solver\",\"n\",\"warm\",\"solveNs\":{\"min\",\"p50\",\"p99\",\"max\"},\n"
     "                   \"pivots\":{...},\"iterations\":{...},\"notConverged\"}; for stream\n"
@@ -194,6 +191,18 @@ typedef struct args {
     const char *write_solution;
 } args;
 
+static void usage_print(void) {
+    char names[128];
+    cs_solver_list(cs_solver_mask(true), CS_SOLVER_DEFAULT, names, sizeof names);
+    fputs(usage_text, stdout);
+    printf("Options:\n"
+           "  --solver NAME    %s\n"
+           "                   (default: the scene's solver, else %s for solve/bench and the\n"
+           "                   daemon's default for send/stream)\n",
+           names, cs_solver_name(SOLVER_DEFAULT));
+    fputs(usage_options_text, stdout);
+}
+
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int usage_error(const char *fmt, ...) {
@@ -269,8 +278,7 @@ static int parse_args(int argc, char **argv, args *a) {
             operands[nops++] = optarg;
             continue;
         case 'h':
-            fputs(usage_text, stdout);
-            fputs(usage_options_text, stdout);
+            usage_print();
             return EXIT_OK;
         case 'V':
             printf("contactctl %s\n", CONTACTD_VERSION);

@@ -33,23 +33,6 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...) {
     return code;
 }
 
-// Comma-separated solver names, all of them or only those this build implements.
-static void solver_list(char *buf, size_t len, bool available_only) {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int s = CS_SOLVER_DEFAULT + 1; s < CS_SOLVER_COUNT; s++) {
-        if (available_only && !cs_solver_is_available((cs_solver)s)) {
-            continue;
-        }
-        const int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
-                               cs_solver_name((cs_solver)s));
-        if (n < 0 || (size_t)n >= len - used) {
-            return;
-        }
-        used += (size_t)n;
-    }
-}
-
 // The frame's solver choice: solver_name when given, else the enum. A known name this build does
 // not implement is refused rather than quietly replaced by another method.
 static int resolve_solver(const Contactd__V1__Frame *f, cs_solver *ret, char *err, size_t errlen) {
@@ -59,7 +42,7 @@ static int resolve_solver(const Contactd__V1__Frame *f, cs_solver *ret, char *er
         field = "solver_name";
         if (cs_solver_from_name(f->solver_name, &s) < 0) {
             char known[128];
-            solver_list(known, sizeof known, false);
+            cs_solver_list(cs_solver_mask(false), CS_SOLVER_DEFAULT, known, sizeof known);
             return fail(err, errlen, CS_EINPUT, "solver_name: unknown solver '%.64s' (known: %s)",
                         f->solver_name, known);
         }
@@ -72,7 +55,7 @@ static int resolve_solver(const Contactd__V1__Frame *f, cs_solver *ret, char *er
     }
     if (s != CS_SOLVER_DEFAULT && !cs_solver_is_available(s)) {
         char avail[128];
-        solver_list(avail, sizeof avail, true);
+        cs_solver_list(cs_solver_mask(true), CS_SOLVER_DEFAULT, avail, sizeof avail);
         return fail(err, errlen, CS_EINPUT,
                     "%s: solver '%s' is not implemented in this build (available: %s)", field,
                     cs_solver_name(s), avail);

@@ -296,16 +296,6 @@ static int hello_solvers(struct conn *c, const Contactd__V1__Hello *h, cs_solver
     return 0;
 }
 
-// The solver names of mask, default first, comma-separated, into buf.
-static void solver_list(unsigned mask, cs_solver first, char *buf, size_t len) {
-    int n = snprintf(buf, len, "%s", cs_solver_name(first));
-    for (int i = 1; i < CS_SOLVER_COUNT; i++) {
-        if ((mask & (1u << i)) && i != (int)first && n >= 0 && (size_t)n < len) {
-            n += snprintf(buf + n, len - (size_t)n, ", %s", cs_solver_name((cs_solver)i));
-        }
-    }
-}
-
 // The most contacts a session like p may declare and still need at most cap bytes (0: none).
 static int contacts_within(cd_session_params p, size_t cap) {
     int lo = 0, hi = p.lim.max_contacts;
@@ -328,7 +318,7 @@ static size_t hello_memory(struct conn *c, cd_session_params *p, bool contacts_a
     const cd_config *cfg = c->srv->cfg;
     size_t bytes = cd_session_bytes(p);
     char solvers[96];
-    solver_list(p->lim.solvers, p->default_solver, solvers, sizeof solvers);
+    cs_solver_list(p->lim.solvers, p->default_solver, solvers, sizeof solvers);
     if (bytes > cfg->max_session_bytes) {
         const int fit = contacts_within(*p, cfg->max_session_bytes);
         if (contacts_asked || fit == 0) {
@@ -393,7 +383,7 @@ static void send_welcome(struct conn *c, const struct admission *a) {
     env.welcome = &w;
     (void)conn_send(c, &env.base);
     char solvers[96];
-    solver_list(p->lim.solvers, p->default_solver, solvers, sizeof solvers);
+    cs_solver_list(p->lim.solvers, p->default_solver, solvers, sizeof solvers);
     cd_log(CD_LOG_INFO, "session %llu opened on connection %llu (%s, client '%s'): %s mode, "
            "solvers %s, %d bodies, %d contacts, %d directions, budget %lld ns, %.2f MiB, "
            "worker %d", (unsigned long long)w.session_id, (unsigned long long)c->id, c->peer,

@@ -279,3 +279,23 @@ cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options
     cs__ws_release(ws, mark);
     return status;
 }
+
+cs_status cs__dantzig_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out) {
+    return cs_dantzig_solve(ws, in->m, in->opt, out->lambda, out->st);
+}
+
+/* scratch: the pivots [n], then cs_psd_work(n) doubles. */
+static void warm_factor(int n, double *A, double *b, void *scratch) {
+    const size_t piv_bytes = cs__ws_bytes((size_t)n * sizeof(int));
+    int *piv = scratch;
+    double *work = (double *)(void *)((unsigned char *)scratch + piv_bytes);
+    int rank;
+    if (cs_psd_factor(n, A, n, piv, &rank, RANK_TOL, work) == 0)
+        cs_psd_solve(n, A, n, piv, rank, b, b, work);
+}
+
+void cs__dantzig_warm_up(cs_workspace *ws) {
+    const int n = cs__ws_limits(ws)->max_contacts;
+    const size_t scratch = cs__ws_bytes((size_t)n * sizeof(int)) + cs_psd_work(n) * sizeof(double);
+    cs__ws_warm_factor(ws, n, scratch, warm_factor);
+}

@@ -5,6 +5,7 @@
 #define CONTACTD_SOLVER_DANTZIG_H
 #include <stddef.h>
 #include "solver/model.h"
+#include "solver/solvers.h"
 
 /* Scratch bytes cs_dantzig_lcp() / cs_dantzig_solve() need for any problem within lim. */
 size_t cs_dantzig_size(const cs_limits *lim);
@@ -27,5 +28,11 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
  * lambda: [3 nc] out, contact-frame impulses (tangential parts zero). Same statuses. */
 cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                            double *lambda, cs_stats *st);
+
+/* cs_dantzig_solve() behind the solver table's signature (solvers.h). */
+cs_status cs__dantzig_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out);
+/* Factors an identity of order max_contacts with the LAPACK path cs_dantzig_lcp() takes, so its
+ * buffers are filled at admission (cs_workspace_warm_up). thread: any (not rt). */
+void cs__dantzig_warm_up(cs_workspace *ws);
 
 #endif /* CONTACTD_SOLVER_DANTZIG_H */

@@ -183,3 +183,7 @@ cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_
     cs__ws_release(ws, mark);
     return status;
 }
+
+cs_status cs__lemke_standard_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out) {
+    return cs_lemke_standard_solve(ws, in->m, in->opt, out->lambda, out->st);
+}

@@ -5,6 +5,7 @@
 #define CONTACTD_SOLVER_LEMKE_CONTACT_H
 #include <stddef.h>
 #include "solver/model.h"
+#include "solver/solvers.h"
 
 /* Scratch bytes of cs_lemke_standard_solve() for any problem within lim. */
 size_t cs_lemke_standard_size(const cs_limits *lim);
@@ -27,5 +28,7 @@ cs_status cs_lemke_contact_lcp(cs_workspace *ws, const cs_model *m, double *M, d
  * thread: any, one caller per workspace. rt-safe: yes. */
 cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                                   double *lambda, cs_stats *st);
+/* cs_lemke_standard_solve() behind the solver table's signature (solvers.h). */
+cs_status cs__lemke_standard_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out);
 
 #endif /* CONTACTD_SOLVER_LEMKE_CONTACT_H */

@@ -1204,3 +1204,21 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
     cs__ws_release(ws, mark);
     return status;
 }
+
+static cs_status run_variant(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out,
+                             bool reduced) {
+    const cs_status ret =
+        cs_lemke_structural_solve(ws, in->m, in->opt, reduced, in->basis, out->lambda,
+                                  out->basis, out->v, out->cert, out->state, out->st);
+    out->certified = ret == CS_CONVERGED;
+    return ret;
+}
+
+cs_status cs__lemke_structural_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out) {
+    return run_variant(ws, in, out, false);
+}
+
+cs_status cs__lemke_structural_run_reduced(cs_workspace *ws, const cs__solve_in *in,
+                                           cs__solve_out *out) {
+    return run_variant(ws, in, out, true);
+}

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "solver/certify.h"
 #include "solver/model.h"
+#include "solver/solvers.h"
 
 /* A contact's part of a Lemke basis, kept across ticks by contact id for warm starts: which of
  * theta, lambda and phi_j are basic, and whether the friction block exists. */
@@ -43,6 +44,12 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
                                     bool reduced, const uint32_t *warm, double *lambda,
                                     uint32_t *basis, double *v, cs_certificate *cert,
                                     uint8_t *state, cs_stats *st);
+
+/* cs_lemke_structural_solve() behind the solver table's signature (solvers.h): the structural
+ * variant, and the reduced one ("lemke"). Warm from in->basis; out->certified on CS_CONVERGED. */
+cs_status cs__lemke_structural_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out);
+cs_status cs__lemke_structural_run_reduced(cs_workspace *ws, const cs__solve_in *in,
+                                           cs__solve_out *out);
 
 /* The kernel solve alone, for tests that check it against an explicit tableau: for the basis zb
  * (per pair, 1 when its z member is basic; pairs in the structural order: nu_i for every contact,

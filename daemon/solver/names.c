@@ -1,49 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Names of solver kinds, statuses and answers, shared by the wire, the config file and
- * contactctl, so a solver is spelled the same everywhere; which solvers a session may run; and
- * the storage layout of a cs_result. */
+/* Names of statuses and answers, shared by the wire, the logs and contactctl, and the storage
+ * layout of a cs_result. Solver names live in the solver table (solvers.c). */
 #include "solver/types.h"
-
-#include <string.h>
-
-static const char *const solver_names[CS_SOLVER_COUNT] = {
-    [CS_SOLVER_DEFAULT] = "default",
-    [CS_SOLVER_DANTZIG] = "dantzig",
-    [CS_SOLVER_LEMKE] = "lemke",
-    [CS_SOLVER_LEMKE_STRUCTURAL] = "lemke-structural",
-    [CS_SOLVER_LEMKE_STANDARD] = "lemke-standard",
-    [CS_SOLVER_SAP] = "sap",
-};
-
-const char *cs_solver_name(cs_solver s) {
-    if ((int)s < 0 || (int)s >= CS_SOLVER_COUNT)
-        return NULL;
-    return solver_names[s];
-}
-
-int cs_solver_from_name(const char *name, cs_solver *ret) {
-    for (int i = 0; i < CS_SOLVER_COUNT; i++) {
-        if (name && strcmp(name, solver_names[i]) == 0) {
-            *ret = (cs_solver)i;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-bool cs_solver_is_available(cs_solver s) {
-    return s == CS_SOLVER_DANTZIG || s == CS_SOLVER_LEMKE_STANDARD || s == CS_SOLVER_LEMKE ||
-           s == CS_SOLVER_LEMKE_STRUCTURAL || s == CS_SOLVER_SAP;
-}
-
-bool cs_solver_takes_joints(cs_solver s) {
-    (void)s;
-    return false;
-}
-
-bool cs_limits_allow(const cs_limits *lim, cs_solver s) {
-    return cs_solver_is_available(s) && (lim->solvers == 0 || (lim->solvers & (1u << s)) != 0);
-}
 
 const char *cs_status_name(cs_status st) {
     switch (st) {
@@ -77,16 +35,13 @@ static size_t pad8(size_t n) {
 }
 
 size_t cs_result_size(const cs_limits *lim) {
-    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts,
-                 nj = (size_t)lim->max_joints;
+    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts;
     return pad8(nc * sizeof(uint64_t)) + pad8(nb * sizeof(uint32_t)) +
-           2 * pad8(3 * nc * sizeof(double)) + pad8(nc) + pad8(6 * nb * sizeof(double)) +
-           pad8(nj * sizeof(uint32_t)) + 2 * pad8(3 * nj * sizeof(double));
+           2 * pad8(3 * nc * sizeof(double)) + pad8(nc) + pad8(6 * nb * sizeof(double));
 }
 
 void cs_result_init(cs_result *r, void *mem, const cs_limits *lim) {
-    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts,
-                 nj = (size_t)lim->max_joints;
+    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts;
     unsigned char *p = mem;
     *r = (cs_result){0};
     r->contact_id = (uint64_t *)(void *)p;
@@ -100,10 +55,4 @@ void cs_result_init(cs_result *r, void *mem, const cs_limits *lim) {
     r->state = p;
     p += pad8(nc);
     r->v = (double *)(void *)p;
-    p += pad8(6 * nb * sizeof(double));
-    r->joint_id = (uint32_t *)(void *)p;
-    p += pad8(nj * sizeof(uint32_t));
-    r->joint_force = (double *)(void *)p;
-    p += pad8(3 * nj * sizeof(double));
-    r->joint_torque = (double *)(void *)p;
 }

@@ -177,3 +177,20 @@ cs_status cs_sap_solve(cs_workspace *ws, const cs_model *m, const cs_scene *s,
     cs__ws_release(ws, mark);
     return status;
 }
+
+cs_status cs__sap_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out) {
+    // SAP stops at the tolerance its answer is certified at.
+    const cs_sap_params prm = {.rel_tol = in->opt->cert_tol};
+    return cs_sap_solve(ws, in->m, in->s, in->opt, &prm, in->warm, out->lambda, out->v,
+                        out->state, out->st);
+}
+
+static void warm_factor(int n, double *A, double *b, void *scratch) {
+    (void)scratch;
+    if (cs__sap_chol(n, A, NULL) == 0)
+        cs__sap_chol_solve(n, A, 1, b, NULL);
+}
+
+void cs__sap_warm_up(cs_workspace *ws) {
+    cs__ws_warm_factor(ws, 6 * cs__ws_limits(ws)->max_bodies, 0, warm_factor);
+}

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "solver/model.h"
+#include "solver/solvers.h"
 
 /* FCLIB global form: M v = H r + f, u = H^T v + w; r, u per contact (normal, t1, t2). */
 typedef struct cs_sap_global {
@@ -78,5 +79,12 @@ cs_status cs_sap_solve(cs_workspace *ws, const cs_model *m, const cs_scene *s,
                        const cs_options *opt, const cs_sap_params *prm,
                        const cs_warmstart *warm, double *lambda, double *v, uint8_t *state,
                        cs_stats *st);
+
+/* cs_sap_solve() behind the solver table's signature (solvers.h), stopping at the tolerance its
+ * answer is certified at (opt->cert_tol). */
+cs_status cs__sap_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out);
+/* Factors an identity of order 6 max_bodies (the largest island) with SAP's Cholesky, so its
+ * LAPACK buffers are filled at admission (cs_workspace_warm_up). thread: any (not rt). */
+void cs__sap_warm_up(cs_workspace *ws);
 
 #endif /* CONTACTD_SOLVER_SAP_H */

@@ -17,12 +17,9 @@
 
 #include "solver/certify.h"
 #include "solver/contact.h"
-#include "solver/dantzig.h"
 #include "solver/deadline.h"
-#include "solver/lemke_contact.h"
-#include "solver/lemke_structural.h"
 #include "solver/model.h"
-#include "solver/sap.h"
+#include "solver/solvers.h"
 #include "solver/warmstart.h"
 #include "solver/workspace.h"
 
@@ -42,39 +39,26 @@ static const uint32_t *warm_basis(const cs_warmstart *warm, const cs_scene *s, i
     return any ? words : NULL;
 }
 
-/* basis: [nc] out, the Lemke basis words of the structural variants (untouched otherwise).
- * v [6 nb], state [nc]: out for SAP, whose answer is its velocity iterate with the labels of its
- * projection regions, and for the structural Lemke variants, which check their own answer: then
- * *certified is set and cert holds that check (the step need not repeat it). */
-static cs_status run_solver(cs_workspace *ws, const cs_model *m, const cs_scene *s,
-                            const cs_options *opt, const cs_warmstart *warm, double *lambda,
-                            uint32_t *basis, double *v, uint8_t *state, cs_certificate *cert,
-                            bool *certified, cs_stats *st) {
-    *certified = false;
-    switch (opt->solver) {
-    case CS_SOLVER_SAP:
-        // SAP stops at the tolerance its answer is certified at.
-        return cs_sap_solve(ws, m, s, opt, &(cs_sap_params){.rel_tol = opt->cert_tol}, warm,
-                            lambda, v, state, st);
-    case CS_SOLVER_LEMKE:
-    case CS_SOLVER_LEMKE_STRUCTURAL: {
-        const bool reduced = opt->solver == CS_SOLVER_LEMKE;
-        // basis doubles as the input words: the solver reads them before writing its own.
-        const uint32_t *w = warm ? warm_basis(warm, s, m->nd, basis) : NULL;
-        const cs_status ret =
-            cs_lemke_structural_solve(ws, m, opt, reduced, w, lambda, basis, v, cert, state, st);
-        *certified = ret == CS_CONVERGED;
-        return ret;
-    }
-    case CS_SOLVER_DANTZIG:
-        return cs_dantzig_solve(ws, m, opt, lambda, st);
-    case CS_SOLVER_LEMKE_STANDARD:
-        return cs_lemke_standard_solve(ws, m, opt, lambda, st);
-    default:
-        // Refused upstream (cs_solver_is_available); reaching here is a caller error.
-        *st = (cs_stats){0};
-        return CS_EINPUT;
-    }
+/* Runs solver d on m with what its row says it starts from (solvers.h). basis: [nc] out, the
+ * solver's basis words (CS__WARM_BASIS), and the previous tick's in: the solver reads them before
+ * writing its own. v [6 nb], state [nc], cert: out as cs__solve_out says; *certified is set when
+ * the solver checked its own answer (the step need not repeat it). */
+static cs_status run_solver(cs_workspace *ws, const cs__solver_desc *d, const cs_model *m,
+                            const cs_scene *s, const cs_options *opt, const cs_warmstart *warm,
+                            double *lambda, uint32_t *basis, double *v, uint8_t *state,
+                            cs_certificate *cert, bool *certified, cs_stats *st) {
+    const cs__solve_in in = {
+        .m = m,
+        .s = s,
+        .opt = opt,
+        .warm = d->warm == CS__WARM_ANSWER ? warm : NULL,
+        .basis = d->warm == CS__WARM_BASIS && warm ? warm_basis(warm, s, m->nd, basis) : NULL,
+    };
+    cs__solve_out out = {.lambda = lambda, .basis = basis, .v = v, .state = state, .cert = cert,
+                         .certified = false, .st = st};
+    const cs_status ret = d->run(ws, &in, &out);
+    *certified = out.certified;
+    return ret;
 }
 
 /* Impulses, world forces and velocities of an answer into out. */
@@ -134,6 +118,11 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     // silently drop them.
     if (s->nj > 0 && !cs_solver_takes_joints(opt->solver))
         return fail_step(out, CS_EINPUT);
+    const cs__solver_desc *d = cs__solver_row(opt->solver);
+    // The certificate judges a solver on the friction set it solves (Coulomb's law on the
+    // d-sided pyramid for the pivoting solvers) and ignores friction for a frictionless one.
+    const bool frictional = d->friction != CS__FRICTION_NONE;
+    const bool pyramid = d->friction == CS__FRICTION_PYRAMID;
 
     const size_t mark = cs__ws_mark(ws);
     cs__ws_reset_peak(ws);
@@ -151,28 +140,22 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     }
 
     // A tick that reaches this session already late answers with the fallback at once, even
-    // for a problem that would need no pivot. SAP's first iterate is an answer of its own, so
-    // SAP meets the deadline itself.
-    const bool sap = opt->solver == CS_SOLVER_SAP;
+    // for a problem that would need no pivot. A solver whose every iterate is an answer (SAP's
+    // first is one) meets the deadline itself.
     bool certified = false;
-    if (!sap && cs__deadline_passed(opt)) {
+    if (!d->iterates && cs__deadline_passed(opt)) {
         st = CS_DEADLINE;
     } else {
         const int64_t t0 = opt->clock_ns ? opt->clock_ns() : 0;
-        st = run_solver(ws, &m, s, opt, warm, lambda, basis, v, out->state, &out->cert,
+        st = run_solver(ws, d, &m, s, opt, warm, lambda, basis, v, out->state, &out->cert,
                         &certified, &out->stats);
         out->stats.solve_ns = opt->clock_ns ? opt->clock_ns() - t0 : 0;
     }
     out->primary = st;
-    const bool frictional = opt->solver != CS_SOLVER_DANTZIG;
-    // The pivoting solvers solve Coulomb's law on the d-sided pyramid; judge them on it.
-    const bool pyramid = opt->solver == CS_SOLVER_LEMKE ||
-                         opt->solver == CS_SOLVER_LEMKE_STRUCTURAL ||
-                         opt->solver == CS_SOLVER_LEMKE_STANDARD;
-    if (sap && st >= 0) {
-        // SAP's regularized answer is judged on what it solves (certify.h); at the deadline its
-        // iterate is the answer, labelled, with the certificate it has.
-        cs_certify(ws, &m, lambda, v, false, &out->cert, NULL);
+    if (d->regularized && st >= 0) {
+        // A regularized answer (SAP's) is judged on what it solves (certify.h); at the deadline
+        // its iterate is the answer, labelled, with the certificate it has.
+        cs_certify(ws, &m, lambda, v, pyramid, &out->cert, NULL);
         if (st != CS_DEADLINE &&
             !cs_certificate_is_ok_regularized(ws, &m, lambda, v, &out->cert, opt->cert_tol))
             st = out->primary = CS_UNCERTIFIED;
@@ -191,11 +174,11 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         emit(&m, lambda, v, out);
         if (warm) {
             cs__warm_store(warm, out);
-            if (opt->solver == CS_SOLVER_LEMKE || opt->solver == CS_SOLVER_LEMKE_STRUCTURAL)
+            if (d->warm == CS__WARM_BASIS)
                 cs__warm_store_basis(warm, basis, m.nd);
         }
-    } else if (sap && st == CS_DEADLINE) {
-        // SAP's iterate: usable, labelled, never stored as certified.
+    } else if (d->iterates && st == CS_DEADLINE) {
+        // The iterate: usable, labelled, never stored as certified.
         out->status = CS_DEADLINE;
         out->answer = CS_ANSWER_ITERATE;
         emit(&m, lambda, v, out);

@@ -26,7 +26,8 @@ typedef enum cs_status {
 /* Returns a short lower-case name ("converged", "deadline", ...). */
 const char *cs_status_name(cs_status st);
 
-/* Solver kinds. Values equal the wire enum contactd.v1.Solver. */
+/* Solver kinds. Values equal the wire enum contactd.v1.Solver. Everything else about a solver is
+ * its row in solvers.c (solvers.h says how to add one). */
 typedef enum cs_solver {
     CS_SOLVER_DEFAULT = 0,
     CS_SOLVER_DANTZIG = 1,
@@ -46,6 +47,13 @@ int cs_solver_from_name(const char *name, cs_solver *ret);
 /* True when this build implements solver s (a known but unimplemented name is refused with a
  * message rather than silently replaced). */
 bool cs_solver_is_available(cs_solver s);
+/* Bit (1u << s) for each named solver (CS_SOLVER_DEFAULT excluded), or, when available_only, for
+ * each this build implements. */
+unsigned cs_solver_mask(bool available_only);
+/* The names of the solvers in mask, comma-separated ("dantzig, lemke"): first leading when it is
+ * in mask, the others in enum order. Writes whole names only into buf (len bytes, terminated when
+ * len > 0); returns the characters written. For messages and help text. thread: any. */
+size_t cs_solver_list(unsigned mask, cs_solver first, char *buf, size_t len);
 
 /* True when solver s solves scenes with joints (bilateral rows). */
 bool cs_solver_takes_joints(cs_solver s);
@@ -67,9 +75,11 @@ typedef struct cs_limits {
 } cs_limits;
 
 /* True when a session admitted with lim may run solver s: s is available in this build and
- * declared in lim->solvers (or lim->solvers is 0). The one place that rule lives.
+ * declared in lim->solvers (or lim->solvers is 0). That rule lives in cs_limits_mask().
  * thread: any. rt-safe: yes. */
 bool cs_limits_allow(const cs_limits *lim, cs_solver s);
+/* The same as a mask: bit (1u << s) for each s with cs_limits_allow(lim, s). */
+unsigned cs_limits_mask(const cs_limits *lim);
 
 #define CS_DIRS_DEFAULT 8
 

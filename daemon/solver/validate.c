@@ -138,13 +138,9 @@ static int validate_joint(const cs_scene *s, const cs_joint *J, int i, char *err
 
 /* The session was not admitted for solver s: name it and the solvers it was admitted for. */
 static int solver_refused(cs_solver s, const cs_limits *lim, char *err, size_t errlen) {
-    // Every solver name with its separator fits (53 characters for all five).
-    char declared[96] = "";
-    size_t len = 0;
-    for (int k = 0; k < CS_SOLVER_COUNT; k++)
-        if (cs_limits_allow(lim, (cs_solver)k))
-            len += (size_t)snprintf(declared + len, sizeof declared - len, "%s%s",
-                                    len ? ", " : "", cs_solver_name((cs_solver)k));
+    char declared[128];
+    const size_t len =
+        cs_solver_list(cs_limits_mask(lim), CS_SOLVER_DEFAULT, declared, sizeof declared);
     return fail(CS_ENOSPACE, err, errlen, "solver: '%s' was not declared for this session "
                 "(declared: %s)", cs_solver_name(s), len ? declared : "none");
 }

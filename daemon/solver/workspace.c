@@ -10,13 +10,8 @@
 #include <string.h>
 
 #include "solver/certify.h"
-#include "solver/dantzig.h"
-#include "solver/lemke_contact.h"
-#include "solver/lemke_structural.h"
-#include "solver/linalg.h"
 #include "solver/model.h"
-#include "solver/sap.h"
-#include "solver/sap_core.h"
+#include "solver/solvers.h"
 #include "solver/step.h"
 
 #define WS_ALIGN 64
@@ -41,30 +36,11 @@ size_t cs__ws_bytes(size_t n) {
 
 /* Limits within the ceilings, declaring only solvers this build has. */
 static bool limits_ok(const cs_limits *lim) {
-    unsigned known = 0;
-    for (int s = 0; s < CS_SOLVER_COUNT; s++)
-        known |= cs_solver_is_available((cs_solver)s) ? 1u << s : 0;
     return lim && lim->max_bodies >= 1 && lim->max_bodies <= LIM_BODIES_MAX &&
            lim->max_contacts >= 0 && lim->max_contacts <= LIM_CONTACTS_MAX &&
            lim->max_joints >= 0 && lim->max_joints <= LIM_JOINTS_MAX &&
-           lim->max_dirs >= 0 && lim->max_dirs <= LIM_DIRS_MAX && (lim->solvers & ~known) == 0;
-}
-
-/* Scratch bytes one solve with solver s takes for lim. */
-static size_t solver_size(const cs_limits *lim, cs_solver s) {
-    switch (s) {
-    case CS_SOLVER_DANTZIG:
-        return cs_dantzig_size(lim);
-    case CS_SOLVER_LEMKE:
-    case CS_SOLVER_LEMKE_STRUCTURAL:
-        return cs_lemke_structural_size(lim);
-    case CS_SOLVER_LEMKE_STANDARD:
-        return cs_lemke_standard_size(lim);
-    case CS_SOLVER_SAP:
-        return cs_sap_size(lim);
-    default:
-        return 0;
-    }
+           lim->max_dirs >= 0 && lim->max_dirs <= LIM_DIRS_MAX &&
+           (lim->solvers & ~cs_solver_mask(true)) == 0;
 }
 
 /* Bytes of the stack for lim. The model and the answer persist through a step; one solver runs
@@ -72,7 +48,8 @@ static size_t solver_size(const cs_limits *lim, cs_solver s) {
 static size_t stack_size(const cs_limits *lim) {
     size_t scratch = cs_certify_size(lim);
     for (int s = 0; s < CS_SOLVER_COUNT; s++) {
-        const size_t need = cs_limits_allow(lim, (cs_solver)s) ? solver_size(lim, (cs_solver)s) : 0;
+        const size_t need =
+            cs_limits_allow(lim, (cs_solver)s) ? cs__solver_row((cs_solver)s)->size(lim) : 0;
         scratch = need > scratch ? need : scratch;
     }
     return cs__ws_bytes(cs_model_size(lim) + cs_step_size(lim) + scratch);
@@ -148,26 +125,19 @@ void cs__ws_reset_peak(cs_workspace *ws) {
  * below it no BLIS or LAPACK routine runs, so there is nothing to warm. */
 #define WARM_LAPACK_MIN 384
 
-/* Factors (and for SAP solves with) an identity of order n in the workspace's free space, through
- * the same entry point the solver uses. Skipped when the workspace has no room for it. */
-static void warm_factor(cs_workspace *ws, int n, bool sap) {
+void cs__ws_warm_factor(cs_workspace *ws, int n, size_t scratch_bytes, cs__ws_factor_fn *factor) {
+    if (n < WARM_LAPACK_MIN)
+        return;
     const size_t mark = cs__ws_mark(ws);
     double *A = cs__ws_zalloc(ws, (size_t)n * n * sizeof(double));
     double *b = cs__ws_alloc(ws, (size_t)n * sizeof(double));
-    int *piv = cs__ws_alloc(ws, (size_t)n * sizeof(int));
-    double *work = cs__ws_alloc(ws, cs_psd_work(n) * sizeof(double));
-    if (A && b && piv && work) {
+    void *scratch = cs__ws_alloc(ws, scratch_bytes);
+    if (A && b && scratch) {
         for (int i = 0; i < n; i++) {
             A[(size_t)i * n + i] = 1.0;
             b[i] = 1.0;
         }
-        int rank;
-        if (sap) {
-            if (cs__sap_chol(n, A, NULL) == 0)
-                cs__sap_chol_solve(n, A, 1, b, NULL);
-        } else if (cs_psd_factor(n, A, n, piv, &rank, 1e-12, work) == 0) {
-            cs_psd_solve(n, A, n, piv, rank, b, b, work);
-        }
+        factor(n, A, b, scratch);
     }
     cs__ws_release(ws, mark);
 }
@@ -175,10 +145,10 @@ static void warm_factor(cs_workspace *ws, int n, bool sap) {
 void cs_workspace_warm_up(cs_workspace *ws) {
     // BLIS allocates its packing buffers, and LAPACK its blocks, on first use at a size: make
     // that use here, at the session's largest orders, so no solve on a worker allocates.
-    const cs_limits *lim = &ws->lim;
-    if (cs_limits_allow(lim, CS_SOLVER_DANTZIG) && lim->max_contacts >= WARM_LAPACK_MIN)
-        warm_factor(ws, lim->max_contacts, false);
-    if (cs_limits_allow(lim, CS_SOLVER_SAP) && 6 * lim->max_bodies >= WARM_LAPACK_MIN)
-        warm_factor(ws, 6 * lim->max_bodies, true);
+    for (int s = 0; s < CS_SOLVER_COUNT; s++) {
+        const cs__solver_desc *d = cs__solver_row((cs_solver)s);
+        if (d->warm_up && cs_limits_allow(&ws->lim, (cs_solver)s))
+            d->warm_up(ws);
+    }
     cs__ws_reset_peak(ws);
 }

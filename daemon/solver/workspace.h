@@ -27,4 +27,11 @@ const cs_limits *cs__ws_limits(const cs_workspace *ws);
 size_t cs__ws_peak(const cs_workspace *ws);
 void cs__ws_reset_peak(cs_workspace *ws);
 
+/* A solver's warm-up factorization (solvers.h): calls factor(n, A, b, scratch) on A = I [n x n]
+ * column-major, b = 1 [n] and scratch_bytes of scratch in ws's free space, so BLIS and LAPACK
+ * fill their buffers for order n at admission. Skipped below the order from which the Cholesky
+ * kernels hand over to LAPACK (nothing to fill) and when ws has no room. thread: any (not rt). */
+typedef void cs__ws_factor_fn(int n, double *A, double *b, void *scratch);
+void cs__ws_warm_factor(cs_workspace *ws, int n, size_t scratch_bytes, cs__ws_factor_fn *factor);
+
 #endif /* CONTACTD_SOLVER_WORKSPACE_H */

@@ -223,12 +223,15 @@ static int set_memory_budget_mb(cd_config *c, const char *v, char *why, size_t l
 
 static int set_default_solver(cd_config *c, const char *v, char *why, size_t len) {
     cs_solver s;
+    char avail[128];
+    cs_solver_list(cs_solver_mask(true), CS_SOLVER_DEFAULT, avail, sizeof avail);
     if (cs_solver_from_name(v, &s) < 0 || s == CS_SOLVER_DEFAULT) {
-        snprintf(why, len, "unknown solver '%s'", v);
+        snprintf(why, len, "unknown solver '%s' (available: %s)", v, avail);
         return -EINVAL;
     }
     if (!cs_solver_is_available(s)) {
-        snprintf(why, len, "solver '%s' is not available in this build", v);
+        snprintf(why, len, "solver '%s' is not available in this build (available: %s)", v,
+                 avail);
         return -EINVAL;
     }
     c->default_solver = s;
