@@ -6,6 +6,7 @@
  *     lambda_t in mu lambda_n F                                        (friction set)
  *     u_t != 0  =>  lambda_t minimises lambda_t . u_t over that set     (maximal dissipation)
  *     M (v - v*) = J^T lambda                                          (momentum balance)
+ *     u_j = b_j, lambda_j free                                         (joint rows)
  * where F is the unit disc (exact cone) or the polygon with vertices d_j (the pyramid of the
  * pivoting solvers), and each residual below measures the violation of one line in its own
  * units. Scales: impulses
@@ -26,7 +27,8 @@
 
 size_t cs_certify_size(const cs_limits *lim) {
     return 3 * cs__ws_bytes(6 * (size_t)lim->max_bodies * sizeof(double)) +
-           cs__ws_bytes(3 * (size_t)lim->max_contacts * sizeof(double)) +
+           cs__ws_bytes(3 * ((size_t)lim->max_contacts + (size_t)lim->max_joints) *
+                        sizeof(double)) +
            cs__ws_bytes(2 * (size_t)lim->max_dirs * sizeof(double));
 }
 
@@ -105,14 +107,14 @@ static double outside(const polygon *p, double lx, double ly, double r) {
 cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, const double *v,
                      bool pyramid, cs_certificate *cert, uint8_t *state) {
     const int dirs = pyramid ? m->nd : 0;
-    const int nb = m->nb, nc = m->nc;
+    const int nb = m->nb, nc = m->nc, nt = m->nc + m->nj;
     const size_t mark = cs__ws_mark(ws);
     double *gen = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
     double *dv = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
     double *mdv = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
-    double *u = cs__ws_alloc(ws, 3 * (size_t)nc * sizeof(double));
+    double *u = cs__ws_alloc(ws, 3 * (size_t)nt * sizeof(double));
     double *tab = dirs ? cs__ws_alloc(ws, 2 * (size_t)dirs * sizeof(double)) : NULL;
-    if ((nb && (!gen || !dv || !mdv)) || (nc && !u) || (dirs && !tab)) {
+    if ((nb && (!gen || !dv || !mdv)) || (nt && !u) || (dirs && !tab)) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
@@ -129,11 +131,12 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
     for (int k = 0; k < 6 * nb; k++)
         gdt = maxn(gdt, fabs(m->vstar[k] - m->v0[k]));
     cs_model_jv(m, v, u);
-    for (int i = 0; i < nc; i++) {
+    for (int i = 0; i < nt; i++) {
         const double *l = lambda + 3 * i, *ui = u + 3 * i;
+        const double *b = i < nc ? &m->bias[i] : m->jbias + 3 * (i - nc);
         iscale = maxn(iscale, maxn(fabs(l[0]), maxn(fabs(l[1]), fabs(l[2]))));
         vscale = maxn(vscale, maxn(fabs(ui[0]), maxn(fabs(ui[1]), fabs(ui[2]))));
-        vscale = maxn(vscale, fabs(m->bias[i]));
+        vscale = maxn(vscale, maxn(fabs(b[0]), i < nc ? 0.0 : maxn(fabs(b[1]), fabs(b[2]))));
     }
     // A body at rest with no load has no natural scale: fall back to 1 (SI units).
     vscale = vscale + gdt > 0 ? vscale + gdt : 1;
@@ -175,6 +178,9 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
                 state[i] = sliding ? CS_STATE_SLIDE : CS_STATE_STICK;
         }
     }
+    // Joint rows hold with impulses of either sign: only their velocity is judged.
+    for (int k = 3 * nc; k < 3 * nt; k++)
+        cert->joint = maxn(cert->joint, fabs(u[k] - m->jbias[k - 3 * nc]));
     cs__ws_release(ws, mark);
     return CS_CONVERGED;
 }
@@ -184,7 +190,7 @@ bool cs_certificate_is_ok(const cs_certificate *c, double tol, bool frictional) 
         tol = CERT_TOL_DEFAULT;
     const double is = c->impulse_scale, vs = c->velocity_scale;
     const bool ok = c->complementarity <= tol * is * vs && c->normal_velocity <= tol * vs &&
-                    c->momentum <= tol * is && c->cone <= tol * is;
+                    c->momentum <= tol * is && c->cone <= tol * is && c->joint <= tol * vs;
     // A frictionless solver is not judged on the friction law it does not model.
     return ok && (!frictional || c->dissipation <= tol * is);
 }

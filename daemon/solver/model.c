@@ -18,11 +18,13 @@
 #include "solver/workspace.h"
 
 size_t cs_model_size(const cs_limits *lim) {
-    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts;
+    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts,
+                 nj = (size_t)lim->max_joints, nt = nc + nj;
     return cs__ws_bytes(nb * sizeof(double)) + 2 * cs__ws_bytes(9 * nb * sizeof(double)) +
-           2 * cs__ws_bytes(6 * nb * sizeof(double)) + 2 * cs__ws_bytes(nc * sizeof(int)) +
-           cs__ws_bytes(9 * nc * sizeof(double)) + 2 * cs__ws_bytes(3 * nc * sizeof(double)) +
-           2 * cs__ws_bytes(nc * sizeof(double)) + cs__ws_bytes(nb * sizeof(cs_idpos));
+           2 * cs__ws_bytes(6 * nb * sizeof(double)) + 2 * cs__ws_bytes(nt * sizeof(int)) +
+           cs__ws_bytes(9 * nt * sizeof(double)) + 2 * cs__ws_bytes(3 * nt * sizeof(double)) +
+           2 * cs__ws_bytes(nc * sizeof(double)) + cs__ws_bytes(3 * nj * sizeof(double)) +
+           cs__ws_bytes(nb * sizeof(cs_idpos));
 }
 
 void cs_model_tangents(const double n[3], double t1[3], double t2[3]) {
@@ -55,28 +57,39 @@ static inline void lever_arm(double r[3], const double point[3], const double *p
     r[2] = point[2] - pos[2];
 }
 
+/* Body index of id in the sorted map (-1 for the world), or -2 when unknown. */
+static int body_index(const cs_idpos *ids, int nb, uint32_t id) {
+    if (id == 0)
+        return -1;
+    const int b = cs__idmap_find(ids, nb, id);
+    return b < 0 ? -2 : b;
+}
+
 cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
-    const int nb = s->nb, nc = s->nc;
+    const int nb = s->nb, nc = s->nc, nj = s->nj;
+    const size_t nt = (size_t)nc + (size_t)nj;
     const cs_limits *lim = cs__ws_limits(ws);
-    if (nb > lim->max_bodies || nc > lim->max_contacts)
+    if (nb > lim->max_bodies || nc > lim->max_contacts || nj > lim->max_joints)
         return CS_ENOSPACE;
-    *m = (cs_model){.nb = nb, .nc = nc, .dt = s->dt,
+    *m = (cs_model){.nb = nb, .nc = nc, .nj = nj, .dt = s->dt,
                     .nd = s->friction_dirs ? s->friction_dirs : CS_DIRS_DEFAULT};
     m->mass = cs__ws_alloc(ws, (size_t)nb * sizeof(double));
     m->iw = cs__ws_alloc(ws, 9 * (size_t)nb * sizeof(double));
     m->iw_inv = cs__ws_alloc(ws, 9 * (size_t)nb * sizeof(double));
     m->v0 = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
     m->vstar = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
-    m->ia = cs__ws_alloc(ws, (size_t)nc * sizeof(int));
-    m->ib = cs__ws_alloc(ws, (size_t)nc * sizeof(int));
-    m->frame = cs__ws_alloc(ws, 9 * (size_t)nc * sizeof(double));
-    m->ra = cs__ws_alloc(ws, 3 * (size_t)nc * sizeof(double));
-    m->rb = cs__ws_alloc(ws, 3 * (size_t)nc * sizeof(double));
+    m->ia = cs__ws_alloc(ws, nt * sizeof(int));
+    m->ib = cs__ws_alloc(ws, nt * sizeof(int));
+    m->frame = cs__ws_alloc(ws, 9 * nt * sizeof(double));
+    m->ra = cs__ws_alloc(ws, 3 * nt * sizeof(double));
+    m->rb = cs__ws_alloc(ws, 3 * nt * sizeof(double));
     m->mu = cs__ws_alloc(ws, (size_t)nc * sizeof(double));
     m->bias = cs__ws_alloc(ws, (size_t)nc * sizeof(double));
+    m->jbias = cs__ws_alloc(ws, 3 * (size_t)nj * sizeof(double));
     cs_idpos *ids = cs__ws_alloc(ws, (size_t)nb * sizeof(cs_idpos));
-    if (!m->mass || !m->iw || !m->iw_inv || !m->v0 || !m->vstar || !m->ia || !m->ib ||
-        !m->frame || !m->ra || !m->rb || !m->mu || !m->bias || !ids)
+    if (!m->mass || !m->iw || !m->iw_inv || !m->v0 || !m->vstar || (nt && (!m->ia || !m->ib ||
+        !m->frame || !m->ra || !m->rb)) || (nc && (!m->mu || !m->bias)) || (nj && !m->jbias) ||
+        (nb && !ids))
         return CS_ENOSPACE;
 
     const double dt = s->dt;
@@ -119,9 +132,8 @@ cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
         for (int k = 0; k < 3; k++)
             F[k] = C->normal[k] / nn;
         cs_model_tangents(F, F + 3, F + 6);
-        const int a = C->body_a ? cs__idmap_find(ids, nb, C->body_a) : -1;
-        const int b = C->body_b ? cs__idmap_find(ids, nb, C->body_b) : -1;
-        if ((C->body_a && a < 0) || (C->body_b && b < 0))
+        const int a = body_index(ids, nb, C->body_a), b = body_index(ids, nb, C->body_b);
+        if (a == -2 || b == -2)
             return CS_EINPUT;
         m->ia[i] = a;
         m->ib[i] = b;
@@ -131,6 +143,24 @@ cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
         // A positive gap may close within the step; a penetration is not pushed apart here
         // (no position stabilisation at the velocity level). Validated: the distance is finite.
         m->bias[i] = -(C->distance > 0 ? C->distance : 0.0) / dt;
+    }
+    for (int j = 0; j < nj; j++) {
+        // A ball joint's rows are the world axes at the anchor: the relative velocity of the two
+        // bodies' anchor points must vanish.
+        const cs_joint *J = &s->joints[j];
+        const int i = nc + j;
+        const int a = body_index(ids, nb, J->body_a), b = body_index(ids, nb, J->body_b);
+        if (a == -2 || b == -2 || J->kind != CS_JOINT_BALL)
+            return CS_EINPUT;
+        double *F = m->frame + 9 * i;
+        for (int k = 0; k < 9; k++)
+            F[k] = k % 4 == 0 ? 1.0 : 0.0;
+        m->ia[i] = a;
+        m->ib[i] = b;
+        lever_arm(m->ra + 3 * i, J->anchor, a >= 0 ? s->bodies[a].pos : NULL);
+        lever_arm(m->rb + 3 * i, J->anchor, b >= 0 ? s->bodies[b].pos : NULL);
+        // One world anchor per frame gives no drift to correct: the rows hold the velocity only.
+        m->jbias[3 * j] = m->jbias[3 * j + 1] = m->jbias[3 * j + 2] = 0.0;
     }
     return CS_CONVERGED;
 }
@@ -145,7 +175,7 @@ static inline void point_velocity(double out[3], const double vb[6], const doubl
 }
 
 void cs_model_jv(const cs_model *m, const double *v, double *out) {
-    for (int i = 0; i < m->nc; i++) {
+    for (int i = 0; i < m->nc + m->nj; i++) {
         // Relative velocity at the point, world frame.
         const int a = m->ia[i], b = m->ib[i];
         double rel[3] = {0, 0, 0};
@@ -168,7 +198,7 @@ void cs_model_jv(const cs_model *m, const double *v, double *out) {
 
 void cs_model_jt(const cs_model *m, const double *lambda, double *gen) {
     memset(gen, 0, 6 * (size_t)m->nb * sizeof(double));
-    for (int i = 0; i < m->nc; i++) {
+    for (int i = 0; i < m->nc + m->nj; i++) {
         // The impulse in the world frame, p = F^T l; on body_a it is (p, r_a x p).
         const double *F = m->frame + 9 * i, *l = lambda + 3 * i;
         const double l0 = l[0], l1 = l[1], l2 = l[2];
@@ -219,7 +249,22 @@ void cs_model_velocity(const cs_model *m, const double *lambda, double *v, doubl
 }
 
 size_t cs_model_jacobian_size(const cs_limits *lim) {
-    return cs__ws_bytes(3 * (size_t)lim->max_contacts * 2 * 12 * sizeof(double));
+    const size_t nt = (size_t)lim->max_contacts + (size_t)lim->max_joints;
+    return cs__ws_bytes(3 * nt * 2 * 12 * sizeof(double));
+}
+
+int cs_model_rows(const cs_model *m, int rows) {
+    return rows * m->nc + 3 * m->nj;
+}
+
+/* The first row of triplet i (a contact's `rows` rows, then each joint's three). */
+static inline int first_row(const cs_model *m, int rows, int i) {
+    return i < m->nc ? rows * i : rows * m->nc + 3 * (i - m->nc);
+}
+
+/* The triplet row p belongs to. */
+static inline int triplet_of(const cs_model *m, int rows, int p) {
+    return p < rows * m->nc ? p / rows : m->nc + (p - rows * m->nc) / 3;
 }
 
 /* J[0..11] = 0 in plain stores, which gcc pairs; memset of 96 bytes is a call or a rep stos. */
@@ -229,19 +274,21 @@ static inline void zero12(double *J) {
 }
 
 void cs_model_jacobian(const cs_model *m, int rows, double *js) {
-    for (int i = 0; i < m->nc; i++) {
+    for (int i = 0; i < m->nc + m->nj; i++) {
+        const int nr = i < m->nc ? rows : 3;
         for (int side = 0; side < 2; side++) {
             const int b = side == 0 ? m->ia[i] : m->ib[i];
-            double *J = js + (size_t)rows * 2 * 12 * i + 12 * side; // row 0; rows are 24 apart
+            // Row 0 of the triplet; rows are 24 apart.
+            double *J = js + (size_t)first_row(m, rows, i) * 2 * 12 + 12 * side;
             if (b < 0) {
-                for (int r = 0; r < rows; r++)
+                for (int r = 0; r < nr; r++)
                     zero12(J + 24 * r);
                 continue;
             }
             // Row t on body_a is (t, r_a x t); body_b takes -(t, r_b x t).
             const double sign = side == 0 ? 1 : -1, mass = m->mass[b];
             const double *r = (side == 0 ? m->ra : m->rb) + 3 * i, *Ii = m->iw_inv + 9 * b;
-            for (int row = 0; row < rows; row++, J += 24) {
+            for (int row = 0; row < nr; row++, J += 24) {
                 const double *t = m->frame + 9 * i + 3 * row;
                 double g[6];
                 cs_cross3(g + 3, r, t);
@@ -263,7 +310,7 @@ size_t cs_model_delassus_size(const cs_limits *lim) {
 
 cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw,
                             cs__meter *meter) {
-    const int nr = rows * m->nc;
+    const int nr = cs_model_rows(m, rows);
     const size_t mark = cs__ws_mark(ws);
     double *js = cs__ws_alloc(ws, (size_t)nr * 2 * 12 * sizeof(double));
     if (!js)
@@ -271,9 +318,9 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
     cs_model_jacobian(m, rows, js);
     // W_pq = sum over shared bodies of J_p,b . M_b^-1 J_q,b^T.
     for (int q = 0; q < nr; q++) {
-        const int iq = q / rows;
+        const int iq = triplet_of(m, rows, q);
         for (int p = q; p < nr; p++) {
-            const int ip = p / rows;
+            const int ip = triplet_of(m, rows, p);
             double w = 0;
             for (int sp = 0; sp < 2; sp++) {
                 const int bp = sp == 0 ? m->ia[ip] : m->ib[ip];

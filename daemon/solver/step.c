@@ -24,7 +24,8 @@
 #include "solver/workspace.h"
 
 size_t cs_step_size(const cs_limits *lim) {
-    return cs__ws_bytes(3 * (size_t)lim->max_contacts * sizeof(double)) +
+    return cs__ws_bytes(3 * ((size_t)lim->max_contacts + (size_t)lim->max_joints) *
+                        sizeof(double)) +
            2 * cs__ws_bytes(6 * (size_t)lim->max_bodies * sizeof(double)) +
            cs__ws_bytes((size_t)lim->max_contacts * sizeof(uint32_t));
 }
@@ -71,6 +72,14 @@ static void emit(const cs_model *m, const double *lambda, const double *v, cs_re
         }
     }
     memcpy(out->v, v, 6 * (size_t)m->nb * sizeof(double));
+    // A ball joint passes a force through its anchor and no torque about it.
+    for (int j = 0; j < m->nj; j++) {
+        const double *l = lambda + 3 * (m->nc + j);
+        for (int k = 0; k < 3; k++) {
+            out->joint_force[3 * j + k] = l[k] / m->dt;
+            out->joint_torque[3 * j + k] = 0;
+        }
+    }
 }
 
 /* An answer no one can use: zero impulses, forces and velocities. */
@@ -128,11 +137,12 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     cs__ws_reset_peak(ws);
     cs_model m;
     cs_status st = cs_model_build(&m, ws, s);
-    double *lambda = cs__ws_alloc(ws, 3 * (size_t)s->nc * sizeof(double));
+    // Contact impulses, then joint impulses (cs_model's triplet order).
+    double *lambda = cs__ws_alloc(ws, 3 * ((size_t)s->nc + (size_t)s->nj) * sizeof(double));
     double *v = cs__ws_alloc(ws, 6 * (size_t)s->nb * sizeof(double));
     double *scratch = cs__ws_alloc(ws, 6 * (size_t)s->nb * sizeof(double));
     uint32_t *basis = cs__ws_zalloc(ws, (size_t)s->nc * sizeof(uint32_t));
-    if (st == CS_CONVERGED && (s->nc || s->nb) && (!lambda || !v || !scratch || !basis))
+    if (st == CS_CONVERGED && (s->nc || s->nj || s->nb) && (!lambda || !v || !scratch || !basis))
         st = CS_ENOSPACE;
     if (st != CS_CONVERGED) {
         cs__ws_release(ws, mark);
@@ -173,7 +183,7 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         out->answer = CS_ANSWER_SOLVER;
         emit(&m, lambda, v, out);
         if (warm) {
-            cs__warm_store(warm, out);
+            cs__warm_store(warm, out, lambda + 3 * (size_t)s->nc);
             if (d->warm == CS__WARM_BASIS)
                 cs__warm_store_basis(warm, basis, m.nd);
         }
@@ -183,17 +193,20 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         out->answer = CS_ANSWER_ITERATE;
         emit(&m, lambda, v, out);
     } else {
-        // Carry the last certified impulses by contact id, zero for contacts it does not know.
+        // Carry the last certified impulses by contact and joint id, zero for those it does not
+        // know.
         int carried = 0;
         for (int i = 0; i < s->nc; i++)
             carried += cs__warm_impulse(warm, s->contacts[i].id, lambda + 3 * i);
+        for (int j = 0; j < s->nj; j++)
+            carried += cs__warm_joint_impulse(warm, s->joints[j].id, lambda + 3 * (s->nc + j));
         cs_model_velocity(&m, lambda, v, scratch);
         cs_certify(ws, &m, lambda, v, pyramid, &out->cert, out->state);
         out->carried = carried;
         out->answer = carried > 0 ? CS_ANSWER_LAST_CERTIFIED : CS_ANSWER_NONE;
         // Zero impulses that no certified answer backs are no answer (a scene without contacts
-        // needs none).
-        out->status = carried == 0 && s->nc > 0 ? CS_NOANSWER
+        // or joints needs none).
+        out->status = carried == 0 && s->nc + s->nj > 0 ? CS_NOANSWER
                       : st == CS_DEADLINE      ? CS_DEADLINE
                                                : CS_FALLBACK;
         emit(&m, lambda, v, out);

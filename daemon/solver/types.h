@@ -162,12 +162,13 @@ typedef struct cs_certificate {
 
 /* Where the impulses of a result come from (cs_step's fallback rule, step.c). 0 claims nothing. */
 typedef enum cs_answer {
-    CS_ANSWER_NONE = 0,           /* no certified answer exists for any contact of the scene:
-                                   * zero impulses; the status is negative when nc > 0 */
+    CS_ANSWER_NONE = 0,           /* no certified answer exists for any contact or joint of the
+                                   * scene: zero impulses; the status is negative when there is
+                                   * one */
     CS_ANSWER_SOLVER = 1,         /* the solver's own answer of this frame, certified */
     CS_ANSWER_ITERATE = 2,        /* SAP's best iterate at the deadline: usable, not certified */
-    CS_ANSWER_LAST_CERTIFIED = 3, /* the session's last certified impulses by contact id (new
-                                   * contacts zero); carried says how many contacts had one */
+    CS_ANSWER_LAST_CERTIFIED = 3, /* the session's last certified impulses by contact and joint
+                                   * id (new ones zero); carried says how many had one */
 } cs_answer;
 
 /* "none", "solver", "iterate", "last-certified"; "unknown" when out of range. */
@@ -178,8 +179,8 @@ typedef struct cs_result {
     cs_status status;
     cs_status primary;    /* the solver's own outcome; differs from status after a fallback */
     cs_answer answer;     /* where impulse comes from */
-    int carried;          /* contacts whose impulse is the last certified answer's (0 unless
-                           * answer is CS_ANSWER_LAST_CERTIFIED) */
+    int carried;          /* contacts and joints whose impulse is the last certified answer's
+                           * (0 unless answer is CS_ANSWER_LAST_CERTIFIED) */
     cs_solver solver;     /* the solver that produced it */
     uint64_t seq;         /* the scene's seq */
     int nb, nc, nj;

@@ -19,6 +19,9 @@ struct cs_warmstart {
     int basis_d;      /* their pyramid's d; 0 = no basis stored */
     cs_idpos *bmap;   /* [max_bodies] sorted by body id -> row of v */
     double *v;        /* [6 max_bodies] */
+    int nj;
+    cs_idpos *jmap;   /* [max_joints] sorted by joint id -> row of joint_impulse */
+    double *joint_impulse; /* [3 max_joints] world frame */
 };
 
 /* Each piece of the block starts aligned for any type. */
@@ -35,12 +38,14 @@ static void *take(unsigned char **p, size_t n) {
 }
 
 size_t cs_warmstart_size(const cs_limits *lim) {
-    if (lim->max_contacts < 0 || lim->max_bodies < 0)
+    if (lim->max_contacts < 0 || lim->max_bodies < 0 || lim->max_joints < 0)
         return 0;
-    const size_t nc = (size_t)lim->max_contacts, nb = (size_t)lim->max_bodies;
+    const size_t nc = (size_t)lim->max_contacts, nb = (size_t)lim->max_bodies,
+                 nj = (size_t)lim->max_joints;
     return piece(sizeof(cs_warmstart)) + piece(nc * sizeof(cs_idpos)) +
            piece(3 * nc * sizeof(double)) + piece(nc * sizeof(uint32_t)) +
-           piece(nb * sizeof(cs_idpos)) + piece(6 * nb * sizeof(double));
+           piece(nb * sizeof(cs_idpos)) + piece(6 * nb * sizeof(double)) +
+           piece(nj * sizeof(cs_idpos)) + piece(3 * nj * sizeof(double));
 }
 
 cs_warmstart *cs_warmstart_new(const cs_limits *lim) {
@@ -48,7 +53,8 @@ cs_warmstart *cs_warmstart_new(const cs_limits *lim) {
     unsigned char *p = bytes ? calloc(1, bytes) : NULL;
     if (!p)
         return NULL;
-    const size_t nc = (size_t)lim->max_contacts, nb = (size_t)lim->max_bodies;
+    const size_t nc = (size_t)lim->max_contacts, nb = (size_t)lim->max_bodies,
+                 nj = (size_t)lim->max_joints;
     cs_warmstart *w = take(&p, sizeof(*w));
     w->lim = *lim;
     w->cmap = take(&p, nc * sizeof(cs_idpos));
@@ -56,6 +62,8 @@ cs_warmstart *cs_warmstart_new(const cs_limits *lim) {
     w->basis = take(&p, nc * sizeof(uint32_t));
     w->bmap = take(&p, nb * sizeof(cs_idpos));
     w->v = take(&p, 6 * nb * sizeof(double));
+    w->jmap = take(&p, nj * sizeof(cs_idpos));
+    w->joint_impulse = take(&p, 3 * nj * sizeof(double));
     return w;
 }
 
@@ -64,10 +72,10 @@ void cs_warmstart_free(cs_warmstart *w) {
 }
 
 void cs_warmstart_reset(cs_warmstart *w) {
-    w->nc = w->nb = w->basis_d = 0;
+    w->nc = w->nb = w->nj = w->basis_d = 0;
 }
 
-void cs__warm_store(cs_warmstart *w, const cs_result *r) {
+void cs__warm_store(cs_warmstart *w, const cs_result *r, const double *joint_impulse) {
     w->nc = r->nc <= w->lim.max_contacts ? r->nc : 0;
     w->basis_d = 0;
     for (int i = 0; i < w->nc; i++)
@@ -79,6 +87,18 @@ void cs__warm_store(cs_warmstart *w, const cs_result *r) {
         w->bmap[b] = (cs_idpos){.id = r->body_id[b], .pos = b};
     memcpy(w->v, r->v, 6 * (size_t)w->nb * sizeof(double));
     cs__idmap_sort(w->bmap, w->nb);
+    w->nj = r->nj <= w->lim.max_joints ? r->nj : 0;
+    for (int j = 0; j < w->nj; j++)
+        w->jmap[j] = (cs_idpos){.id = r->joint_id[j], .pos = j};
+    memcpy(w->joint_impulse, joint_impulse, 3 * (size_t)w->nj * sizeof(double));
+    cs__idmap_sort(w->jmap, w->nj);
+}
+
+bool cs__warm_joint_impulse(const cs_warmstart *w, uint32_t id, double out[3]) {
+    const int k = w ? cs__idmap_find(w->jmap, w->nj, id) : -1;
+    for (int j = 0; j < 3; j++)
+        out[j] = k >= 0 ? w->joint_impulse[3 * k + j] : 0;
+    return k >= 0;
 }
 
 bool cs__warm_impulse(const cs_warmstart *w, uint64_t id, double out[3]) {

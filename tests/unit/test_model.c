@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The contact model: tangent frames, Jacobian adjointness, the Delassus operator against its
- * definition, free-motion velocities (gravity, applied wrench, gyroscopic term) and the world
+ * definition (contacts and ball joints), free-motion velocities (gravity, applied wrench, gyroscopic term) and the world
  * inertia of a rotated body. */
 #include "solver/model.h"
 
@@ -13,14 +13,19 @@
 
 #define NB 3
 #define NC 6
+#define NJ 2
+#define NT (NC + NJ)        /* contact and joint triplets */
+#define NR1 (NC + 3 * NJ)   /* rows with one row per contact */
 
 static cs_workspace *ws;
 static cs_body bodies[NB];
 static cs_contact contacts[NC];
+static cs_joint joints[NJ];
 
 static int setup(void **state) {
     (void)state;
-    ws = cs_workspace_new(&(cs_limits){.max_bodies = NB, .max_contacts = NC, .max_dirs = 8});
+    ws = cs_workspace_new(
+        &(cs_limits){.max_bodies = NB, .max_contacts = NC, .max_joints = NJ, .max_dirs = 8});
     return ws ? 0 : -1;
 }
 
@@ -41,7 +46,16 @@ static void random_unit(t_rng *r, double n[3]) {
         n[k] /= s;
 }
 
-/* A random scene of NB bodies with random poses and NC contacts between random pairs. */
+/* Body ids a, b of a random pair: b may be the world (0), never a. */
+static void random_pair(t_rng *r, uint32_t *a, uint32_t *b) {
+    const int i = t_rng_below(r, NB);
+    const int j = (i + 1 + t_rng_below(r, NB)) % (NB + 1); // may be NB: the world
+    *a = bodies[i].id;
+    *b = j < NB && j != i ? bodies[j].id : 0;
+}
+
+/* A random scene of NB bodies with random poses, NC contacts and NJ ball joints between random
+ * pairs. */
 static cs_scene random_scene(t_rng *r) {
     for (int b = 0; b < NB; b++) {
         double q[4], qn = 0;
@@ -64,16 +78,21 @@ static cs_scene random_scene(t_rng *r) {
     }
     for (int i = 0; i < NC; i++) {
         cs_contact *C = &contacts[i];
-        const int a = t_rng_below(r, NB);
-        const int b = (a + 1 + t_rng_below(r, NB)) % (NB + 1); // may be NB: the world
-        *C = (cs_contact){.id = (uint64_t)i, .body_a = bodies[a].id,
-                          .body_b = b < NB && b != a ? bodies[b].id : 0, .mu = 0.5};
+        *C = (cs_contact){.id = (uint64_t)i, .mu = 0.5};
+        random_pair(r, &C->body_a, &C->body_b);
         random_unit(r, C->normal);
         for (int k = 0; k < 3; k++)
             C->point[k] = t_rng_range(r, -1, 1);
     }
-    return (cs_scene){.dt = 1e-3, .gravity = {0, 0, -9.81}, .nb = NB, .nc = NC,
-                      .bodies = bodies, .contacts = contacts};
+    for (int j = 0; j < NJ; j++) {
+        cs_joint *J = &joints[j];
+        *J = (cs_joint){.id = (uint32_t)j, .kind = CS_JOINT_BALL};
+        random_pair(r, &J->body_a, &J->body_b);
+        for (int k = 0; k < 3; k++)
+            J->anchor[k] = t_rng_range(r, -1, 1);
+    }
+    return (cs_scene){.dt = 1e-3, .gravity = {0, 0, -9.81}, .nb = NB, .nc = NC, .nj = NJ,
+                      .bodies = bodies, .contacts = contacts, .joints = joints};
 }
 
 static void tangents_are_orthonormal(void **state) {
@@ -107,21 +126,29 @@ static void jacobian_is_adjoint(void **state) {
         const size_t mark = cs__ws_mark(ws);
         cs_model m;
         assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
-        double v[6 * NB], l[3 * NC], jv[3 * NC], jt[6 * NB];
+        double v[6 * NB], l[3 * NT], jv[3 * NT], jt[6 * NB];
         for (int k = 0; k < 6 * NB; k++)
             v[k] = t_rng_range(&rng, -1, 1);
-        for (int k = 0; k < 3 * NC; k++)
+        for (int k = 0; k < 3 * NT; k++)
             l[k] = t_rng_range(&rng, -1, 1);
         cs_model_jv(&m, v, jv);
         cs_model_jt(&m, l, jt);
         double lhs = 0, rhs = 0;
-        for (int k = 0; k < 3 * NC; k++)
+        for (int k = 0; k < 3 * NT; k++)
             lhs += l[k] * jv[k];
         for (int k = 0; k < 6 * NB; k++)
             rhs += jt[k] * v[k];
         assert_near(lhs, rhs, 1e-12);
         cs__ws_release(ws, mark);
     }
+}
+
+/* Row of triplet row q (3 rows per triplet) in the Jacobian with one row per contact; -1 for a
+ * contact's tangent row, which that Jacobian leaves out. */
+static int one_row_index(int q) {
+    if (q < 3 * NC)
+        return q % 3 == 0 ? q / 3 : -1;
+    return NC + (q - 3 * NC);
 }
 
 /* W = J M^-1 J^T, column by column through jt, minv and jv on unit impulses. */
@@ -133,20 +160,23 @@ static void delassus_matches_definition(void **state) {
         const size_t mark = cs__ws_mark(ws);
         cs_model m;
         assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
-        double W[3 * NC * 3 * NC], Wn[NC * NC];
-        assert_int_equal(cs_model_delassus(&m, ws, 3, W, 3 * NC, NULL), CS_CONVERGED);
-        assert_int_equal(cs_model_delassus(&m, ws, 1, Wn, NC, NULL), CS_CONVERGED);
-        for (int q = 0; q < 3 * NC; q++) {
-            double l[3 * NC] = {0}, g[6 * NB], mg[6 * NB], col[3 * NC];
+        assert_int_equal(cs_model_rows(&m, 3), 3 * NT);
+        assert_int_equal(cs_model_rows(&m, 1), NR1);
+        double W[3 * NT * 3 * NT], Wn[NR1 * NR1];
+        assert_int_equal(cs_model_delassus(&m, ws, 3, W, 3 * NT, NULL), CS_CONVERGED);
+        assert_int_equal(cs_model_delassus(&m, ws, 1, Wn, NR1, NULL), CS_CONVERGED);
+        for (int q = 0; q < 3 * NT; q++) {
+            double l[3 * NT] = {0}, g[6 * NB], mg[6 * NB], col[3 * NT];
             l[q] = 1;
             cs_model_jt(&m, l, g);
             cs_model_minv(&m, g, mg);
             cs_model_jv(&m, mg, col);
-            for (int p = 0; p < 3 * NC; p++)
-                assert_near(W[q * 3 * NC + p], col[p], 1e-12);
-            if (q % 3 == 0)
-                for (int p = 0; p < NC; p++)
-                    assert_near(Wn[(q / 3) * NC + p], col[3 * p], 1e-12);
+            for (int p = 0; p < 3 * NT; p++)
+                assert_near(W[q * 3 * NT + p], col[p], 1e-12);
+            const int qn = one_row_index(q);
+            for (int p = 0; qn >= 0 && p < 3 * NT; p++)
+                if (one_row_index(p) >= 0)
+                    assert_near(Wn[qn * NR1 + one_row_index(p)], col[p], 1e-12);
         }
         cs__ws_release(ws, mark);
     }
@@ -164,19 +194,21 @@ static void jacobian_table_matches_jt(void **state) {
         cs_model m;
         assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
         for (int rows = 1; rows <= 3; rows += 2) {
-            double js[3 * NC * 2 * 12];
+            double js[3 * NT * 2 * 12];
             for (size_t k = 0; k < sizeof js / sizeof js[0]; k++)
                 js[k] = NAN;
             cs_model_jacobian(&m, rows, js);
-            for (int i = 0; i < NC; i++) {
-                for (int r = 0; r < rows; r++) {
-                    double l[3 * NC] = {0}, g[6 * NB], mg[6 * NB];
+            for (int i = 0; i < NT; i++) {
+                // A joint keeps its three rows whatever a contact keeps.
+                const int nr = i < NC ? rows : 3, first = i < NC ? rows * i : rows * NC + 3 * (i - NC);
+                for (int r = 0; r < nr; r++) {
+                    double l[3 * NT] = {0}, g[6 * NB], mg[6 * NB];
                     l[3 * i + r] = 1;
                     cs_model_jt(&m, l, g);
                     cs_model_minv(&m, g, mg);
                     for (int side = 0; side < 2; side++) {
                         const int b = side == 0 ? m.ia[i] : m.ib[i];
-                        const double *J = js + ((size_t)(rows * i + r) * 2 + side) * 12;
+                        const double *J = js + ((size_t)(first + r) * 2 + side) * 12;
                         for (int k = 0; k < 12; k++) {
                             const double *want = k < 6 ? g + k : mg + k - 6;
                             assert_near(J[k], b < 0 ? 0 : want[6 * b], 1e-14);
@@ -227,6 +259,34 @@ static void world_inertia_rotates(void **state) {
 }
 
 /* The bias lets a positive gap close within the step and never pushes a penetration apart. */
+/* A ball joint's rows are the velocity of body_a's anchor point relative to body_b's, in world
+ * axes: v_a + w_a x (p - x_a) - v_b - w_b x (p - x_b). */
+static void joint_rows_are_anchor_velocity(void **state) {
+    (void)state;
+    cs_body B[2] = {
+        {.id = 1, .mass = 1, .inertia = {1, 0, 0, 0, 1, 0, 0, 0, 1}, .quat = {1, 0, 0, 0},
+         .pos = {0, 0, 1}, .v = {1, 0, 0}, .w = {0, 0, 2}},
+        {.id = 2, .mass = 1, .inertia = {1, 0, 0, 0, 1, 0, 0, 0, 1}, .quat = {1, 0, 0, 0},
+         .pos = {1, 0, 1}, .v = {0, 0, 3}, .w = {1, 0, 0}},
+    };
+    cs_joint J[2] = {{.id = 1, .body_a = 1, .body_b = 0, .kind = CS_JOINT_BALL,
+                      .anchor = {0, 1, 1}},
+                     {.id = 2, .body_a = 1, .body_b = 2, .kind = CS_JOINT_BALL,
+                      .anchor = {1, 1, 1}}};
+    const cs_scene s = {.dt = 0.01, .nb = 2, .nj = 2, .bodies = B, .joints = J};
+    const size_t mark = cs__ws_mark(ws);
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
+    double u[6];
+    cs_model_jv(&m, m.v0, u);
+    // Joint 1: (1, 0, 0) + (0, 0, 2) x (0, 1, 0) = (-1, 0, 0).
+    assert_near(u[0], -1, 1e-15), assert_near(u[1], 0, 1e-15), assert_near(u[2], 0, 1e-15);
+    // Joint 2: body 1 at (1, 1, 0) from its COM: (1, 0, 0) + (-2, 2, 0) = (-1, 2, 0); body 2 at
+    // (0, 1, 0): (0, 0, 3) + (1, 0, 0) x (0, 1, 0) = (0, 0, 4).
+    assert_near(u[3], -1, 1e-15), assert_near(u[4], 2, 1e-15), assert_near(u[5], -4, 1e-15);
+    cs__ws_release(ws, mark);
+}
+
 static void gap_bias(void **state) {
     (void)state;
     cs_body B = {.id = 1, .mass = 1, .inertia = {1, 0, 0, 0, 1, 0, 0, 0, 1}, .quat = {1, 0, 0, 0}};
@@ -250,6 +310,7 @@ int main(void) {
         cmocka_unit_test(free_motion),
         cmocka_unit_test(world_inertia_rotates),
         cmocka_unit_test(gap_bias),
+        cmocka_unit_test(joint_rows_are_anchor_velocity),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
