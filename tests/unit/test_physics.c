@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/* One physics suite for every solver of the table: each analytic case runs through cs_step with
+ * every solver this build has, and each answer is checked against the closed-form motion.
+ *   box at rest on a plane   normal forces carry m g, the box stays at rest
+ *   incline, sticking        tan(theta) < mu: the box stays, friction carries m g sin(theta)
+ *   incline, sliding         tan(theta) > mu: v = g dt (sin(theta) - mu cos(theta)) down the slope
+ *   spinning puck            Coulomb torque mu m g r slows the spin about the normal
+ * A frictionless solver gets the frictionless answer of each case. The incline slopes along the
+ * contact frame's first tangent and the puck's corners slip at multiples of 45 degrees, so the
+ * friction pyramid of the pivoting solvers (d = 8) and the exact cone give the same motion. The
+ * incline is gravity turned about y: the plane stays z = 0.
+ *
+ * The complementarity solvers must give the rigid answer to rounding. A regularized solver
+ * (SAP) solves a different law, and is held to what that law promises: its near-rigid normal
+ * compliance (R_n = w / 4 pi^2) leaves up to 1 / (1 + 4 pi^2) = 2.5 % of a resting load to the
+ * next step, a sticking contact creeps by R_t lambda_t (sigma = 1e-3), and its convex relaxation
+ * of Coulomb's law lifts a sliding contact (v_n = mu |v_t|; Anitescu's model), which pushes a
+ * fast-sliding body off the ground and brakes it harder than Coulomb friction would. So on the
+ * sliding cases it is checked for the direction of the effect, not its size. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "solver/solvers.h"
+#include "testlib.h"
+
+#define G 9.81
+#define MASS 1.0
+#define HALF 0.1 /* the box is a 0.2 m cube */
+#define DT 1e-3
+#define MU 0.5
+
+/* The box resting on z = 0 with its four bottom corners in contact, at rest, spinning at w_z. */
+typedef struct box_scene {
+    cs_body body;
+    cs_contact contacts[4];
+    cs_scene scene;
+} box_scene;
+
+static void box_init(box_scene *b, double theta, double w_z) {
+    const double I = MASS * (2 * HALF) * (2 * HALF) / 6;
+    b->body = (cs_body){.id = 1, .mass = MASS, .inertia = {I, 0, 0, 0, I, 0, 0, 0, I},
+                        .pos = {0, 0, HALF}, .quat = {1, 0, 0, 0}, .w = {0, 0, w_z}};
+    for (int i = 0; i < 4; i++) {
+        const double x = i & 1 ? HALF : -HALF, y = i & 2 ? HALF : -HALF;
+        b->contacts[i] = (cs_contact){.id = (uint64_t)(i + 1), .body_a = 1, .point = {x, y, 0},
+                                      .normal = {0, 0, 1}, .mu = MU};
+    }
+    b->scene = (cs_scene){.dt = DT, .gravity = {G * sin(theta), 0, -G * cos(theta)},
+                          .friction_dirs = 8, .nb = 1, .nc = 4, .bodies = &b->body,
+                          .contacts = b->contacts};
+}
+
+/* Steps s once with solver; returns the result (arrays owned by the caller's *mem). */
+static cs_result step(cs_solver solver, const cs_scene *s, void **mem) {
+    const cs_limits lim = {.max_bodies = s->nb, .max_contacts = s->nc, .max_joints = s->nj,
+                           .max_dirs = 8, .solvers = 1u << solver};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    assert_non_null(ws);
+    *mem = malloc(cs_result_size(&lim));
+    assert_non_null(*mem);
+    cs_result r;
+    cs_result_init(&r, *mem, &lim);
+    const cs_options opt = {.solver = solver};
+    cs_step(ws, s, &opt, NULL, &r);
+    cs_workspace_free(ws);
+    print_message("# %-16s status %s, v = (%.9g %.9g %.9g), w = (%.9g %.9g %.9g)\n",
+                  cs_solver_name(solver), cs_status_name(r.status), r.v[0], r.v[1], r.v[2],
+                  r.v[3], r.v[4], r.v[5]);
+    assert_int_equal(r.status, CS_CONVERGED);
+    assert_int_equal(r.answer, CS_ANSWER_SOLVER);
+    return r;
+}
+
+static bool frictional(cs_solver s) {
+    return cs__solver_row(s)->friction != CS__FRICTION_NONE;
+}
+
+static bool regularized(cs_solver s) {
+    return cs__solver_row(s)->regularized;
+}
+
+/* Velocity tolerance of a body at rest: rounding, or the regularized law's creep and
+ * compliance (within 2 % of the speed g dt that one step of gravity gives). */
+static double vtol(cs_solver s) {
+    return regularized(s) ? 0.02 * G * DT : 1e-12;
+}
+
+/* The box is at rest: no point of it moves faster than vtol(s). */
+static void assert_at_rest(cs_solver s, const double v[6]) {
+    for (int k = 0; k < 6; k++)
+        assert_near(k < 3 ? v[k] : HALF * v[k], 0, vtol(s));
+}
+
+/* Force tolerance: rounding, or the near-rigid compliance's 2.5 % of the load. */
+static double ftol(cs_solver s, double load) {
+    return regularized(s) ? 0.025 * load : 1e-9 * load;
+}
+
+/* Sum of the contact forces on the box, world frame. */
+static void net_force(const cs_result *r, double F[3]) {
+    F[0] = F[1] = F[2] = 0;
+    for (int i = 0; i < r->nc; i++)
+        for (int k = 0; k < 3; k++)
+            F[k] += r->force[3 * i + k];
+}
+
+/* Ends this solver's checks: frees its result storage and goes on with the next solver. */
+#define continue_free(mem)                                                                        \
+    {                                                                                             \
+        free(mem);                                                                                \
+        continue;                                                                                 \
+    }
+
+#define FOR_EACH_SOLVER(s)                                                                        \
+    for (cs_solver s = CS_SOLVER_DEFAULT + 1; s < CS_SOLVER_COUNT; s = (cs_solver)(s + 1))        \
+        if (cs_solver_is_available(s))
+
+static void box_at_rest(void **state) {
+    (void)state;
+    box_scene b;
+    box_init(&b, 0, 0);
+    FOR_EACH_SOLVER(s) {
+        void *mem;
+        const cs_result r = step(s, &b.scene, &mem);
+        double F[3];
+        net_force(&r, F);
+        assert_near(F[2], MASS * G, ftol(s, MASS * G));
+        assert_near(F[0], 0, ftol(s, MASS * G));
+        assert_near(F[1], 0, ftol(s, MASS * G));
+        assert_at_rest(s, r.v);
+        free(mem);
+    }
+}
+
+static void incline_sticks(void **state) {
+    (void)state;
+    const double theta = atan(0.8 * MU);
+    box_scene b;
+    box_init(&b, theta, 0);
+    FOR_EACH_SOLVER(s) {
+        void *mem;
+        const cs_result r = step(s, &b.scene, &mem);
+        double F[3];
+        net_force(&r, F);
+        assert_near(F[2], MASS * G * cos(theta), ftol(s, MASS * G));
+        if (frictional(s)) {
+            // Friction holds the box against the slope's pull.
+            assert_near(F[0], -MASS * G * sin(theta), ftol(s, MASS * G));
+            assert_at_rest(s, r.v);
+        } else {
+            assert_near(F[0], 0, 1e-9 * MASS * G);
+            assert_near(r.v[0], G * sin(theta) * DT, vtol(s));
+        }
+        free(mem);
+    }
+}
+
+static void incline_slides(void **state) {
+    (void)state;
+    const double theta = atan(1.4 * MU);
+    box_scene b;
+    box_init(&b, theta, 0);
+    FOR_EACH_SOLVER(s) {
+        void *mem;
+        const cs_result r = step(s, &b.scene, &mem);
+        const double mu = frictional(s) ? MU : 0;
+        const double want = G * DT * (sin(theta) - mu * cos(theta));
+        if (regularized(s)) {
+            // It slides down the slope, braked, and does not leave the plane's directions
+            // sideways.
+            assert_true(r.v[0] > 0 && r.v[0] < G * DT * sin(theta));
+            assert_near(r.v[1], 0, 1e-12);
+            continue_free(mem);
+        }
+        assert_near(r.v[0], want, 1e-12);
+        for (int k = 1; k < 6; k++)
+            assert_near(r.v[k], 0, 1e-12);
+        free(mem);
+    }
+}
+
+static void spinning_puck(void **state) {
+    (void)state;
+    const double w0 = 5;
+    box_scene b;
+    box_init(&b, 0, w0);
+    // Each corner carries m g / 4 and slips at radius r = sqrt(2) HALF: friction torque
+    // mu m g r about z, against the spin.
+    const double Izz = b.body.inertia[8], r = sqrt(2.0) * HALF;
+    FOR_EACH_SOLVER(s) {
+        void *mem;
+        const cs_result res = step(s, &b.scene, &mem);
+        const double dw = frictional(s) ? -MU * MASS * G * r * DT / Izz : 0;
+        if (regularized(s)) {
+            // Friction brakes the spin and never reverses it; no sideways drift or tilt.
+            assert_true(res.v[5] > 0 && res.v[5] < w0);
+            for (int k = 0; k < 5; k++)
+                if (k != 2)
+                    assert_near(res.v[k], 0, 1e-12);
+            continue_free(mem);
+        }
+        assert_near(res.v[5], w0 + dw, 1e-12);
+        for (int k = 0; k < 5; k++)
+            assert_near(res.v[k], 0, 1e-12);
+        free(mem);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(box_at_rest),
+        cmocka_unit_test(incline_sticks),
+        cmocka_unit_test(incline_slides),
+        cmocka_unit_test(spinning_puck),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
