@@ -22,6 +22,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "solver/deadline.h"
 #include "solver/sap_core.h"
 #include "solver/warmstart.h"
 #include "solver/workspace.h"
@@ -80,9 +81,12 @@ static void scene_mass(const cs_model *m, int *colptr, int *rowind, double *val)
  * Jacobian table js (cs_model_jacobian, rows n, t1, t2: each row's 6-vector per body and M_b^-1
  * times it). */
 static void scene_jacobian(const cs_model *m, const double *js, int *ptr, int *col, double *val,
-                           double *w) {
+                           double *w, cs__meter *meter) {
     int q = 0;
     for (int i = 0; i < m->nc; i++) {
+        // About 250 multiply-adds and copies per contact.
+        if (cs__meter_add(meter, 250))
+            return;
         // The contact's bodies in ascending order, the world (-1) left out.
         int body[2], side[2], nbody = 0;
         const int lo = m->ia[i] < m->ib[i] ? 0 : 1;
@@ -122,8 +126,9 @@ static void scene_jacobian(const cs_model *m, const double *js, int *ptr, int *c
 cs_status cs_sap_solve(cs_workspace *ws, const cs_model *m, const cs_scene *s,
                        const cs_options *opt, const cs_sap_params *prm,
                        const cs_warmstart *warm, double *lambda, double *v, uint8_t *state,
-                       cs_stats *st) {
+                       bool *no_iterate, cs_stats *st) {
     *st = (cs_stats){0};
+    *no_iterate = false;
     const cs_sap_params P = cs__sap_params_resolve(prm);
     const int nb = m->nb, nc = m->nc, nv = 6 * nb;
     const int nmax = island_dofs_max(cs__ws_limits(ws));
@@ -145,9 +150,17 @@ cs_status cs_sap_solve(cs_workspace *ws, const cs_model *m, const cs_scene *s,
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
+    // Setting up takes O(contacts) before the first iterate exists (tens of us at a session's
+    // limits): a deadline that passes here leaves no iterate to answer with.
+    cs__meter meter = cs__meter_start(opt);
     scene_mass(m, a_colptr, a_rowind, a_val);
     cs_model_jacobian(m, 3, js);
-    scene_jacobian(m, js, j_ptr, j_col, j_val, wdel);
+    scene_jacobian(m, js, j_ptr, j_col, j_val, wdel, &meter);
+    if (meter.passed) {
+        cs__ws_release(ws, mark);
+        *no_iterate = true;
+        return CS_DEADLINE;
+    }
     for (int i = 0; i < nc; i++) {
         const cs_contact *C = &s->contacts[i];
         double rn, rt, taud;
@@ -182,7 +195,7 @@ cs_status cs__sap_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *o
     // SAP stops at the tolerance its answer is certified at.
     const cs_sap_params prm = {.rel_tol = in->opt->cert_tol};
     return cs_sap_solve(ws, in->m, in->s, in->opt, &prm, in->warm, out->lambda, out->v,
-                        out->state, out->st);
+                        out->state, &out->no_iterate, out->st);
 }
 
 static void warm_factor(int n, double *A, double *b, void *scratch) {

@@ -71,14 +71,17 @@ size_t cs_sap_size(const cs_limits *lim);
  * lambda [3 nc] out: impulses on body_a, contact frame (n, t1, t2), N s. v [6 nb] out: post-step
  * velocities, consistent with lambda (lambda = P_F(y(J v))). state [nc] out: stick / slide /
  * separate from the projection region. st: out, iterations = Newton iterations summed over
- * islands, peak bytes. lambda, v and state are filled for every status >= 0.
+ * islands, peak bytes. lambda, v and state are filled for every status >= 0 unless
+ * *no_iterate is set.
  * Returns CS_CONVERGED, CS_DEADLINE (the current iterate: each iteration lowers the cost, so it
- * is a usable answer; islands not reached keep their initial guess), CS_MAXITER, CS_SINGULAR,
- * CS_EINPUT, CS_ENOSPACE. thread: any, one caller per workspace. rt-safe: yes. */
+ * is a usable answer; islands not reached keep their initial guess; or, with *no_iterate, the
+ * deadline passed while the problem was being set up and there is no iterate at all),
+ * CS_MAXITER, CS_SINGULAR, CS_EINPUT, CS_ENOSPACE. thread: any, one caller per workspace.
+ * rt-safe: yes. */
 cs_status cs_sap_solve(cs_workspace *ws, const cs_model *m, const cs_scene *s,
                        const cs_options *opt, const cs_sap_params *prm,
                        const cs_warmstart *warm, double *lambda, double *v, uint8_t *state,
-                       cs_stats *st);
+                       bool *no_iterate, cs_stats *st);
 
 /* cs_sap_solve() behind the solver table's signature (solvers.h), stopping at the tolerance its
  * answer is certified at (opt->cert_tol). */

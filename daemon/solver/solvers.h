@@ -54,7 +54,8 @@ typedef struct cs__solve_in {
                                 * solver reads before writing; else NULL */
 } cs__solve_in;
 
-/* A solve's outputs, shapes as in cs_result. The step sets certified to false before the call. */
+/* A solve's outputs, shapes as in cs_result. The step sets certified and no_iterate to false
+ * before the call. */
 typedef struct cs__solve_out {
     double *lambda;       /* [3 nc] contact-frame impulses on body_a, N s */
     uint32_t *basis;      /* [nc] CS__WARM_BASIS: the final basis words */
@@ -63,6 +64,8 @@ typedef struct cs__solve_out {
     uint8_t *state;       /* [nc] cs_contact_state, with v */
     cs_certificate *cert; /* set with certified */
     bool certified;       /* the solver checked its own answer: cert holds that check */
+    bool no_iterate;      /* an `iterates` solver stopped at the deadline before its first
+                           * iterate: lambda, v, state hold nothing (the step falls back) */
     cs_stats *st;         /* always set */
 } cs__solve_out;
 

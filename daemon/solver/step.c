@@ -7,9 +7,9 @@
  * contacts whose ids persist and zero for new ones, with the velocities they imply and their own,
  * honest, certificate (CS_ANSWER_LAST_CERTIFIED). When no contact of the scene has a certified
  * impulse to carry, there is no answer: zero impulses, CS_ANSWER_NONE, and a negative status
- * (CS_NOANSWER), so nobody mistakes the zeros for forces. SAP is the exception at the deadline:
- * each of its iterates lowers its convex cost, so its iterate goes out, labelled CS_DEADLINE and
- * CS_ANSWER_ITERATE, and is never stored as certified. */
+ * (CS_NOANSWER), so nobody mistakes the zeros for forces. SAP is the exception at the deadline
+ * once it has an iterate: each of its iterates lowers its convex cost, so its iterate goes out,
+ * labelled CS_DEADLINE and CS_ANSWER_ITERATE, and is never stored as certified. */
 #include "solver/step.h"
 
 #include <math.h>
@@ -47,7 +47,8 @@ static const uint32_t *warm_basis(const cs_warmstart *warm, const cs_scene *s, i
 static cs_status run_solver(cs_workspace *ws, const cs__solver_desc *d, const cs_model *m,
                             const cs_scene *s, const cs_options *opt, const cs_warmstart *warm,
                             double *lambda, uint32_t *basis, double *v, uint8_t *state,
-                            cs_certificate *cert, bool *certified, cs_stats *st) {
+                            cs_certificate *cert, bool *certified, bool *no_iterate,
+                            cs_stats *st) {
     const cs__solve_in in = {
         .m = m,
         .s = s,
@@ -56,9 +57,10 @@ static cs_status run_solver(cs_workspace *ws, const cs__solver_desc *d, const cs
         .basis = d->warm == CS__WARM_BASIS && warm ? warm_basis(warm, s, m->nd, basis) : NULL,
     };
     cs__solve_out out = {.lambda = lambda, .basis = basis, .v = v, .state = state, .cert = cert,
-                         .certified = false, .st = st};
+                         .certified = false, .no_iterate = false, .st = st};
     const cs_status ret = d->run(ws, &in, &out);
     *certified = out.certified;
+    *no_iterate = out.no_iterate;
     return ret;
 }
 
@@ -150,19 +152,21 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     }
 
     // A tick that reaches this session already late answers with the fallback at once, even
-    // for a problem that would need no pivot. A solver whose every iterate is an answer (SAP's
-    // first is one) meets the deadline itself.
-    bool certified = false;
-    if (!d->iterates && cs__deadline_passed(opt)) {
+    // for a problem that would need no pivot, and even with a solver whose iterates are answers:
+    // setting up its first one costs O(contacts) that the deadline no longer has.
+    bool certified = false, no_iterate = false;
+    if (cs__deadline_passed(opt)) {
         st = CS_DEADLINE;
+        no_iterate = true;
     } else {
         const int64_t t0 = opt->clock_ns ? opt->clock_ns() : 0;
         st = run_solver(ws, d, &m, s, opt, warm, lambda, basis, v, out->state, &out->cert,
-                        &certified, &out->stats);
+                        &certified, &no_iterate, &out->stats);
         out->stats.solve_ns = opt->clock_ns ? opt->clock_ns() - t0 : 0;
     }
     out->primary = st;
-    if (d->regularized && st >= 0) {
+    const bool iterate = d->iterates && !no_iterate;
+    if (d->regularized && st >= 0 && !no_iterate) {
         // A regularized answer (SAP's) is judged on what it solves (certify.h); at the deadline
         // its iterate is the answer, labelled, with the certificate it has.
         cs_certify(ws, &m, lambda, v, pyramid, &out->cert, NULL);
@@ -187,7 +191,7 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
             if (d->warm == CS__WARM_BASIS)
                 cs__warm_store_basis(warm, basis, m.nd);
         }
-    } else if (d->iterates && st == CS_DEADLINE) {
+    } else if (iterate && st == CS_DEADLINE) {
         // The iterate: usable, labelled, never stored as certified.
         out->status = CS_DEADLINE;
         out->answer = CS_ANSWER_ITERATE;
