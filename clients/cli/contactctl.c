@@ -38,7 +38,7 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 static const char usage_text[] =
     "Usage: contactctl COMMAND SCENE.json [OPTIONS]\n"
-    "       contactctl fclib PROBLEM.hdf5 [--solver sap] [--json] [--write-solution OUT.hdf5]\n"
+    "       contactctl fclib PROBLEM.hdf5 [--solver sap|ncp] [--json] [--write-solution OUT]\n"
     "       contactctl stats [--socket PATH | --tcp HOST:PORT] [--json]\n"
     "       contactctl --help | --version\n"
     "\n"
@@ -61,8 +61,9 @@ static const char usage_text[] =
     "      Send the scene at a fixed rate (seq 1, 2, ...) while receiving results, then print\n"
     "      frames sent, results received, deadline misses and p50/p99/p99.9/max of the daemon's\n"
     "      solve time and of the latency (frame sent to result received, measured here).\n"
-    "  fclib PROBLEM.hdf5 [--solver sap] [--json] [--write-solution OUT.hdf5]\n"
-    "      Read an FCLIB problem (HDF5, libfclib), solve it in-process with SAP and print\n"
+    "  fclib PROBLEM.hdf5 [--solver sap|ncp] [--json] [--write-solution OUT.hdf5]\n"
+    "      Read an FCLIB problem (HDF5, libfclib), solve it in-process with SAP (default) or,\n"
+    "      for the local form, ncp (Todorov's implicit complementarity on W itself), and print\n"
     "      problem, form, contacts, dofs, solver, status, iterations, solve time and the\n"
     "      residual Siconos reports for that form, comparable with other solvers'. Global form\n"
     "      (M v = H r + f, u = H^T v + w; gfc3d_compute_error):\n"
@@ -71,8 +72,9 @@ static const char usage_text[] =
     "      with u = H^T v + w, Euclidean norms, P_K the projection of each contact's (r_N, r_T)\n"
     "      onto its cone |r_T| <= mu r_N (each term divided only when its scale > 1.5e-8).\n"
     "      Local form (u = W r + q; fc3d_compute_error): the Coulomb term alone, divided by\n"
-    "      max(|q|, |u|, |r|); W must be symmetric positive semidefinite (SAP then solves the\n"
-    "      global form M = I, H^T H = W, f = 0, w = q, which has the same answer r, u).\n"
+    "      max(|q|, |u|, |r|), with W as stored. W must be positive semidefinite and symmetric;\n"
+    "      one with |W - W^T|_F <= 1e-3 |W|_F is replaced by (W + W^T) / 2, with a note (SAP\n"
+    "      then solves the global form M = I, H^T H = W, f = 0, w = q: the same answer r, u).\n"
     "      SAP solves a regularized (compliant, convex) model, so the Coulomb term is not at\n"
     "      round-off: up to |R r| + mu |u_T| per contact (README, FCLIB problems).\n"
     "  stats [--socket PATH | --tcp HOST:PORT] [--json]\n"
@@ -113,10 +115,12 @@ static const char usage_options_text[] =
     "\n"
     "Exit status:\n"
     "  0  success (solve/send: the Result is STATUS_OK; bench: every solve converged;\n"
-    "     stream: no Error and no STATUS_FAILED/INVALID result; fclib: SAP converged)\n"
-    "  1  the solve failed or returned another status, or the daemon failed or sent an Error\n"
+    "     stream: no Error and no STATUS_FAILED/INVALID result; fclib: the solver converged)\n"
+    "  1  the solve failed or returned another status, or the daemon failed or sent an Error,\n"
+    "     or the FCLIB problem's data is refused (not finite, mu < 0, M or W not symmetric\n"
+    "     beyond tolerance, W not positive semidefinite)\n"
     "  2  usage error (unknown command or option, bad value, unreadable or invalid scene file,\n"
-    "     FCLIB file that is unreadable, invalid or not supported, --write-solution file that\n"
+    "     FCLIB file that is unreadable or not supported, --write-solution file that\n"
     "     exists or whose directory does not)\n"
     "\n"
     "Examples:\n"
@@ -913,27 +917,49 @@ out:
     return r;
 }
 
-// fclib: one FCLIB problem solved in-process with SAP and scored with Siconos' residual.
+// fclib: one FCLIB problem solved in-process with SAP, or ncp on the local form, and scored
+// with Siconos' residual.
 static int cmd_fclib(const args *a) {
     cs_solver solver = CS_SOLVER_SAP;
     if (a->solver && cs_solver_from_name(a->solver, &solver) < 0) {
         return usage_error("--solver: unknown solver '%s'", a->solver);
     }
-    if (solver != CS_SOLVER_SAP) {
-        return usage_error("fclib: only --solver sap takes FCLIB problems");
+    const bool ncp = solver == CS_SOLVER_NCP;
+    if (!ncp && solver != CS_SOLVER_SAP) {
+        return usage_error("fclib: --solver %s does not take FCLIB problems (sap, or ncp for the "
+                           "local form)", a->solver);
     }
+    const char *solver_name = cs_solver_name(solver);
     char err[1024];
     // Fail before a long solve, not after it.
     if (a->write_solution && fclib_io_check_output(a->write_solution, err, sizeof err) < 0) {
         return usage_error("--write-solution: %s", err);
     }
     fclib_io_problem p;
-    if (fclib_io_load(a->scene_path, &p, err, sizeof err) < 0) {
+    const int lr = fclib_io_load(a->scene_path, &p, err, sizeof err);
+    if (lr == -2) {
+        // A readable problem whose data is refused: a data error, not a usage error.
+        fprintf(stderr, "contactctl: %s\n", err);
+        return EXIT_FAIL;
+    }
+    if (lr < 0) {
         return usage_error("%s", err);
     }
+    if (ncp && p.form != FCLIB_IO_LOCAL) {
+        fclib_io_free(&p);
+        return usage_error("fclib: ncp takes the local form (W, q, mu); %s is global",
+                           a->scene_path);
+    }
+    if (p.symmetrized) {
+        fprintf(stderr,
+                "contactctl: note: %s: W is not symmetric (|W - W^T|_F = %.2e of |W|_F, at most "
+                "%.0e): solved with (W + W^T) / 2, scored with W as stored\n",
+                a->scene_path, p.asymmetry, FCLIB_IO_ASYMMETRY_MAX);
+    }
     fclib_io_result res;
-    const cs_options opt = {.solver = CS_SOLVER_SAP};
-    if (fclib_io_solve(&p, &opt, &res, err, sizeof err) < 0) {
+    const cs_options opt = {.solver = solver};
+    if ((ncp ? fclib_io_solve_ncp(&p, &opt, &res, err, sizeof err)
+             : fclib_io_solve(&p, &opt, &res, err, sizeof err)) < 0) {
         fprintf(stderr, "contactctl: %s: %s\n", a->scene_path, err);
         fclib_io_free(&p);
         return EXIT_FAIL;
@@ -950,7 +976,7 @@ static int cmd_fclib(const args *a) {
         } else {
             cJSON_AddNullToObject(o, "dofs"); // a local problem has none (p.nv = rank W)
         }
-        cJSON_AddStringToObject(o, "solver", cs_solver_name(solver));
+        cJSON_AddStringToObject(o, "solver", solver_name);
         cJSON_AddStringToObject(o, "status", cs_status_name(res.status));
         cJSON_AddNumberToObject(o, "iterations", res.stats.iterations);
         cJSON_AddNumberToObject(o, "solveNs", (double)res.solve_ns);
@@ -959,6 +985,12 @@ static int cmd_fclib(const args *a) {
             cJSON_AddNumberToObject(o, "residualMomentum", res.error.momentum);
         }
         cJSON_AddNumberToObject(o, "residualCoulomb", res.error.coulomb);
+        if (p.form == FCLIB_IO_LOCAL) {
+            cJSON_AddNumberToObject(o, "asymmetry", p.asymmetry);
+        }
+        if (ncp) {
+            cJSON_AddNumberToObject(o, "residualNcp", res.ncp.residual);
+        }
         char *txt = cJSON_Print(o);
         if (txt) {
             puts(txt);
@@ -975,7 +1007,7 @@ static int cmd_fclib(const args *a) {
             snprintf(mom, sizeof mom, "%.3e", res.error.momentum);
         }
         printf("%-44s %-6s %8d %6s %-6s %-10s %10d %12.3f %10.3e %10s %10.3e\n", name,
-               fclib_io_form_name(p.form), p.nc, dofs, cs_solver_name(solver),
+               fclib_io_form_name(p.form), p.nc, dofs, solver_name,
                cs_status_name(res.status), res.stats.iterations, (double)res.solve_ns / 1e6,
                res.error.total, mom, res.error.coulomb);
     }

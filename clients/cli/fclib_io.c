@@ -10,7 +10,10 @@
  * is compressed columns (p: n + 1 column pointers, i: row indices), nz = -2 compressed rows.
  * Files store M either whole (TwoRods) or as one triangle (the LMGC CubeH8 files hold only the
  * upper one); SAP needs both, so a one-triangle M is mirrored. A local problem becomes the
- * global one of fclib_io.h through a dense pivoted Cholesky of W (LAPACK dpstrf). */
+ * global one of fclib_io.h through a dense pivoted Cholesky of W (LAPACK dpstrf), and ncp
+ * (Todorov 2010, solver/ncp.h) solves its dense W directly. A local W that is not symmetric to
+ * rounding (Siconos' Bullet-built files) is replaced by its symmetric part when the relative
+ * asymmetry |W - W^T|_F / |W|_F is at most FCLIB_IO_ASYMMETRY_MAX, and refused above it. */
 #include "fclib_io.h"
 
 #include <errno.h>
@@ -27,16 +30,22 @@
 
 #include "service/clock.h"
 #include "solver/linalg.h"
+#include "solver/ncp.h"
 
 /* Largest dimension or entry count accepted: libfclib allocates what a file declares, so a
  * corrupt size must not turn into a huge allocation (2^26 doubles = 512 MiB). */
 #define SIZE_MAX_ACCEPTED (1 << 26)
-/* |M_ij - M_ji| (or W's) above this fraction of max |M| means M is not symmetric (rounding of a
+/* |M_ij - M_ji| above this fraction of max |M| means M is not symmetric (rounding of a
  * symmetric matrix written in text and read back stays near 1e-16). */
 #define SYMMETRY_TOL 1e-10
 /* Pivots of W below this fraction of its largest diagonal end the factorization: W's rank
  * (LMGC's PerioBox W has rank 72 of 180, README of ../shared/fclib). */
 #define RANK_TOL 1e-12
+/* ncp's iteration cap offline (the real-time default is 50): Rover4609 takes 53. */
+#define FCLIB_NCP_ITERATIONS 200
+/* Asymmetry below this is the rounding of a symmetric W written and read back: symmetrized
+ * without a note. */
+#define ASYMMETRY_ROUNDING 1e-12
 /* The local form is factored densely: at most this many rows of W (288 MB). */
 #define LOCAL_ROWS_MAX 6000
 
@@ -116,6 +125,8 @@ typedef struct shape {
 } shape;
 
 #define FAIL(...) (snprintf(why, whylen, __VA_ARGS__), -1)
+/* The file is readable FCLIB, but its data is refused. */
+#define DATA_FAIL(...) (snprintf(why, whylen, __VA_ARGS__), -2)
 
 /* Checks the matrix group grp ("/fclib_global/M") against what libfclib's read_matrix does:
  * reads nzmax, m, n, nz; allocates p (nz, or n + 1 / m + 1 compressed), i and x (nzmax) and reads
@@ -329,21 +340,21 @@ static void entry_at(const struct fclib_matrix *A, int k, int *outer, int *ret_r
 }
 
 /* Validates the stored arrays of A (pointers monotone and within the stored entries, indices
- * in range, values finite). Returns 0 or -1 with why set. */
+ * in range, values finite). Returns 0 or -2 with why set. */
 static int check_entries(const char *name, const struct fclib_matrix *A, const shape *s,
                          char *why, size_t whylen) {
     if (A->nz < 0) {
         const int outer = A->nz == -1 ? A->n : A->m;
         if (A->p[0] != 0) {
-            return FAIL("%s: first pointer %d, expected 0", name, A->p[0]);
+            return DATA_FAIL("%s: first pointer %d, expected 0", name, A->p[0]);
         }
         for (int j = 0; j < outer; j++) {
             if (A->p[j + 1] < A->p[j]) {
-                return FAIL("%s: pointers decrease at %d", name, j);
+                return DATA_FAIL("%s: pointers decrease at %d", name, j);
             }
         }
         if (A->p[outer] > s->stored) {
-            return FAIL("%s: pointers reach %d, only %lld entries stored", name, A->p[outer],
+            return DATA_FAIL("%s: pointers reach %d, only %lld entries stored", name, A->p[outer],
                         s->stored);
         }
     }
@@ -351,10 +362,10 @@ static int check_entries(const char *name, const struct fclib_matrix *A, const s
     const int inner = A->nz == -2 ? A->n : A->m; // bound of i[]
     for (int k = 0; k < cnt; k++) {
         if (A->i[k] < 0 || A->i[k] >= inner || (A->nz >= 0 && (A->p[k] < 0 || A->p[k] >= A->n))) {
-            return FAIL("%s: entry %d has an index outside %d x %d", name, k, A->m, A->n);
+            return DATA_FAIL("%s: entry %d has an index outside %d x %d", name, k, A->m, A->n);
         }
         if (!isfinite(A->x[k])) {
-            return FAIL("%s: entry %d is not finite", name, k);
+            return DATA_FAIL("%s: entry %d is not finite", name, k);
         }
     }
     return 0;
@@ -472,14 +483,15 @@ static int check_vector(const char *name, int n, const double *x, bool nonneg, c
                         size_t whylen) {
     for (int k = 0; k < n; k++) {
         if (!isfinite(x[k]) || (nonneg && x[k] < 0)) {
-            return FAIL("%s[%d] = %g: expected a finite number%s", name, k, x[k],
+            return DATA_FAIL("%s[%d] = %g: expected a finite number%s", name, k, x[k],
                         nonneg ? " >= 0" : "");
         }
     }
     return 0;
 }
 
-/* The global problem as read (checked by probe). Returns 0 or -1 with why set. */
+/* The global problem as read (checked by probe). Returns 0, -1 (unreadable) or -2 (data
+ * refused) with why set. */
 static int load_global(const char *path, fclib_io_problem *p, const shape *M, const shape *H,
                        char *why, size_t whylen) {
     p->raw = fclib_read_global(path);
@@ -492,7 +504,7 @@ static int load_global(const char *path, fclib_io_problem *p, const shape *M, co
         check_vector("f", p->nv, g->f, false, why, whylen) < 0 ||
         check_vector("w", 3 * p->nc, g->w, false, why, whylen) < 0 ||
         check_vector("mu", p->nc, g->mu, true, why, whylen) < 0) {
-        return -1;
+        return -2;
     }
     csc m, h;
     p->m_mirrored = one_triangle(g->M);
@@ -506,7 +518,7 @@ static int load_global(const char *path, fclib_io_problem *p, const shape *M, co
     p->h_colptr = h.colptr, p->h_rowind = h.rowind, p->h_val = h.val;
     const double asym = asymmetry(&m);
     if (asym > SYMMETRY_TOL) {
-        return FAIL("M is not symmetric (max |M_ij - M_ji| = %.3g of max |M|)", asym);
+        return DATA_FAIL("M is not symmetric (max |M_ij - M_ji| = %.3g of max |M|)", asym);
     }
     p->g = (cs_sap_global){.nv = p->nv, .nc = p->nc,
                            .m_colptr = p->m_colptr, .m_rowind = p->m_rowind, .m_val = p->m_val,
@@ -515,8 +527,8 @@ static int load_global(const char *path, fclib_io_problem *p, const shape *M, co
     return 0;
 }
 
-/* |W x - H^T H x| / |x| for a fixed x with entries of both signs and varied sizes, W from its
- * CSC copy. x, y: [3 nc], z: [k] scratch. */
+/* |W x - H^T H x| / |x| for a fixed x with entries of both signs and varied sizes, W the dense
+ * (symmetrized) copy. x, y: [3 nc], z: [k] scratch. */
 static double factor_error(const fclib_io_problem *p, double *x, double *y, double *z) {
     const int n = 3 * p->nc, k = p->nv;
     for (int i = 0; i < n; i++) {
@@ -524,8 +536,8 @@ static double factor_error(const fclib_io_problem *p, double *x, double *y, doub
         y[i] = 0;
     }
     for (int j = 0; j < n; j++) {
-        for (int q = p->w_colptr[j]; q < p->w_colptr[j + 1]; q++) {
-            y[p->w_rowind[q]] += p->w_val[q] * x[j];
+        for (int i = 0; i < n; i++) {
+            y[i] += p->w_dense[(size_t)j * n + i] * x[j];
         }
     }
     // z = H x (k), then y -= H^T z.
@@ -552,8 +564,9 @@ static double factor_error(const fclib_io_problem *p, double *x, double *y, doub
     return sqrt(e / xx);
 }
 
-/* The local problem as read (checked by probe), and its global form (fclib_io.h): M = I_k,
- * H = (P L)^T from the pivoted Cholesky P^T W P = L L^T, f = 0, w = q. Returns 0 or -1. */
+/* The local problem as read (checked by probe): W dense and symmetric (its symmetric part when
+ * the file's is slightly asymmetric), and its global form (fclib_io.h): M = I_k, H = (P L)^T from
+ * the pivoted Cholesky P^T W P = L L^T, f = 0, w = q. Returns 0, -1 or -2 (data refused). */
 static int load_local(const char *path, fclib_io_problem *p, const shape *W, char *why,
                       size_t whylen) {
     p->raw_local = fclib_read_local(path);
@@ -565,7 +578,7 @@ static int load_local(const char *path, fclib_io_problem *p, const shape *W, cha
     if (check_entries("W", l->W, W, why, whylen) < 0 ||
         check_vector("q", n, l->q, false, why, whylen) < 0 ||
         check_vector("mu", p->nc, l->mu, true, why, whylen) < 0) {
-        return -1;
+        return -2;
     }
     csc w;
     p->m_mirrored = one_triangle(l->W);
@@ -573,32 +586,56 @@ static int load_local(const char *path, fclib_io_problem *p, const shape *W, cha
         return FAIL("out of memory");
     }
     p->w_colptr = w.colptr, p->w_rowind = w.rowind, p->w_val = w.val;
-    const double asym = asymmetry(&w);
-    if (asym > SYMMETRY_TOL) {
-        return FAIL("W is not symmetric (max |W_ij - W_ji| = %.3g of max |W|), so it is the "
-                    "Delassus matrix of no global problem SAP could solve", asym);
-    }
-    // Dense W, column-major, factored in place: L in the lower triangle, rank k.
+    // Dense W, column-major: kept (symmetrized) for ncp, and copied to be factored in place
+    // (L in the lower triangle, rank k).
     const size_t nn = (size_t)n;
-    double *A = calloc(nn * nn + 1, sizeof *A);
+    p->w_dense = calloc(nn * nn + 1, sizeof *p->w_dense);
+    double *A = malloc((nn * nn + 1) * sizeof *A);
     double *work = malloc((cs_psd_work(n) + 3 * nn + 1) * sizeof *work);
     int *piv = malloc((nn + 1) * sizeof *piv), *pos = malloc((nn + 1) * sizeof *pos);
     int r = -1, k = 0;
-    if (!A || !work || !piv || !pos) {
+    if (!p->w_dense || !A || !work || !piv || !pos) {
         snprintf(why, whylen, "out of memory for W (%d x %d, dense)", n, n);
         goto out;
     }
+    double *D = p->w_dense;
     for (int j = 0; j < n; j++) {
         for (int q = w.colptr[j]; q < w.colptr[j + 1]; q++) {
-            A[(size_t)j * nn + w.rowind[q]] = w.val[q];
+            D[(size_t)j * nn + w.rowind[q]] = w.val[q];
         }
     }
+    double asym = 0, norm = 0;
+    for (int j = 0; j < n; j++) {
+        for (int i = 0; i < n; i++) {
+            const double d = D[(size_t)j * nn + i] - D[(size_t)i * nn + j];
+            asym += d * d;
+            norm += D[(size_t)j * nn + i] * D[(size_t)j * nn + i];
+        }
+    }
+    p->asymmetry = norm > 0 ? sqrt(asym / norm) : 0;
+    if (p->asymmetry > FCLIB_IO_ASYMMETRY_MAX) {
+        r = DATA_FAIL("W is not symmetric (|W - W^T|_F = %.3g of |W|_F, above %.0e): it is the "
+                      "Delassus matrix of no mechanical system", p->asymmetry,
+                      FCLIB_IO_ASYMMETRY_MAX);
+        goto out;
+    }
+    if (p->asymmetry > 0) {
+        // The symmetric part: the nearest symmetric matrix in the Frobenius norm.
+        for (int j = 0; j < n; j++) {
+            for (int i = j + 1; i < n; i++) {
+                const double s = (D[(size_t)j * nn + i] + D[(size_t)i * nn + j]) / 2;
+                D[(size_t)j * nn + i] = D[(size_t)i * nn + j] = s;
+            }
+        }
+        p->symmetrized = p->asymmetry > ASYMMETRY_ROUNDING;
+    }
+    memcpy(A, D, nn * nn * sizeof *A);
     double dmax = 0;
     for (int i = 0; i < n; i++) {
         dmax = fmax(dmax, A[(size_t)i * nn + i]);
     }
     if (cs_psd_factor(n, A, n, piv, &k, RANK_TOL, work) < 0) {
-        snprintf(why, whylen, "W is not positive semidefinite (a diagonal entry is negative)");
+        r = DATA_FAIL("W is not positive semidefinite (a diagonal entry is negative)");
         goto out;
     }
     // Column j of H is row a of L, where piv[a] = j; row a of L has entries in columns
@@ -643,9 +680,8 @@ static int load_local(const char *path, fclib_io_problem *p, const shape *W, cha
     // one leaves its negative part.
     const double e = factor_error(p, work, work + nn, work + 2 * nn);
     if (e > 10 * (n * RANK_TOL + 1e-13) * dmax) {
-        snprintf(why, whylen,
-                 "W is not positive semidefinite (|W - L L^T| = %.3g of max diag W at rank %d)",
-                 e / dmax, k);
+        r = DATA_FAIL("W is not positive semidefinite (|W - L L^T| = %.3g of max diag W at rank "
+                      "%d)", e / dmax, k);
         goto out;
     }
     p->g = (cs_sap_global){.nv = k, .nc = p->nc,
@@ -662,6 +698,7 @@ out:
 }
 
 #undef FAIL
+#undef DATA_FAIL
 
 int fclib_io_load(const char *path, fclib_io_problem *ret, char *err, size_t errlen) {
     fclib_io_problem p = {0};
@@ -669,12 +706,15 @@ int fclib_io_load(const char *path, fclib_io_problem *ret, char *err, size_t err
     shape M, H, W;
     // Our own messages name the file and the problem; HDF5's error stack would only add noise.
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if (probe(path, &p, &M, &H, &W, why, sizeof why) < 0 ||
-        (p.form == FCLIB_IO_GLOBAL ? load_global(path, &p, &M, &H, why, sizeof why)
-                                   : load_local(path, &p, &W, why, sizeof why)) < 0) {
+    int r = probe(path, &p, &M, &H, &W, why, sizeof why);
+    if (r == 0) {
+        r = p.form == FCLIB_IO_GLOBAL ? load_global(path, &p, &M, &H, why, sizeof why)
+                                      : load_local(path, &p, &W, why, sizeof why);
+    }
+    if (r < 0) {
         snprintf(err, errlen, "%s: %s", path, why);
         fclib_io_free(&p);
-        return -1;
+        return r;
     }
     *ret = p;
     return 0;
@@ -689,6 +729,7 @@ void fclib_io_free(fclib_io_problem *p) {
         fclib_delete_local(p->raw_local);
         free(p->raw_local);
     }
+    free(p->w_dense);
     free(p->w_colptr);
     free(p->w_rowind);
     free(p->w_val);
@@ -700,6 +741,26 @@ void fclib_io_free(fclib_io_problem *p) {
     free(p->h_rowind);
     free(p->h_val);
     *p = (fclib_io_problem){0};
+}
+
+/* Siconos' fc3d error of r on the file's own equation u = W r + q (not the factor, nor the
+ * symmetrized W), with |q| as the problem's scale. u: [3 nc] out. */
+static void local_score(const fclib_io_problem *p, const double *r, double *u,
+                        cs_coulomb_error *ret) {
+    const size_t m = 3 * (size_t)p->nc;
+    const double *q = p->raw_local->q;
+    double qq = 0;
+    for (size_t i = 0; i < m; i++) {
+        u[i] = q[i];
+        qq += q[i] * q[i];
+    }
+    for (size_t j = 0; j < m; j++) {
+        for (int k = p->w_colptr[j]; k < p->w_colptr[j + 1]; k++) {
+            u[p->w_rowind[k]] += p->w_val[k] * r[j];
+        }
+    }
+    const double e = cs_coulomb_residual(p->nc, p->raw_local->mu, r, u, sqrt(qq));
+    *ret = (cs_coulomb_error){.momentum = 0, .coulomb = e, .total = e};
 }
 
 int fclib_io_solve(const fclib_io_problem *p, const cs_options *opt, fclib_io_result *ret,
@@ -723,22 +784,37 @@ int fclib_io_solve(const fclib_io_problem *p, const cs_options *opt, fclib_io_re
         // Scored on (v, r) alone, with u recomputed as H^T v + w (Siconos' definition).
         cs_coulomb_global_residual(&p->g, res.v, res.r, work, work + 2 * nv, &res.error);
     } else {
-        // The file's own equation u = W r + q, not the factor: fc3d_compute_error with |q|.
-        const double *q = p->raw_local->q;
-        double *u = work, qq = 0;
-        for (size_t i = 0; i < m; i++) {
-            u[i] = q[i];
-            qq += q[i] * q[i];
-        }
-        for (size_t j = 0; j < m; j++) {
-            for (int k = p->w_colptr[j]; k < p->w_colptr[j + 1]; k++) {
-                u[p->w_rowind[k]] += p->w_val[k] * res.r[j];
-            }
-        }
-        const double e = cs_coulomb_residual(p->nc, p->raw_local->mu, res.r, u, sqrt(qq));
-        res.error = (cs_coulomb_error){.momentum = 0, .coulomb = e, .total = e};
+        local_score(p, res.r, work, &res.error);
     }
     free(work);
+    *ret = res;
+    return 0;
+}
+
+int fclib_io_solve_ncp(const fclib_io_problem *p, const cs_options *opt, fclib_io_result *ret,
+                       char *err, size_t errlen) {
+    if (p->form != FCLIB_IO_LOCAL) {
+        snprintf(err, errlen, "ncp takes the local form (W, q, mu) only");
+        return -1;
+    }
+    const size_t m = 3 * (size_t)p->nc;
+    fclib_io_result res = {0};
+    res.r = calloc(m + 1, sizeof *res.r);
+    res.u = calloc(m + 1, sizeof *res.u);
+    void *scratch = aligned_alloc(64, (cs_ncp_delassus_size(p->nc) + 64) & ~(size_t)63);
+    if (!res.r || !res.u || !scratch) {
+        free(scratch);
+        fclib_io_result_free(&res);
+        snprintf(err, errlen, "out of memory for a problem with %d contacts", p->nc);
+        return -1;
+    }
+    const int64_t t0 = cd_clock_ns();
+    res.status = cs_ncp_delassus(p->nc, p->w_dense, 3 * p->nc, p->raw_local->q,
+                                 p->raw_local->mu, NULL, &(cs_ncp_params){.max_iterations = FCLIB_NCP_ITERATIONS}, opt, scratch, res.r, &res.ncp);
+    res.solve_ns = cd_clock_ns() - t0;
+    res.stats.iterations = res.ncp.iterations;
+    free(scratch);
+    local_score(p, res.r, res.u, &res.error);
     *ret = res;
     return 0;
 }

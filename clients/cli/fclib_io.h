@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* FCLIB problem files for contactctl: read a problem with libfclib into the global form SAP
- * takes (M v = H r + f, u = H^T v + w, CSC matrices), solve it and score the answer with the
- * Siconos residual (solver/coulomb.h), and write the answer in FCLIB's solution format.
+ * takes (M v = H r + f, u = H^T v + w, CSC matrices), solve it (SAP, or ncp on the local form's
+ * W) and score the answer with the Siconos residual (solver/coulomb.h), and write the answer in
+ * FCLIB's solution format.
  * A local-form problem (u = W r + q) is taken when W is symmetric positive semidefinite, as the
  * global problem M = I_k, H = (P L)^T, f = 0, w = q with P^T W P = L L^T (pivoted Cholesky,
  * rank k): then H^T M^-1 H = W and H^T M^-1 f + w = q, the only data the contact answer (r, u)
@@ -15,8 +16,16 @@
 #include <stddef.h>
 
 #include "solver/coulomb.h"
+#include "solver/ncp.h"
 #include "solver/sap.h"
 #include "solver/types.h"
+
+/* Largest relative asymmetry |W - W^T|_F / |W|_F of a local W that is taken, as its symmetric
+ * part (W + W^T) / 2. Measured on ../shared/fclib: Rover1039 2.0e-5, Rover4609 3.1e-5,
+ * OneObject 4.3e-5, Capsules-i125 3.4e-4, Capsules-i122 4.4e-4; the other local files <= 7e-14.
+ * These come from Siconos' Bullet-built problems, whose W is formed in single precision or
+ * from inconsistent contact frames; beyond 1e-3 W is too far from any Delassus matrix. */
+#define FCLIB_IO_ASYMMETRY_MAX 1e-3
 
 struct fclib_global;
 struct fclib_local;
@@ -37,6 +46,10 @@ typedef struct fclib_io_problem {
     int nc;            /* contacts (3 unknowns each) */
     int nv;            /* global: degrees of freedom (size of M); local: k = rank W */
     bool m_mirrored;   /* M (global) or W (local) was stored as one triangle */
+    double asymmetry;  /* local: |W - W^T|_F / |W|_F as stored (0 when symmetric) */
+    bool symmetrized;  /* local: W was replaced by (W + W^T) / 2 and differs from it by more
+                        * than rounding (asymmetry > 1e-12) */
+    double *w_dense;   /* local: W [3 nc x 3 nc] column-major, symmetric (what ncp solves) */
     cs_sap_global g;   /* the problem SAP solves */
     struct fclib_global *raw;      /* libfclib's copy, written back by fclib_io_write_solution */
     struct fclib_local *raw_local; /* the same for the local form */
@@ -46,9 +59,11 @@ typedef struct fclib_io_problem {
 
 /* Reads the FCLIB file at path. libfclib exits the process on any HDF5 error, so the layout is
  * checked first (groups, datasets, their types and lengths), then the data (indices in range,
- * finite values, mu >= 0, M or W symmetric, W positive semidefinite). Returns 0, or -1 with err
- * set to "PATH: what is wrong" (missing file, not HDF5, not FCLIB, 2-D, with equality
- * constraints G or V/R, malformed data, a local W SAP cannot take). */
+ * finite values, mu >= 0, M symmetric, W symmetric up to FCLIB_IO_ASYMMETRY_MAX (then
+ * symmetrized), W positive semidefinite). Returns 0; -1 with err set to "PATH: what is wrong"
+ * when the file cannot be used (missing, not HDF5, not FCLIB, 2-D, with equality constraints G
+ * or V/R, a malformed layout, out of memory); -2 when it is a readable FCLIB problem whose data
+ * is refused (non-finite, index out of range, mu < 0, M or W not symmetric, W not PSD). */
 int fclib_io_load(const char *path, fclib_io_problem *ret, char *err, size_t errlen);
 
 /* Frees what fclib_io_load allocated; accepts a zeroed problem. */
@@ -61,7 +76,9 @@ typedef struct fclib_io_result {
     int64_t solve_ns;       /* wall time of the solver call, CLOCK_MONOTONIC */
     double *v, *r, *u;      /* [nv], [3 nc], [3 nc]: the solver's answer */
     cs_coulomb_error error; /* Siconos' residual of the answer: gfc3d (global form) of (v, r),
-                             * or fc3d (local form) of r with u = W r + q (momentum 0 there) */
+                             * or fc3d (local form) of r with u = W r + q (momentum 0 there),
+                             * W as stored in the file */
+    cs_ncp_info ncp;        /* fclib_io_solve_ncp: iterations and the residual of eq. 15 */
 } fclib_io_result;
 
 /* Solves p with SAP under opt (solver ignored) and scores the answer with Siconos' residual for
@@ -70,6 +87,13 @@ typedef struct fclib_io_result {
  * memory is short (err set). */
 int fclib_io_solve(const fclib_io_problem *p, const cs_options *opt, fclib_io_result *ret,
                    char *err, size_t errlen);
+
+/* Solves the local problem p with ncp (cs_ncp_delassus on the symmetric dense W, b = q, cold)
+ * under opt's deadline and scores it as fclib_io_solve does. ret->v is NULL (the local form has
+ * no v); ret->u = W r + q with the file's W. Returns 0 (ret->status says how the solve went), or
+ * -1 with err set for a global-form p or when memory is short. */
+int fclib_io_solve_ncp(const fclib_io_problem *p, const cs_options *opt, fclib_io_result *ret,
+                       char *err, size_t errlen);
 
 /* Frees ret's arrays; accepts a zeroed result. */
 void fclib_io_result_free(fclib_io_result *ret);

@@ -10,10 +10,12 @@
 #include "solver/dantzig.h"
 #include "solver/lemke_contact.h"
 #include "solver/lemke_structural.h"
+#include "solver/ncp.h"
 #include "solver/sap.h"
 
 /* Indexed by cs_solver. The pivoting solvers solve Coulomb's law on the d-sided pyramid (Lloyd
- * 2005 eq. 6); SAP its regularized cone (Castro et al. 2022). */
+ * 2005 eq. 6); SAP its regularized cone (Castro et al. 2022); ncp the exact cone (Todorov
+ * 2010). */
 static const cs__solver_desc table[] = {
     [CS_SOLVER_DEFAULT] = {.solver = CS_SOLVER_DEFAULT, .name = "default"},
     [CS_SOLVER_DANTZIG] = {.solver = CS_SOLVER_DANTZIG, .name = "dantzig",
@@ -34,6 +36,9 @@ static const cs__solver_desc table[] = {
     [CS_SOLVER_SAP] = {.solver = CS_SOLVER_SAP, .name = "sap", .friction = CS__FRICTION_CONE,
                        .regularized = true, .iterates = true, .warm = CS__WARM_ANSWER,
                        .size = cs_sap_size, .run = cs__sap_run, .warm_up = cs__sap_warm_up},
+    [CS_SOLVER_NCP] = {.solver = CS_SOLVER_NCP, .name = "ncp", .friction = CS__FRICTION_CONE,
+                       .delassus_rows = 3, .warm = CS__WARM_ANSWER, .size = cs__ncp_run_size,
+                       .run = cs__ncp_run},
 };
 
 // A value without a row would read as "not in this build"; one beyond the enum could never run.

@@ -35,9 +35,10 @@ typedef enum cs_solver {
     CS_SOLVER_LEMKE_STRUCTURAL = 3,
     CS_SOLVER_LEMKE_STANDARD = 4,
     CS_SOLVER_SAP = 5,
+    CS_SOLVER_NCP = 6,
 } cs_solver;
 
-#define CS_SOLVER_COUNT 6
+#define CS_SOLVER_COUNT 7
 
 /* "dantzig", "lemke", "lemke-structural", "lemke-standard", "sap"; "default" for 0, NULL when
  * out of range. */

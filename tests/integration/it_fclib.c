@@ -2,8 +2,10 @@
 /* End to end: the contactctl binary on FCLIB files (no daemon: `fclib` solves in-process).
  * `contactctl fclib FILE --json --write-solution OUT` prints every field with the values of the
  * problem, and the residual it prints is the one of the (v, r) it wrote, read back with
- * libfclib; a local-form file whose W is not symmetric, a missing file, a file that is not
- * FCLIB and an unwritable output are refused with a message naming them and exit status 2.
+ * libfclib; `--solver ncp` solves a local-form file; a slightly asymmetric local W is solved with
+ * a note, one far from symmetric is refused as a data error (exit 1); a missing file, a file that
+ * is not FCLIB, ncp on a global-form file and an unwritable output are refused with a message
+ * naming them and exit status 2.
  * Argument: the contactctl executable. */
 #include <math.h>
 #include <stdio.h>
@@ -126,16 +128,60 @@ static void text_output_is_one_row(void **state) {
     assert_non_null(strstr(row, "converged"));
 }
 
+/* ncp on a local file: the JSON names it, converged to Siconos' residual at rounding (the
+ * BoxesStack1 W is symmetric), with the residual of eq. 15. */
+static void ncp_on_local_form(void **state) {
+    (void)state;
+    char args[1024];
+    snprintf(args, sizeof args, "fclib '%s' --solver ncp --json",
+             t_shared_path("fclib/BoxesStack/BoxesStack1-i100000-32.hdf5"));
+    const int st = run(args);
+    if (st != 0) {
+        fail_msg("exit %d: %s", st, err);
+    }
+    cJSON *j = cJSON_Parse(out);
+    if (!j) {
+        fail_msg("contactctl printed no JSON: %s", out);
+    }
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "solver")), "ncp");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "form")), "local");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")), "converged");
+    assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(j, "contacts")), 52);
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(j, "residual")) < 1e-12);
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(j, "residualNcp")) <= 1e-10);
+    assert_string_equal(err, "");
+    cJSON_Delete(j);
+}
+
 static void refusals(void **state) {
     (void)state;
     char args[1024];
-    // A local form SAP cannot take: named with the reason, nothing on stdout.
-    const char *rover = t_shared_path("fclib/Rover/Rover1039.hdf5");
+    // Rover's W is 2e-5 from symmetric: solved as its symmetric part, with a note.
+    const char *rover = t_shared_path("fclib/Rover/Rover4609.hdf5");
     snprintf(args, sizeof args, "fclib '%s' --json", rover);
-    assert_int_equal(run(args), 2);
+    assert_int_equal(run(args), 0);
     assert_non_null(strstr(err, rover));
+    assert_non_null(strstr(err, "note"));
+    assert_non_null(strstr(err, "(W + W^T) / 2"));
+    // One far from symmetric (W_10 = 0.01, W_01 = 0: 2.4e-3 of |W|_F): a data error, exit 1.
+    static int wp[4] = {0, 2, 4, 5}, wi[5] = {0, 1, 0, 1, 2};
+    static double wx[5] = {2, 0.01, 0, 2, 1};
+    double q[3] = {-1, 0, 0}, mu = 0.5;
+    struct fclib_matrix W = {.nzmax = 5, .m = 3, .n = 3, .p = wp, .i = wi, .x = wx, .nz = -1};
+    struct fclib_local l = {.W = &W, .mu = &mu, .q = q, .spacedim = 3};
+    char asym[128];
+    snprintf(asym, sizeof asym, "%s/asymmetric.hdf5", tmpdir);
+    assert_int_equal(fclib_write_local(&l, asym), 1);
+    snprintf(args, sizeof args, "fclib '%s' --solver ncp", asym);
+    assert_int_equal(run(args), 1);
+    assert_non_null(strstr(err, asym));
     assert_non_null(strstr(err, "W is not symmetric"));
     assert_string_equal(out, "");
+    // ncp takes the local form only.
+    snprintf(args, sizeof args, "fclib '%s' --solver ncp",
+             t_shared_path("fclib/LMGC_CubeH8/CubeH8.hdf5"));
+    assert_int_equal(run(args), 2);
+    assert_non_null(strstr(err, "local form"));
     // Missing file, not FCLIB, missing output directory.
     snprintf(args, sizeof args, "fclib '%s/none.hdf5'", tmpdir);
     assert_int_equal(run(args), 2);
@@ -158,6 +204,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(json_fields_and_written_solution),
         cmocka_unit_test(text_output_is_one_row),
+        cmocka_unit_test(ncp_on_local_form),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

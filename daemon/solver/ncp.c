@@ -1,0 +1,788 @@
+/* SPDX-License-Identifier: MIT */
+/* Implicit nonlinear complementarity (Todorov 2010), on the Delassus form u = W lambda + b.
+ *
+ * THE PROBLEM. Per contact i, impulse f = (f_n, f_t) and velocity v = (v_n, v_t) with
+ * f_n >= 0 perp v_n >= 0 (eq. 6, the bias already in b: the paper's eq. 11 with its b = 0),
+ * |f_t| <= mu f_n, and f_t = -mu f_n v_t / |v_t| when v_t != 0 (eq. 7), coupled by
+ * v = W f + b (eq. 1).
+ *
+ * THE MAPS. One unconstrained x = (x_n, x_t) per contact encodes both (eqs. 10, 12, 13):
+ *     f_n = max(0, -x_n),  s = min(1, mu f_n / |x_t|),  f_t = -s x_t,  v = f + x  (eq. 14),
+ * so every x satisfies the contact law, and the problem is the root of
+ *     r(x) = (W - I) f(x) - x + b                                                   (eq. 15).
+ * Per contact x lies in one of three regions: break (x_n >= 0: f = 0), stick (|x_t| <=
+ * -mu x_n: f = -x, v = 0) and slip (f on the cone's surface, v_t parallel to x_t). f is linear in
+ * the first two; on the boundaries (the plane x_n = 0 and the cone |x_t| = -mu x_n, the
+ * "edges") r is not differentiable.
+ *
+ * THE ALGORITHM. Gauss-Newton on l = |r|^2 / 2 (section III-A), with J = W D - V, D = df/dx and
+ * V = D + I block diagonal (3 x 3 per contact):
+ *  - Jacobian on an edge (section III-B, eqs. 25, 26): with d the edge's normal into side 1,
+ *    delta_1 = r^T J_1 d and delta_2 = -r^T J_2 d. When either is negative the side of steeper
+ *    descent gives the block; else the edge is active and the block is the blend
+ *    (delta_2 J_1 + delta_1 J_2) / (delta_1 + delta_2), and trial points are projected back
+ *    onto that edge (section III-D; the cone's projection in closed form).
+ *  - Newton point x_N = x + dx with ((W + lambda I) D - V) dx = -r: Levenberg's damping put on
+ *    the force update (the stick block is -(W + lambda I)). The paper damps J^T J + lambda I;
+ *    forming J^T J costs a product of order (3 nc)^3 per iteration and squares the condition of
+ *    W, while this system keeps W's own, eliminates separating contacts (D = 0 there, so their
+ *    dx follows from the others'), and is symmetric positive definite when every other contact
+ *    sticks (Cholesky), else solved by LU. x_N is taken when l falls by at least half of what
+ *    the model l + g^T e + e^T (J^T J + lambda I) e / 2 predicts (eq. 23), and lambda shrinks.
+ *  - Otherwise lambda grows and the dogleg x -> x_C -> x_N is searched, x_C the Cauchy point
+ *    (eq. 24). Each leg is cut where a contact crosses an edge (section III-C; eq. 27 for the
+ *    cone), those points are tried (so the search can stop on an edge), and in each piece the
+ *    minimum of the parabola through its ends and middle (the paper uses a cubic).
+ * Start: the warm start's x = (W lambda0 + b) - lambda0, exact for an unchanged problem, or the
+ * paper's stick assumption (section III-F) v = 0, f = -(W + lambda I)^-1 b, x = -f: for the
+ * small lambda used that is W's minimum-norm solution, so coplanar contacts share a load evenly.
+ *
+ * TERMINATION. Every accepted step lowers l (so the iterate is always the best one); at most
+ * max_iterations iterations, each with one factorization and a line search of at most
+ * 2 (3 CROSS_MAX + 2) evaluations. No descent with lambda at its cap: a local minimum, CS_RAY.
+ *
+ * DEADLINE. Read before each iteration and, through a meter, inside the products with W and the
+ * factorizations (deadline.h). */
+#include "solver/ncp.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "solver/deadline.h"
+#include "solver/linalg.h"
+#include "solver/sap_core.h"
+#include "solver/warmstart.h"
+#include "solver/workspace.h"
+
+extern void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info);
+extern void dgetrs_(const char *trans, const int *n, const int *nrhs, const double *a,
+                    const int *lda, const int *ipiv, double *b, const int *ldb, int *info);
+
+#define TOL_DEFAULT 1e-10
+#define MAX_IT_DEFAULT 50
+/* Damping relative to max diag W: small enough that a Newton step is exact to ~1e-10 on the
+ * stiff directions of a rank-deficient W, large enough that W + lambda I factors (rounding in a
+ * Cholesky of W is ~1e-16 of its scale); the cap makes the step a gradient step of ~1e-8. */
+#define LM_INIT 1e-10
+#define LM_MIN 1e-12
+#define LM_MAX 1e8
+/* The paper's acceptance: actual decrease >= half the predicted one. */
+#define ACCEPT 0.5
+/* A contact within this fraction of its |x| of an edge is on it (the line search puts points
+ * on edges to rounding, ~1e-16). */
+#define EDGE_TOL 1e-12
+/* Edge crossings kept per dogleg leg (one per bin of equal width), which bounds its cost. */
+#define CROSS_MAX 8
+/* LU orders from which LAPACK's blocked dgetrf beats the plain kernel (cf. sap_core.c's
+ * Cholesky threshold, measured on the CI machine), when no deadline must be kept. */
+#define LU_LAPACK_MIN 384
+
+enum { BREAK = 0, STICK = 1, SLIP = 2 };
+enum { EDGE_NONE = 0, EDGE_PLANE = 1, EDGE_CONE = 2 };
+
+typedef struct ncp {
+    int nc, n, ldw;
+    const double *W, *b, *mu;
+    double lam;            /* absolute damping */
+    double *K;             /* [n x n] Newton matrix of the active contacts, factor in place */
+    double *x, *f, *r;     /* [n] iterate, f(x), r(x) */
+    double *xn, *ft, *rt;  /* [n] Newton point and its f, r */
+    double *a, *g;         /* [n] W^T r, J^T r */
+    double *dx, *y, *z;    /* [n] step; D times a vector; W times that */
+    double *rhs;           /* [n] compressed right-hand side */
+    double *je;            /* [n] J e */
+    double *xc, *xb, *xt;  /* [n] Cauchy point, best and trial point of the line search */
+    double *D, *V;         /* [9 nc] row-major blocks */
+    double *cross;         /* [CROSS_MAX] crossing parameters of a leg */
+    int *cross_id;         /* [CROSS_MAX] contact 2 k + (cone ? 1 : 0) */
+    int *act;              /* [nc] contacts with D != 0 */
+    int *piv;              /* [n] */
+    unsigned char *edge;   /* [nc] active edge of each contact */
+    unsigned char *stick;  /* [nc] pure stick block (D = -I, V = 0) */
+    cs__meter meter;
+} ncp;
+
+/* Lays P's arrays out from base (NULL: only counts). Returns the bytes. */
+static size_t layout(ncp *P, unsigned char *base, int nc) {
+    const size_t n = 3 * (size_t)nc;
+    size_t off = 0;
+#define TAKE(field, count)                                                                       \
+    (P->field = (void *)(base ? base + off : NULL),                                              \
+     off += cs__ws_bytes((size_t)(count) * sizeof *P->field))
+    TAKE(K, n * n);
+    TAKE(x, n), TAKE(f, n), TAKE(r, n), TAKE(xn, n), TAKE(ft, n), TAKE(rt, n);
+    TAKE(a, n), TAKE(g, n), TAKE(dx, n), TAKE(y, n), TAKE(z, n), TAKE(rhs, n), TAKE(je, n);
+    TAKE(xc, n), TAKE(xb, n), TAKE(xt, n);
+    TAKE(D, 9 * (size_t)nc), TAKE(V, 9 * (size_t)nc);
+    TAKE(cross, CROSS_MAX), TAKE(cross_id, CROSS_MAX);
+    TAKE(act, nc), TAKE(piv, n), TAKE(edge, nc), TAKE(stick, nc);
+#undef TAKE
+    return off;
+}
+
+size_t cs_ncp_delassus_size(int nc) {
+    ncp P;
+    return layout(&P, NULL, nc);
+}
+
+/* ---- the maps (eqs. 10, 12, 13) --------------------------------------------------------- */
+
+static void contact_force(double mu, const double *x, double *f) {
+    const double fn = x[0] < 0 ? -x[0] : 0, t = hypot(x[1], x[2]);
+    // Inside the cone: stick, f_t = -x_t; outside, scaled onto it (t > mu fn >= 0 there).
+    const double s = t <= mu * fn ? 1 : mu * fn / t;
+    f[0] = fn;
+    f[1] = -s * x[1];
+    f[2] = -s * x[2];
+}
+
+static int region_of(double mu, const double *x) {
+    if (x[0] >= 0)
+        return BREAK;
+    // mu = 0 slides everywhere: f_t is identically zero, and so is its derivative.
+    return mu > 0 && hypot(x[1], x[2]) <= -mu * x[0] ? STICK : SLIP;
+}
+
+/* D = df/dx and V = D + I of region at x (the region's formula, continued up to its edges). */
+static void blocks(int region, double mu, const double *x, double *D, double *V) {
+    memset(D, 0, 9 * sizeof(double));
+    if (region == STICK) {
+        D[0] = D[4] = D[8] = -1;
+    } else if (region == SLIP) {
+        // f_t = mu x_n t_hat: d/dx_n = mu t_hat, d/dx_t = -s (I - t_hat t_hat^T).
+        const double t = hypot(x[1], x[2]);
+        const double h1 = t > 0 ? x[1] / t : 0, h2 = t > 0 ? x[2] / t : 0;
+        const double s = t > 0 ? mu * fmax(0.0, -x[0]) / t : 0;
+        D[0] = -1;
+        D[3] = mu * h1, D[4] = -s * (1 - h1 * h1), D[5] = s * h1 * h2;
+        D[6] = mu * h2, D[7] = s * h1 * h2, D[8] = -s * (1 - h2 * h2);
+    }
+    for (int k = 0; k < 9; k++)
+        V[k] = D[k] + (k % 4 == 0);
+}
+
+/* out = W y over the contacts whose block of y is non-zero (separating contacts add nothing).
+ * Returns the largest |out_i|. */
+static double w_mul(ncp *P, const double *y, double *out) {
+    const int n = P->n;
+    memset(out, 0, (size_t)n * sizeof(double));
+    int cols = 0;
+    for (int j = 0; j < n; j++) {
+        const double c = y[j];
+        if (c == 0)
+            continue;
+        const double *w = P->W + (size_t)j * P->ldw;
+        for (int i = 0; i < n; i++)
+            out[i] += c * w[i];
+        cols++;
+    }
+    cs__meter_add(&P->meter, (int64_t)cols * n);
+    double m = 0;
+    for (int i = 0; i < n; i++)
+        m = fmax(m, fabs(out[i]));
+    return m;
+}
+
+/* f = f(x), r = r(x) (eq. 15); returns l = |r|^2 / 2 and *ret_res = the relative residual. */
+static double eval(ncp *P, const double *x, double *f, double *r, double *ret_res) {
+    for (int i = 0; i < P->nc; i++)
+        contact_force(P->mu[i], x + 3 * i, f + 3 * i);
+    double scale = w_mul(P, f, r), rmax = 0, l = 0;
+    for (int i = 0; i < P->n; i++) {
+        r[i] += P->b[i] - f[i] - x[i];
+        rmax = fmax(rmax, fabs(r[i]));
+        l += r[i] * r[i];
+        scale = fmax(scale, fabs(P->b[i]));
+    }
+    if (ret_res)
+        *ret_res = scale > 0 ? rmax / scale : rmax;
+    return l / 2;
+}
+
+/* out = J e = W (D e) - V e. */
+static void j_mul(ncp *P, const double *e, double *out) {
+    for (int k = 0; k < P->nc; k++)
+        cs_mat3_vec(P->y + 3 * k, P->D + 9 * k, e + 3 * k);
+    w_mul(P, P->y, out);
+    for (int k = 0; k < P->nc; k++) {
+        double ve[3];
+        cs_mat3_vec(ve, P->V + 9 * k, e + 3 * k);
+        for (int c = 0; c < 3; c++)
+            out[3 * k + c] -= ve[c];
+    }
+}
+
+static double dot(int n, const double *u, const double *v) {
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += u[i] * v[i];
+    return s;
+}
+
+/* ---- the Jacobian and its edges (section III-B) ------------------------------------------ */
+
+/* r^T J d for contact k's column block with blocks (D, V): a_k^T D d - r_k^T V d. */
+static double edge_slope(const double *ak, const double *rk, const double *D, const double *V,
+                         const double d[3]) {
+    double Dd[3], Vd[3];
+    cs_mat3_vec(Dd, D, d);
+    cs_mat3_vec(Vd, V, d);
+    return cs_dot3(ak, Dd) - cs_dot3(rk, Vd);
+}
+
+/* D, V, the active edges and g = J^T r at P->x (r current). */
+static void linearize(ncp *P) {
+    const int n = P->n;
+    // a = W^T r, one dot product per column.
+    for (int j = 0; j < n; j++)
+        P->a[j] = dot(n, P->W + (size_t)j * P->ldw, P->r);
+    cs__meter_add(&P->meter, (int64_t)n * n);
+    for (int k = 0; k < P->nc; k++) {
+        const double *x = P->x + 3 * k, mu = P->mu[k];
+        double *D = P->D + 9 * k, *V = P->V + 9 * k;
+        const double t = hypot(x[1], x[2]), tol = EDGE_TOL * (fabs(x[0]) + t);
+        int side1 = -1, side2 = -1;
+        double d[3] = {0};
+        P->edge[k] = EDGE_NONE;
+        if (fabs(x[0]) <= tol) {
+            // The plane: break above; below, stick at the apex, else slip (f_n = 0 there).
+            side1 = BREAK, side2 = mu > 0 && t == 0 ? STICK : SLIP;
+            d[0] = 1;
+        } else if (x[0] < 0 && mu > 0 && t > 0 && fabs(t + mu * x[0]) <= tol) {
+            // The cone: slip outside (normal (mu, t_hat) / |.|), stick inside.
+            side1 = SLIP, side2 = STICK;
+            const double c = 1 / sqrt(1 + mu * mu);
+            d[0] = mu * c, d[1] = x[1] / t * c, d[2] = x[2] / t * c;
+        }
+        if (side1 < 0) {
+            blocks(region_of(mu, x), mu, x, D, V);
+        } else {
+            double D1[9], V1[9], D2[9], V2[9];
+            blocks(side1, mu, x, D1, V1);
+            blocks(side2, mu, x, D2, V2);
+            const double d1 = edge_slope(P->a + 3 * k, P->r + 3 * k, D1, V1, d);
+            const double d2 = -edge_slope(P->a + 3 * k, P->r + 3 * k, D2, V2, d);
+            if (d1 < 0 || d2 < 0) {
+                // l falls off the edge: the side of steeper descent.
+                memcpy(D, d1 <= d2 ? D1 : D2, sizeof D1);
+                memcpy(V, d1 <= d2 ? V1 : V2, sizeof V1);
+            } else {
+                // Active edge: eq. 26, the element of the sub-differential with g in the edge.
+                const double w1 = d1 + d2 > 0 ? d2 / (d1 + d2) : 0.5, w2 = 1 - w1;
+                for (int q = 0; q < 9; q++) {
+                    D[q] = w1 * D1[q] + w2 * D2[q];
+                    V[q] = w1 * V1[q] + w2 * V2[q];
+                }
+                P->edge[k] = side2 == STICK && side1 == SLIP ? EDGE_CONE : EDGE_PLANE;
+            }
+        }
+        P->stick[k] = D[0] == -1 && D[4] == -1 && D[8] == -1 && D[1] == 0 && D[2] == 0 &&
+                      D[3] == 0 && D[5] == 0 && D[6] == 0 && D[7] == 0;
+        // g_k = D^T a_k - V^T r_k.
+        for (int c = 0; c < 3; c++)
+            P->g[3 * k + c] = D[c] * P->a[3 * k] + D[3 + c] * P->a[3 * k + 1] +
+                              D[6 + c] * P->a[3 * k + 2] - V[c] * P->r[3 * k] -
+                              V[3 + c] * P->r[3 * k + 1] - V[6 + c] * P->r[3 * k + 2];
+    }
+}
+
+/* Puts the contacts with an active edge back on it (section III-D): the plane's x_n = 0; the
+ * cone's nearest point, in the plane of (x_n, |x_t|) the projection on the ray (-1, mu). */
+static void project_edges(const ncp *P, double *x) {
+    for (int k = 0; k < P->nc; k++) {
+        double *xk = x + 3 * k;
+        if (P->edge[k] == EDGE_PLANE) {
+            xk[0] = 0;
+        } else if (P->edge[k] == EDGE_CONE) {
+            const double mu = P->mu[k], t = hypot(xk[1], xk[2]), c = 1 / sqrt(1 + mu * mu);
+            const double p = fmax(0.0, (-xk[0] + mu * t) * c);
+            if (t > 0) {
+                xk[0] = -p * c;
+                xk[1] *= mu * p * c / t;
+                xk[2] *= mu * p * c / t;
+            }
+        }
+    }
+}
+
+/* ---- the Newton point -------------------------------------------------------------------- */
+
+/* Solves the system of K (order m, factored in place) for rhs; symmetric: Cholesky, else LU.
+ * Returns 0, -1 (singular) or 1 (deadline). */
+static int factor_solve(ncp *P, int m, bool symmetric, double *rhs) {
+    if (symmetric) {
+        const int c = cs__sap_chol(m, P->K, &P->meter);
+        if (c != 0)
+            return c;
+        cs__sap_chol_solve(m, P->K, 1, rhs, &P->meter);
+    } else if (m >= LU_LAPACK_MIN && !cs__meter_armed(&P->meter)) {
+        int info = 0, one = 1;
+        dgetrf_(&m, &m, P->K, &m, P->piv, &info);
+        if (info != 0)
+            return -1;
+        dgetrs_("N", &m, &one, P->K, &m, P->piv, rhs, &m, &info);
+    } else {
+        double growth;
+        const int c = cs_lu_factor(m, P->K, m, P->piv, &growth, &P->meter);
+        if (c != 0)
+            return c;
+        cs_lu_solve(m, P->K, m, P->piv, rhs, &P->meter);
+    }
+    return P->meter.passed ? 1 : 0;
+}
+
+/* dx from ((W + lam I) D - V) dx = -r over the contacts with D != 0; the others (D = 0, V = I)
+ * then have dx_k = r_k + (W D dx)_k. Returns factor_solve()'s code. */
+static int newton(ncp *P) {
+    int na = 0;
+    bool symmetric = true;
+    for (int k = 0; k < P->nc; k++) {
+        const double *D = P->D + 9 * k;
+        bool zero = true;
+        for (int q = 0; q < 9; q++)
+            zero = zero && D[q] == 0;
+        if (!zero) {
+            P->act[na++] = k;
+            symmetric = symmetric && P->stick[k];
+        }
+    }
+    const int m = 3 * na;
+    const double lam = P->lam;
+    for (int q = 0; q < na; q++) {
+        const int j = P->act[q];
+        const double *Dj = P->D + 9 * j, *Vj = P->V + 9 * j;
+        const double *w0 = P->W + (size_t)3 * j * P->ldw, *w1 = w0 + P->ldw, *w2 = w1 + P->ldw;
+        for (int c = 0; c < 3; c++) {
+            double *col = P->K + (size_t)(3 * q + c) * m;
+            if (symmetric) {
+                // Every active contact sticks: K = W_AA + lam I, rhs r (the sign folded in).
+                const double *w = c == 0 ? w0 : c == 1 ? w1 : w2;
+                for (int p = 0; p < na; p++)
+                    for (int l = 0; l < 3; l++)
+                        col[3 * p + l] = w[3 * P->act[p] + l];
+                col[3 * q + c] += lam;
+            } else {
+                const double d0 = Dj[c], d1 = Dj[3 + c], d2 = Dj[6 + c];
+                for (int p = 0; p < na; p++)
+                    for (int l = 0; l < 3; l++) {
+                        const int i = 3 * P->act[p] + l;
+                        col[3 * p + l] = d0 * w0[i] + d1 * w1[i] + d2 * w2[i];
+                    }
+                for (int l = 0; l < 3; l++)
+                    col[3 * q + l] += lam * Dj[3 * l + c] - Vj[3 * l + c];
+            }
+        }
+        if (cs__meter_add(&P->meter, 3 * (int64_t)m))
+            return 1;
+    }
+    for (int q = 0; q < na; q++)
+        for (int l = 0; l < 3; l++)
+            P->rhs[3 * q + l] = symmetric ? P->r[3 * P->act[q] + l] : -P->r[3 * P->act[q] + l];
+    const int s = factor_solve(P, m, symmetric, P->rhs);
+    if (s != 0)
+        return s;
+    memset(P->dx, 0, (size_t)P->n * sizeof(double));
+    for (int q = 0; q < na; q++)
+        for (int l = 0; l < 3; l++)
+            P->dx[3 * P->act[q] + l] = P->rhs[3 * q + l];
+    for (int k = 0; k < P->nc; k++)
+        cs_mat3_vec(P->y + 3 * k, P->D + 9 * k, P->dx + 3 * k);
+    w_mul(P, P->y, P->z);
+    for (int k = 0; k < P->nc; k++) {
+        const double *D = P->D + 9 * k;
+        bool zero = true;
+        for (int q = 0; q < 9; q++)
+            zero = zero && D[q] == 0;
+        if (zero)
+            for (int l = 0; l < 3; l++)
+                P->dx[3 * k + l] = P->r[3 * k + l] + P->z[3 * k + l];
+    }
+    return 0;
+}
+
+/* l(x) - (model at x + e) of eq. 23: -(g^T e + |J e|^2 / 2 + lam |e|^2 / 2). je: J e. */
+static double predicted(const ncp *P, const double *e, const double *je) {
+    double ge = 0, jj = 0, ee = 0;
+    for (int i = 0; i < P->n; i++) {
+        ge += P->r[i] * je[i];
+        jj += je[i] * je[i];
+        ee += e[i] * e[i];
+    }
+    return -(ge + jj / 2 + P->lam * ee / 2);
+}
+
+/* ---- the dogleg search (section III-C) --------------------------------------------------- */
+
+/* Parameters in (0, 1) where contact k's x(alpha) = p + alpha u crosses the plane or the cone
+ * (eq. 27), kept one per bin of width 1 / CROSS_MAX (the first in each), in increasing order.
+ * Returns how many. */
+static int crossings(ncp *P, const double *p, const double *u) {
+    for (int q = 0; q < CROSS_MAX; q++)
+        P->cross[q] = -1;
+    for (int k = 0; k < P->nc; k++) {
+        const double *pk = p + 3 * k, *uk = u + 3 * k, mu = P->mu[k];
+        double al[3];
+        int type[3], na = 0;
+        if (pk[0] != 0 && uk[0] != 0)
+            al[na] = -pk[0] / uk[0], type[na++] = 0;
+        if (mu > 0) {
+            // mu^2 (p_n + alpha u_n)^2 = |p_t + alpha u_t|^2.
+            const double A = mu * mu * uk[0] * uk[0] - uk[1] * uk[1] - uk[2] * uk[2];
+            const double B = 2 * (mu * mu * pk[0] * uk[0] - pk[1] * uk[1] - pk[2] * uk[2]);
+            const double C = mu * mu * pk[0] * pk[0] - pk[1] * pk[1] - pk[2] * pk[2];
+            const double disc = B * B - 4 * A * C;
+            if (A != 0 && disc >= 0) {
+                // The stable pair of roots.
+                const double q = -0.5 * (B + copysign(sqrt(disc), B));
+                if (q != 0)
+                    al[na] = C / q, type[na++] = 1;
+                al[na] = q / A, type[na++] = 1;
+            } else if (A == 0 && B != 0) {
+                al[na] = -C / B, type[na++] = 1;
+            }
+        }
+        for (int e = 0; e < na; e++) {
+            const double a = al[e];
+            // Only the lower nappe (x_n < 0) is an edge; 1e-12: a start on the edge itself.
+            if (!(a > 1e-12 && a < 1 - 1e-12) || (type[e] && pk[0] + a * uk[0] >= 0))
+                continue;
+            const int bin = (int)(a * CROSS_MAX);
+            if (P->cross[bin] < 0 || a < P->cross[bin])
+                P->cross[bin] = a, P->cross_id[bin] = 2 * k + type[e];
+        }
+    }
+    int nk = 0;
+    for (int q = 0; q < CROSS_MAX; q++)
+        if (P->cross[q] >= 0) {
+            P->cross[nk] = P->cross[q];
+            P->cross_id[nk++] = P->cross_id[q];
+        }
+    return nk;
+}
+
+/* Tries p + alpha u (with contact id put exactly on its edge, id >= 0); keeps it in xb when it
+ * beats *best. Returns l there. */
+static double try_point(ncp *P, const double *p, const double *u, double alpha, int id,
+                        double *best) {
+    for (int i = 0; i < P->n; i++)
+        P->xt[i] = p[i] + alpha * u[i];
+    if (id >= 0) {
+        const int k = id / 2;
+        double *xk = P->xt + 3 * k;
+        if (id % 2 == 0) {
+            xk[0] = 0;
+        } else {
+            const double mu = P->mu[k], t = hypot(xk[1], xk[2]);
+            if (t > 0 && xk[0] < 0) {
+                // Onto the cone along x_t's direction: |x_t| = -mu x_n.
+                xk[1] *= -mu * xk[0] / t;
+                xk[2] *= -mu * xk[0] / t;
+            }
+        }
+    }
+    const double l = eval(P, P->xt, P->ft, P->rt, NULL);
+    if (l < *best) {
+        *best = l;
+        memcpy(P->xb, P->xt, (size_t)P->n * sizeof(double));
+    }
+    return l;
+}
+
+/* Searches the segment p -> p + u: its edge crossings (each put exactly on its edge), and in
+ * each piece between them the minimum of the parabola through the piece's ends and middle.
+ * lp: l at p. Lower values than *best land in xb and *best. Returns l at p + u. */
+static double leg_search(ncp *P, const double *p, const double *u, double lp, double *best) {
+    const int nk = crossings(P, p, u);
+    double a0 = 0, l_a0 = lp;
+    for (int s = 0; s <= nk && !P->meter.passed; s++) {
+        const double a1 = s < nk ? P->cross[s] : 1;
+        const double l1 = try_point(P, p, u, a1, s < nk ? P->cross_id[s] : -1, best);
+        const double lm = try_point(P, p, u, (a0 + a1) / 2, -1, best);
+        const double A = 2 * (l_a0 + l1 - 2 * lm), B = l1 - l_a0 - A;
+        if (A > 0 && -B / (2 * A) > 0 && -B / (2 * A) < 1)
+            try_point(P, p, u, a0 + (a1 - a0) * (-B / (2 * A)), -1, best);
+        a0 = a1, l_a0 = l1;
+    }
+    return l_a0;
+}
+
+/* The dogleg x -> xc -> xn (xn absent: the first leg only). Returns the lowest l found (in xb),
+ * l0 when nothing beats x. */
+static double dogleg_search(ncp *P, double l0, bool two_legs) {
+    double best = l0;
+    double *u = P->y; // the leg's direction (y is free here)
+    for (int i = 0; i < P->n; i++)
+        u[i] = P->xc[i] - P->x[i];
+    const double lc = leg_search(P, P->x, u, l0, &best);
+    if (two_legs) {
+        for (int i = 0; i < P->n; i++)
+            u[i] = P->xn[i] - P->xc[i];
+        leg_search(P, P->xc, u, lc, &best);
+    }
+    return best;
+}
+
+/* ---- the solve --------------------------------------------------------------------------- */
+
+/* The paper's start (section III-F): all contacts stick, v = 0, W f = -b, x = -f, solved as
+ * x = (W + lam I)^-1 b and refined twice with the same factor (iterated Tikhonov: the error on
+ * W's range falls by lam / sigma each time, and the answer stays W's minimum-norm solution, so
+ * coplanar contacts share a load evenly). Returns 0, or 1 when the deadline passed (x
+ * untouched) or -1 when W + lam I does not factor even with lam raised to its cap. */
+static int stick_start(ncp *P) {
+    const int n = P->n;
+    for (double lam = P->lam; lam <= LM_MAX * P->lam / LM_INIT; lam *= 100) {
+        for (int j = 0; j < n; j++) {
+            memcpy(P->K + (size_t)j * n, P->W + (size_t)j * P->ldw, (size_t)n * sizeof(double));
+            P->K[(size_t)j * n + j] += lam;
+        }
+        memcpy(P->x, P->b, (size_t)n * sizeof(double));
+        const int c = factor_solve(P, n, true, P->x);
+        if (c > 0)
+            return 1;
+        if (c < 0)
+            continue;
+        for (int refine = 0; refine < 2; refine++) {
+            // x += (W + lam I)^-1 (b - W x).
+            w_mul(P, P->x, P->rhs);
+            for (int i = 0; i < n; i++)
+                P->rhs[i] = P->b[i] - P->rhs[i];
+            cs__sap_chol_solve(n, P->K, 1, P->rhs, &P->meter);
+            if (P->meter.passed)
+                return 1;
+            for (int i = 0; i < n; i++)
+                P->x[i] += P->rhs[i];
+        }
+        return 0;
+    }
+    return -1;
+}
+
+cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, const double *mu,
+                          const double *lambda0, const cs_ncp_params *prm, const cs_options *opt,
+                          void *scratch, double *lambda, cs_ncp_info *ret_info) {
+    cs_ncp_info info = {0};
+    const int n = 3 * nc;
+    // The data: finite, mu >= 0; the scale of the damping from W's diagonal.
+    double wscale = 0;
+    bool finite = true;
+    for (int j = 0; j < n; j++) {
+        for (int i = 0; i < n; i++)
+            finite = finite && isfinite(W[(size_t)j * ldw + i]);
+        finite = finite && isfinite(b[j]) && (!lambda0 || isfinite(lambda0[j]));
+        wscale = fmax(wscale, W[(size_t)j * ldw + j]);
+    }
+    for (int i = 0; i < nc; i++)
+        finite = finite && isfinite(mu[i]) && mu[i] >= 0;
+    if (!finite) {
+        if (ret_info)
+            *ret_info = info;
+        return CS_EINPUT;
+    }
+    if (nc == 0) {
+        if (ret_info)
+            *ret_info = info;
+        return CS_CONVERGED;
+    }
+    ncp P = {.nc = nc, .n = n, .ldw = ldw, .W = W, .b = b, .mu = mu,
+             .lam = LM_INIT * (wscale > 0 ? wscale : 1), .meter = cs__meter_start(opt)};
+    layout(&P, scratch, nc);
+    const double tol = prm && prm->tol > 0 ? prm->tol : TOL_DEFAULT;
+    const int max_it = prm && prm->max_iterations > 0 ? prm->max_iterations : MAX_IT_DEFAULT;
+    const double lam_min = LM_MIN / LM_INIT * P.lam, lam_max = LM_MAX / LM_INIT * P.lam;
+
+    // Start: x = W lambda0 + b - lambda0 (x = v - f, eq. 14), or the stick assumption; with no
+    // time for that, x = b (lambda0 = 0).
+    if (lambda0) {
+        w_mul(&P, lambda0, P.x);
+        for (int i = 0; i < n; i++)
+            P.x[i] += b[i] - lambda0[i];
+    } else if (cs__meter_check(&P.meter) || stick_start(&P) != 0) {
+        memcpy(P.x, b, (size_t)n * sizeof(double));
+    }
+    cs_status status = CS_MAXITER;
+    double res, l = eval(&P, P.x, P.f, P.r, &res);
+    if (!lambda0) {
+        // With b off W's range (gaps, separating contacts) the stick start grows like 1 / lam:
+        // then the no-impulse point x = (max(b_n, 0), b_t), r = (min(b_n, 0), 0, 0), is the
+        // better start. (Merely worse stick starts are kept: they start Newton in the right
+        // regions far more often.)
+        double l_free = 0;
+        for (int i = 0; i < nc; i++)
+            l_free += fmin(b[3 * i], 0.0) * fmin(b[3 * i], 0.0) / 2;
+        if (!(l <= 1e4 * l_free) && l > 0) {
+            for (int i = 0; i < n; i++)
+                P.x[i] = i % 3 ? b[i] : fmax(b[i], 0.0);
+            l = eval(&P, P.x, P.f, P.r, &res);
+        }
+    }
+    for (;;) {
+        if (res <= tol) {
+            status = CS_CONVERGED;
+            break;
+        }
+        if (info.iterations >= max_it) {
+            status = CS_MAXITER;
+            break;
+        }
+        if (cs__meter_check(&P.meter)) {
+            status = CS_DEADLINE;
+            break;
+        }
+        info.iterations++;
+        linearize(&P);
+        const int nw = newton(&P);
+        if (nw > 0) {
+            status = CS_DEADLINE;
+            break;
+        }
+        if (nw == 0) {
+            for (int i = 0; i < n; i++)
+                P.xn[i] = P.x[i] + P.dx[i];
+            project_edges(&P, P.xn);
+            for (int i = 0; i < n; i++)
+                P.dx[i] = P.xn[i] - P.x[i];
+            j_mul(&P, P.dx, P.je);
+            const double pred = predicted(&P, P.dx, P.je);
+            double rn;
+            const double ln = eval(&P, P.xn, P.ft, P.rt, &rn);
+            if (P.meter.passed) {
+                status = CS_DEADLINE;
+                break;
+            }
+            if (pred > 0 && l - ln >= ACCEPT * pred) {
+                // Take x_N: swap it in with its f and r.
+                double *t;
+                t = P.x, P.x = P.xn, P.xn = t;
+                t = P.f, P.f = P.ft, P.ft = t;
+                t = P.r, P.r = P.rt, P.rt = t;
+                l = ln, res = rn;
+                P.lam = fmax(P.lam / 10, lam_min);
+                info.newton++;
+                continue;
+            }
+        }
+        if (nw == 0) {
+            // x_N overshot (a contact changed region): search x -> x_N itself, on which l
+            // starts downhill (g^T dx = -|r|^2 - lam r^T D dx).
+            double best = l;
+            leg_search(&P, P.x, P.dx, l, &best);
+            if (P.meter.passed) {
+                status = CS_DEADLINE;
+                break;
+            }
+            if (best < (1 - 1e-3) * l) {
+                memcpy(P.x, P.xb, (size_t)n * sizeof(double));
+                l = eval(&P, P.x, P.f, P.r, &res);
+                continue;
+            }
+        }
+        P.lam = fmin(P.lam * 10, lam_max);
+        // The Cauchy point (eq. 24) with H = J^T J + lam I.
+        j_mul(&P, P.g, P.je);
+        const double gg = dot(n, P.g, P.g), den = dot(n, P.je, P.je) + P.lam * gg;
+        if (!(gg > 0) || !(den > 0)) {
+            status = CS_RAY;
+            break;
+        }
+        for (int i = 0; i < n; i++)
+            P.xc[i] = P.x[i] - P.g[i] * (gg / den);
+        project_edges(&P, P.xc);
+        const double lb = dogleg_search(&P, l, nw == 0);
+        if (P.meter.passed) {
+            status = CS_DEADLINE;
+            break;
+        }
+        if (lb < l) {
+            memcpy(P.x, P.xb, (size_t)n * sizeof(double));
+            l = eval(&P, P.x, P.f, P.r, &res);
+        } else if (P.lam >= lam_max) {
+            // No descent even along the gradient: a local minimum of l with r != 0.
+            status = CS_RAY;
+            break;
+        }
+    }
+    memcpy(lambda, P.f, (size_t)n * sizeof(double));
+    info.residual = res;
+    if (ret_info)
+        *ret_info = info;
+    return status;
+}
+
+/* ---- the model path ---------------------------------------------------------------------- */
+
+size_t cs_ncp_size(const cs_limits *lim) {
+    const size_t n = 3 * (size_t)lim->max_contacts;
+    // W and b, then the Delassus scratch or the solver's (never both at once).
+    const size_t del = cs_model_delassus_size(lim);
+    const size_t core = cs__ws_bytes(cs_ncp_delassus_size(lim->max_contacts));
+    return cs__ws_bytes(n * n * sizeof(double)) + cs__ws_bytes(n * sizeof(double)) +
+           (del > core ? del : core);
+}
+
+cs_status cs_ncp_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
+                       const cs_ncp_params *prm, const double *lambda0, double *lambda,
+                       cs_stats *st, cs_ncp_info *ret_info) {
+    *st = (cs_stats){0};
+    if (ret_info)
+        *ret_info = (cs_ncp_info){0};
+    const int nc = m->nc;
+    const size_t n = 3 * (size_t)nc, mark = cs__ws_mark(ws);
+    double *W = cs__ws_alloc(ws, n * n * sizeof(double));
+    double *b = cs__ws_alloc(ws, n * sizeof(double));
+    if (nc > 0 && (!W || !b)) {
+        cs__ws_release(ws, mark);
+        return CS_ENOSPACE;
+    }
+    cs__meter meter = cs__meter_start(opt);
+    cs_status status = cs_model_delassus(m, ws, 3, W, (int)n, &meter);
+    if (status == CS_CONVERGED) {
+        // b = J v*, normals shifted by the bound v_n >= bias (so the solver's bound is 0).
+        cs_model_jv(m, m->vstar, b);
+        for (int i = 0; i < nc; i++)
+            b[3 * i] -= m->bias[i];
+        void *scratch = cs__ws_alloc(ws, cs_ncp_delassus_size(nc));
+        if (nc > 0 && !scratch) {
+            status = CS_ENOSPACE;
+        } else {
+            cs_ncp_info info;
+            status = cs_ncp_delassus(nc, W, (int)n, b, m->mu, lambda0, prm, opt, scratch,
+                                     lambda, &info);
+            st->iterations = info.iterations;
+            if (ret_info)
+                *ret_info = info;
+        }
+    } else if (status == CS_DEADLINE) {
+        // No time to form W: the warm start, unchanged, is the best iterate there is.
+        for (size_t i = 0; i < n; i++)
+            lambda[i] = lambda0 ? lambda0[i] : 0;
+    }
+    st->peak_bytes = cs__ws_peak(ws);
+    cs__ws_release(ws, mark);
+    return status;
+}
+
+size_t cs__ncp_run_size(const cs_limits *lim) {
+    return cs_ncp_size(lim) + cs__ws_bytes(3 * (size_t)lim->max_contacts * sizeof(double));
+}
+
+cs_status cs__ncp_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out) {
+    const int nc = in->m->nc;
+    const size_t mark = cs__ws_mark(ws);
+    double *lambda0 = NULL;
+    if (in->warm) {
+        lambda0 = cs__ws_alloc(ws, 3 * (size_t)nc * sizeof(double));
+        if (nc && !lambda0) {
+            cs__ws_release(ws, mark);
+            return CS_ENOSPACE;
+        }
+        bool any = false;
+        for (int i = 0; i < nc; i++)
+            any = cs__warm_impulse(in->warm, in->s->contacts[i].id, lambda0 + 3 * i) || any;
+        lambda0 = any ? lambda0 : NULL;
+    }
+    const cs_status st =
+        cs_ncp_solve(ws, in->m, in->opt, NULL, lambda0, out->lambda, out->st, NULL);
+    cs__ws_release(ws, mark);
+    return st;
+}

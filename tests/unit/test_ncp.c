@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: MIT */
+/* ncp (Todorov 2010): analytic cases on the Delassus form (a particle at the stick/slip
+ * threshold of an incline) and through the model (a box at rest, a box sticking and sliding on
+ * an incline, a spinning puck), agreement with SAP at a small regularization, the residual of
+ * eq. 15 and the project's cone certificate on stacks and random scenes, exact ties without
+ * regularization, warm start, the deadline, non-finite input, and no allocation. */
+#include "solver/ncp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc_count.h"
+#include "scene_gen.h"
+#include "solver/certify.h"
+#include "solver/contact.h"
+#include "solver/sap.h"
+#include "solver/workspace.h"
+#include "testlib.h"
+
+#define G 9.81
+/* The residual (eq. 15) a converged answer reaches (the default tolerance). */
+#define RESIDUAL_TARGET 1e-10
+/* Cold iterations on the stacks below: at most 31 measured (median 7, 16-contact stacks);
+ * the cap catches a fall back to the gradient's crawl, which takes hundreds. */
+#define STACK_ITERATIONS_MAX 40
+
+/* One solve of a scene through the model: impulses, post-step velocities and the certificate
+ * (exact cone, as cs_step judges ncp). */
+typedef struct solved {
+    cs_status status;
+    cs_ncp_info info;
+    cs_stats st;
+    double lambda[3 * T_GEN_MAX_CONTACTS];
+    double v[6 * T_GEN_MAX_BODIES];
+    cs_certificate cert;
+    uint8_t state[T_GEN_MAX_CONTACTS];
+} solved;
+
+static cs_workspace *new_ws(const cs_scene *s) {
+    const cs_limits lim = {.max_bodies = s->nb, .max_contacts = s->nc, .max_dirs = 16};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    assert_non_null(ws);
+    // The workspace is sized for the registered solvers; ncp must fit besides the model.
+    assert_true(cs_workspace_capacity(ws) >= cs_model_size(&lim) + cs_ncp_size(&lim));
+    return ws;
+}
+
+static void solve_prm(const cs_scene *s, const cs_options *opt, const cs_ncp_params *prm,
+                      const double *lambda0, solved *out) {
+    cs_workspace *ws = new_ws(s);
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, ws, s), CS_CONVERGED);
+    out->status = cs_ncp_solve(ws, &m, opt, prm, lambda0, out->lambda, &out->st, &out->info);
+    if (out->status >= 0) {
+        double scratch[6 * T_GEN_MAX_BODIES];
+        cs_model_velocity(&m, out->lambda, out->v, scratch);
+        assert_int_equal(cs_certify(ws, &m, out->lambda, out->v, false, &out->cert, out->state),
+                         CS_CONVERGED);
+    }
+    assert_true(out->st.peak_bytes <= cs_workspace_capacity(ws));
+    cs_workspace_free(ws);
+}
+
+static void solve(const cs_scene *s, const cs_options *opt, const double *lambda0, solved *out) {
+    solve_prm(s, opt, NULL, lambda0, out);
+}
+
+/* Converged to the residual target and certified as cs_step certifies ncp (exact cone,
+ * frictional, default tolerance), and with a margin: every residual <= 1e-9 of its scale. */
+static void assert_solved(const solved *r, const char *what) {
+    if (r->status != CS_CONVERGED || r->info.residual > RESIDUAL_TARGET)
+        fail_msg("%s: %s after %d iterations, residual %.3g", what, cs_status_name(r->status),
+                 r->info.iterations, r->info.residual);
+    assert_true(cs_certificate_is_ok(&r->cert, 0, true));
+    assert_true(cs_certificate_is_ok(&r->cert, 1e-9, true));
+}
+
+/* ---- the Delassus form ------------------------------------------------------------------- */
+
+/* A particle of mass m on an incline of angle th, one step from rest: W = I / m, b = h g
+ * (-cos th, sin th, 0). With tan th <= mu it sticks (lambda = -m b); above, it slides with
+ * lambda_t = -mu lambda_n along the slope and lambda_n = m h g cos th. Checked a hair on each
+ * side of the threshold mu = tan th and at it. */
+static void particle_incline_thresholds(void **state) {
+    (void)state;
+    const double m = 2, h = 1e-3, th = 25 * M_PI / 180, W[9] = {1 / m, 0, 0, 0, 1 / m, 0, 0, 0,
+                                                                1 / m};
+    const double b[3] = {-h * G * cos(th), h * G * sin(th), 0};
+    void *scratch = malloc(cs_ncp_delassus_size(1));
+    const double mus[] = {tan(th) * (1 + 1e-6), tan(th), tan(th) * (1 - 1e-6), 0.1, 0};
+    for (size_t k = 0; k < sizeof mus / sizeof mus[0]; k++) {
+        const double mu = mus[k];
+        double lambda[3];
+        cs_ncp_info info;
+        assert_int_equal(cs_ncp_delassus(1, W, 3, b, &mu, NULL, NULL, NULL, scratch, lambda,
+                                         &info),
+                         CS_CONVERGED);
+        assert_true(info.residual <= RESIDUAL_TARGET);
+        const double ln = m * h * G * cos(th), lt = fmin(m * h * G * sin(th), mu * ln);
+        assert_near(lambda[0], ln, 1e-12 * ln);
+        assert_near(lambda[1], -lt, 1e-12 * ln);
+        assert_near(lambda[2], 0, 1e-15);
+    }
+    free(scratch);
+}
+
+/* A contact moving apart (b_n > 0) takes no impulse; one moving apart while sliding too. */
+static void particle_separates(void **state) {
+    (void)state;
+    const double W[9] = {1, 0.2, 0, 0.2, 1, 0, 0, 0, 1}, b[3] = {0.1, -0.3, 0.2}, mu = 0.5;
+    void *scratch = malloc(cs_ncp_delassus_size(1));
+    double lambda[3] = {1, 1, 1};
+    cs_ncp_info info;
+    assert_int_equal(cs_ncp_delassus(1, W, 3, b, &mu, NULL, NULL, NULL, scratch, lambda, &info),
+                     CS_CONVERGED);
+    for (int k = 0; k < 3; k++)
+        assert_near(lambda[k], 0, 0);
+    free(scratch);
+}
+
+/* Non-finite W, b, lambda0 or a negative / NaN mu: CS_EINPUT, lambda untouched. */
+static void non_finite_input(void **state) {
+    (void)state;
+    void *scratch = malloc(cs_ncp_delassus_size(1));
+    for (int which = 0; which < 5; which++) {
+        double W[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, b[3] = {-1, 0, 0}, l0[3] = {0}, mu = 0.5;
+        switch (which) {
+        case 0: W[4] = NAN; break;
+        case 1: b[2] = INFINITY; break;
+        case 2: l0[1] = NAN; break;
+        case 3: mu = -0.1; break;
+        case 4: mu = NAN; break;
+        }
+        double lambda[3] = {7, 7, 7};
+        cs_ncp_info info;
+        assert_int_equal(cs_ncp_delassus(1, W, 3, b, &mu, l0, NULL, NULL, scratch, lambda, &info),
+                         CS_EINPUT);
+        assert_near(lambda[0], 7, 0);
+    }
+    free(scratch);
+}
+
+/* ---- through the model ------------------------------------------------------------------- */
+
+/* Box at rest on a plane, four coplanar contacts (W has rank 6 of 12: an exact tie), no
+ * regularization: it stays at rest, the normal impulses carry m g h, and the stick start's
+ * minimum-norm solution shares it evenly. */
+static void box_at_rest(void **state) {
+    (void)state;
+    t_gen_scene g;
+    t_gen_single(&g, 3, 0.5, 8, 1);
+    // No wrench: the box rests.
+    g.s.bodies[0].f[0] = g.s.bodies[0].f[1] = g.s.bodies[0].f[2] = 0;
+    memset(g.s.bodies[0].tau, 0, sizeof g.s.bodies[0].tau);
+    solved r;
+    solve(&g.s, NULL, NULL, &r);
+    assert_solved(&r, "box at rest");
+    const double mgh = g.s.bodies[0].mass * G * g.s.dt;
+    for (int i = 0; i < g.s.nc; i++) {
+        // Even to the damping's accuracy (lam = 1e-10 of W's scale, refined twice).
+        assert_near(r.lambda[3 * i], mgh / 4, 1e-5 * mgh);
+        assert_int_equal(r.state[i], CS_STATE_STICK);
+    }
+    for (int k = 0; k < 6; k++)
+        assert_near(r.v[k], 0, 1e-12);
+}
+
+/* Sum of the world-frame impulses of the contacts on body index 0 (body_a of every contact). */
+static void net_impulse(const cs_scene *s, const double *lambda, double out[3]) {
+    out[0] = out[1] = out[2] = 0;
+    for (int i = 0; i < s->nc; i++) {
+        double t1[3], t2[3];
+        const double *n = s->contacts[i].normal, *l = lambda + 3 * i;
+        cs_model_tangents(n, t1, t2);
+        for (int k = 0; k < 3; k++)
+            out[k] += l[0] * n[k] + l[1] * t1[k] + l[2] * t2[k];
+    }
+}
+
+/* A box on a 20 degree incline from rest. mu = 0.5 > tan 20: it sticks, and the contacts carry
+ * m g h exactly (normal part m g h cos, tangential m g h sin). mu = 0.2: it slides down the slope
+ * at h g (sin - mu cos) after the step, every contact on the cone's surface, friction opposing
+ * the slip. */
+static void box_on_incline(void **state) {
+    (void)state;
+    const double th = 20 * M_PI / 180, mus[2] = {0.5, 0.2};
+    for (int k = 0; k < 2; k++) {
+        // A box face down on the plane (single situation 3), the plane tilted by th about y.
+        t_gen_scene g;
+        t_gen_single(&g, 3, mus[k], 8, 1);
+        cs_body *B = &g.s.bodies[0];
+        memset(B->f, 0, sizeof B->f);
+        memset(B->tau, 0, sizeof B->tau);
+        // Tilting gravity instead of the box: the plane keeps normal +z, gravity leans by th.
+        g.s.gravity[0] = G * sin(th), g.s.gravity[1] = 0, g.s.gravity[2] = -G * cos(th);
+        solved r;
+        solve(&g.s, NULL, NULL, &r);
+        assert_solved(&r, k ? "incline, sliding" : "incline, sticking");
+        const double m = B->mass, h = g.s.dt;
+        double P[3];
+        net_impulse(&g.s, r.lambda, P);
+        assert_near(P[2], m * G * h * cos(th), 1e-9 * m * G * h);
+        assert_near(P[1], 0, 1e-12 * m * G * h);
+        if (k == 0) {
+            assert_near(P[0], -m * G * h * sin(th), 1e-9 * m * G * h);
+            for (int q = 0; q < 6; q++)
+                assert_near(r.v[q], 0, 1e-12);
+        } else {
+            assert_near(P[0], -mus[k] * m * G * h * cos(th), 1e-9 * m * G * h);
+            assert_near(r.v[0], h * G * (sin(th) - mus[k] * cos(th)), 1e-12);
+            for (int q = 1; q < 6; q++)
+                assert_near(r.v[q], 0, 1e-12);
+            for (int i = 0; i < g.s.nc; i++) {
+                const double *l = r.lambda + 3 * i;
+                assert_int_equal(r.state[i], CS_STATE_SLIDE);
+                assert_near(hypot(l[1], l[2]), mus[k] * l[0], 1e-12 * l[0]);
+            }
+        }
+    }
+}
+
+/* A puck (disc of radius R) spinning at w about its axis on a plane, n contacts evenly on its
+ * rim. Each contact slips tangentially; friction mu m g h / n opposes it, so the net force is
+ * m g h up, the torque impulse -mu m g h R, and the spin drops by mu m g h R / I_zz. */
+static void spinning_puck(void **state) {
+    (void)state;
+    const int n = 8;
+    const double R = 0.1, m = 0.5, mu = 0.3, w = 20, h = 1e-3;
+    const double Izz = m * R * R / 2, Ixx = m * R * R / 4 + m * 0.02 * 0.02 / 12;
+    cs_body body = {.id = 1, .mass = m, .inertia = {Ixx, 0, 0, 0, Ixx, 0, 0, 0, Izz},
+                    .pos = {0, 0, 0.01}, .quat = {1, 0, 0, 0}, .w = {0, 0, w}};
+    cs_contact c[8];
+    for (int i = 0; i < n; i++) {
+        const double a = 2 * M_PI * i / n;
+        c[i] = (cs_contact){.id = (uint64_t)i + 1, .body_a = 1, .body_b = 0,
+                            .point = {R * cos(a), R * sin(a), 0}, .normal = {0, 0, 1}, .mu = mu};
+    }
+    const cs_scene s = {.seq = 1, .dt = h, .gravity = {0, 0, -G}, .friction_dirs = 8, .nb = 1,
+                        .nc = n, .bodies = &body, .contacts = c};
+    solved r;
+    solve(&s, NULL, NULL, &r);
+    assert_solved(&r, "spinning puck");
+    const double mgh = m * G * h;
+    double P[3];
+    net_impulse(&s, r.lambda, P);
+    assert_near(P[0], 0, 1e-12 * mgh);
+    assert_near(P[1], 0, 1e-12 * mgh);
+    assert_near(P[2], mgh, 1e-9 * mgh);
+    assert_near(r.v[5], w - mu * mgh * R / Izz, 1e-9 * w);
+    for (int i = 0; i < n; i++) {
+        const double *l = r.lambda + 3 * i;
+        // The normal impulses of a rim are a tie (only their sum and moments are determined);
+        // each contact slides on the cone's surface against its own slip.
+        assert_int_equal(r.state[i], CS_STATE_SLIDE);
+        assert_near(hypot(l[1], l[2]), mu * l[0], 1e-12 * mgh);
+        // Opposing the rim's velocity w e_z x p: tangential direction (-sin a, cos a).
+        const double a = 2 * M_PI * i / n;
+        double t1[3], t2[3], F[3];
+        cs_model_tangents(c[i].normal, t1, t2);
+        for (int k = 0; k < 3; k++)
+            F[k] = l[1] * t1[k] + l[2] * t2[k];
+        assert_near(F[0] * -sin(a) + F[1] * cos(a), -mu * l[0], 1e-9 * mgh);
+    }
+}
+
+/* Box stacks (1..5 boxes, square and octagonal interfaces: redundant coplanar contacts, exact
+ * ties) and 16-contact stacks under many wrenches, cold, without regularization: converged
+ * within the iteration target and certified. */
+static void stacks_converge_cold(void **state) {
+    (void)state;
+    int worst = 0;
+    for (int boxes = 1; boxes <= 5; boxes++)
+        for (int variant = 0; variant < (1 << (boxes - 1)) && variant < 8; variant++)
+            for (uint64_t seed = 1; seed <= 20; seed++) {
+                t_gen_scene g;
+                t_gen_stack(&g, boxes, variant, seed % 2 ? 0.5 : 0.2, 8, seed);
+                solved r;
+                solve(&g.s, NULL, NULL, &r);
+                char what[96];
+                snprintf(what, sizeof what, "stack %d variant %d seed %llu", boxes, variant,
+                         (unsigned long long)seed);
+                assert_solved(&r, what);
+                if (r.info.iterations > STACK_ITERATIONS_MAX)
+                    fail_msg("%s: %d iterations", what, r.info.iterations);
+                worst = r.info.iterations > worst ? r.info.iterations : worst;
+            }
+    printf("# stacks: at most %d iterations\n", worst);
+}
+
+/* Lloyd's single-body situations (edges, grooves, corners) and random multi-body scenes with
+ * gaps and mu in [0, 1] whose contacts do not outnumber the bodies' freedoms (3 nc <= 6 nb):
+ * converged and certified. */
+static void random_scenes_converge(void **state) {
+    (void)state;
+    for (int kind = 0; kind < T_GEN_SINGLE_KINDS; kind++)
+        for (uint64_t seed = 1; seed <= 20; seed++) {
+            t_gen_scene g;
+            t_gen_single(&g, kind, 0.1 + 0.05 * (double)seed, 8, seed);
+            solved r;
+            solve(&g.s, NULL, NULL, &r);
+            char what[96];
+            snprintf(what, sizeof what, "%s seed %llu", t_gen_single_name(kind),
+                     (unsigned long long)seed);
+            assert_solved(&r, what);
+        }
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        t_gen_scene g;
+        t_rng rng = t_rng_seed(seed);
+        const int nb = 1 + t_rng_below(&rng, 5), nc = 1 + t_rng_below(&rng, 32);
+        if (3 * nc > 6 * nb)
+            continue;
+        t_gen_random(&g, nb, nc, 8, seed);
+        solved r;
+        solve(&g.s, NULL, NULL, &r);
+        char what[64];
+        snprintf(what, sizeof what, "random seed %llu", (unsigned long long)seed);
+        assert_solved(&r, what);
+    }
+}
+
+/* SAP at a small regularization (beta = 1e-2: R_n = 2.5e-6 w; sigma = 1e-6) against ncp's rigid
+ * answer, on scenes that stick (no wrench, mu 0.9: SAP's convex friction model glides where
+ * Coulomb's slides, so sliding scenes differ by design). Impulses of redundant contacts are not
+ * unique, so the post-step velocities are compared (unique: M (v - v*) = J^T lambda). SAP's
+ * compliance moves them by about R lambda ~ 1e-5 of the scale h g; the bound is 1e-4 h g. */
+static void agrees_with_sap(void **state) {
+    (void)state;
+    const cs_sap_params prm = {.beta = 1e-2, .sigma = 1e-6, .rel_tol = 1e-10};
+    for (int sc = 0; sc < 4; sc++) {
+        t_gen_scene g;
+        if (sc < 3)
+            t_gen_stack(&g, 2 + sc, sc, 0.9, 8, 7 + (uint64_t)sc);
+        else
+            t_gen_single(&g, 6, 0.9, 8, 3);
+        for (int b = 0; b < g.s.nb; b++) {
+            memset(g.s.bodies[b].f, 0, sizeof g.s.bodies[b].f);
+            memset(g.s.bodies[b].tau, 0, sizeof g.s.bodies[b].tau);
+        }
+        solved r;
+        solve(&g.s, NULL, NULL, &r);
+        assert_solved(&r, "sap scene");
+        for (int i = 0; i < g.s.nc; i++)
+            assert_true(r.state[i] != CS_STATE_SLIDE);
+        cs_workspace *ws = new_ws(&g.s);
+        cs_model m;
+        assert_int_equal(cs_model_build(&m, ws, &g.s), CS_CONVERGED);
+        double lambda[3 * T_GEN_MAX_CONTACTS], v[6 * T_GEN_MAX_BODIES];
+        uint8_t st8[T_GEN_MAX_CONTACTS];
+        cs_stats st;
+        const cs_options sap = {.solver = CS_SOLVER_SAP};
+        bool no_iterate;
+        assert_int_equal(cs_sap_solve(ws, &m, &g.s, &sap, &prm, NULL, lambda, v, st8, &no_iterate,
+                                      &st),
+                         CS_CONVERGED);
+        const double scale = g.s.dt * G;
+        for (int k = 0; k < 6 * g.s.nb; k++)
+            assert_near(v[k], r.v[k], 1e-4 * scale);
+        cs_workspace_free(ws);
+    }
+}
+
+/* The converged answer as the warm start: 0 iterations (the start x = v - f is the solution),
+ * at most 1 if rounding leaves the residual a hair above tolerance; same velocities. The cold
+ * answer is converged to 1e-13: the start x = u - lambda of an answer with residual r has a
+ * residual of about (I - W) r, above the default tolerance when r is just below it. */
+static void warm_start_from_answer(void **state) {
+    (void)state;
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        t_gen_scene g;
+        t_gen_stack(&g, 4, (int)seed % 8, 0.5, 8, seed);
+        solved cold, warm;
+        solve_prm(&g.s, NULL, &(cs_ncp_params){.tol = 1e-13}, NULL, &cold);
+        assert_solved(&cold, "cold");
+        solve(&g.s, NULL, cold.lambda, &warm);
+        assert_solved(&warm, "warm");
+        if (warm.info.iterations > 1)
+            fail_msg("seed %llu: %d iterations warm", (unsigned long long)seed,
+                     warm.info.iterations);
+        // Velocities (unique; impulses of redundant contacts are not) agree to what a residual
+        // of 1e-10 allows once mapped through J's conditioning.
+        for (int k = 0; k < 6 * g.s.nb; k++)
+            assert_near(warm.v[k], cold.v[k], 1e-6 * g.s.dt * G);
+    }
+}
+
+static int64_t clock_past(void) {
+    return INT64_MAX / 2;
+}
+
+static int64_t fake_now;
+static int64_t clock_ticking(void) {
+    return fake_now++;
+}
+
+/* A deadline already passed: CS_DEADLINE at once with a finite iterate, cold and warm (then
+ * the warm start itself). A deadline passing mid-solve stops with an iterate no worse than the
+ * start. */
+static void deadline(void **state) {
+    (void)state;
+    t_gen_scene g;
+    t_gen_stack(&g, 4, 0, 0.5, 8, 3);
+    const cs_options late = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = 1000,
+                             .clock_ns = clock_past};
+    solved r, ok;
+    solve(&g.s, &late, NULL, &r);
+    assert_int_equal(r.status, CS_DEADLINE);
+    for (int i = 0; i < 3 * g.s.nc; i++)
+        assert_true(isfinite(r.lambda[i]));
+    solve(&g.s, NULL, NULL, &ok);
+    assert_solved(&ok, "stack");
+    solve(&g.s, &late, ok.lambda, &r);
+    assert_int_equal(r.status, CS_DEADLINE);
+    for (int i = 0; i < 3 * g.s.nc; i++)
+        assert_near(r.lambda[i], ok.lambda[i], 0);
+    // Mid-solve: every deadline k gives a labelled status and finite impulses.
+    int deadlines = 0;
+    for (int k = 1; k < 60; k++) {
+        fake_now = 0;
+        const cs_options mid = {.deadline_ns = k, .clock_ns = clock_ticking};
+        solve(&g.s, &mid, NULL, &r);
+        assert_true(r.status == CS_DEADLINE || r.status == CS_CONVERGED);
+        deadlines += r.status == CS_DEADLINE;
+        for (int i = 0; i < 3 * g.s.nc; i++)
+            assert_true(isfinite(r.lambda[i]));
+    }
+    assert_true(deadlines > 0);
+}
+
+/* A second solve of the same scene allocates nothing and gives bitwise-identical impulses. */
+static void deterministic_and_allocation_free(void **state) {
+    (void)state;
+    t_gen_scene g;
+    t_gen_stack(&g, 5, 5, 0.5, 8, 11);
+    cs_workspace *ws = new_ws(&g.s);
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, ws, &g.s), CS_CONVERGED);
+    double l1[3 * T_GEN_MAX_CONTACTS], l2[3 * T_GEN_MAX_CONTACTS];
+    cs_stats st;
+    assert_int_equal(cs_ncp_solve(ws, &m, NULL, NULL, NULL, l1, &st, NULL), CS_CONVERGED);
+    t_alloc_count_start();
+    assert_int_equal(cs_ncp_solve(ws, &m, NULL, NULL, NULL, l2, &st, NULL), CS_CONVERGED);
+    const long allocs = t_alloc_count_stop();
+    assert_true(allocs == 0 || allocs == -1);
+    assert_memory_equal(l1, l2, 3 * (size_t)g.s.nc * sizeof(double));
+    cs_workspace_free(ws);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(particle_incline_thresholds),
+        cmocka_unit_test(particle_separates),
+        cmocka_unit_test(non_finite_input),
+        cmocka_unit_test(box_at_rest),
+        cmocka_unit_test(box_on_incline),
+        cmocka_unit_test(spinning_puck),
+        cmocka_unit_test(stacks_converge_cold),
+        cmocka_unit_test(random_scenes_converge),
+        cmocka_unit_test(agrees_with_sap),
+        cmocka_unit_test(warm_start_from_answer),
+        cmocka_unit_test(deadline),
+        cmocka_unit_test(deterministic_and_allocation_free),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
