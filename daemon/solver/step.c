@@ -84,6 +84,20 @@ static void emit(const cs_model *m, const double *lambda, const double *v, cs_re
     }
 }
 
+/* True when every number out sends is finite. */
+static bool finite_answer(const cs_result *out) {
+    const size_t nc = 3 * (size_t)out->nc, nj = 3 * (size_t)out->nj, nb = 6 * (size_t)out->nb;
+    double sum = 0;
+    // 0 x is 0 for a finite x and NaN for an infinite or NaN one: one comparison tests them all.
+    for (size_t k = 0; k < nc; k++)
+        sum += 0 * out->impulse[k] + 0 * out->force[k];
+    for (size_t k = 0; k < nj; k++)
+        sum += 0 * out->joint_force[k] + 0 * out->joint_torque[k];
+    for (size_t k = 0; k < nb; k++)
+        sum += 0 * out->v[k];
+    return sum == 0;
+}
+
 /* An answer no one can use: zero impulses, forces and velocities. */
 static cs_status fail_step(cs_result *out, cs_status st) {
     out->status = out->primary = st;
@@ -214,6 +228,13 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
                       : st == CS_DEADLINE      ? CS_DEADLINE
                                                : CS_FALLBACK;
         emit(&m, lambda, v, out);
+    }
+    // Whatever the path, nothing non-finite leaves: such an answer is no answer.
+    if (!finite_answer(out)) {
+        fail_step(out, CS_NOANSWER);
+        out->primary = st;
+        out->answer = CS_ANSWER_NONE;
+        out->carried = 0;
     }
     out->stats.peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);

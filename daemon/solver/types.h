@@ -125,10 +125,15 @@ typedef struct cs_joint {
     double axis[3];   /* world, unit (hinge, slider) */
 } cs_joint;
 
+/* The time steps a scene may have, s: from 0.1 us (no haptic or control loop runs faster) to
+ * 1 s (no contact step is longer). */
+#define CS_DT_MIN 1e-7
+#define CS_DT_MAX 1.0
+
 /* One contact configuration. The arrays belong to whoever filled the scene. */
 typedef struct cs_scene {
     uint64_t seq;
-    double dt;            /* s */
+    double dt;            /* s, in [CS_DT_MIN, CS_DT_MAX] */
     double gravity[3];    /* m/s^2 */
     int friction_dirs;    /* d; 0 = CS_DIRS_DEFAULT */
     cs_solver solver;     /* CS_SOLVER_DEFAULT = the caller's default */

@@ -156,8 +156,10 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
     if (s->nj < 0 || s->nj > lim->max_joints)
         return fail(CS_ENOSPACE, err, errlen, "joints: %d joints exceed the session limit of %d",
                     s->nj, lim->max_joints);
-    if (!isfinite(s->dt) || !(s->dt > 0))
-        return fail(CS_EINPUT, err, errlen, "dt: must be finite and > 0 (got %g)", s->dt);
+    // Forces are impulses / dt: a subnormal dt overflows them, a huge one is no contact step.
+    if (!(s->dt >= CS_DT_MIN && s->dt <= CS_DT_MAX))
+        return fail(CS_EINPUT, err, errlen, "dt: must be in [%g, %g] s (got %g)", CS_DT_MIN,
+                    CS_DT_MAX, s->dt);
     if (!finite3(s->gravity))
         return fail(CS_EINPUT, err, errlen, "gravity: not a finite number");
     const int d = s->friction_dirs ? s->friction_dirs : CS_DIRS_DEFAULT;

@@ -267,6 +267,27 @@ static void uncertified_is_never_converged(void **state) {
     assert_true(refused >= (int)(sizeof pivoting / sizeof pivoting[0] * 3));
 }
 
+/* Nothing non-finite leaves a step. A caller that skips validation can ask for dt = 5e-324 after
+ * a normal tick: carried to that tick, the last certified impulse over dt is infinite, and the
+ * step says it has no answer instead of sending it. */
+static void non_finite_answer_is_no_answer(void **state) {
+    (void)state;
+    t_fixture *f = t_fixture_load("box_on_plane.json");
+    assert_int_equal(cs_step(f->ws, &f->scene, &dantzig, f->warm, &f->res), CS_CONVERGED);
+    f->scene.dt = 5e-324;
+    assert_int_equal(cs_step(f->ws, &f->scene, &late_dantzig, f->warm, &f->res), CS_NOANSWER);
+    assert_int_equal(f->res.answer, CS_ANSWER_NONE);
+    for (int k = 0; k < 3 * f->scene.nc; k++)
+        assert_true(f->res.force[k] == 0 && f->res.impulse[k] == 0);
+    // Validation refuses such a dt, naming it.
+    char err[128];
+    assert_int_equal(cs_scene_validate(&f->scene, &f->lim, err, sizeof err), CS_EINPUT);
+    assert_true(strncmp(err, "dt: must be in [1e-07, 1] s", 27) == 0);
+    f->scene.dt = 1e300;
+    assert_int_equal(cs_scene_validate(&f->scene, &f->lim, err, sizeof err), CS_EINPUT);
+    t_fixture_free(f);
+}
+
 /* A solver kind cs_step does not run (DEFAULT, which the caller must resolve) is refused as the
  * caller's error, never a silent substitute: zero impulses, no answer. */
 static void unavailable_solver_is_refused(void **state) {
@@ -389,6 +410,7 @@ int main(void) {
         cmocka_unit_test(sap_iterate_is_never_carried),
         cmocka_unit_test(uncertified_is_never_converged),
         cmocka_unit_test(unavailable_solver_is_refused),
+        cmocka_unit_test(non_finite_answer_is_no_answer),
         cmocka_unit_test(every_check_stops_every_solver),
         cmocka_unit_test(deterministic_and_allocation_free),
     };
