@@ -775,8 +775,8 @@ static void result_detail(const cd_output *o, char *buf, size_t len) {
         n = snprintf(buf, len, "best iterate at the deadline (%s)", cs_status_name(r->primary));
         break;
     case CS_ANSWER_LAST_CERTIFIED:
-        n = snprintf(buf, len, "fallback: the last certified answer (%d of %d contacts carried "
-                     "over, new ones zero); solver: %s", r->carried, r->nc,
+        n = snprintf(buf, len, "fallback: the last certified answer (%d of %d contacts and "
+                     "joints carried over, new ones zero); solver: %s", r->carried, r->nc + r->nj,
                      cs_status_name(r->primary));
         break;
     case CS_ANSWER_NONE:
