@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Siconos Numerics as a peer of the Lemke benchmark (see siconos_peer.h). */
+/* Siconos Numerics as a peer of the benchmarks (see siconos_peer.h). */
 #include "siconos_peer.h"
 
 #include <float.h>
@@ -12,6 +12,7 @@
 #include "solver/model.h"
 
 #ifdef CONTACTD_HAVE_SICONOS
+#include <siconos/numerics/FrictionContactProblem.h>
 #include <siconos/numerics/Friction_cst.h>
 #include <siconos/numerics/GlobalFrictionContactProblem.h>
 #include <siconos/numerics/LCP_Solvers.h>
@@ -188,6 +189,42 @@ int siconos_peer_gfc3d(int k, const cs_sap_global *p, double tol, double *v, dou
     return info;
 #else
     (void)k, (void)p, (void)tol, (void)v, (void)r;
+    return -1;
+#endif
+}
+
+int siconos_peer_fc3d(int nc, const double *W, const double *q, const double *mu, double tol,
+                      double *r, int *ret_iters) {
+    *ret_iters = 0;
+#ifdef CONTACTD_HAVE_SICONOS
+    const int n = 3 * nc;
+    numerics_set_verbose(0);
+    NumericsMatrix *A = NM_create(NM_DENSE, n, n);
+    double *qc = malloc((size_t)n * sizeof(double) + 1), *u = calloc((size_t)n + 1, sizeof(double));
+    double *muc = malloc((size_t)nc * sizeof(double) + 1);
+    SolverOptions *opt = solver_options_create(SICONOS_FRICTION_3D_NSN_AC);
+    int info = -1;
+    if (A && qc && u && muc && opt) {
+        memcpy(A->matrix0, W, (size_t)n * n * sizeof(double));
+        memcpy(qc, q, (size_t)n * sizeof(double));
+        memcpy(muc, mu, (size_t)nc * sizeof(double));
+        memset(r, 0, (size_t)n * sizeof(double));
+        FrictionContactProblem p = {.dimension = 3, .numberOfContacts = nc, .M = A, .q = qc,
+                                    .mu = muc};
+        opt->dparam[SICONOS_DPARAM_TOL] = tol;
+        info = fc3d_driver(&p, r, u, opt);
+        *ret_iters = opt->iparam[SICONOS_IPARAM_ITER_DONE];
+    }
+    if (opt)
+        solver_options_delete(opt);
+    if (A)
+        NM_free(A);
+    free(qc);
+    free(u);
+    free(muc);
+    return info;
+#else
+    (void)nc, (void)W, (void)q, (void)mu, (void)tol, (void)r;
     return -1;
 #endif
 }

@@ -2,7 +2,8 @@
 /* The optional Siconos Numerics peers of the benchmarks: lexicographic Lemke (lcp_lexicolemke)
  * on the explicit LCP of Lloyd's eq. (6), as cs_lemke_contact_lcp() forms it, with the residual
  * check that decides whether it solved the problem as given (unperturbed); and gfc3d solvers on
- * FCLIB global problems. The benchmarks build without Siconos (libsiconos-numerics-dev); then the
+ * FCLIB global problems; and fc3d's Alart-Curnier Newton on the local (W, q, mu) form of a scene
+ * (bench_local.h). The benchmarks build without Siconos (libsiconos-numerics-dev); then the
  * peers are reported as not built. thread: main thread of the benchmark. rt-safe: no. */
 #ifndef CONTACTD_TESTS_BENCH_SICONOS_PEER_H
 #define CONTACTD_TESTS_BENCH_SICONOS_PEER_H
@@ -38,6 +39,16 @@ const char *siconos_peer_gfc3d_name(int k);
  * Siconos allocates per call. */
 int siconos_peer_gfc3d(int k, const cs_sap_global *p, double tol, double *v, double *r,
                        int *ret_iters);
+
+/* Solves the local problem u = W r + q, r in K_mu, u + mu |u_T| e_N in K_mu*, u . r = 0 (FCLIB
+ * form, 3 rows per contact: n, t1, t2) with fc3d's nonsmooth Newton on the Alart-Curnier
+ * function (SICONOS_FRICTION_3D_NSN_AC, fc3d_driver) at tolerance tol on Siconos' own error, its
+ * other parameters at their defaults. W: [3 nc x 3 nc] column-major (dense), q: [3 nc],
+ * mu: [nc], r: [3 nc] out. *ret_iters: the iterations Siconos reports. Returns Siconos' info
+ * (0: it claims convergence), or -1 when the peer is not built or memory is short. Siconos
+ * copies and allocates per call (timed with it, as for the other Siconos peers). */
+int siconos_peer_fc3d(int nc, const double *W, const double *q, const double *mu, double tol,
+                      double *r, int *ret_iters);
 
 /* Formed LCP of a scene for the peer: N = nc (2 + d), M [N x N] column-major and q [N] malloc'd
  * (release with free). Returns N, or -1 when the scene is out of lim or memory is short. */

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* FCLIB files in the benchmarks (bench_fclib, bench_solvers): the files of a directory tree, and
+ * one file solved by SAP through clients/cli/fclib_io (the reader and scoring `contactctl fclib`
+ * uses) or by a Siconos gfc3d peer, each answer scored by Siconos' residual (coulomb.h). The
+ * first solve of each (solver, file) is checked; repeats run while the budget lasts.
+ * thread: the benchmark's main thread. Not rt code. */
+#ifndef CONTACTD_TESTS_BENCH_FCLIB_RUN_H
+#define CONTACTD_TESTS_BENCH_FCLIB_RUN_H
+#include "bench_run.h"
+#include "fclib_io.h"
+
+/* Residual that counts as solved, and the tolerance the Siconos peers stop at. */
+#define FCLIB_RUN_TOL 1e-6
+/* Largest problem (dofs) given to the Siconos peers: gfc3d-nsgs-wr forms dense nv x nv data (on
+ * Spheres, 12000 dofs, it held 1.8 GB and had not finished after 5 minutes). */
+#define FCLIB_RUN_PEER_MAX_DOFS 4000
+/* Files fclib_run_list() lists at most. */
+#define FCLIB_RUN_MAX_FILES 64
+
+/* The .hdf5 files one directory below root, sorted, into out[max] (each malloc'd: free them);
+ * returns how many. */
+int fclib_run_list(const char *root, char **out, int max);
+
+/* SAP on p (fclib_io_solve): fills c, zeroed by the caller (first solve checked: certified when
+ * it converged with residual <= FCLIB_RUN_TOL; repeats within the budget; times: the solver
+ * call alone, from fclib_io). Exits when memory is short. */
+void fclib_run_sap(const fclib_io_problem *p, const bench_args *a, bench_cell *c);
+
+/* Siconos gfc3d solver k (siconos_peer_gfc3d) on the global problem p at tolerance
+ * FCLIB_RUN_TOL, scored by cs_coulomb_global_residual; fills c as fclib_run_sap. */
+void fclib_run_gfc3d(int k, const fclib_io_problem *p, const bench_args *a, bench_cell *c);
+
+#endif /* CONTACTD_TESTS_BENCH_FCLIB_RUN_H */
