@@ -743,10 +743,8 @@ void fclib_io_free(fclib_io_problem *p) {
     *p = (fclib_io_problem){0};
 }
 
-/* Siconos' fc3d error of r on the file's own equation u = W r + q (not the factor, nor the
- * symmetrized W), with |q| as the problem's scale. u: [3 nc] out. */
-static void local_score(const fclib_io_problem *p, const double *r, double *u,
-                        cs_coulomb_error *ret) {
+void fclib_io_local_score(const fclib_io_problem *p, const double *r, double *u,
+                          cs_coulomb_error *ret) {
     const size_t m = 3 * (size_t)p->nc;
     const double *q = p->raw_local->q;
     double qq = 0;
@@ -784,7 +782,7 @@ int fclib_io_solve(const fclib_io_problem *p, const cs_options *opt, fclib_io_re
         // Scored on (v, r) alone, with u recomputed as H^T v + w (Siconos' definition).
         cs_coulomb_global_residual(&p->g, res.v, res.r, work, work + 2 * nv, &res.error);
     } else {
-        local_score(p, res.r, work, &res.error);
+        fclib_io_local_score(p, res.r, work, &res.error);
     }
     free(work);
     *ret = res;
@@ -809,12 +807,13 @@ int fclib_io_solve_ncp(const fclib_io_problem *p, const cs_options *opt, fclib_i
         return -1;
     }
     const int64_t t0 = cd_clock_ns();
+    const cs_ncp_params prm = {.max_iterations = FCLIB_NCP_ITERATIONS};
     res.status = cs_ncp_delassus(p->nc, p->w_dense, 3 * p->nc, p->raw_local->q,
-                                 p->raw_local->mu, NULL, &(cs_ncp_params){.max_iterations = FCLIB_NCP_ITERATIONS}, opt, scratch, res.r, &res.ncp);
+                                 p->raw_local->mu, NULL, &prm, opt, scratch, res.r, &res.ncp);
     res.solve_ns = cd_clock_ns() - t0;
     res.stats.iterations = res.ncp.iterations;
     free(scratch);
-    local_score(p, res.r, res.u, &res.error);
+    fclib_io_local_score(p, res.r, res.u, &res.error);
     *ret = res;
     return 0;
 }

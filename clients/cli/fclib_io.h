@@ -95,6 +95,11 @@ int fclib_io_solve(const fclib_io_problem *p, const cs_options *opt, fclib_io_re
 int fclib_io_solve_ncp(const fclib_io_problem *p, const cs_options *opt, fclib_io_result *ret,
                        char *err, size_t errlen);
 
+/* Siconos' fc3d error of impulses r [3 nc] on the local problem p's own equation u = W r + q (W
+ * as stored, not symmetrized), with |q| as the problem's scale. u: [3 nc] out. */
+void fclib_io_local_score(const fclib_io_problem *p, const double *r, double *u,
+                          cs_coulomb_error *ret);
+
 /* Frees ret's arrays; accepts a zeroed result. */
 void fclib_io_result_free(fclib_io_result *ret);
 

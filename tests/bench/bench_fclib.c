@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
         int64_t base_p50 = 0;
         if (cs_solver_is_available(CS_SOLVER_SAP)) {
             bench_cell c = {0};
-            fclib_run_sap(&p, &a, &c);
+            fclib_run_solver(CS_SOLVER_SAP, &p, &a, &c);
             bench_row r = bench_cell_row(&c, "fclib", "sap", scene, p.nc);
             base_p50 = r.t.p50;
             emit(&r, base_p50, csv);

@@ -18,8 +18,9 @@
  * q = J v* - bias (bench_local.h), formed untimed; each peer's timed call is the solver alone
  * (Siconos' calls include their own copies and allocations). Per problem, every peer solves once
  * untimed (checked), then `repeat` timed solves rotate over the peers.
- * Then the FCLIB global-form files of $CONTACTD_SHARED/fclib: SAP through fclib_io beside
- * Siconos' gfc3d solvers (fclib_run.h, as bench_fclib).
+ * Then the FCLIB files of $CONTACTD_SHARED/fclib through fclib_io (fclib_run.h): global-form
+ * files with SAP beside Siconos' gfc3d solvers (as bench_fclib), local-form files (W, q, mu)
+ * with SAP, ncp and Siconos' fc3d NSN.
  * Each row: median, p99, p99.9 and max time, iterations or pivots (pivots + iterations of
  * cs_stats; the peer's own count; ODE gives none: 0), the worst residual and how many answers
  * were certified: for cs_step rows the certificate's relative residual (bench_cert_residual) and
@@ -369,28 +370,38 @@ static void run_fclib(const bench_args *a, FILE *csv) {
             free(files[i]);
             continue;
         }
-        // FCLIB local problems (W, q, mu) belong here, beside these, once fclib_io hands their
-        // local form to the solvers and peers that take it; until then they are left out.
-        if (p.form != FCLIB_IO_GLOBAL || (a->quick && p.nc > 10)) {
-            if (p.form != FCLIB_IO_GLOBAL)
-                printf("%-12s %-24s not run: local form (not in this benchmark yet)\n", "fclib",
-                       name);
+        if (a->quick && p.nc > 10) {
             fclib_io_free(&p);
             free(files[i]);
             continue;
         }
+        // SAP takes either form (a local file through the global form fclib_io builds from W),
+        // ncp and Siconos' fc3d the local form.
+        const bool local = p.form == FCLIB_IO_LOCAL;
+        const char *bench = local ? "fclib-local" : "fclib";
         int64_t base = 0;
         best b = {0};
-        if (cs_solver_is_available(CS_SOLVER_SAP)) {
+        const cs_solver own[] = {CS_SOLVER_SAP, CS_SOLVER_NCP};
+        for (int k = 0; k < (local ? 2 : 1); k++) {
+            if (!cs_solver_is_available(own[k]))
+                continue;
             bench_cell c = {0};
-            fclib_run_sap(&p, a, &c);
-            bench_row r = bench_cell_row(&c, "fclib", "sap", name, p.nc);
-            base = r.t.p50;
+            fclib_run_solver(own[k], &p, a, &c);
+            bench_row r = bench_cell_row(&c, bench, cs_solver_name(own[k]), name, p.nc);
+            base = base ? base : r.t.p50;
             emit(&r, base, csv, &b);
             bench_cell_free(&c);
         }
-        const bool peers = siconos_peer_gfc3d_count() > 0 && p.nv <= FCLIB_RUN_PEER_MAX_DOFS;
-        if (siconos_peer_gfc3d_count() > 0 && !peers)
+        if (local && siconos_peer_is_built()) {
+            bench_cell c = {0};
+            fclib_run_fc3d(&p, a, &c);
+            bench_row r = bench_cell_row(&c, bench, peer_name[PEER_FC3D], name, p.nc);
+            emit(&r, base, csv, &b);
+            bench_cell_free(&c);
+        }
+        const bool peers = !local && siconos_peer_gfc3d_count() > 0 &&
+                           p.nv <= FCLIB_RUN_PEER_MAX_DOFS;
+        if (!local && siconos_peer_gfc3d_count() > 0 && !peers)
             printf("%-12s %-24s siconos peers skipped: %d dofs > %d (dense reformulation)\n",
                    "fclib", name, p.nv, FCLIB_RUN_PEER_MAX_DOFS);
         for (int k = 0; peers && k < siconos_peer_gfc3d_count(); k++) {
@@ -409,7 +420,7 @@ static void run_fclib(const bench_args *a, FILE *csv) {
 int main(int argc, char **argv) {
     const bench_args a = bench_parse(argc, argv,
                                      "Every solver and the ODE and Siconos peers on pegs, stacks, "
-                                     "clutter and FCLIB global files; writes solvers.csv and "
+                                     "clutter and FCLIB files; writes solvers.csv and "
                                      "solvers.png to --out or $CONTACTD_BENCH_OUT.\n",
                                      20);
     bench_header(stdout, "solvers", &a);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* FCLIB files in the benchmarks (bench_fclib, bench_solvers): the files of a directory tree, and
- * one file solved by SAP through clients/cli/fclib_io (the reader and scoring `contactctl fclib`
- * uses) or by a Siconos gfc3d peer, each answer scored by Siconos' residual (coulomb.h). The
+ * one file solved by SAP or ncp through clients/cli/fclib_io (the reader and scoring `contactctl
+ * fclib` uses) or by a Siconos gfc3d or fc3d peer, each answer scored by Siconos' residual (coulomb.h). The
  * first solve of each (solver, file) is checked; repeats run while the budget lasts.
  * thread: the benchmark's main thread. Not rt code. */
 #ifndef CONTACTD_TESTS_BENCH_FCLIB_RUN_H
@@ -21,10 +21,16 @@
  * returns how many. */
 int fclib_run_list(const char *root, char **out, int max);
 
-/* SAP on p (fclib_io_solve): fills c, zeroed by the caller (first solve checked: certified when
- * it converged with residual <= FCLIB_RUN_TOL; repeats within the budget; times: the solver
- * call alone, from fclib_io). Exits when memory is short. */
-void fclib_run_sap(const fclib_io_problem *p, const bench_args *a, bench_cell *c);
+/* SAP (fclib_io_solve, either form) or ncp (fclib_io_solve_ncp, local form) on p: fills c,
+ * zeroed by the caller (first solve checked: certified when it converged with residual <=
+ * FCLIB_RUN_TOL; repeats within the budget; times: the solver call alone, from fclib_io). Exits
+ * when memory is short. */
+void fclib_run_solver(cs_solver solver, const fclib_io_problem *p, const bench_args *a,
+                      bench_cell *c);
+
+/* Siconos fc3d NSN (siconos_peer_fc3d) on the local problem p at tolerance FCLIB_RUN_TOL, on
+ * its symmetric dense W, scored by fclib_io_local_score; fills c as fclib_run_solver. */
+void fclib_run_fc3d(const fclib_io_problem *p, const bench_args *a, bench_cell *c);
 
 /* Siconos gfc3d solver k (siconos_peer_gfc3d) on the global problem p at tolerance
  * FCLIB_RUN_TOL, scored by cs_coulomb_global_residual; fills c as fclib_run_sap. */
