@@ -71,8 +71,8 @@ static void vec3_in(const Contactd__V1__Vec3 *v, double out[3]) {
     out[2] = v ? v->z : 0.0;
 }
 
-int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim, cs_scene *out,
-                              char *err, size_t errlen) {
+int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim,
+                              cs_solver default_solver, cs_scene *out, char *err, size_t errlen) {
     if (f->n_bodies > (size_t)lim->max_bodies) {
         return fail(err, errlen, CS_ENOSPACE, "bodies: %zu bodies exceed the session limit of %d",
                     f->n_bodies, lim->max_bodies);
@@ -103,7 +103,7 @@ int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim
     out->dt = f->dt;
     vec3_in(f->gravity, out->gravity);
     out->friction_dirs = f->friction_directions ? (int)f->friction_directions : CS_DIRS_DEFAULT;
-    out->solver = solver;
+    out->solver = solver != CS_SOLVER_DEFAULT ? solver : default_solver;
     out->nb = (int)f->n_bodies;
     out->nc = (int)f->n_contacts;
     out->nj = (int)f->n_joints;

@@ -19,13 +19,15 @@
  * lim->max_bodies, lim->max_contacts and lim->max_joints entries; the other members of out are
  * overwritten. Absent Vec3 fields are 0,
  * an absent orientation is the identity, friction_directions 0 is CS_DIRS_DEFAULT, solver_name
- * wins over the solver enum (an empty name and SOLVER_DEFAULT leave CS_SOLVER_DEFAULT).
+ * wins over the solver enum, and a frame that names neither gets default_solver (the session's,
+ * so that validation judges the frame by the solver that will run it; CS_SOLVER_DEFAULT leaves it
+ * unresolved).
  * Returns 0, CS_ENOSPACE (more bodies, contacts or friction directions than lim allows) or
  * CS_EINPUT, with a message naming the field in err ("bodies[2].inertia: expected 9 values,
  * got 3"). On failure the arrays may hold partial data. thread: any (the daemon calls it on the
  * I/O thread). rt-safe: yes (no allocation). */
-int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim, cs_scene *out,
-                              char *err, size_t errlen);
+int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim,
+                              cs_solver default_solver, cs_scene *out, char *err, size_t errlen);
 
 /* contactd.v1.Status for a solver status: CS_CONVERGED -> STATUS_OK, CS_DEADLINE ->
  * STATUS_DEADLINE, CS_MAXITER and CS_FALLBACK -> STATUS_FALLBACK, any negative status ->

@@ -450,7 +450,7 @@ int cd_scene_json_parse(const char *text, cs_scene *ret, char *err, size_t errle
     };
     if (!s.bodies || !s.contacts || !s.joints) {
         r = -ENOMEM;
-    } else if (cd_codec_scene_from_frame(frame, &lim, &s, err, errlen) < 0) {
+    } else if (cd_codec_scene_from_frame(frame, &lim, CS_SOLVER_DEFAULT, &s, err, errlen) < 0) {
         r = -EINVAL;
     }
     arena_free(&p);

@@ -562,7 +562,8 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
         return;
     }
     char err[sizeof c->error_msg.text];
-    const int r = cd_codec_scene_from_frame(f, &cd_session_params_of(s)->lim, scene, err,
+    const cd_session_params *sp = cd_session_params_of(s);
+    const int r = cd_codec_scene_from_frame(f, &sp->lim, sp->default_solver, scene, err,
                                             sizeof err);
     if (r != 0) {
         cd_session_frame_rejected(s);

@@ -1,37 +1,89 @@
 /* SPDX-License-Identifier: MIT */
-/* Dantzig's algorithm as Baraff presents it (1994, section 4; frictionless, velocity level).
+/* Dantzig's algorithm as Baraff presents it (1994), at the velocity level: part 1 the frictionless
+ * LCP (section 4), part 2 the bounded problem with bilateral rows (4.5) and friction (5, 5.6, 6);
+ * cs_dantzig_solve() picks one per scene.
  *
- * THE PROBLEM. Find f >= 0 with w = A f + b >= 0 and f_i w_i = 0, A = N M^-1 N^T symmetric PSD
- * (often rank-deficient: four coplanar contacts under a box give rank 3).
+ * VELOCITY LEVEL. Baraff's accelerations a and forces f become the post-step contact velocities and
+ * the step's impulses: a = J v = A f + b with A = J M^-1 J^T and b = J v* (minus the gap bias on
+ * normal rows), the problem every solver of this project works on. Section 6's dynamic friction,
+ * "where the tangential velocity is nonzero", is then friction against the post-step slip, the slip
+ * that the certificate (certify.h) judges: a contact that slides after the step is one whose
+ * friction ends on its polygon's boundary (an edge or a vertex, the set NCF) with the slip in the
+ * outward normal cone there, and its friction is tied to mu times its normal impulse (Baraff's
+ * substitution f_F = -mu f_N, which makes the system unsymmetric and lets a drive go on forever:
+ * CS_RAY). Which contacts slide is found by the pivoting, not guessed from the free-motion slip, so
+ * no threshold decides it and a slide that the step stops sticks.
  *
- * THE ALGORITHM. Index sets C (clamped: w_i = 0, f_i >= 0) and NC (f_i = 0, w_i >= 0); every
- * other index is unprocessed. While some w_d < 0, drive-to-zero(d): raise f_d with the clamped
- * contacts kept at w = 0, i.e. the direction df_d = 1, df_C = -A_CC^-1 A_Cd (fdirection), and
- * take the largest step that keeps f_C >= 0, w_NC >= 0 and w_d <= 0 (maxstep). The index that
- * limits the step moves between C and NC; when it is d itself, w_d has reached 0 and d joins C.
+ * PART 1. THE PROBLEM. Find f >= 0 with w = A f + b >= 0 and f_i w_i = 0, A = N M^-1 N^T symmetric
+ * PSD (often rank-deficient: four coplanar contacts under a box give rank 3).
+ *
+ * THE ALGORITHM. Index sets C (clamped: w_i = 0, f_i >= 0) and NC (f_i = 0, w_i >= 0); every other
+ * index is unprocessed. While some w_d < 0, drive-to-zero(d): raise f_d with the clamped contacts
+ * kept at w = 0, i.e. the direction df_d = 1, df_C = -A_CC^-1 A_Cd (fdirection), and take the
+ * largest step that keeps f_C >= 0, w_NC >= 0 and w_d <= 0 (maxstep). The index that limits the
+ * step moves between C and NC; when it is d itself, w_d has reached 0 and d joins C.
  *
  * INVARIANTS. f >= 0 everywhere; w_C = 0; w_NC >= 0; indices once processed stay satisfied.
  *
- * WHY IT TERMINATES. Each drive strictly increases w_d and never repeats a clamped set
- * (Baraff's theorems 2-5, appendix A), so each drive ends after finitely many steps. A_CC may be
- * singular when A is, but A_Cd lies in its range, so the system is consistent: it is solved with
- * a rank-revealing Cholesky (LAPACK's dpstf2, linalg.c) that drops the redundant directions
- * (footnote 3). In floating point the step cap below turns a cycle into a definite status.
+ * WHY IT TERMINATES. Each drive strictly increases w_d and never repeats a clamped set (Baraff's
+ * theorems 2-5, appendix A), so each drive ends after finitely many steps. A_CC may be singular
+ * when A is, but A_Cd lies in its range, so the system is consistent: it is solved with a
+ * rank-revealing Cholesky (LAPACK's dpstf2, linalg.c) that drops the redundant directions (footnote
+ * 3). In floating point the step cap below turns a cycle into a definite status.
  *
  * DEADLINE. Read before each step and, through a meter (deadline.h), inside the long stretches:
  * forming A (O(n^2)), copying and factoring A_CC (O(|C|^3)) and da = A df (O(n |C|)).
  *
  * TOLERANCES. Directions smaller than 1e-11 (relative to the unit step of f_d, or to the largest
- * diagonal of A for w) are treated as zero, and w_d < -1e-10 |b|_inf counts as violated:
- * both far above rounding for the problem sizes admitted (n <= 8192), far below physical
- * velocities. The factorisation drops pivots below 1e-11 of the largest diagonal. */
+ * diagonal of A for w) are treated as zero, and w_d < -1e-10 |b|_inf counts as violated: both far
+ * above rounding for the problem sizes admitted (n <= 8192), far below physical velocities. The
+ * factorisation drops pivots below 1e-11 of the largest diagonal.
+ *
+ * PART 2. THE PROBLEM (dantzig.h, cs_dantzig_problem). Rows are NORMAL (part 1's law), BILATERAL (a
+ * = 0, f free) or friction: a group of one BOX row or a PAIR of rows, whose force f_t must lie in r
+ * F (r = mu f_normal, or a fixed bound; F = [-1, 1], or the nd-gon with vertices (cos, sin)(2 pi j
+ * / nd), the pyramid of the Lemke solvers) and, where a_t != 0, minimise f_t . a_t over it. F's
+ * faces are k: n_k . f_t <= c r (c = cos(pi / nd), or 1), each with a dual sigma_k >= 0, and the
+ * law is: w_t = a_t + sum_k sigma_k n_k = 0, sigma_k slack_k = 0.
+ *
+ * THE SETS (Baraff 5.3, 5.6). Normal rows: C / NC / unprocessed as in part 1. Bilateral rows:
+ * always clamped, after one drive that zeroes their velocities together (4.5). Friction rows:
+ * processed (w_i = 0 held) or not (f_i held); faces: clamped (slack = 0, sigma >= 0 free: CF's
+ * boundary, NC+ / NC- in one dimension, an edge or a vertex of the polygon, "the direction
+ * recorded" of 5.6) or not (sigma = 0, slack >= 0). A group has at most as many clamped faces as
+ * processed rows, so every system is square.
+ *
+ * THE DRIVES. Normals first, the most violated, then friction rows, the largest |w| (5.5: a normal
+ * before its friction). A friction row is driven against its velocity (df_i = -sign w_i, Baraff's
+ * x-then-y of 5.6, one row at a time) until w_i = 0, or until its force reaches a face (the bound):
+ * then a corner of the polygon is turned when an old face can hand its dual to the new one, else
+ * the row is done, held by the faces, whose duals are read from the velocity. fdirection solves the
+ * clamped rows' equations (da = 0, dw = 0, dslack = 0) for the moving forces and duals; the system
+ * is unsymmetric (friction tied to normals) and singular at exact ties, so it is solved by Gaussian
+ * elimination with complete pivoting, which reveals the rank and checks that the equations beyond
+ * it hold (else no direction exists: CS_RAY). maxstep bounds the step by every set change, and by
+ * every face's slack (eq. 23: for the polygon a linear equation per edge, where the circle gives
+ * Baraff a quadratic).
+ *
+ * CYCLING AND RAYS. Zero steps can alternate an index between two sets (5.4). A hash of the clamped
+ * sets seen within a drive detects it; the index that moved is then given up as Baraff does (a
+ * normal leaves both C and NC; a face's group stops being processed) and is taken up again by a
+ * later drive, but never the driven row itself: that cycle is CS_MAXITER. A drive with no bound on
+ * its step is section 6's unbounded ray: CS_RAY. The pivot cap is 4 p (p + 1) + 8 for p = rows +
+ * friction rows. Whatever the path, a converged answer is checked from scratch at the end
+ * (answer_holds): every law to 1e-9 of its scale, or CS_MAXITER.
+ *
+ * COST. Each step forms and eliminates the clamped system, O(p^3) for p clamped rows and faces; the
+ * deadline is read before each step and through the meter inside. */
 #include "solver/dantzig.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
-#include "solver/linalg.h"
 #include "solver/deadline.h"
+#include "solver/lemke_contact.h"
+#include "solver/linalg.h"
 #include "solver/workspace.h"
 
 enum { UNPROCESSED = 0, CLAMPED = 1, NOT_CLAMPED = 2 };
@@ -47,12 +99,25 @@ size_t cs_dantzig_lcp_size(int n) {
            cs__ws_bytes(N);
 }
 
+/* The frictional solve's own arrays: A and b of the 3 nc contact rows, kinds, normals, bounds. */
+static size_t frictional_size(const cs_limits *lim) {
+    const size_t n = 3 * ((size_t)lim->max_contacts + (size_t)lim->max_joints);
+    return cs__ws_bytes(n * n * sizeof(double)) + 2 * cs__ws_bytes(n * sizeof(double)) +
+           cs__ws_bytes(n) + cs__ws_bytes(n * sizeof(int));
+}
+
 size_t cs_dantzig_size(const cs_limits *lim) {
     const size_t n = (size_t)lim->max_contacts;
-    // A, b and J v*, then the Delassus scratch or the LCP scratch (never both at once).
+    // Frictionless: A, b and J v*, then the Delassus scratch or the LCP scratch (never both).
     const size_t del = cs_model_delassus_size(lim), lcp = cs_dantzig_lcp_size(lim->max_contacts);
-    return cs__ws_bytes(n * n * sizeof(double)) + cs__ws_bytes(n * sizeof(double)) +
-           cs__ws_bytes(3 * n * sizeof(double)) + (del > lcp ? del : lcp);
+    const size_t plain = cs__ws_bytes(n * n * sizeof(double)) + cs__ws_bytes(n * sizeof(double)) +
+                         cs__ws_bytes(3 * n * sizeof(double)) + (del > lcp ? del : lcp);
+    // Frictional (or with joints): its arrays, then the Delassus scratch (3 rows a contact or
+    // joint) or the bounded solve's.
+    const size_t mlcp = cs_dantzig_mlcp_size(3 * (lim->max_contacts + lim->max_joints),
+                                             2 * lim->max_contacts, lim->max_dirs);
+    const size_t fric = frictional_size(lim) + (del > mlcp ? del : mlcp);
+    return plain > fric ? plain : fric;
 }
 
 /* Scratch of one solve. */
@@ -248,33 +313,923 @@ out:
     return status;
 }
 
-cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
-                           double *lambda, cs_stats *st) {
-    const int n = m->nc;
-    const size_t mark = cs__ws_mark(ws);
+/* Part 2: the bounded problem (bilateral rows, box and polygon friction). */
+
+/* What a drive pushes: a normal row's force up, a friction row's force against its velocity, or the
+ * velocities of every bilateral row along a straight line to zero. */
+enum { DRIVE_NORMAL, DRIVE_ROW, DRIVE_BILATERAL };
+/* maxstep()'s answer besides a row or face index. */
+enum { STEP_NONE = -1, STEP_TARGET = -2 };
+
+/* Bases remembered within one drive to tell a cycle (Baraff 5.4: zero steps that alternate an index
+ * between two sets) from progress. */
+#define CYCLE_MEMORY 64
+/* Complete pivoting stops at pivots below this fraction of the largest entry (as RANK_TOL); the
+ * equations left beyond the rank must then hold to this fraction of the right-hand side, or the
+ * direction does not exist (far above the 1e-16 x growth that rounding leaves). */
+#define LU_RANK_TOL 1e-11
+#define CONSISTENT_TOL 1e-8
+/* The final check's relative tolerance (answer_holds): three orders above what the converged
+ * answers show (<= 1e-13 on contact scenes), three below the certificate's default. */
+#define ANSWER_TOL 1e-9
+
+/* A friction group: one BOX row (m = 1, faces f <= r and -f <= r) or a PAIR (m = 2, the nd edges of
+ * r P). Face k of a group is c r - n_k . f_t >= 0, with dual sigma_k >= 0. */
+typedef struct group {
+    int row;     /* first row */
+    int m;       /* rows: 1 or 2 */
+    int normal;  /* bounding NORMAL row, -1: fixed bound */
+    int face;    /* first face */
+    int nf;      /* faces */
+    int nact;    /* faces clamped (at most non, plus one for the row being driven) */
+    int non;     /* rows processed: their w = a + sum_k sigma_k n_k is held at zero */
+    double coef; /* mu, or the fixed bound */
+    double c;    /* distance of the faces from the centre at r = 1: cos(pi / nd), or
+                    1 */
+} group;
+
+/* Scratch and state of one bounded solve. */
+typedef struct mlcp {
+    const cs_dantzig_problem *p;
+    int n, ng, nf;
+    group *g;             /* [ng] */
+    int *grp;             /* [n] group of a BOX or PAIR row, else -1 */
+    int *fgrp;            /* [nf] group of a face */
+    unsigned char *set;   /* [n] NORMAL rows: UNPROCESSED / CLAMPED / NOT_CLAMPED */
+    unsigned char *fset;  /* [nf] 1: clamped (slack = 0, sigma free >= 0) */
+    unsigned char *on;    /* [n] friction rows: processed */
+    double *sigma, *dsig; /* [nf] */
+    double *a, *df, *da;  /* [n] */
+    double *tab;          /* [4 nd] the polygon's outward unit edge normals, then vertices */
+    int *pos;             /* [n + nf] an unknown's place in the system, -1 when fixed */
+    int *unk;             /* [pmax] the unknowns: row i, or face n + k */
+    int *cp;              /* [pmax] column permutation of the complete pivoting */
+    double *K, *rhs, *x;  /* [pmax^2], [pmax], [pmax] */
+    double dir;           /* DRIVE_ROW: the sign of df_d */
+    int gdrive;           /* DRIVE_ROW: the driven row's group, else -1 */
+    double alpha;         /* scale of the face rows and columns: max diag A (1 if zero) */
+    double dmax, viol;    /* max diag A; w below -viol is violated */
+    uint64_t hash;        /* of the clamped sets */
+    uint64_t seen[CYCLE_MEMORY];
+    int nseen;
+    cs__meter meter;
+} mlcp;
+
+static size_t mlcp_faces(int n_friction, int nd) {
+    // A pair has nd faces for two rows, a box two for one.
+    return (size_t)n_friction * (size_t)(nd / 2 > 2 ? nd / 2 : 2);
+}
+
+size_t cs_dantzig_mlcp_size(int n, int n_friction, int nd) {
+    const size_t N = (size_t)n, F = mlcp_faces(n_friction, nd);
+    // Unknowns: clamped rows and at most m clamped faces per group, i.e. one per friction row.
+    const size_t P = N + (size_t)n_friction;
+    return cs__ws_bytes(N * sizeof(group)) + cs__ws_bytes(N * sizeof(int)) +
+           cs__ws_bytes(F * sizeof(int)) + 2 * cs__ws_bytes(N) + cs__ws_bytes(F) +
+           2 * cs__ws_bytes(F * sizeof(double)) + 3 * cs__ws_bytes(N * sizeof(double)) +
+           cs__ws_bytes(4 * (size_t)nd * sizeof(double)) + cs__ws_bytes((N + F) * sizeof(int)) +
+           2 * cs__ws_bytes(P * sizeof(int)) + cs__ws_bytes(P * P * sizeof(double)) +
+           2 * cs__ws_bytes(P * sizeof(double));
+}
+
+/* Component r of face k's outward normal in group g. */
+static inline double face_n(const mlcp *w, const group *g, int k, int r) {
+    return g->m == 1 ? (k == 0 ? 1.0 : -1.0) : w->tab[2 * k + r];
+}
+
+/* The group's radius r: mu f_normal, or the fixed bound. */
+static inline double radius(const group *g, const double *f) {
+    return g->normal >= 0 ? g->coef * f[g->normal] : g->coef;
+}
+
+/* Slack of face k (local) of g at f, and its rate along df. */
+static double slack(const mlcp *w, const group *g, int k, const double *f) {
+    double s = g->c * radius(g, f);
+    for (int r = 0; r < g->m; r++)
+        s -= face_n(w, g, k, r) * f[g->row + r];
+    return s;
+}
+
+static double dslack(const mlcp *w, const group *g, int k) {
+    double s = g->normal >= 0 ? g->c * g->coef * w->df[g->normal] : 0;
+    for (int r = 0; r < g->m; r++)
+        s -= face_n(w, g, k, r) * w->df[g->row + r];
+    return s;
+}
+
+/* w of row r of group g: the velocity plus the clamped faces' duals along their normals. */
+static double group_w(const mlcp *w, const group *g, int r) {
+    double v = w->a[g->row + r];
+    for (int k = 0; k < g->nf; k++)
+        if (w->fset[g->face + k])
+            v += w->sigma[g->face + k] * face_n(w, g, k, r);
+    return v;
+}
+
+/* splitmix64's finaliser: the hash contribution of item i being clamped. */
+static inline uint64_t item_hash(uint64_t i) {
+    uint64_t z = (i + 1) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Solves K x = rhs (column-major, order p; K and rhs are overwritten) by Gaussian elimination with
+ * complete pivoting, which reveals the rank of the singular but consistent systems that exact ties
+ * give (four coplanar contacts: rank 3 of 4 normal rows). Unknowns beyond the rank are zero. cp:
+ * [p] scratch. Returns 0; -1 when the equations beyond the rank do not hold (no such direction); 1
+ * when the meter's deadline passed. */
+static int solve_complete(int p, double *K, double *rhs, double *x, int *cp, cs__meter *meter) {
+    double kmax = 0, rmax = 0;
+    for (size_t q = 0; q < (size_t)p * p; q++)
+        kmax = fmax(kmax, fabs(K[q]));
+    for (int i = 0; i < p; i++) {
+        rmax = fmax(rmax, fabs(rhs[i]));
+        cp[i] = i;
+    }
+    int rank = 0;
+    for (int k = 0; k < p; k++) {
+        int bi = k, bj = k;
+        double best = 0;
+        for (int j = k; j < p; j++)
+            for (int i = k; i < p; i++)
+                if (fabs(K[(size_t)j * p + i]) > best) {
+                    best = fabs(K[(size_t)j * p + i]);
+                    bi = i;
+                    bj = j;
+                }
+        if (!(best > LU_RANK_TOL * kmax))
+            break;
+        if (bi != k) {
+            for (int j = 0; j < p; j++) {
+                const double t = K[(size_t)j * p + k];
+                K[(size_t)j * p + k] = K[(size_t)j * p + bi];
+                K[(size_t)j * p + bi] = t;
+            }
+            const double t = rhs[k];
+            rhs[k] = rhs[bi];
+            rhs[bi] = t;
+        }
+        if (bj != k) {
+            for (int i = 0; i < p; i++) {
+                const double t = K[(size_t)k * p + i];
+                K[(size_t)k * p + i] = K[(size_t)bj * p + i];
+                K[(size_t)bj * p + i] = t;
+            }
+            const int t = cp[k];
+            cp[k] = cp[bj];
+            cp[bj] = t;
+        }
+        double *ck = K + (size_t)k * p;
+        const double inv = 1 / ck[k];
+        for (int i = k + 1; i < p; i++)
+            ck[i] *= inv;
+        for (int j = k + 1; j < p; j++) {
+            double *cj = K + (size_t)j * p;
+            const double u = cj[k];
+            if (u != 0)
+                for (int i = k + 1; i < p; i++)
+                    cj[i] -= ck[i] * u;
+        }
+        for (int i = k + 1; i < p; i++)
+            rhs[i] -= ck[i] * rhs[k];
+        rank = k + 1;
+        if (cs__meter_add(meter, (int64_t)(p - k) * (p - k)))
+            return 1;
+    }
+    for (int i = rank; i < p; i++)
+        if (fabs(rhs[i]) > CONSISTENT_TOL * rmax)
+            return -1;
+    for (int k = rank - 1; k >= 0; k--) {
+        double s = rhs[k];
+        for (int j = k + 1; j < rank; j++)
+            s -= K[(size_t)j * p + k] * rhs[j];
+        rhs[k] = s / K[(size_t)k * p + k];
+    }
+    for (int k = 0; k < p; k++)
+        x[cp[k]] = k < rank ? rhs[k] : 0;
+    return 0;
+}
+
+/* fdirection (Baraff 4.3 and 5.5): the direction (df, dsigma) in which every clamped row keeps its
+ * equation: da_i = 0 (clamped normal, bilateral), dw_i = 0 (processed friction rows), dslack_k = 0
+ * (clamped face), while the drive's own quantity moves: df_d = 1 for a normal, df_d = dir for a
+ * friction row (its w is then free), or dw = -w for the bilateral rows (so that they reach zero at
+ * s = 1). Then da = A df. Returns 0, -1 when no such direction exists, 1 at the deadline. */
+static int mlcp_direction(mlcp *w, int kind, int d) {
+    const cs_dantzig_problem *P = w->p;
+    const int n = w->n;
+    int p = 0;
+    for (int i = 0; i < n; i++) {
+        const int k = P->kind[i];
+        const bool in = k == CS_DANTZIG_NORMAL      ? w->set[i] == CLAMPED
+                        : k == CS_DANTZIG_BILATERAL ? true
+                                                    : w->on[i];
+        w->pos[i] = in ? p : -1;
+        if (in)
+            w->unk[p++] = i;
+    }
+    for (int k = 0; k < w->nf; k++) {
+        w->pos[n + k] = w->fset[k] ? p : -1;
+        if (w->fset[k])
+            w->unk[p++] = n + k;
+    }
+    // Equation e belongs to unknown e. Row columns: A's entries, and the face rows' d slack / df
+    // (scaled by alpha, as are the face columns, so that all entries share A's scale).
+    const double al = w->alpha;
+    for (int c = 0; c < p; c++) {
+        double *col = w->K + (size_t)c * p;
+        const int u = w->unk[c];
+        if (u < n) {
+            const double *Acol = P->A + (size_t)u * P->lda;
+            for (int e = 0; e < p; e++)
+                col[e] = w->unk[e] < n ? Acol[w->unk[e]] : 0;
+        } else {
+            const group *g = &w->g[w->fgrp[u - n]];
+            memset(col, 0, (size_t)p * sizeof(double));
+            for (int r = 0; r < g->m; r++)
+                if (w->pos[g->row + r] >= 0)
+                    col[w->pos[g->row + r]] = al * face_n(w, g, u - n - g->face, r);
+        }
+        if (cs__meter_add(&w->meter, p))
+            return 1;
+    }
+    for (int e = 0; e < p; e++) {
+        const int u = w->unk[e];
+        w->rhs[e] = 0;
+        if (u >= n) {
+            // A clamped face's group is processed, so its normal is clamped (or absent); the driven
+            // row's force is known, the other unprocessed rows' fixed.
+            const group *g = &w->g[w->fgrp[u - n]];
+            if (g->normal >= 0)
+                w->K[(size_t)w->pos[g->normal] * p + e] = al * g->c * g->coef;
+            for (int r = 0; r < g->m; r++) {
+                const double nr = al * face_n(w, g, u - n - g->face, r);
+                if (w->pos[g->row + r] >= 0)
+                    w->K[(size_t)w->pos[g->row + r] * p + e] = -nr;
+                else if (kind == DRIVE_ROW && g->row + r == d)
+                    w->rhs[e] = nr * w->dir;
+            }
+        } else if (kind == DRIVE_NORMAL) {
+            w->rhs[e] = -P->A[(size_t)d * P->lda + u];
+        } else if (kind == DRIVE_ROW) {
+            w->rhs[e] = -w->dir * P->A[(size_t)d * P->lda + u];
+        } else if (P->kind[u] == CS_DANTZIG_BILATERAL) {
+            w->rhs[e] = -w->a[u];
+        }
+    }
+    const int r = solve_complete(p, w->K, w->rhs, w->x, w->cp, &w->meter);
+    if (r != 0)
+        return r;
+    memset(w->df, 0, (size_t)n * sizeof(double));
+    memset(w->dsig, 0, (size_t)w->nf * sizeof(double));
+    if (kind != DRIVE_BILATERAL)
+        w->df[d] = kind == DRIVE_ROW ? w->dir : 1;
+    for (int c = 0; c < p; c++) {
+        if (w->unk[c] < n)
+            w->df[w->unk[c]] = w->x[c];
+        else
+            w->dsig[w->unk[c] - n] = al * w->x[c];
+    }
+    // da = A df over the columns that move.
+    for (int i = 0; i < n; i++)
+        w->da[i] = 0;
+    for (int j = 0; j < n; j++) {
+        const double s = w->df[j];
+        if (s == 0)
+            continue;
+        const double *col = P->A + (size_t)j * P->lda;
+        for (int i = 0; i < n; i++)
+            w->da[i] += s * col[i];
+        if (cs__meter_add(&w->meter, n))
+            return 1;
+    }
+    return 0;
+}
+
+/* The rate of w of row r of group g along the direction. */
+static double group_dw(const mlcp *w, const group *g, int r) {
+    double v = w->da[g->row + r];
+    for (int k = 0; k < g->nf; k++)
+        if (w->fset[g->face + k])
+            v += w->dsig[g->face + k] * face_n(w, g, k, r);
+    return v;
+}
+
+/* maxstep (Baraff 4.3, 5.5, eq. 23): the largest s keeping clamped normal forces >= 0, unclamped
+ * normal velocities >= 0, clamped face duals >= 0 and every face of a processed group inside (slack
+ * >= 0: the polygon's form of eq. 23, linear in s per edge), and not passing the drive's target.
+ * *ret_j: the row (< n) or face (n + k) that limits it, STEP_TARGET, or STEP_NONE. On ties the
+ * target wins (the drive ends), then the first index. */
+static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int *ret_j) {
+    const int n = w->n;
+    double scale = 0;
+    for (int i = 0; i < n; i++)
+        scale = fmax(scale, fabs(w->df[i]));
+    const double df_tol = DIR_TOL * scale, da_tol = DIR_TOL * w->dmax * scale;
+    double s = INFINITY;
+    int j = STEP_NONE;
+    if (kind == DRIVE_BILATERAL) {
+        s = 1;
+        j = STEP_TARGET;
+    } else if (kind == DRIVE_NORMAL && w->da[d] > da_tol) {
+        s = -w->a[d] / w->da[d];
+        j = STEP_TARGET;
+    } else if (kind == DRIVE_ROW) {
+        const group *g = &w->g[w->gdrive];
+        const double dw = group_dw(w, g, d - g->row);
+        if (dw * w->dir > da_tol) {
+            s = fmax(-group_w(w, g, d - g->row) / dw, 0.0);
+            j = STEP_TARGET;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (w->p->kind[i] != CS_DANTZIG_NORMAL || i == d)
+            continue;
+        double si;
+        if (w->set[i] == CLAMPED && w->df[i] < -df_tol)
+            si = -f[i] / w->df[i];
+        else if (w->set[i] == NOT_CLAMPED && w->da[i] < -da_tol)
+            si = -w->a[i] / w->da[i];
+        else
+            continue;
+        // Rounding can leave a value a hair below zero: never step backwards.
+        si = fmax(si, 0.0);
+        if (si < s) {
+            s = si;
+            j = i;
+        }
+    }
+    for (int q = 0; q < w->ng; q++) {
+        const group *g = &w->g[q];
+        const int room = g->non + (q == w->gdrive);
+        if (room == 0)
+            continue;
+        for (int k = 0; k < g->nf; k++) {
+            const int fk = g->face + k;
+            double si;
+            if (w->fset[fk]) {
+                if (!(w->dsig[fk] < -da_tol))
+                    continue;
+                si = -w->sigma[fk] / w->dsig[fk];
+            } else {
+                // A face is one more equation on the group's forces: no more of them than forces
+                // that are free to move (a vertex fixes f_t; a third face can only touch it as r ->
+                // 0, which the normal's own bound reports).
+                const double ds = dslack(w, g, k);
+                if (g->nact >= room || !(ds < -df_tol))
+                    continue;
+                si = slack(w, g, k, f) / -ds;
+            }
+            si = fmax(si, 0.0);
+            if (si < s) {
+                s = si;
+                j = n + fk;
+            }
+        }
+    }
+    *ret_j = j;
+    return s;
+}
+
+/* Unclamps face fk of g. */
+static void face_off(mlcp *w, group *g, int fk) {
+    w->hash ^= item_hash((uint64_t)(w->n + fk));
+    w->fset[fk] = 0;
+    w->sigma[fk] = 0;
+    g->nact--;
+}
+
+/* A group gives up its processed state: its force returns to zero (it is ~0 already when its normal
+ * force reached zero: the faces kept it inside r P) and its faces unclamp. */
+static void group_off(mlcp *w, double *f, group *g) {
+    const cs_dantzig_problem *P = w->p;
+    for (int r = 0; r < g->m; r++) {
+        const int i = g->row + r;
+        w->on[i] = 0;
+        if (f[i] != 0) {
+            const double *col = P->A + (size_t)i * P->lda;
+            for (int q = 0; q < w->n; q++)
+                w->a[q] -= f[i] * col[q];
+            f[i] = 0;
+        }
+    }
+    for (int k = 0; k < g->nf; k++)
+        if (w->fset[g->face + k])
+            face_off(w, g, g->face + k);
+    g->non = 0;
+}
+
+/* The duals of g's clamped faces but `skip` that zero w of its processed rows, read from the
+ * velocities (as many faces as rows, <= 2). True, with them in sig (face order), when they exist
+ * and are >= 0: the faces can hold those rows. */
+static bool face_duals(const mlcp *w, const group *g, int skip, double sig[2]) {
+    int fk[2], rr[2], nk = 0, nr = 0;
+    for (int k = 0; k < g->nf; k++)
+        if (w->fset[g->face + k] && k != skip) {
+            if (nk == 2)
+                return false;
+            fk[nk++] = k;
+        }
+    for (int r = 0; r < g->m; r++)
+        if (w->on[g->row + r])
+            rr[nr++] = r;
+    if (nk != nr)
+        return false;
+    if (nk == 1) {
+        const double nx = face_n(w, g, fk[0], rr[0]);
+        if (!(fabs(nx) > DIR_TOL))
+            return false;
+        sig[0] = -w->a[g->row + rr[0]] / nx;
+    } else if (nk == 2) {
+        const double a00 = face_n(w, g, fk[0], 0), a01 = face_n(w, g, fk[1], 0);
+        const double a10 = face_n(w, g, fk[0], 1), a11 = face_n(w, g, fk[1], 1);
+        const double det = a00 * a11 - a01 * a10;
+        if (!(fabs(det) > DIR_TOL))
+            return false;
+        const double b0 = -w->a[g->row], b1 = -w->a[g->row + 1];
+        sig[0] = (b0 * a11 - a01 * b1) / det;
+        sig[1] = (a00 * b1 - b0 * a10) / det;
+    }
+    return nk == 0 || (sig[0] >= 0 && (nk == 1 || sig[1] >= 0));
+}
+
+/* Sets the duals of g's clamped faces but `skip` to sig (face order). */
+static void set_duals(mlcp *w, const group *g, int skip, const double sig[2]) {
+    for (int k = 0, q = 0; k < g->nf; k++)
+        if (w->fset[g->face + k] && k != skip)
+            w->sigma[g->face + k] = sig[q++];
+}
+
+/* A face of the group being driven became clamped, one more than the group's processed rows: the
+ * drive can go on round the polygon's corner when an old face can leave with the new one holding
+ * the processed rows (its dual takes over, >= 0); otherwise the driven force has reached its bound
+ * (Baraff 5.3: NC+ / NC-) and row d is done, held by the faces, whose duals carry what is left of
+ * its velocity. A face whose dual would be negative does not hold: it is unclamped and the row's
+ * velocity left to a later drive. Returns true when the drive goes on. */
+static bool corner(mlcp *w, group *g, int d, int knew) {
+    double sig[2];
+    // Row d held by all the faces (a vertex whose normal cone holds the velocity): done.
+    w->on[d] = 1;
+    g->non++;
+    if (face_duals(w, g, -1, sig)) {
+        set_duals(w, g, -1, sig);
+        return false;
+    }
+    w->on[d] = 0;
+    g->non--;
+    for (int k = 0; k < g->nf; k++)
+        if (w->fset[g->face + k] && k != knew && face_duals(w, g, k, sig)) {
+            set_duals(w, g, k, sig);
+            face_off(w, g, g->face + k);
+            return true;
+        }
+    w->on[d] = 1;
+    g->non++;
+    for (int k = 0; k < g->nf; k++)
+        if (w->fset[g->face + k])
+            face_off(w, g, g->face + k);
+    return false;
+}
+
+/* Baraff's remedy for an index that alternates between two sets with zero steps (5.4): stop
+ * maintaining its conditions for now. A normal row leaves both C and NC (its force is zero); a
+ * face's group stops being processed, its force kept as it is (the main loop takes its velocity up
+ * again, and the final check refuses an answer whose force left its polygon). The row or group
+ * being driven is not given up (false: the caller reports the cycle). */
+static bool give_up(mlcp *w, double *f, int j) {
+    if (j < w->n) {
+        if (w->set[j] == CLAMPED)
+            w->hash ^= item_hash((uint64_t)j);
+        w->set[j] = UNPROCESSED;
+        for (int q = 0; q < w->ng; q++)
+            if (w->g[q].normal == j && (w->g[q].non || w->g[q].nact))
+                group_off(w, f, &w->g[q]);
+        return true;
+    }
+    group *g = &w->g[w->fgrp[j - w->n]];
+    if (g - w->g == w->gdrive)
+        return false;
+    for (int r = 0; r < g->m; r++)
+        w->on[g->row + r] = 0;
+    for (int k = 0; k < g->nf; k++)
+        if (w->fset[g->face + k])
+            face_off(w, g, g->face + k);
+    g->non = 0;
+    return true;
+}
+
+/* drive-to-zero (Baraff 4.3, 5.5) of normal row d, friction row d, or the bilateral rows. */
+static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_stats *st) {
+    const int n = w->n;
+    w->nseen = 0;
+    w->gdrive = kind == DRIVE_ROW ? w->grp[d] : -1;
+    group *gd = kind == DRIVE_ROW ? &w->g[w->gdrive] : NULL;
+    for (;;) {
+        if (kind == DRIVE_NORMAL && w->a[d] >= -w->viol) {
+            // Reached, possibly by a step that tied with d's own limit.
+            w->a[d] = 0;
+            w->set[d] = CLAMPED;
+            w->hash ^= item_hash((uint64_t)d);
+            return CS_CONVERGED;
+        }
+        if (st->pivots >= cap)
+            return CS_MAXITER;
+        if (cs__meter_check(&w->meter))
+            return CS_DEADLINE;
+        const int dir = mlcp_direction(w, kind, d);
+        if (dir > 0)
+            return CS_DEADLINE;
+        if (dir < 0)
+            return kind == DRIVE_BILATERAL ? CS_SINGULAR : CS_RAY;
+        int j;
+        const double s = mlcp_maxstep(w, f, kind, d, &j);
+        st->pivots++;
+        if (j == STEP_NONE)
+            return CS_RAY; // Baraff section 6: s = infinity
+        for (int i = 0; i < n; i++) {
+            f[i] += s * w->df[i];
+            w->a[i] += s * w->da[i];
+        }
+        for (int k = 0; k < w->nf; k++)
+            w->sigma[k] += s * w->dsig[k];
+        if (j == STEP_TARGET) {
+            if (kind == DRIVE_NORMAL) {
+                w->a[d] = 0;
+                w->set[d] = CLAMPED;
+                w->hash ^= item_hash((uint64_t)d);
+            } else if (kind == DRIVE_ROW) {
+                w->on[d] = 1;
+                gd->non++;
+            }
+            return CS_CONVERGED;
+        }
+        if (j < n) {
+            w->hash ^= item_hash((uint64_t)j);
+            if (w->set[j] == CLAMPED) {
+                f[j] = 0;
+                w->set[j] = NOT_CLAMPED;
+                // Friction bounded by a zero normal force is zero.
+                for (int q = 0; q < w->ng; q++)
+                    if (w->g[q].normal == j && (w->g[q].non || w->g[q].nact || q == w->gdrive))
+                        group_off(w, f, &w->g[q]);
+                if (gd && gd->normal == j)
+                    return CS_CONVERGED; // the driven row's bound is gone: nothing to
+                                         // drive
+            } else {
+                w->a[j] = 0;
+                w->set[j] = CLAMPED;
+            }
+        } else {
+            const int k = j - n;
+            group *g = &w->g[w->fgrp[k]];
+            if (w->fset[k]) {
+                face_off(w, g, k);
+            } else {
+                w->hash ^= item_hash((uint64_t)j);
+                w->sigma[k] = 0;
+                w->fset[k] = 1;
+                g->nact++;
+                if (g == gd && g->nact > g->non && !corner(w, g, d, k - g->face))
+                    return CS_CONVERGED;
+            }
+        }
+        // A clamped set seen before in this drive: the path closed on itself (cycling, Baraff 5.4).
+        // Give up on the index that moved, as Baraff does; a later drive re-establishes its
+        // conditions.
+        bool cycle = false;
+        for (int q = 0; q < w->nseen && q < CYCLE_MEMORY; q++)
+            cycle = cycle || w->seen[q] == w->hash;
+        if (cycle) {
+            if (!give_up(w, f, j))
+                return CS_MAXITER;
+            w->nseen = 0;
+        }
+        w->seen[w->nseen++ % CYCLE_MEMORY] = w->hash;
+    }
+}
+
+/* Checks p; returns the number of groups and faces through ret_ng, ret_nf, or CS_EINPUT. */
+static cs_status check_problem(const cs_dantzig_problem *p, int *ret_ng, int *ret_nf) {
+    if (p->n < 0 || (p->n > 0 && (!p->A || !p->b || !p->kind || p->lda < p->n)))
+        return CS_EINPUT;
+    int ng = 0, nf = 0;
+    bool pairs = false;
+    for (int i = 0; i < p->n; i++) {
+        if (!isfinite(p->b[i]) || !isfinite(p->A[(size_t)i * p->lda + i]))
+            return CS_EINPUT;
+        const int k = p->kind[i];
+        if (k == CS_DANTZIG_NORMAL || k == CS_DANTZIG_BILATERAL)
+            continue;
+        if (k != CS_DANTZIG_BOX && k != CS_DANTZIG_PAIR)
+            return CS_EINPUT;
+        if (!p->bound || !isfinite(p->bound[i]) || p->bound[i] < 0)
+            return CS_EINPUT;
+        const int nr = p->normal ? p->normal[i] : -1;
+        if (nr < -1 || nr >= p->n || (nr >= 0 && p->kind[nr] != CS_DANTZIG_NORMAL))
+            return CS_EINPUT;
+        if (k == CS_DANTZIG_PAIR) {
+            if (i + 1 >= p->n || p->kind[i + 1] != CS_DANTZIG_PAIR || !isfinite(p->b[i + 1]) ||
+                !isfinite(p->A[(size_t)(i + 1) * p->lda + i + 1]))
+                return CS_EINPUT;
+            pairs = true;
+            nf += p->nd;
+            i++;
+        } else {
+            nf += 2;
+        }
+        ng++;
+    }
+    if (pairs && (p->nd < 4 || p->nd % 2 != 0))
+        return CS_EINPUT;
+    *ret_ng = ng;
+    *ret_nf = nf;
+    return CS_CONVERGED;
+}
+
+/* The final check of an answer from scratch: a = A f + b (into w->da), each row's law to ANSWER_TOL
+ * of the problem's scales (forces: max |f|; velocities: max |b| and max |a|), and for friction the
+ * maximal-dissipation gap f_t . a_t + r h(-a_t) (h: support function of the unit set), which is 0
+ * exactly when f_t minimises f_t . a_t over r P. */
+static bool answer_holds(mlcp *w, const double *f, double bmax) {
+    const cs_dantzig_problem *P = w->p;
+    const int n = w->n;
+    double fs = 0, as = bmax;
+    for (int i = 0; i < n; i++) {
+        double v = P->b[i];
+        for (int j = 0; j < n; j++)
+            v += P->A[(size_t)j * P->lda + i] * f[j];
+        w->da[i] = v;
+        fs = fmax(fs, fabs(f[i]));
+        as = fmax(as, fabs(v));
+    }
+    const double ta = ANSWER_TOL * as, tf = ANSWER_TOL * fs, tfa = ANSWER_TOL * fs * as;
+    for (int i = 0; i < n; i++) {
+        const double a = w->da[i];
+        if (P->kind[i] == CS_DANTZIG_NORMAL && (f[i] < -tf || a < -ta || fabs(f[i] * a) > tfa))
+            return false;
+        if (P->kind[i] == CS_DANTZIG_BILATERAL && fabs(a) > ta)
+            return false;
+    }
+    for (int q = 0; q < w->ng; q++) {
+        const group *g = &w->g[q];
+        const double r = radius(g, f);
+        double h = 0, fa = 0;
+        for (int k = 0; k < g->nf; k++) {
+            if (slack(w, g, k, f) < -tf)
+                return false;
+            // The support function's maximum sits on a vertex: vertex k (face k's first) for a
+            // pair, +-1 for a box.
+            double hv = 0;
+            for (int rr = 0; rr < g->m; rr++) {
+                const double vx = g->m == 1 ? face_n(w, g, k, 0) : w->tab[2 * g->nf + 2 * k + rr];
+                hv -= vx * w->da[g->row + rr];
+            }
+            h = fmax(h, hv);
+        }
+        for (int rr = 0; rr < g->m; rr++)
+            fa += f[g->row + rr] * w->da[g->row + rr];
+        if (fabs(fa + r * h) > tfa)
+            return false;
+    }
+    return true;
+}
+
+cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const cs_options *opt,
+                          double *f, cs_stats *st) {
     *st = (cs_stats){0};
-    double *A = cs__ws_alloc(ws, (size_t)n * n * sizeof(double));
-    double *b = cs__ws_alloc(ws, (size_t)n * sizeof(double));
-    double *jv = cs__ws_alloc(ws, 3 * (size_t)n * sizeof(double));
-    if (n > 0 && (!A || !b || !jv)) {
+    int ng, nf;
+    if (check_problem(p, &ng, &nf) != CS_CONVERGED)
+        return CS_EINPUT;
+    const int n = p->n, nd = nf > 2 * ng ? p->nd : 0;
+    int nfric = 0;
+    for (int i = 0; i < n; i++)
+        nfric += p->kind[i] == CS_DANTZIG_BOX || p->kind[i] == CS_DANTZIG_PAIR;
+    const size_t mark = cs__ws_mark(ws);
+    const size_t N = (size_t)n, F = (size_t)nf, P = N + (size_t)nfric;
+    mlcp w = {
+        .p = p,
+        .n = n,
+        .ng = ng,
+        .nf = nf,
+        .g = cs__ws_alloc(ws, N * sizeof(group)),
+        .grp = cs__ws_alloc(ws, N * sizeof(int)),
+        .fgrp = cs__ws_alloc(ws, F * sizeof(int)),
+        .set = cs__ws_zalloc(ws, N),
+        .fset = cs__ws_zalloc(ws, F),
+        .on = cs__ws_zalloc(ws, N),
+        .sigma = cs__ws_zalloc(ws, F * sizeof(double)),
+        .dsig = cs__ws_alloc(ws, F * sizeof(double)),
+        .a = cs__ws_alloc(ws, N * sizeof(double)),
+        .df = cs__ws_alloc(ws, N * sizeof(double)),
+        .da = cs__ws_alloc(ws, N * sizeof(double)),
+        .tab = cs__ws_alloc(ws, 4 * (size_t)nd * sizeof(double)),
+        .pos = cs__ws_alloc(ws, (N + F) * sizeof(int)),
+        .unk = cs__ws_alloc(ws, P * sizeof(int)),
+        .cp = cs__ws_alloc(ws, P * sizeof(int)),
+        .K = cs__ws_alloc(ws, P * P * sizeof(double)),
+        .rhs = cs__ws_alloc(ws, P * sizeof(double)),
+        .x = cs__ws_alloc(ws, P * sizeof(double)),
+        .meter = cs__meter_start(opt),
+    };
+    if (n > 0 && (!w.g || !w.grp || !w.set || !w.on || !w.a || !w.df || !w.da || !w.pos || !w.unk ||
+                  !w.cp || !w.K || !w.rhs || !w.x ||
+                  (nf && (!w.fgrp || !w.fset || !w.sigma || !w.dsig)) || (nd && !w.tab))) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
-    cs__meter meter = cs__meter_start(opt);
-    cs_status status = cs_model_delassus(m, ws, 1, A, n, &meter);
-    if (status == CS_CONVERGED) {
-        cs_model_jv(m, m->vstar, jv);
-        for (int i = 0; i < n; i++)
-            b[i] = jv[3 * i] - m->bias[i];
-        // The solution goes straight into the normal entries of lambda (stride 3): solve into
-        // jv (free now) and scatter.
-        status = cs_dantzig_lcp(ws, n, A, n, b, opt, jv, st);
-        for (int i = 0; i < n; i++) {
-            lambda[3 * i] = jv[i];
-            lambda[3 * i + 1] = 0;
-            lambda[3 * i + 2] = 0;
-        }
+    // Edge k of the nd-gon joins vertices k and k + 1 (cs_lemke_direction's 2 pi k / nd): its
+    // outward normal points at (2 k + 1) pi / nd, at distance cos(pi / nd) from the centre.
+    for (int k = 0; k < nd; k++) {
+        cs_lemke_direction(2 * nd, 2 * k + 1, &w.tab[2 * k], &w.tab[2 * k + 1]);
+        cs_lemke_direction(nd, k, &w.tab[2 * nd + 2 * k], &w.tab[2 * nd + 2 * k + 1]);
     }
+    const double cpair = nd ? w.tab[0] : 1;
+    double bmax = 0;
+    for (int i = 0, q = 0, fk = 0; i < n; i++) {
+        w.grp[i] = -1;
+        w.dmax = fmax(w.dmax, p->A[(size_t)i * p->lda + i]);
+        bmax = fmax(bmax, fabs(p->b[i]));
+        f[i] = 0;
+        w.a[i] = p->b[i];
+        const int k = p->kind[i];
+        if (k != CS_DANTZIG_BOX && k != CS_DANTZIG_PAIR)
+            continue;
+        const int m = k == CS_DANTZIG_PAIR ? 2 : 1;
+        w.g[q] = (group){.row = i,
+                         .m = m,
+                         .normal = p->normal ? p->normal[i] : -1,
+                         .face = fk,
+                         .nf = m == 2 ? nd : 2,
+                         .coef = p->bound[i],
+                         .c = m == 2 ? cpair : 1};
+        for (int r = 0; r < w.g[q].nf; r++)
+            w.fgrp[fk + r] = q;
+        fk += w.g[q].nf;
+        for (int r = 0; r < m; r++) {
+            w.grp[i + r] = q;
+            f[i + r] = 0;
+            w.a[i + r] = p->b[i + r];
+            bmax = fmax(bmax, fabs(p->b[i + r]));
+        }
+        i += m - 1;
+        q++;
+    }
+    w.alpha = w.dmax > 0 ? w.dmax : 1;
+    w.viol = VIOL_TOL * bmax;
+    const int pmax = n + nfric;
+    const int cap = 4 * pmax * (pmax + 1) + 8;
+    cs_status status = CS_CONVERGED;
+
+    // Bilateral rows first (Baraff 4.5): one drive zeroes all their velocities; they stay clamped,
+    // with either sign, from then on.
+    for (int i = 0; i < n; i++)
+        if (p->kind[i] == CS_DANTZIG_BILATERAL && fabs(w.a[i]) > w.viol) {
+            status = mlcp_drive(&w, f, DRIVE_BILATERAL, 0, cap, st);
+            break;
+        }
+    while (status == CS_CONVERGED) {
+        // Normal conditions before friction (Baraff 5.5), the most violated first.
+        int d = -1;
+        double amin = -w.viol;
+        for (int i = 0; i < n; i++)
+            if (p->kind[i] == CS_DANTZIG_NORMAL && w.set[i] != CLAMPED && w.a[i] < amin) {
+                amin = w.a[i];
+                d = i;
+            }
+        if (d >= 0) {
+            w.set[d] = UNPROCESSED;
+            status = mlcp_drive(&w, f, DRIVE_NORMAL, d, cap, st);
+            continue;
+        }
+        // The friction row with the largest velocity still to take up: unprocessed with a bound
+        // (its normal clamped), or processed but off zero (a face that did not hold).
+        int fd = -1;
+        double wmax = w.viol, wd = 0;
+        for (int q = 0; q < ng; q++) {
+            group *g = &w.g[q];
+            const bool bounded = radius(g, f) > 0 && (g->normal < 0 || w.set[g->normal] == CLAMPED);
+            for (int r = 0; r < g->m; r++) {
+                const double v = group_w(&w, g, r);
+                if ((w.on[g->row + r] || bounded) && fabs(v) > wmax) {
+                    wmax = fabs(v);
+                    wd = v;
+                    fd = g->row + r;
+                }
+            }
+        }
+        if (fd < 0)
+            break;
+        group *g = &w.g[w.grp[fd]];
+        if (w.on[fd]) {
+            w.on[fd] = 0;
+            g->non--;
+            // Keep no more clamped faces than processed rows: drop the weakest.
+            while (g->nact > g->non) {
+                int kmin = -1;
+                for (int k = 0; k < g->nf; k++)
+                    if (w.fset[g->face + k] &&
+                        (kmin < 0 || w.sigma[g->face + k] < w.sigma[g->face + kmin]))
+                        kmin = k;
+                face_off(&w, g, g->face + kmin);
+            }
+        }
+        w.dir = wd > 0 ? -1 : 1;
+        status = mlcp_drive(&w, f, DRIVE_ROW, fd, cap, st);
+    }
+    if (status == CS_CONVERGED) {
+        for (int i = 0; i < n; i++)
+            if (p->kind[i] == CS_DANTZIG_NORMAL)
+                f[i] = fmax(f[i], 0.0);
+        // Given-up indices and rounding are judged on the answer itself: never a silent one.
+        if (!answer_holds(&w, f, bmax))
+            status = CS_MAXITER;
+    }
+    st->peak_bytes = cs__ws_peak(ws);
+    cs__ws_release(ws, mark);
+    return status;
+}
+
+/* The frictionless LCP of the normal rows alone (Baraff section 4): the fast path. */
+static cs_status solve_frictionless(cs_workspace *ws, const cs_model *m, const cs_options *opt,
+                                    cs__meter *meter, double *lambda, cs_stats *st) {
+    const int n = m->nc;
+    double *A = cs__ws_alloc(ws, (size_t)n * n * sizeof(double));
+    double *b = cs__ws_alloc(ws, (size_t)n * sizeof(double));
+    double *jv = cs__ws_alloc(ws, 3 * (size_t)n * sizeof(double));
+    if (n > 0 && (!A || !b || !jv))
+        return CS_ENOSPACE;
+    cs_status status = cs_model_delassus(m, ws, 1, A, n, meter);
+    if (status != CS_CONVERGED)
+        return status;
+    cs_model_jv(m, m->vstar, jv);
+    for (int i = 0; i < n; i++)
+        b[i] = jv[3 * i] - m->bias[i];
+    // The solution goes straight into the normal entries of lambda (stride 3): solve into jv (free
+    // now) and scatter.
+    status = cs_dantzig_lcp(ws, n, A, n, b, opt, jv, st);
+    for (int i = 0; i < n; i++) {
+        lambda[3 * i] = jv[i];
+        lambda[3 * i + 1] = 0;
+        lambda[3 * i + 2] = 0;
+    }
+    return status;
+}
+
+/* Every contact as a NORMAL row and a PAIR bounded by mu times it, on the model's nd-gon, and
+ * every joint as three BILATERAL rows (section 4.5) after them. */
+static cs_status solve_frictional(cs_workspace *ws, const cs_model *m, const cs_options *opt,
+                                  cs__meter *meter, double *lambda, cs_stats *st) {
+    const int n = cs_model_rows(m, 3);
+    double *A = cs__ws_alloc(ws, (size_t)n * n * sizeof(double));
+    double *b = cs__ws_alloc(ws, (size_t)n * sizeof(double));
+    double *bound = cs__ws_alloc(ws, (size_t)n * sizeof(double));
+    uint8_t *kind = cs__ws_alloc(ws, (size_t)n);
+    int *normal = cs__ws_alloc(ws, (size_t)n * sizeof(int));
+    if (n > 0 && (!A || !b || !bound || !kind || !normal))
+        return CS_ENOSPACE;
+    const cs_status status = cs_model_delassus(m, ws, 3, A, n, meter);
+    if (status != CS_CONVERGED)
+        return status;
+    // b: the free-motion contact velocities, the normal ones against their bias.
+    cs_model_jv(m, m->vstar, b);
+    for (int i = 0; i < m->nc; i++) {
+        b[3 * i] -= m->bias[i];
+        kind[3 * i] = CS_DANTZIG_NORMAL;
+        kind[3 * i + 1] = kind[3 * i + 2] = CS_DANTZIG_PAIR;
+        normal[3 * i] = -1;
+        normal[3 * i + 1] = normal[3 * i + 2] = 3 * i;
+        bound[3 * i] = 0;
+        bound[3 * i + 1] = bound[3 * i + 2] = m->mu[i];
+    }
+    for (int k = 3 * m->nc; k < n; k++) {
+        b[k] -= m->jbias[k - 3 * m->nc];
+        kind[k] = CS_DANTZIG_BILATERAL;
+        normal[k] = -1;
+        bound[k] = 0;
+    }
+    const cs_dantzig_problem p = {.n = n,
+                                  .A = A,
+                                  .lda = n,
+                                  .b = b,
+                                  .kind = kind,
+                                  .normal = normal,
+                                  .bound = bound,
+                                  .nd = m->nd};
+    return cs_dantzig_mlcp(ws, &p, opt, lambda, st);
+}
+
+cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
+                           double *lambda, cs_stats *st) {
+    const size_t mark = cs__ws_mark(ws);
+    *st = (cs_stats){0};
+    // Joints are rows of the bounded problem; without them and friction, the plain LCP does.
+    bool friction = m->nj > 0;
+    for (int i = 0; i < m->nc; i++)
+        friction = friction || m->mu[i] > 0;
+    cs__meter meter = cs__meter_start(opt);
+    const cs_status status = friction ? solve_frictional(ws, m, opt, &meter, lambda, st)
+                                      : solve_frictionless(ws, m, opt, &meter, lambda, st);
     st->peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);
     return status;

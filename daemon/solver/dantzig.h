@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* Baraff 1994, section 4: Dantzig's principal pivoting for the frictionless contact LCP
- *     w = A f + b >= 0,  f >= 0,  f . w = 0,  A symmetric positive semidefinite. */
+/* Baraff 1994: Dantzig's principal pivoting for contact, frictionless (section 4) and with
+ * bilateral rows (section 4.5), bounded friction in two and three dimensions (sections 5, 5.6) and
+ * dynamic friction (section 6), at the velocity level. The frictionless LCP
+ *     a = A f + b >= 0,  f >= 0,  f . a = 0,  A symmetric positive semidefinite
+ * has its own fast entry; the bounded problem with friction and bilateral rows is described at
+ * cs_dantzig_problem. */
 #ifndef CONTACTD_SOLVER_DANTZIG_H
 #define CONTACTD_SOLVER_DANTZIG_H
 #include <stddef.h>
+#include <stdint.h>
 #include "solver/model.h"
 #include "solver/solvers.h"
 
-/* Scratch bytes cs_dantzig_lcp() / cs_dantzig_solve() need for any problem within lim. */
+/* Scratch bytes cs_dantzig_solve() needs for any scene within lim (frictional or not). */
 size_t cs_dantzig_size(const cs_limits *lim);
-/* The same for a plain LCP of order n. */
+/* The same for a plain LCP of order n (cs_dantzig_lcp). */
 size_t cs_dantzig_lcp_size(int n);
 
 /* Solves the LCP (A, b). A: [n x n] column-major, symmetric PSD, lda >= n. b: [n]. f: [n] out:
@@ -24,8 +29,56 @@ size_t cs_dantzig_lcp_size(int n);
 cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, const double *b,
                          const cs_options *opt, double *f, cs_stats *st);
 
-/* Frictionless contact: A = N M^-1 N^T, b = N v* - bias, from the model's normal rows.
- * lambda: [3 nc] out, contact-frame impulses (tangential parts zero). Same statuses. */
+/* Row kinds of the bounded problem. */
+typedef enum cs_dantzig_row {
+    CS_DANTZIG_NORMAL = 0,    /* unilateral: f >= 0, a >= 0, f a = 0 */
+    CS_DANTZIG_BILATERAL = 1, /* a = 0, f of either sign (Baraff 4.5) */
+    CS_DANTZIG_BOX = 2,       /* |f| <= r; f = -r where a > 0, f = r where a < 0 (Baraff 5.1) */
+    CS_DANTZIG_PAIR = 3,      /* this row and the next (also PAIR) are a tangent pair t: f_t in
+                               * r P (P: the nd-gon with vertices (cos, sin)(2 pi j / nd)), and
+                               * a_t != 0 => f_t minimises f_t . a_t over r P (Baraff 5.6) */
+} cs_dantzig_row;
+
+/* The bounded problem: find f with a = A f + b and each row's law above, where the bound of a BOX
+ * row or a pair is r = bound[i] f[normal[i]] (friction: bound is mu, normal the contact's normal
+ * row) or, when normal[i] < 0, the fixed r = bound[i] (ArtiSynth's box friction). A pair's bound
+ * and normal are read from its first row. thread: read-only during a solve. */
+typedef struct cs_dantzig_problem {
+    int n;               /* rows */
+    const double *A;     /* [n x n] column-major, symmetric positive semidefinite */
+    int lda;             /* >= n */
+    const double *b;     /* [n] */
+    const uint8_t *kind; /* [n] cs_dantzig_row */
+    const int *normal;   /* [n] BOX and PAIR rows: a NORMAL row, or -1 (fixed bound); NULL: all
+                          * -1 */
+    const double *bound; /* [n] BOX and PAIR rows: mu, or the fixed bound; finite, >= 0 */
+    int nd;              /* sides of the pairs' polygon: even, >= 4 (read only with pairs) */
+} cs_dantzig_problem;
+
+/* Scratch bytes cs_dantzig_mlcp() needs for n rows of which n_friction are BOX or PAIR rows, with
+ * nd-gons for the pairs (nd: 0 without pairs). */
+size_t cs_dantzig_mlcp_size(int n, int n_friction, int nd);
+
+/* Solves the bounded problem p by Baraff's pivoting (dantzig.c). f: [n] out, the forces (or
+ * impulses), or the last iterate when the status is not CS_CONVERGED. opt may be NULL. st: out,
+ * always set (pivots, peak bytes).
+ * Returns CS_CONVERGED (every row's law holds, checked from scratch to 1e-9 of its scale);
+ * CS_DEADLINE; CS_MAXITER (pivot cap, a cycle of the driven row itself, or an answer that fails
+ * the final check); CS_RAY (a drive that can go on forever without reaching its target, Baraff
+ * section 6's unbounded ray, or a drive whose direction does not exist); CS_SINGULAR (bilateral
+ * rows whose velocities cannot all be zeroed); CS_EINPUT (bad kinds, bounds, nd or non-finite
+ * data); CS_ENOSPACE. thread: any, one caller per workspace. rt-safe: yes. */
+cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const cs_options *opt,
+                          double *f, cs_stats *st);
+
+/* Contact impulses of model m at the velocity level: a = J v - (bias, 0, 0) per contact with
+ * A = J M^-1 J^T, b = J v* - (bias, 0, 0). Frictionless scenes (every mu = 0) solve the LCP of the
+ * normal rows alone; otherwise each contact is a NORMAL row and a PAIR (t1, t2) bounded by
+ * mu_i times it on the model's nd-gon, the pyramid the Lemke solvers use (cs_model_tangents,
+ * cs_lemke_direction), so answers pass cs_certify(..., pyramid = true) judged frictional. The
+ * model's joints are three BILATERAL rows each, after the contacts (J_j v = jbias).
+ * lambda: [3 (nc + nj)] out, contact-frame impulses (normal, t1, t2), then joint impulses (world
+ * frame). Statuses as cs_dantzig_lcp or cs_dantzig_mlcp. thread: any, one caller per workspace. rt-safe: yes. */
 cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                            double *lambda, cs_stats *st);
 

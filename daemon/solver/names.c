@@ -35,13 +35,16 @@ static size_t pad8(size_t n) {
 }
 
 size_t cs_result_size(const cs_limits *lim) {
-    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts;
+    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts,
+                 nj = (size_t)lim->max_joints;
     return pad8(nc * sizeof(uint64_t)) + pad8(nb * sizeof(uint32_t)) +
-           2 * pad8(3 * nc * sizeof(double)) + pad8(nc) + pad8(6 * nb * sizeof(double));
+           2 * pad8(3 * nc * sizeof(double)) + pad8(nc) + pad8(6 * nb * sizeof(double)) +
+           pad8(nj * sizeof(uint32_t)) + 2 * pad8(3 * nj * sizeof(double));
 }
 
 void cs_result_init(cs_result *r, void *mem, const cs_limits *lim) {
-    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts;
+    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts,
+                 nj = (size_t)lim->max_joints;
     unsigned char *p = mem;
     *r = (cs_result){0};
     r->contact_id = (uint64_t *)(void *)p;
@@ -55,4 +58,10 @@ void cs_result_init(cs_result *r, void *mem, const cs_limits *lim) {
     r->state = p;
     p += pad8(nc);
     r->v = (double *)(void *)p;
+    p += pad8(6 * nb * sizeof(double));
+    r->joint_id = (uint32_t *)(void *)p;
+    p += pad8(nj * sizeof(uint32_t));
+    r->joint_force = (double *)(void *)p;
+    p += pad8(3 * nj * sizeof(double));
+    r->joint_torque = (double *)(void *)p;
 }

@@ -19,7 +19,7 @@
 static const cs__solver_desc table[] = {
     [CS_SOLVER_DEFAULT] = {.solver = CS_SOLVER_DEFAULT, .name = "default"},
     [CS_SOLVER_DANTZIG] = {.solver = CS_SOLVER_DANTZIG, .name = "dantzig",
-                           .friction = CS__FRICTION_NONE, .delassus_rows = 1,
+                           .friction = CS__FRICTION_PYRAMID, .joints = true, .delassus_rows = 3,
                            .warm = CS__WARM_NONE, .size = cs_dantzig_size,
                            .run = cs__dantzig_run, .warm_up = cs__dantzig_warm_up},
     [CS_SOLVER_LEMKE] = {.solver = CS_SOLVER_LEMKE, .name = "lemke",

@@ -2,7 +2,7 @@
 /* End to end: the box resting on a plane, sent over the Unix socket and over TCP with the client
  * library and with `contactctl send`, comes back with status OK, normal forces summing to m g,
  * the same forces as an in-process solve, and a consistent timing record; the Welcome carries the
- * granted limits, rate and budget; Stats count what happened.
+ * granted limits, rate and budget; Stats count what happened; a ball joint's force comes back.
  * Arguments: the contactd and contactctl executables. */
 #include <math.h>
 #include <stdio.h>
@@ -93,6 +93,57 @@ static void box_over(bool tcp) {
         m = it_frame_exchange(c, &box, ++seq);
     }
     check_result(m->result, box.seq);
+    cdc_msg_free(m);
+    cdc_conn_close(c);
+}
+
+/* The box hangs from a ball joint to the world above its centre: with `dantzig`, which takes
+ * joints, the Result's JointForce holds its weight up; a session whose solver takes none gets an
+ * Error naming the field, and goes on. */
+static void joint_forces_come_back(void **state) {
+    (void)state;
+    cs_scene s = box;
+    cs_joint j = {.id = 5, .body_a = box.bodies[0].id, .kind = CS_JOINT_BALL,
+                  .anchor = {box.bodies[0].pos[0], box.bodies[0].pos[1],
+                             box.bodies[0].pos[2] + 0.5}};
+    s.nc = 0;
+    s.nj = 1;
+    s.joints = &j;
+    const cdc_hello hello = {.client_name = "it_solve", .solver_name = "dantzig",
+                             .limits = {.max_bodies = 1, .max_contacts = 4, .max_joints = 1,
+                                        .max_dirs = 8}};
+    cdc_conn *c = it_session_open(&d, false, &hello);
+    assert_int_equal(cdc_conn_welcome(c)->limits->max_joints, 1);
+    uint64_t seq = 40;
+    Contactd__V1__ServerMessage *m = it_frame_exchange(c, &s, seq);
+    for (int retry = 0; retry < 5 && m->result->status != CONTACTD__V1__STATUS__STATUS_OK;
+         retry++) {
+        assert_false(m->result->timing->deadline_met); // only a labelled miss may say no
+        cdc_msg_free(m);
+        m = it_frame_exchange(c, &s, ++seq);
+    }
+    const Contactd__V1__Result *r = m->result;
+    assert_int_equal(r->status, CONTACTD__V1__STATUS__STATUS_OK);
+    assert_int_equal(r->n_joints, 1);
+    assert_int_equal(r->joints[0]->id, 5);
+    assert_near(r->joints[0]->force->z, mg, 1e-9 * mg);
+    assert_near(r->joints[0]->force->x, 0, 1e-9 * mg);
+    assert_true(r->residuals->joint <= 1e-12);
+    cdc_msg_free(m);
+    cdc_conn_close(c);
+
+    const cdc_hello lemke = {.client_name = "it_solve", .solver_name = "lemke",
+                             .limits = hello.limits};
+    c = it_session_open(&d, false, &lemke);
+    s.seq = 50;
+    assert_int_equal(cdc_frame_send(c, &s), 0);
+    m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+    assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
+    assert_string_equal(m->error->message, "joints: solver 'lemke' does not take joints");
+    cdc_msg_free(m);
+    // The session goes on: the box on its plane, no joint.
+    m = it_frame_exchange(c, &box, 51);
+    assert_int_equal(m->result->n_contacts, 4);
     cdc_msg_free(m);
     cdc_conn_close(c);
 }
@@ -209,6 +260,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(box_over_tcp),
         cmocka_unit_test(limits_are_lowered_to_the_config),
         cmocka_unit_test(stats_count_the_frames),
+        cmocka_unit_test(joint_forces_come_back),
         cmocka_unit_test(contactctl_send_over_unix),
         cmocka_unit_test(contactctl_send_over_tcp),
         IT_SIGTERM_TEST(&d),

@@ -69,7 +69,7 @@ static void scene_round_trip(void **state) {
     cs_contact c2[NC];
     cs_scene out = {.bodies = b2, .contacts = c2};
     char err[256] = "";
-    assert_int_equal(cd_codec_scene_from_frame(m->frame, &lim, &out, err, sizeof err), 0);
+    assert_int_equal(cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
     assert_int_equal(out.seq, 42);
     assert_true(out.dt == s.dt);
     assert_memory_equal(out.gravity, s.gravity, sizeof s.gravity);
@@ -103,6 +103,45 @@ static void scene_round_trip(void **state) {
     contactd__v1__client_message__free_unpacked(m, NULL);
 }
 
+/* A ball joint survives the wire exactly, for a solver that takes joints. */
+static void joint_round_trip(void **state) {
+    (void)state;
+    cs_scene s;
+    cs_body b[NB];
+    cs_contact c[NC];
+    make_scene(&s, b, c);
+    cs_joint j = {.id = 77, .body_a = 9, .body_b = 7, .kind = CS_JOINT_BALL,
+                  .anchor = {0.1, -0.2, 0.2}, .axis = {0, 0.6, 0.8}};
+    s.nj = 1;
+    s.joints = &j;
+    cd_frame_msg fm;
+    assert_int_equal(cd_codec_frame_msg_init(&fm, &lim_joints), 0);
+    const Contactd__V1__ClientMessage *env = cd_codec_frame_build(&fm, &s);
+    assert_non_null(env);
+    uint8_t buf[4096];
+    size_t len = 0;
+    assert_int_equal(cd_codec_pack(&env->base, buf, sizeof buf, &len), 0);
+    cd_codec_frame_msg_fini(&fm);
+    uint64_t body;
+    const int k = cd_varint_decode(buf, len, &body);
+    Contactd__V1__ClientMessage *m = contactd__v1__client_message__unpack(NULL, body, buf + k);
+    assert_non_null(m);
+    cs_body b2[NB];
+    cs_contact c2[NC];
+    cs_joint j2[NJ];
+    cs_scene out = {.bodies = b2, .contacts = c2, .joints = j2};
+    char err[256] = "";
+    assert_int_equal(cd_codec_scene_from_frame(m->frame, &lim_joints, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
+    assert_int_equal(out.nj, 1);
+    assert_int_equal(j2[0].id, 77);
+    assert_int_equal(j2[0].body_a, 9);
+    assert_int_equal(j2[0].body_b, 7);
+    assert_int_equal(j2[0].kind, CS_JOINT_BALL);
+    assert_memory_equal(j2[0].anchor, j.anchor, sizeof j.anchor);
+    assert_memory_equal(j2[0].axis, j.axis, sizeof j.axis);
+    contactd__v1__client_message__free_unpacked(m, NULL);
+}
+
 static void absent_fields_take_defaults(void **state) {
     (void)state;
     Contactd__V1__Body body = CONTACTD__V1__BODY__INIT;
@@ -131,7 +170,7 @@ static void absent_fields_take_defaults(void **state) {
     memset(&c, 0x55, sizeof c);
     cs_scene out = {.bodies = &b, .contacts = &c};
     char err[256] = "";
-    assert_int_equal(cd_codec_scene_from_frame(&f, &lim, &out, err, sizeof err), 0);
+    assert_int_equal(cd_codec_scene_from_frame(&f, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
     assert_int_equal(out.friction_dirs, CS_DIRS_DEFAULT);
     assert_int_equal(out.solver, CS_SOLVER_DEFAULT);
     const double zero3[3] = {0, 0, 0}, identity[4] = {1, 0, 0, 0};
@@ -161,7 +200,7 @@ static void expect_error(void (*edit)(Contactd__V1__Frame *), const cs_limits *l
     cs_joint j2[NJ];
     cs_scene out = {.bodies = b2, .contacts = c2, .joints = j2};
     char err[256] = "";
-    const int r = cd_codec_scene_from_frame(m->frame, l, &out, err, sizeof err);
+    const int r = cd_codec_scene_from_frame(m->frame, l, CS_SOLVER_DEFAULT, &out, err, sizeof err);
     print_message("# error: %s\n", err);
     assert_int_equal(r, want);
     if (strncmp(err, prefix, strlen(prefix)) != 0) {
@@ -261,7 +300,7 @@ static cs_solver convert_choice(cs_solver e, const char *name, int *r, char *err
     cs_body b2[NB];
     cs_contact c2[NC];
     cs_scene out = {.bodies = b2, .contacts = c2};
-    *r = cd_codec_scene_from_frame(m->frame, &lim, &out, err, errlen);
+    *r = cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, errlen);
     contactd__v1__client_message__free_unpacked(m, NULL);
     return out.solver;
 }
@@ -311,7 +350,7 @@ static void status_mapping(void **state) {
 
 // A result for lim with recognisable numbers: force component k of contact i is 10 i + k + 1.
 static void make_result(cs_result *r, void *mem, cs_status st) {
-    cs_result_init(r, mem, &lim);
+    cs_result_init(r, mem, &lim_joints);
     r->status = st;
     r->solver = CS_SOLVER_DANTZIG;
     r->seq = 42;
@@ -331,6 +370,15 @@ static void make_result(cs_result *r, void *mem, cs_status st) {
             r->v[6 * j + k] = 0.5 * j + 0.1 * k;
         }
     }
+    r->nj = NJ;
+    for (int j = 0; j < NJ; j++) {
+        r->joint_id[j] = 100u + (uint32_t)j;
+        for (int k = 0; k < 3; k++) {
+            r->joint_force[3 * j + k] = -(10.0 * j + k + 1);
+            r->joint_torque[3 * j + k] = 0.5 * (10.0 * j + k + 1);
+        }
+    }
+    r->cert.joint = 3e-12;
     r->stats.pivots = 5;
     r->stats.iterations = 3;
     r->cert.complementarity = 1e-12;
@@ -339,11 +387,11 @@ static void make_result(cs_result *r, void *mem, cs_status st) {
 
 static void result_carries_everything(void **state) {
     (void)state;
-    void *mem = malloc(cs_result_size(&lim));
+    void *mem = malloc(cs_result_size(&lim_joints));
     cs_result r;
     make_result(&r, mem, CS_CONVERGED);
     cd_result_msg m;
-    assert_int_equal(cd_codec_result_msg_init(&m, &lim), 0);
+    assert_int_equal(cd_codec_result_msg_init(&m, &lim_joints), 0);
     const cd_timing t = {.received_ns = 100, .solve_start_ns = 200, .solve_ns = 50,
                          .deadline_ns = 900, .sent_ns = 400, .deadline_met = true};
     const Contactd__V1__ServerMessage *env = cd_codec_result_build(&m, &r, &t, 1234, NULL);
@@ -377,6 +425,14 @@ static void result_carries_everything(void **state) {
         assert_true(res->bodies[j]->linear_velocity->y == r.v[6 * j + 1]);
         assert_true(res->bodies[j]->angular_velocity->z == r.v[6 * j + 5]);
     }
+    assert_int_equal(res->n_joints, NJ);
+    for (int j = 0; j < NJ; j++) {
+        const Contactd__V1__JointForce *jf = res->joints[j];
+        assert_int_equal(jf->id, 100 + j);
+        assert_true(jf->force->x == -(10.0 * j + 1) && jf->force->z == -(10.0 * j + 3));
+        assert_true(jf->torque->y == 0.5 * (10.0 * j + 2));
+    }
+    assert_true(res->residuals->joint == 3e-12);
     assert_string_equal(res->stats->solver, "dantzig");
     assert_int_equal(res->stats->pivots, 5);
     assert_int_equal(res->stats->iterations, 3);
@@ -411,10 +467,18 @@ static void result_carries_everything(void **state) {
         assert_int_equal(cf->state, CONTACTD__V1__CONTACT_STATE__STATE_UNSPECIFIED);
     }
     assert_true(env->result->bodies[1]->linear_velocity->x == 0);
+    for (int j = 0; j < NJ; j++) {
+        const Contactd__V1__JointForce *jf = env->result->joints[j];
+        assert_true(jf->force->x == 0 && jf->force->y == 0 && jf->force->z == 0);
+        assert_true(jf->torque->x == 0 && jf->torque->y == 0 && jf->torque->z == 0);
+    }
     assert_int_equal(env->result->timing->solve_ns, 0);
 
     // More contacts than the holder was sized for: refused, not overrun.
     r.nc = NC + 1;
+    assert_null(cd_codec_result_build(&m, &r, &t, 1, NULL));
+    r.nc = NC;
+    r.nj = NJ + 1;
     assert_null(cd_codec_result_build(&m, &r, &t, 1, NULL));
     cd_codec_result_msg_fini(&m);
     cd_codec_result_msg_fini(&m); // idempotent
@@ -456,6 +520,7 @@ static void error_message(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scene_round_trip),
+        cmocka_unit_test(joint_round_trip),
         cmocka_unit_test(absent_fields_take_defaults),
         cmocka_unit_test(invalid_frames_name_the_field),
         cmocka_unit_test(limits_name_count_and_limit),

@@ -1,20 +1,29 @@
 /* SPDX-License-Identifier: MIT */
-/* Dantzig/Baraff pivoting on plain LCPs: agreement with brute-force enumeration on random PSD
+/* Dantzig/Baraff pivoting. Plain LCPs: agreement with brute-force enumeration on random PSD
  * problems (full rank and rank-deficient), degenerate constructions, infeasible input, the pivot
- * cap and the deadline. */
+ * cap and the deadline. The bounded problem (bilateral rows, box and polygon friction): enumeration
+ * on small random problems, analytic contact scenes (incline at the stick/slide threshold, box at
+ * rest, stacks with exact ties and no regularization, a spinning puck), agreement with the
+ * structural Lemke solver on the same pyramid, and labelled statuses for bad, degenerate and
+ * unsolvable input. */
 #include "solver/dantzig.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "scene_gen.h"
+#include "solver/certify.h"
 #include "solver/contact.h"
+#include "solver/lemke_structural.h"
+#include "solver/workspace.h"
 #include "testlib.h"
 
 static cs_workspace *ws;
 
 static int setup(void **state) {
     (void)state;
-    ws = cs_workspace_new(&(cs_limits){.max_bodies = 1, .max_contacts = 12, .max_dirs = 8});
+    ws = cs_workspace_new(&(cs_limits){.max_bodies = 5, .max_contacts = 36, .max_dirs = 8});
     return ws ? 0 : -1;
 }
 
@@ -162,6 +171,486 @@ static void peak_within_capacity(void **state) {
     assert_true(st.peak_bytes <= cs_workspace_capacity(ws));
 }
 
+/* ---- The bounded problem ---- */
+
+/* Row states of the enumeration: a = 0 (clamped), f = 0, f at its lower or upper bound. */
+enum { E_CLAMP, E_ZERO, E_LOW, E_HIGH };
+
+/* Solves the n x n system S x = c (column-major, destroyed) by partial pivoting; false when
+ * singular. */
+static bool small_solve(int n, double *S, double *c, double *x) {
+    for (int k = 0; k < n; k++) {
+        int p = k;
+        for (int i = k + 1; i < n; i++)
+            if (fabs(S[k * n + i]) > fabs(S[k * n + p]))
+                p = i;
+        if (fabs(S[k * n + p]) < 1e-12)
+            return false;
+        for (int j = 0; j < n; j++) {
+            const double t = S[j * n + k];
+            S[j * n + k] = S[j * n + p];
+            S[j * n + p] = t;
+        }
+        const double t = c[k];
+        c[k] = c[p];
+        c[p] = t;
+        for (int i = k + 1; i < n; i++) {
+            const double l = S[k * n + i] / S[k * n + k];
+            for (int j = k; j < n; j++)
+                S[j * n + i] -= l * S[j * n + k];
+            c[i] -= l * c[k];
+        }
+    }
+    for (int k = n - 1; k >= 0; k--) {
+        double v = c[k];
+        for (int j = k + 1; j < n; j++)
+            v -= S[j * n + k] * x[j];
+        x[k] = v / S[k * n + k];
+    }
+    return true;
+}
+
+/* Largest violation of p's laws by f (velocities and forces alike; BOX and NORMAL rows only). */
+static double bounded_violation(const cs_dantzig_problem *p, const double *f) {
+    double v = 0;
+    for (int i = 0; i < p->n; i++) {
+        double a = p->b[i];
+        for (int j = 0; j < p->n; j++)
+            a += p->A[j * p->lda + i] * f[j];
+        if (p->kind[i] == CS_DANTZIG_NORMAL) {
+            v = fmax(v, fmax(-f[i], fmax(-a, fabs(f[i] * a))));
+        } else if (p->kind[i] == CS_DANTZIG_BILATERAL) {
+            v = fmax(v, fabs(a));
+        } else {
+            const double r = p->normal[i] >= 0 ? p->bound[i] * f[p->normal[i]] : p->bound[i];
+            v = fmax(v, fabs(f[i]) - r);
+            // Maximal dissipation in one dimension: f a + r |a| = 0.
+            v = fmax(v, fabs(f[i] * a + r * fabs(a)));
+        }
+    }
+    return v;
+}
+
+/* Brute force over every row's states (3^n <= 729): true when some assignment solves p; f (if not
+ * NULL) gets one. */
+static bool bounded_enumerate(const cs_dantzig_problem *p, double tol, double *f) {
+    const int n = p->n;
+    int st[6] = {0};
+    for (;;) {
+        double S[36] = {0}, c[6], x[6];
+        bool valid = true;
+        for (int i = 0; i < n && valid; i++) {
+            const int k = p->kind[i];
+            valid = k == CS_DANTZIG_BOX      ? true
+                    : k == CS_DANTZIG_NORMAL ? st[i] <= E_ZERO
+                                             : st[i] == E_CLAMP;
+            if (st[i] == E_CLAMP) {
+                for (int j = 0; j < n; j++)
+                    S[j * n + i] = p->A[j * p->lda + i];
+                c[i] = -p->b[i];
+            } else {
+                S[i * n + i] = 1;
+                c[i] = 0;
+                if (st[i] != E_ZERO) {
+                    const double sg = st[i] == E_HIGH ? 1 : -1;
+                    if (p->normal[i] >= 0)
+                        S[p->normal[i] * n + i] = -sg * p->bound[i];
+                    else
+                        c[i] = sg * p->bound[i];
+                }
+            }
+        }
+        if (valid && small_solve(n, S, c, x) && bounded_violation(p, x) <= tol) {
+            if (f)
+                memcpy(f, x, (size_t)n * sizeof(double));
+            return true;
+        }
+        int i = 0;
+        while (i < n && ++st[i] > E_HIGH)
+            st[i++] = 0;
+        if (i == n)
+            return false;
+    }
+}
+
+/* Random positive definite problems with normal, bilateral and box rows (fixed bounds: a strictly
+ * convex QP, one answer; and bounds mu times a normal: the answer need not be unique). The solver
+ * must converge whenever enumeration finds an answer, and its answer must satisfy every law; with
+ * fixed bounds it must be the answer. */
+static void bounded_agrees_with_enumeration(void **state) {
+    (void)state;
+    t_rng rng = t_rng_seed(0xb0c5);
+    int coupled = 0;
+    for (int trial = 0; trial < 3000; trial++) {
+        const int n = 1 + t_rng_below(&rng, 6);
+        double A[36], b[6], f[6], fe[6], bound[6];
+        int normal[6];
+        uint8_t kind[6];
+        t_lcp_random_psd(&rng, n, n, false, A, b);
+        for (int i = 0; i < n; i++)
+            A[i * n + i] += 0.1;
+        const bool mu_bounds = trial % 2;
+        for (int i = 0; i < n; i++) {
+            const int r = t_rng_below(&rng, 4);
+            kind[i] = r == 0 ? CS_DANTZIG_BILATERAL : r == 1 ? CS_DANTZIG_BOX : CS_DANTZIG_NORMAL;
+            normal[i] = -1;
+            bound[i] = t_rng_range(&rng, 0, 1);
+        }
+        if (mu_bounds && kind[0] != CS_DANTZIG_NORMAL)
+            kind[0] = CS_DANTZIG_NORMAL;
+        for (int i = 1; i < n && mu_bounds; i++)
+            if (kind[i] == CS_DANTZIG_BOX) {
+                normal[i] = 0;
+                coupled++;
+            }
+        const cs_dantzig_problem p = {
+            .n = n, .A = A, .lda = n, .b = b, .kind = kind, .normal = normal, .bound = bound};
+        cs_stats st;
+        const cs_status s = cs_dantzig_mlcp(ws, &p, NULL, f, &st);
+        const bool exists = bounded_enumerate(&p, 1e-9, fe);
+        if (s != CS_CONVERGED || !exists)
+            fprintf(stderr, "seed 0xb0c5 trial %d n %d: %s, enumeration %s\n", trial, n,
+                    cs_status_name(s), exists ? "solves it" : "finds nothing");
+        assert_true(exists);
+        assert_int_equal(s, CS_CONVERGED);
+        assert_near(bounded_violation(&p, f), 0.0, 1e-10 * t_lcp_scale(n, f));
+        if (!mu_bounds)
+            for (int i = 0; i < n; i++)
+                assert_near(f[i], fe[i], 1e-8 * t_lcp_scale(n, fe));
+    }
+    assert_true(coupled > 500); // the coupled case is exercised
+}
+
+/* With normal rows only the bounded entry solves the plain LCP: the same w as cs_dantzig_lcp. */
+static void bounded_frictionless_is_the_lcp(void **state) {
+    (void)state;
+    t_rng rng = t_rng_seed(99);
+    for (int trial = 0; trial < 1000; trial++) {
+        const int n = 1 + t_rng_below(&rng, 12);
+        double A[144], b[12], f[12], fl[12];
+        uint8_t kind[12] = {0};
+        t_lcp_random_psd(&rng, n, 1 + t_rng_below(&rng, n), true, A, b);
+        const cs_dantzig_problem p = {.n = n, .A = A, .lda = n, .b = b, .kind = kind};
+        cs_stats st;
+        assert_int_equal(cs_dantzig_mlcp(ws, &p, NULL, f, &st), CS_CONVERGED);
+        assert_int_equal(cs_dantzig_lcp(ws, n, A, n, b, NULL, fl, &st), CS_CONVERGED);
+        t_lcp_assert_same_w(n, A, b, f, fl, 1e-8 * t_lcp_scale(n, f));
+    }
+}
+
+/* Solves scene s with dantzig through the model; v: [6 nb] out, the post-step velocity. Returns the
+ * status; a converged answer must pass the certificate step.c judges it by (pyramid, frictional) at
+ * 1e-9, and any other status must be a labelled one (the Baraff pivoting's cycles, section 5.4, or
+ * a drive without direction), never a silent answer. */
+static cs_status try_scene(const cs_scene *s, double *lambda, double *v, cs_certificate *cert,
+                           uint8_t *states) {
+    const size_t mark = cs__ws_mark(ws);
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, ws, s), CS_CONVERGED);
+    cs_stats st;
+    const cs_status r = cs_dantzig_solve(ws, &m, NULL, lambda, &st);
+    assert_true(st.peak_bytes <= cs_workspace_capacity(ws));
+    if (r != CS_CONVERGED) {
+        assert_true(r == CS_MAXITER || r == CS_RAY);
+        cs__ws_release(ws, mark);
+        return r;
+    }
+    double scratch[6 * 5];
+    cs_model_velocity(&m, lambda, v, scratch);
+    assert_int_equal(cs_certify(ws, &m, lambda, v, true, cert, states), CS_CONVERGED);
+    if (!cs_certificate_is_ok(cert, 1e-9, true))
+        fail_msg("certificate: comp %g nv %g cone %g diss %g mom %g", cert->complementarity,
+                 cert->normal_velocity, cert->cone, cert->dissipation, cert->momentum);
+    cs__ws_release(ws, mark);
+    return r;
+}
+
+/* The same, where the scene must be solved. */
+static void solve_scene(const cs_scene *s, double *lambda, double *v, cs_certificate *cert,
+                        uint8_t *states) {
+    assert_int_equal(try_scene(s, lambda, v, cert, states), CS_CONVERGED);
+}
+
+/* A 0.2 m, 2 kg cube resting on a plane through the origin tilted by th about x, at rest, under
+ * gravity, 4 corner contacts with mu. */
+static void incline_scene(cs_scene *s, cs_body *box, cs_contact *c, double th, double mu) {
+    const double h = 0.1, m = 2, I = m * (2 * h) * (2 * h) / 6;
+    const double n[3] = {0, -sin(th), cos(th)};
+    *box = (cs_body){.id = 1,
+                     .mass = m,
+                     .inertia = {I, 0, 0, 0, I, 0, 0, 0, I},
+                     .quat = {cos(th / 2), sin(th / 2), 0, 0}};
+    for (int k = 0; k < 3; k++)
+        box->pos[k] = h * n[k];
+    for (int i = 0; i < 4; i++) {
+        const double x = i & 1 ? h : -h, y = i & 2 ? h : -h;
+        // The corner (x, y, -h) of the box turned by th about x.
+        c[i] = (cs_contact){.id = (uint64_t)i + 1,
+                            .body_a = 1,
+                            .body_b = 0,
+                            .mu = mu,
+                            .point = {box->pos[0] + x, box->pos[1] + y * cos(th) + h * sin(th),
+                                      box->pos[2] + y * sin(th) - h * cos(th)},
+                            .normal = {n[0], n[1], n[2]}};
+    }
+    *s = (cs_scene){.dt = 0.01,
+                    .gravity = {0, 0, -9.81},
+                    .friction_dirs = 8,
+                    .nb = 1,
+                    .nc = 4,
+                    .bodies = box,
+                    .contacts = c};
+}
+
+/* Incline at 20 degrees. The slope's direction is -t2 (cs_model_tangents of the tilted normal), a
+ * vertex of the 8-gon, so the pyramid's threshold is exactly mu = tan(th). Just above: the box
+ * sticks and friction carries m g sin(th) dt. Just below: it slides down at g (sin th - mu cos th)
+ * dt with |lambda_t| = mu lambda_n at every loaded contact. */
+static void incline_stick_slide_threshold(void **state) {
+    (void)state;
+    const double th = 20 * M_PI / 180, g = 9.81, dt = 0.01, m = 2;
+    for (int slide = 0; slide < 2; slide++) {
+        const double mu = tan(th) * (slide ? 1 - 1e-3 : 1 + 1e-3);
+        cs_scene s;
+        cs_body box;
+        cs_contact c[4];
+        incline_scene(&s, &box, c, th, mu);
+        double lambda[12], v[6];
+        uint8_t states[4];
+        cs_certificate cert;
+        solve_scene(&s, lambda, v, &cert, states);
+        double ln = 0, lt = 0;
+        for (int i = 0; i < 4; i++) {
+            ln += lambda[3 * i];
+            lt += lambda[3 * i + 2];
+            assert_near(lambda[3 * i + 1], 0.0, 1e-12);
+            if (slide && lambda[3 * i] > 1e-9) {
+                assert_near(hypot(lambda[3 * i + 1], lambda[3 * i + 2]), mu * lambda[3 * i], 1e-12);
+                assert_int_equal(states[i], CS_STATE_SLIDE);
+            }
+        }
+        assert_near(ln, m * g * cos(th) * dt, 1e-12);
+        const double speed = slide ? g * (sin(th) - mu * cos(th)) * dt : 0;
+        assert_near(lt, m * g * sin(th) * dt - m * speed, 1e-12);
+        assert_near(v[0], 0.0, 1e-12);
+        assert_near(v[1], -speed * cos(th), 1e-12);
+        assert_near(v[2], -speed * sin(th), 1e-12);
+        for (int k = 3; k < 6; k++)
+            assert_near(v[k], 0.0, 1e-12);
+        if (slide)
+            assert_true(speed > 1e-6); // the slide case does slide
+    }
+}
+
+/* Stacks of 1 to 4 boxes at rest (no wrench), friction 0.5, d = 8: four coplanar contacts per
+ * interface, exact ties, no regularization. Everything stays at rest and the ground carries the
+ * weight, over many seeds (the seed only moves the wrench, zeroed here, so the geometry is the
+ * same: 50 solves of the same exact ties must give 50 identical certified answers). */
+static void resting_stacks_with_exact_ties(void **state) {
+    (void)state;
+    static t_gen_scene g;
+    for (int boxes = 1; boxes <= 4; boxes++) {
+        double first[3 * 16];
+        for (uint64_t seed = 1; seed <= 50; seed++) {
+            t_gen_stack(&g, boxes, 0, 0.5, 8, seed);
+            memset(g.s.bodies[boxes - 1].f, 0, sizeof g.s.bodies[0].f);
+            memset(g.s.bodies[boxes - 1].tau, 0, sizeof g.s.bodies[0].tau);
+            double lambda[3 * 16], v[6 * 4];
+            uint8_t states[16];
+            cs_certificate cert;
+            solve_scene(&g.s, lambda, v, &cert, states);
+            for (int k = 0; k < 6 * boxes; k++)
+                assert_near(v[k], 0.0, 1e-12);
+            double ground = 0, mass = 0;
+            for (int i = 0; i < 4; i++)
+                ground += lambda[3 * i];
+            for (int b = 0; b < boxes; b++)
+                mass += g.s.bodies[b].mass;
+            assert_near(ground, mass * 9.81 * g.s.dt, 1e-12);
+            if (seed == 1)
+                memcpy(first, lambda, sizeof first);
+            else
+                assert_memory_equal(first, lambda, 3 * (size_t)g.s.nc * sizeof(double));
+        }
+    }
+}
+
+/* A puck (radius 0.1 m, 1 kg, 2 cm thick) spinning at 10 rad/s on the ground, 8 rim contacts at
+ * multiples of 45 degrees, mu 0.3, d = 8: every contact slips along a vertex direction of the
+ * pyramid, so friction is mu lambda_n against the slip at each, and the spin drops by mu R m g dt /
+ * I_zz in one step whatever the split of the normal load. */
+static void spinning_puck(void **state) {
+    (void)state;
+    const double R = 0.1, h = 0.02, m = 1, mu = 0.3, dt = 0.01, g = 9.81, w0 = 10;
+    const double Izz = m * R * R / 2, Ixx = m * (3 * R * R + h * h) / 12;
+    cs_body puck = {.id = 1,
+                    .mass = m,
+                    .inertia = {Ixx, 0, 0, 0, Ixx, 0, 0, 0, Izz},
+                    .quat = {1, 0, 0, 0},
+                    .pos = {0, 0, h / 2},
+                    .w = {0, 0, w0}};
+    cs_contact c[8];
+    for (int i = 0; i < 8; i++)
+        c[i] = (cs_contact){.id = (uint64_t)i + 1,
+                            .body_a = 1,
+                            .mu = mu,
+                            .point = {R * cos(i * M_PI / 4), R * sin(i * M_PI / 4), 0},
+                            .normal = {0, 0, 1}};
+    const cs_scene s = {.dt = dt,
+                        .gravity = {0, 0, -g},
+                        .friction_dirs = 8,
+                        .nb = 1,
+                        .nc = 8,
+                        .bodies = &puck,
+                        .contacts = c};
+    double lambda[24], v[6];
+    uint8_t states[8];
+    cs_certificate cert;
+    solve_scene(&s, lambda, v, &cert, states);
+    assert_near(v[5], w0 - mu * R * m * g * dt / Izz, 1e-9);
+    assert_near(v[2], 0.0, 1e-12);
+    for (int i = 0; i < 8; i++) {
+        if (lambda[3 * i] > 1e-9) {
+            assert_int_equal(states[i], CS_STATE_SLIDE);
+            assert_near(hypot(lambda[3 * i + 1], lambda[3 * i + 2]), mu * lambda[3 * i], 1e-12);
+        }
+    }
+}
+
+/* Agreement with the structural Lemke solver on the same pyramid (d = 8) over Lloyd-style
+ * single-body scenes with random wrenches (t_gen_single kinds 0..8). Both answers are certified;
+ * the post-step velocity agrees to 1e-9 of |v*| (measured: <= 3e-14). The 16-contact grid (kind 9)
+ * and multi-body stacks are left out: their answers differ in velocity too (the frictional LCP need
+ * not have a unique solution), and each is checked on its own. Dantzig may stop on a labelled cycle
+ * (Baraff 5.4; measured on 1 of these 180 scenes): at most 2 %. */
+static void agrees_with_lemke_on_the_pyramid(void **state) {
+    (void)state;
+    static t_gen_scene g;
+    int compared = 0, labelled = 0;
+    for (int kind = 0; kind < T_GEN_SINGLE_KINDS - 1; kind++)
+        for (uint64_t seed = 1; seed <= 20; seed++) {
+            t_gen_single(&g, kind, 0.5, 8, seed);
+            double lambda[3 * 16], v[6], vl[6], ll[3 * 16];
+            uint8_t states[16];
+            cs_certificate cert;
+            const size_t mark = cs__ws_mark(ws);
+            cs_model m;
+            assert_int_equal(cs_model_build(&m, ws, &g.s), CS_CONVERGED);
+            uint32_t basis[16];
+            cs_stats st;
+            const cs_options opt = {.solver = CS_SOLVER_LEMKE_STRUCTURAL};
+            const cs_status sl = cs_lemke_structural_solve(ws, &m, &opt, false, NULL, ll, basis, vl,
+                                                           &cert, states, &st);
+            double vs = 0;
+            for (int k = 0; k < 6; k++)
+                vs = fmax(vs, fabs(m.vstar[k]));
+            cs__ws_release(ws, mark);
+            if (sl != CS_CONVERGED)
+                continue;
+            if (try_scene(&g.s, lambda, v, &cert, states) != CS_CONVERGED) {
+                labelled++;
+                continue;
+            }
+            for (int k = 0; k < 6; k++)
+                assert_near(v[k], vl[k], 1e-9 * vs);
+            compared++;
+        }
+    assert_true(compared > 150);
+    assert_true(labelled <= (compared + labelled) / 50);
+}
+
+/* Frictionless scenes take the LCP path and agree with lemke on the normal impulses' effect. */
+static void frictionless_agrees_with_lemke(void **state) {
+    (void)state;
+    static t_gen_scene g;
+    for (int kind = 0; kind < T_GEN_SINGLE_KINDS; kind++) {
+        t_gen_single(&g, kind, 0, 8, 5);
+        double lambda[3 * 16], v[6], vl[6], ll[3 * 16];
+        uint8_t states[16];
+        cs_certificate cert;
+        const size_t mark = cs__ws_mark(ws);
+        cs_model m;
+        assert_int_equal(cs_model_build(&m, ws, &g.s), CS_CONVERGED);
+        uint32_t basis[16];
+        cs_stats st;
+        const cs_options opt = {.solver = CS_SOLVER_LEMKE_STRUCTURAL};
+        assert_int_equal(
+            cs_lemke_structural_solve(ws, &m, &opt, false, NULL, ll, basis, vl, &cert, states, &st),
+            CS_CONVERGED);
+        cs__ws_release(ws, mark);
+        solve_scene(&g.s, lambda, v, &cert, states);
+        for (int k = 0; k < 6; k++)
+            assert_near(v[k], vl[k], 1e-10);
+        for (int i = 0; i < g.s.nc; i++)
+            assert_true(lambda[3 * i + 1] == 0 && lambda[3 * i + 2] == 0);
+    }
+}
+
+/* Bad, degenerate and unsolvable bounded problems get a labelled negative status. */
+static void bounded_bad_input_is_labelled(void **state) {
+    (void)state;
+    double A[4] = {1, 0, 0, 1}, b[2] = {-1, 1}, f[2], bound[2] = {1, 1};
+    int normal[2] = {-1, 0};
+    cs_stats st;
+    // A pair needs its second row; an odd polygon; a bound tied to a row that is not a normal.
+    uint8_t pair_alone[2] = {CS_DANTZIG_NORMAL, CS_DANTZIG_PAIR};
+    cs_dantzig_problem p = {.n = 2,
+                            .A = A,
+                            .lda = 2,
+                            .b = b,
+                            .kind = pair_alone,
+                            .normal = normal,
+                            .bound = bound,
+                            .nd = 8};
+    assert_int_equal(cs_dantzig_mlcp(ws, &p, NULL, f, &st), CS_EINPUT);
+    uint8_t pair[2] = {CS_DANTZIG_PAIR, CS_DANTZIG_PAIR};
+    int none[2] = {-1, -1};
+    p = (cs_dantzig_problem){
+        .n = 2, .A = A, .lda = 2, .b = b, .kind = pair, .normal = none, .bound = bound, .nd = 5};
+    assert_int_equal(cs_dantzig_mlcp(ws, &p, NULL, f, &st), CS_EINPUT);
+    uint8_t boxes[2] = {CS_DANTZIG_BOX, CS_DANTZIG_BOX};
+    int self[2] = {1, 0};
+    p = (cs_dantzig_problem){
+        .n = 2, .A = A, .lda = 2, .b = b, .kind = boxes, .normal = self, .bound = bound};
+    assert_int_equal(cs_dantzig_mlcp(ws, &p, NULL, f, &st), CS_EINPUT);
+    // Negative bound, non-finite data.
+    double negative[2] = {-1, 1};
+    p = (cs_dantzig_problem){
+        .n = 2, .A = A, .lda = 2, .b = b, .kind = boxes, .normal = none, .bound = negative};
+    assert_int_equal(cs_dantzig_mlcp(ws, &p, NULL, f, &st), CS_EINPUT);
+    double bnan[2] = {NAN, 0};
+    p = (cs_dantzig_problem){
+        .n = 2, .A = A, .lda = 2, .b = bnan, .kind = boxes, .normal = none, .bound = bound};
+    assert_int_equal(cs_dantzig_mlcp(ws, &p, NULL, f, &st), CS_EINPUT);
+    // A zero matrix with a violated normal row: raising f changes nothing (ray).
+    double Z[4] = {0, 0, 0, 0};
+    uint8_t normals[2] = {CS_DANTZIG_NORMAL, CS_DANTZIG_NORMAL};
+    p = (cs_dantzig_problem){.n = 2, .A = Z, .lda = 2, .b = b, .kind = normals};
+    assert_int_equal(cs_dantzig_mlcp(ws, &p, NULL, f, &st), CS_RAY);
+    // Two bilateral rows asking for contradictory velocities of one degree of freedom.
+    double R1[4] = {1, 1, 1, 1}, bb[2] = {-1, 1};
+    uint8_t bil[2] = {CS_DANTZIG_BILATERAL, CS_DANTZIG_BILATERAL};
+    p = (cs_dantzig_problem){.n = 2, .A = R1, .lda = 2, .b = bb, .kind = bil};
+    assert_int_equal(cs_dantzig_mlcp(ws, &p, NULL, f, &st), CS_SINGULAR);
+    // Consistent redundant bilateral rows are fine: any split with f0 + f1 = 1.
+    double bc[2] = {-1, -1};
+    p.b = bc;
+    assert_int_equal(cs_dantzig_mlcp(ws, &p, NULL, f, &st), CS_CONVERGED);
+    assert_near(f[0] + f[1], 1.0, 1e-12);
+}
+
+/* A past deadline stops the bounded solve before its first step. */
+static void bounded_deadline_stops(void **state) {
+    (void)state;
+    double A[4] = {1, 0, 0, 1}, b[2] = {-1, -1}, f[2];
+    uint8_t kind[2] = {CS_DANTZIG_NORMAL, CS_DANTZIG_NORMAL};
+    const cs_dantzig_problem p = {.n = 2, .A = A, .lda = 2, .b = b, .kind = kind};
+    const cs_options opt = {.deadline_ns = 10, .clock_ns = clock_late};
+    cs_stats st;
+    assert_int_equal(cs_dantzig_mlcp(ws, &p, &opt, f, &st), CS_DEADLINE);
+    assert_int_equal(st.pivots, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(agrees_with_enumeration_in_range),
@@ -173,6 +662,15 @@ int main(void) {
         cmocka_unit_test(rejects_non_finite),
         cmocka_unit_test(deadline_stops),
         cmocka_unit_test(peak_within_capacity),
+        cmocka_unit_test(bounded_agrees_with_enumeration),
+        cmocka_unit_test(bounded_frictionless_is_the_lcp),
+        cmocka_unit_test(incline_stick_slide_threshold),
+        cmocka_unit_test(resting_stacks_with_exact_ties),
+        cmocka_unit_test(spinning_puck),
+        cmocka_unit_test(agrees_with_lemke_on_the_pyramid),
+        cmocka_unit_test(frictionless_agrees_with_lemke),
+        cmocka_unit_test(bounded_bad_input_is_labelled),
+        cmocka_unit_test(bounded_deadline_stops),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

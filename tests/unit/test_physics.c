@@ -5,6 +5,7 @@
  *   incline, sticking        tan(theta) < mu: the box stays, friction carries m g sin(theta)
  *   incline, sliding         tan(theta) > mu: v = g dt (sin(theta) - mu cos(theta)) down the slope
  *   spinning puck            Coulomb torque mu m g r slows the spin about the normal
+ *   pendulum                 ball joints carry the weight below them (solvers that take joints)
  * A frictionless solver gets the frictionless answer of each case. The incline slopes along the
  * contact frame's first tangent and the puck's corners slip at multiples of 45 degrees, so the
  * friction pyramid of the pivoting solvers (d = 8) and the exact cone give the same motion. The
@@ -206,12 +207,53 @@ static void spinning_puck(void **state) {
     }
 }
 
+/* A 1 kg box hanging at rest from a ball joint to the world 0.3 m above its centre, and a second
+ * box hanging from the first by another: each joint carries the weight below it, exactly, and
+ * nothing moves. Solvers that take no joints are not asked. */
+static void pendulum_on_ball_joints(void **state) {
+    (void)state;
+    const double I = MASS * (2 * HALF) * (2 * HALF) / 6;
+    cs_body B[2];
+    for (int b = 0; b < 2; b++)
+        B[b] = (cs_body){.id = (uint32_t)(b + 1), .mass = MASS * (b + 1),
+                         .inertia = {I, 0, 0, 0, I, 0, 0, 0, I}, .pos = {0, 0, -0.3 - 0.6 * b},
+                         .quat = {1, 0, 0, 0}};
+    cs_joint J[2] = {{.id = 7, .body_a = 1, .body_b = 0, .kind = CS_JOINT_BALL},
+                     {.id = 8, .body_a = 2, .body_b = 1, .kind = CS_JOINT_BALL,
+                      .anchor = {0, 0, -0.6}}};
+    const cs_scene s = {.dt = DT, .gravity = {0, 0, -G}, .friction_dirs = 8, .nb = 2, .nj = 2,
+                        .bodies = B, .joints = J};
+    int ran = 0;
+    FOR_EACH_SOLVER(sv) {
+        if (!cs_solver_takes_joints(sv))
+            continue;
+        void *mem;
+        const cs_result r = step(sv, &s, &mem);
+        // Joint 7 holds both boxes (3 m g up on body 1); joint 8 holds the lower one (2 m g up
+        // on body 2, its body_a).
+        const double want[2] = {3 * MASS * G, 2 * MASS * G};
+        for (int j = 0; j < 2; j++) {
+            assert_int_equal(r.joint_id[j], J[j].id);
+            assert_near(r.joint_force[3 * j], 0, 1e-9 * want[j]);
+            assert_near(r.joint_force[3 * j + 1], 0, 1e-9 * want[j]);
+            assert_near(r.joint_force[3 * j + 2], want[j], 1e-9 * want[j]);
+        }
+        for (int k = 0; k < 12; k++)
+            assert_near(r.v[k], 0, 1e-12);
+        assert_true(r.cert.joint <= 1e-12);
+        free(mem);
+        ran++;
+    }
+    assert_true(ran > 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(box_at_rest),
         cmocka_unit_test(incline_sticks),
         cmocka_unit_test(incline_slides),
         cmocka_unit_test(spinning_puck),
+        cmocka_unit_test(pendulum_on_ball_joints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
