@@ -427,11 +427,24 @@ static void print_result(const Contactd__V1__Result *r, bool json) {
                enum_name(&contactd__v1__contact_state__descriptor, (int)c->state), f->x, f->y,
                f->z, p->x, p->y, p->z);
     }
+    if (r->n_joints) {
+        printf("joints     %zu\n", r->n_joints);
+        printf("  %-10s %-40s %s\n", "id", "force (N, world)", "torque (N m, world)");
+    }
+    for (size_t j = 0; j < r->n_joints; j++) {
+        const Contactd__V1__JointForce *jf = r->joints[j];
+        const Contactd__V1__Vec3 zero = CONTACTD__V1__VEC3__INIT;
+        const Contactd__V1__Vec3 *f = jf->force ? jf->force : &zero;
+        const Contactd__V1__Vec3 *t = jf->torque ? jf->torque : &zero;
+        printf("  %-10" PRIu32 " [%11.4e %11.4e %11.4e]  [%11.4e %11.4e %11.4e]\n", jf->id, f->x,
+               f->y, f->z, t->x, t->y, t->z);
+    }
     if (r->residuals) {
         const Contactd__V1__Residuals *x = r->residuals;
         printf("residuals  complementarity %.3g  normal velocity %.3g  cone %.3g  dissipation %.3g"
-               "  momentum %.3g\n",
-               x->complementarity, x->normal_velocity, x->cone, x->dissipation, x->momentum);
+               "  momentum %.3g  joint %.3g\n",
+               x->complementarity, x->normal_velocity, x->cone, x->dissipation, x->momentum,
+               x->joint);
     }
     if (r->timing) {
         const Contactd__V1__Timing *t = r->timing;
