@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "solver/articulated.h"
 #include "solver/certify.h"
 #include "solver/model.h"
 #include "solver/solvers.h"
@@ -44,9 +45,12 @@ static bool limits_ok(const cs_limits *lim) {
 }
 
 /* Bytes of the stack for lim. The model and the answer persist through a step; one solver runs
- * at a time, then the certificate: the largest of those follows. */
+ * at a time, then the certificate: the largest of those follows. Sessions with joints may also
+ * run the articulated solver in that place. */
 static size_t stack_size(const cs_limits *lim) {
     size_t scratch = cs_certify_size(lim);
+    if (lim->max_joints > 0 && cs_articulated_size(lim) > scratch)
+        scratch = cs_articulated_size(lim);
     for (int s = 0; s < CS_SOLVER_COUNT; s++) {
         const size_t need =
             cs_limits_allow(lim, (cs_solver)s) ? cs__solver_row((cs_solver)s)->size(lim) : 0;
