@@ -4,15 +4,17 @@
  * along the axis only (against the closed-form motion), random trees with and without loop
  * closures agree with a dense LU of the whole H (velocities, multipliers and the anticipated
  * matrix of section 8), a four-bar linkage stays closed over 10 000 integrated steps with the
- * drift term (and opens without it), and the elimination order has no fill-in while the work
- * grows linearly with the chain's length. */
+ * drift term (and opens without it), the elimination order has no fill-in while the work grows
+ * linearly with the chain's length, deadlines stop the work, and ticks do not allocate. */
 #include "solver/articulated.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_count.h"
 #include "solver/contact.h"
+#include "solver/deadline.h"
 #include "solver/linalg.h"
 #include "solver/workspace.h"
 #include "testlib.h"
@@ -639,6 +641,48 @@ static void chain_order_has_no_fill_and_linear_work(void **state) {
     assert_near((double)work[1] / (double)work[0], 10.0, 0.1 * 10);
 }
 
+static int64_t late_clock(void) {
+    return 2;
+}
+
+/* A deadline already passed stops the factorization and a solve of a 1000-link chain with
+ * CS_DEADLINE (the meter is read every CS__METER_UNITS of work); without one, 100 ticks of the
+ * same chain (factor and step) allocate nothing. */
+static void deadline_stops_and_steps_do_not_allocate(void **state) {
+    (void)state;
+    enum { N = 1000 };
+    cs_art_body *B = calloc(N, sizeof *B);
+    cs_art_joint *J = calloc(N, sizeof *J);
+    double *vstar = calloc(6 * N, sizeof(double)), *v = calloc(6 * N, sizeof(double));
+    double *lambda = calloc(5 * N, sizeof(double));
+    cs_workspace *ws = ws_new(N, N);
+    const cs_articulated *a = hinge_chain(ws, N, B, J);
+    free_motion(N, B, NULL, NULL, NULL, -G, vstar);
+    const cs_options late = {.deadline_ns = 1, .clock_ns = late_clock};
+    cs__meter m = cs__meter_start(&late);
+    assert_int_equal(cs_articulated_solve(a, vstar, 0, NULL, NULL, v, lambda, &m), CS_DEADLINE);
+    cs_workspace_free(ws);
+    ws = ws_new(N, N);
+    m = cs__meter_start(&late);
+    cs_articulated *b;
+    const size_t base = cs__ws_mark(ws);
+    assert_int_equal(cs_articulated_factor(&b, ws, N, B, N, J, DT, BETA, &m), CS_DEADLINE);
+    cs__ws_release(ws, base);
+    t_alloc_count_start();
+    for (int tick = 0; tick < 100; tick++) {
+        const size_t mark = cs__ws_mark(ws);
+        assert_int_equal(cs_articulated_factor(&b, ws, N, B, N, J, DT, BETA, NULL),
+                         CS_CONVERGED);
+        assert_int_equal(cs_articulated_step(b, ws, vstar, v, lambda, NULL), CS_CONVERGED);
+        cs__ws_release(ws, mark);
+    }
+    const long allocs = t_alloc_count_stop();
+    if (allocs >= 0)
+        assert_int_equal(allocs, 0);
+    cs_workspace_free(ws);
+    free(B), free(J), free(vstar), free(v), free(lambda);
+}
+
 /* Bad input is refused: a joint on itself, an unknown kind, a body out of range, dt <= 0. */
 static void bad_input_is_refused(void **state) {
     (void)state;
@@ -670,6 +714,7 @@ int main(void) {
         cmocka_unit_test(random_trees_agree_with_dense_solve),
         cmocka_unit_test(four_bar_stays_closed),
         cmocka_unit_test(chain_order_has_no_fill_and_linear_work),
+        cmocka_unit_test(deadline_stops_and_steps_do_not_allocate),
         cmocka_unit_test(bad_input_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
