@@ -86,7 +86,7 @@ typedef struct cs_articulated {
 
 /* Workspace bytes cs_articulated_factor() and then cs_articulated_step() take (the factor,
  * and anticipation of min(6 max_joints, CS_ARTICULATED_AUX_MAX) loop-closure rows) for any
- * problem within lim. */
+ * problem within lim. Anticipating further rows (contacts) needs their k x k matrix besides. */
 size_t cs_articulated_size(const cs_limits *lim);
 
 /* Splits joints into a spanning forest (primary) and loop closures (auxiliary: a joint whose
@@ -94,7 +94,8 @@ size_t cs_articulated_size(const cs_limits *lim);
  * nodes children before parents (section 7.1), forms H's blocks at the current poses and
  * factors H = U^T D U without fill-in (sparsefactor, section 7.3). Joint rows target
  * J v = -beta (position error) / dt, beta in [0, 1] (Baumgarte; 0: none).
- * bodies: [nb]; joints: [nj]. *ret points into ws. meter: deadline (NULL: none).
+ * bodies: [nb]; joints: [nj]. *ret points into ws (set on success only; the caller's release
+ * of a mark taken before the call frees it, on failure too). meter: deadline (NULL: none).
  * Returns CS_CONVERGED, CS_EINPUT (a bad index or kind, dt <= 0), CS_ENOSPACE (beyond ws's
  * room or more than CS_ARTICULATED_AUX_MAX auxiliary rows), CS_SINGULAR (a joint's rows are
  * dependent, or a body's mass matrix is not positive definite), CS_DEADLINE.
