@@ -501,7 +501,9 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
     const Contactd__V1__Limits *ask = h->limits ? h->limits : &none;
     p.lim.max_bodies = grant(ask->max_bodies, most->max_bodies);
     p.lim.max_contacts = grant(ask->max_contacts, most->max_contacts);
-    p.lim.max_joints = grant(ask->max_joints, most->max_joints);
+    // Joints are declared, never defaulted: a session that asks for none holds no joint rows.
+    p.lim.max_joints = ask->max_joints < (uint32_t)most->max_joints ? (int)ask->max_joints
+                                                                    : most->max_joints;
     p.lim.max_dirs = grant(ask->max_friction_directions, most->max_dirs);
     // Friction directions come in opposite pairs and a pyramid needs at least two pairs.
     p.lim.max_dirs = p.lim.max_dirs < 4 ? 4 : p.lim.max_dirs & ~1;

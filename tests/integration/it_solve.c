@@ -79,6 +79,7 @@ static void box_over(bool tcp) {
     assert_int_equal(w->limits->max_bodies, 1);
     assert_int_equal(w->limits->max_contacts, 4);
     assert_int_equal(w->limits->max_friction_directions, 8);
+    assert_int_equal(w->limits->max_joints, 0); // joints are declared, not defaulted
 
     // A loaded machine may make the cold session's frame miss its deadline: then it is labelled
     // (no certified answer yet, so no forces), the session stays cold, and the frame is sent
