@@ -41,7 +41,7 @@
 /* Pivots of W below this fraction of its largest diagonal end the factorization: W's rank
  * (LMGC's PerioBox W has rank 72 of 180, README of ../shared/fclib). */
 #define RANK_TOL 1e-12
-/* ncp's iteration cap offline (the real-time default is 50): Rover4609 takes 53. */
+/* ncp's iteration cap offline (the real-time default is 50): the Capsules files take more. */
 #define FCLIB_NCP_ITERATIONS 200
 /* Asymmetry below this is the rounding of a symmetric W written and read back: symmetrized
  * without a note. */

@@ -22,24 +22,37 @@
  *    descent gives the block; else the edge is active and the block is the blend
  *    (delta_2 J_1 + delta_1 J_2) / (delta_1 + delta_2), and trial points are projected back
  *    onto that edge (section III-D; the cone's projection in closed form).
- *  - Newton point x_N = x + dx with ((W + lambda I) D - V) dx = -r: Levenberg's damping put on
- *    the force update (the stick block is -(W + lambda I)). The paper damps J^T J + lambda I;
- *    forming J^T J costs a product of order (3 nc)^3 per iteration and squares the condition of
- *    W, while this system keeps W's own, eliminates separating contacts (D = 0 there, so their
- *    dx follows from the others'), and is symmetric positive definite when every other contact
- *    sticks (Cholesky), else solved by LU. x_N is taken when l falls by at least half of what
- *    the model l + g^T e + e^T (J^T J + lambda I) e / 2 predicts (eq. 23), and lambda shrinks.
- *  - Otherwise lambda grows and the dogleg x -> x_C -> x_N is searched, x_C the Cauchy point
- *    (eq. 24). Each leg is cut where a contact crosses an edge (section III-C; eq. 27 for the
- *    cone), those points are tried (so the search can stop on an edge), and in each piece the
- *    minimum of the parabola through its ends and middle (the paper uses a cubic).
+ *  - Newton point. While the model is trusted (LM's lambda at its floor) and no edge is
+ *    active: the plain Newton step J dx = -r, solved as ((W + reg I) D - V) dx = -r with reg
+ *    ~1e-10 of W's scale (rank-deficient W): cheaper than J^T J (separating contacts, D = 0,
+ *    are eliminated; Cholesky when every other contact sticks, else LU). Otherwise the paper's
+ *    Levenberg-Marquardt point with H = J^T J + lambda I restricted to the edges' tangent
+ *    spaces (eq. 28): x_N = x + B xi, (B^T H B) xi = -B^T g, B block diagonal (I, or on an
+ *    active edge 2 orthonormal columns: x_n fixed on the plane; on the cone its generator x_k
+ *    and (0, -x_t2, x_t1); eq. 29 prints the generator as (mu x_1, x_2, x_3), which is not
+ *    tangent unless mu = 1). x_N is taken when l falls by at least half of what the model l +
+ *    g^T e + e^T H e / 2 predicts (eq. 23); lambda then drops 1000-fold (with a singular J,
+ *    redundant contacts, any lambda left in place makes the convergence linear).
+ *  - Otherwise: a rejected plain Newton point is first searched along x -> x_N (it starts
+ *    downhill, g^T dx = -|r|^2); failing that lambda grows, x_N becomes the LM point of it, and
+ *    the dogleg x -> x_C -> x_N is searched, x_C the Cauchy point (eq. 24). Each leg is cut where
+ *    a contact crosses an edge (section III-C; eq. 27 for the cone), those points are tried (so
+ *    the search can stop on an edge), and in each piece the minimum of the parabola through its
+ *    ends and middle (the paper uses a cubic).
+ *  - Restarts (section V-A's recovery from local minima, which redundant contacts make common):
+ *    after 3 iterations that lower l by less than 5 % each, x restarts from projected
+ *    Gauss-Seidel sweeps on the current f (20, doubling each time, at most 5 restarts); the
+ *    best iterate is kept and returned.
  * Start: the warm start's x = (W lambda0 + b) - lambda0, exact for an unchanged problem, or the
- * paper's stick assumption (section III-F) v = 0, f = -(W + lambda I)^-1 b, x = -f: for the
- * small lambda used that is W's minimum-norm solution, so coplanar contacts share a load evenly.
+ * paper's stick assumption (section III-F) v = 0, f = -(W + reg I)^-1 b, x = -f: for the
+ * small reg used that is W's minimum-norm solution, so coplanar contacts share a load evenly.
+ * When that start is far worse than no impulse at all (gaps, separating contacts), Gauss-Seidel
+ * sweeps from f = 0 start instead.
  *
- * TERMINATION. Every accepted step lowers l (so the iterate is always the best one); at most
- * max_iterations iterations, each with one factorization and a line search of at most
- * 2 (3 CROSS_MAX + 2) evaluations. No descent with lambda at its cap: a local minimum, CS_RAY.
+ * TERMINATION. Every accepted step lowers l, a restart may raise it (the best iterate is kept);
+ * at most max_iterations iterations, each with at most two factorizations and line searches of
+ * at most 3 (3 CROSS_MAX + 2) evaluations, and at most 5 restarts of at most 320 sweeps. No
+ * descent with lambda at its cap: a local minimum, CS_RAY.
  *
  * DEADLINE. Read before each iteration and, through a meter, inside the products with W and the
  * factorizations (deadline.h). */
@@ -60,12 +73,24 @@ extern void dgetrs_(const char *trans, const int *n, const int *nrhs, const doub
 
 #define TOL_DEFAULT 1e-10
 #define MAX_IT_DEFAULT 50
-/* Damping relative to max diag W: small enough that a Newton step is exact to ~1e-10 on the
- * stiff directions of a rank-deficient W, large enough that W + lambda I factors (rounding in a
- * Cholesky of W is ~1e-16 of its scale); the cap makes the step a gradient step of ~1e-8. */
-#define LM_INIT 1e-10
+/* Tikhonov term of the stick start and the plain Newton point, relative to max diag W: small
+ * enough that a step is exact to ~1e-10 on the stiff directions of a rank-deficient W, large
+ * enough that W + reg I factors (rounding in a Cholesky of W is ~1e-16 of its scale). */
+#define REG 1e-10
+/* Levenberg-Marquardt's lam, relative to max diag J^T J: the plain Newton point is taken while
+ * lam <= LM_PLAIN (the model trusted); a rejection raises lam to at least LM_RESTART; at LM_MAX
+ * the step is a gradient step of 1e-8 of its scale. */
 #define LM_MIN 1e-12
+#define LM_PLAIN 1e-9
+#define LM_RESTART 1e-6
 #define LM_MAX 1e8
+/* Stall: STALL_ITS iterations in a row that lower l by less than STALL_DROP of it (measured: a
+ * crawl into a local minimum lowers it by ~1e-3 an iteration, a converging run by > 0.5). Then
+ * a restart from PGS_SWEEPS Gauss-Seidel sweeps, at most RESTARTS_MAX times a solve. */
+#define STALL_DROP 0.05
+#define STALL_ITS 3
+#define RESTARTS_MAX 5
+#define PGS_SWEEPS 20
 /* The paper's acceptance: actual decrease >= half the predicted one. */
 #define ACCEPT 0.5
 /* A contact within this fraction of its |x| of an edge is on it (the line search puts points
@@ -85,6 +110,9 @@ typedef struct ncp {
     const double *W, *b, *mu;
     double lam;            /* absolute damping */
     double *K;             /* [n x n] Newton matrix of the active contacts, factor in place */
+    double *Jb;            /* [n x m] J B, J restricted to the edges' tangent spaces (eq. 28) */
+    double *B;             /* [9 nc] each contact's tangent basis, columns (3 or 2 used) */
+    double reg;            /* Tikhonov term of the plain Newton point (rank-deficient W) */
     double *x, *f, *r;     /* [n] iterate, f(x), r(x) */
     double *xn, *ft, *rt;  /* [n] Newton point and its f, r */
     double *a, *g;         /* [n] W^T r, J^T r */
@@ -92,6 +120,7 @@ typedef struct ncp {
     double *rhs;           /* [n] compressed right-hand side */
     double *je;            /* [n] J e */
     double *xc, *xb, *xt;  /* [n] Cauchy point, best and trial point of the line search */
+    double *xbest;         /* [n] lowest l so far (a restart may leave it) */
     double *D, *V;         /* [9 nc] row-major blocks */
     double *cross;         /* [CROSS_MAX] crossing parameters of a leg */
     int *cross_id;         /* [CROSS_MAX] contact 2 k + (cone ? 1 : 0) */
@@ -99,6 +128,7 @@ typedef struct ncp {
     int *piv;              /* [n] */
     unsigned char *edge;   /* [nc] active edge of each contact */
     unsigned char *stick;  /* [nc] pure stick block (D = -I, V = 0) */
+    unsigned char *nbas;   /* [nc] columns of each contact's tangent basis B (3, or 2 on an edge) */
     cs__meter meter;
 } ncp;
 
@@ -109,13 +139,13 @@ static size_t layout(ncp *P, unsigned char *base, int nc) {
 #define TAKE(field, count)                                                                       \
     (P->field = (void *)(base ? base + off : NULL),                                              \
      off += cs__ws_bytes((size_t)(count) * sizeof *P->field))
-    TAKE(K, n * n);
+    TAKE(K, n * n), TAKE(Jb, n * n), TAKE(B, 9 * (size_t)nc);
     TAKE(x, n), TAKE(f, n), TAKE(r, n), TAKE(xn, n), TAKE(ft, n), TAKE(rt, n);
     TAKE(a, n), TAKE(g, n), TAKE(dx, n), TAKE(y, n), TAKE(z, n), TAKE(rhs, n), TAKE(je, n);
-    TAKE(xc, n), TAKE(xb, n), TAKE(xt, n);
+    TAKE(xc, n), TAKE(xb, n), TAKE(xt, n), TAKE(xbest, n);
     TAKE(D, 9 * (size_t)nc), TAKE(V, 9 * (size_t)nc);
     TAKE(cross, CROSS_MAX), TAKE(cross_id, CROSS_MAX);
-    TAKE(act, nc), TAKE(piv, n), TAKE(edge, nc), TAKE(stick, nc);
+    TAKE(act, nc), TAKE(piv, n), TAKE(edge, nc), TAKE(stick, nc), TAKE(nbas, nc);
 #undef TAKE
     return off;
 }
@@ -347,7 +377,7 @@ static int newton(ncp *P) {
         }
     }
     const int m = 3 * na;
-    const double lam = P->lam;
+    const double lam = P->reg;
     for (int q = 0; q < na; q++) {
         const int j = P->act[q];
         const double *Dj = P->D + 9 * j, *Vj = P->V + 9 * j;
@@ -400,15 +430,82 @@ static int newton(ncp *P) {
     return 0;
 }
 
+/* The Levenberg-Marquardt point of eq. 28: dx = B xi, (B^T (J^T J + lam I) B) xi = -B^T g, B the
+ * tangent spaces of the active edges (orthonormal blocks: x_n fixed on the plane; on the cone its
+ * generator x_k and the circle's direction (0, -x_t2, x_t1)), I elsewhere. lam is relative to
+ * the largest diagonal of J^T J, which *ret_lam returns absolute. Returns factor_solve()'s code. */
+static int lm_point(ncp *P, double lam, double *ret_lam) {
+    const int n = P->n;
+    int m = 0;
+    for (int k = 0; k < P->nc; k++) {
+        const double *xk = P->x + 3 * k, *D = P->D + 9 * k, *V = P->V + 9 * k;
+        double *Bk = P->B + 9 * k; // columns e_c = Bk + 3 c
+        int nb = 3;
+        memset(Bk, 0, 9 * sizeof(double));
+        if (P->edge[k] == EDGE_PLANE) {
+            nb = 2;
+            Bk[0] = 0, Bk[1] = 1, Bk[2] = 0, Bk[3] = 0, Bk[4] = 0, Bk[5] = 1;
+        } else if (P->edge[k] == EDGE_CONE) {
+            const double nx = sqrt(cs_dot3(xk, xk)), t = hypot(xk[1], xk[2]);
+            Bk[0] = xk[0] / nx, Bk[1] = xk[1] / nx, Bk[2] = xk[2] / nx;
+            Bk[3] = 0, Bk[4] = -xk[2] / t, Bk[5] = xk[1] / t, nb = 2;
+        } else {
+            Bk[0] = Bk[4] = Bk[8] = 1;
+        }
+        const double *w0 = P->W + (size_t)3 * k * P->ldw, *w1 = w0 + P->ldw, *w2 = w1 + P->ldw;
+        for (int c = 0; c < nb; c++) {
+            // Column J e = W (D e) - V e, the V part on contact k's rows only.
+            double de[3], ve[3];
+            cs_mat3_vec(de, D, Bk + 3 * c);
+            cs_mat3_vec(ve, V, Bk + 3 * c);
+            double *col = P->Jb + (size_t)m * n;
+            for (int i = 0; i < n; i++)
+                col[i] = de[0] * w0[i] + de[1] * w1[i] + de[2] * w2[i];
+            for (int l = 0; l < 3; l++)
+                col[3 * k + l] -= ve[l];
+            m++;
+        }
+        P->nbas[k] = (unsigned char)nb;
+    }
+    // H = (J B)^T (J B), lower triangle; rhs = -(J B)^T r.
+    double hmax = 0;
+    for (int j = 0; j < m; j++) {
+        const double *cj = P->Jb + (size_t)j * n;
+        for (int i = j; i < m; i++)
+            P->K[(size_t)j * m + i] = dot(n, P->Jb + (size_t)i * n, cj);
+        P->rhs[j] = -dot(n, cj, P->r);
+        hmax = fmax(hmax, P->K[(size_t)j * m + j]);
+        if (cs__meter_add(&P->meter, (int64_t)(m - j) * n))
+            return 1;
+    }
+    const double la = lam * (hmax > 0 ? hmax : 1);
+    for (int j = 0; j < m; j++)
+        P->K[(size_t)j * m + j] += la;
+    *ret_lam = la;
+    const int s = factor_solve(P, m, true, P->rhs);
+    if (s != 0)
+        return s;
+    // dx = B xi.
+    for (int k = 0, q = 0; k < P->nc; k++) {
+        const double *Bk = P->B + 9 * k;
+        for (int l = 0; l < 3; l++)
+            P->dx[3 * k + l] = 0;
+        for (int c = 0; c < P->nbas[k]; c++, q++)
+            for (int l = 0; l < 3; l++)
+                P->dx[3 * k + l] += Bk[3 * c + l] * P->rhs[q];
+    }
+    return 0;
+}
+
 /* l(x) - (model at x + e) of eq. 23: -(g^T e + |J e|^2 / 2 + lam |e|^2 / 2). je: J e. */
-static double predicted(const ncp *P, const double *e, const double *je) {
+static double predicted(const ncp *P, const double *e, const double *je, double lam) {
     double ge = 0, jj = 0, ee = 0;
     for (int i = 0; i < P->n; i++) {
         ge += P->r[i] * je[i];
         jj += je[i] * je[i];
         ee += e[i] * e[i];
     }
-    return -(ge + jj / 2 + P->lam * ee / 2);
+    return -(ge + jj / 2 + lam * ee / 2);
 }
 
 /* ---- the dogleg search (section III-C) --------------------------------------------------- */
@@ -524,6 +621,37 @@ static double dogleg_search(ncp *P, double l0, bool two_legs) {
 
 /* ---- the solve --------------------------------------------------------------------------- */
 
+/* Projected Gauss-Seidel on f (sweeps over the contacts, each f_k <- Pi(f_k - rho_k v_k) with
+ * Pi the normal clamp then the disc |f_t| <= mu f_n, the map of eqs. 10-13, and rho_k = 1 / mean
+ * diag W_kk), then x = v - f (eq. 14). A cheap descent toward the solution's regions from any f:
+ * used where Gauss-Newton stalls in a local minimum of l (section V-A's restart). f: [n] in/out
+ * (P->f may be passed). Returns true when the deadline passed. */
+static bool pgs(ncp *P, double *f, int sweeps) {
+    const int n = P->n;
+    for (int it = 0; it < sweeps; it++) {
+        for (int k = 0; k < P->nc; k++) {
+            const double *w = P->W + (size_t)3 * k * P->ldw;
+            double v[3], *fk = f + 3 * k;
+            for (int c = 0; c < 3; c++)
+                v[c] = P->b[3 * k + c] + dot(n, w + (size_t)c * P->ldw, f);
+            const double tr = w[3 * k] + w[P->ldw + 3 * k + 1] + w[2 * (size_t)P->ldw + 3 * k + 2];
+            const double rho = tr > 0 ? 3 / tr : 1, mu = P->mu[k];
+            const double fn = fmax(0.0, fk[0] - rho * v[0]);
+            double t1 = fk[1] - rho * v[1], t2 = fk[2] - rho * v[2];
+            const double t = hypot(t1, t2);
+            if (t > mu * fn)
+                t1 *= mu * fn / t, t2 *= mu * fn / t;
+            fk[0] = fn, fk[1] = t1, fk[2] = t2;
+        }
+        if (cs__meter_add(&P->meter, 3 * (int64_t)n * n))
+            return true;
+    }
+    w_mul(P, f, P->x);
+    for (int i = 0; i < n; i++)
+        P->x[i] += P->b[i] - f[i];
+    return false;
+}
+
 /* The paper's start (section III-F): all contacts stick, v = 0, W f = -b, x = -f, solved as
  * x = (W + lam I)^-1 b and refined twice with the same factor (iterated Tikhonov: the error on
  * W's range falls by lam / sigma each time, and the answer stays W's minimum-norm solution, so
@@ -531,7 +659,7 @@ static double dogleg_search(ncp *P, double l0, bool two_legs) {
  * untouched) or -1 when W + lam I does not factor even with lam raised to its cap. */
 static int stick_start(ncp *P) {
     const int n = P->n;
-    for (double lam = P->lam; lam <= LM_MAX * P->lam / LM_INIT; lam *= 100) {
+    for (double lam = P->reg; lam <= 1e18 * P->reg; lam *= 100) {
         for (int j = 0; j < n; j++) {
             memcpy(P->K + (size_t)j * n, P->W + (size_t)j * P->ldw, (size_t)n * sizeof(double));
             P->K[(size_t)j * n + j] += lam;
@@ -584,12 +712,11 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             *ret_info = info;
         return CS_CONVERGED;
     }
-    ncp P = {.nc = nc, .n = n, .ldw = ldw, .W = W, .b = b, .mu = mu,
-             .lam = LM_INIT * (wscale > 0 ? wscale : 1), .meter = cs__meter_start(opt)};
+    ncp P = {.nc = nc, .n = n, .ldw = ldw, .W = W, .b = b, .mu = mu, .lam = LM_MIN,
+             .reg = REG * (wscale > 0 ? wscale : 1), .meter = cs__meter_start(opt)};
     layout(&P, scratch, nc);
     const double tol = prm && prm->tol > 0 ? prm->tol : TOL_DEFAULT;
     const int max_it = prm && prm->max_iterations > 0 ? prm->max_iterations : MAX_IT_DEFAULT;
-    const double lam_min = LM_MIN / LM_INIT * P.lam, lam_max = LM_MAX / LM_INIT * P.lam;
 
     // Start: x = W lambda0 + b - lambda0 (x = v - f, eq. 14), or the stick assumption; with no
     // time for that, x = b (lambda0 = 0).
@@ -604,18 +731,21 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
     double res, l = eval(&P, P.x, P.f, P.r, &res);
     if (!lambda0) {
         // With b off W's range (gaps, separating contacts) the stick start grows like 1 / lam:
-        // then the no-impulse point x = (max(b_n, 0), b_t), r = (min(b_n, 0), 0, 0), is the
-        // better start. (Merely worse stick starts are kept: they start Newton in the right
-        // regions far more often.)
+        // then a few projected Gauss-Seidel sweeps from f = 0 are the better start. (Merely
+        // worse stick starts are kept: they start Newton in the right regions far more often.)
         double l_free = 0;
         for (int i = 0; i < nc; i++)
             l_free += fmin(b[3 * i], 0.0) * fmin(b[3 * i], 0.0) / 2;
         if (!(l <= 1e4 * l_free) && l > 0) {
-            for (int i = 0; i < n; i++)
-                P.x[i] = i % 3 ? b[i] : fmax(b[i], 0.0);
+            memset(P.f, 0, (size_t)n * sizeof(double));
+            pgs(&P, P.f, PGS_SWEEPS);
             l = eval(&P, P.x, P.f, P.r, &res);
         }
     }
+    double l_best = l;
+    memcpy(P.xbest, P.x, (size_t)n * sizeof(double));
+    int stalled = 0, restarts = 0;
+    double l_prev = l;
     for (;;) {
         if (res <= tol) {
             status = CS_CONVERGED;
@@ -629,9 +759,36 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             status = CS_DEADLINE;
             break;
         }
+        if (info.iterations > 0)
+            stalled = l > (1 - STALL_DROP) * l_prev ? stalled + 1 : 0;
+        l_prev = l;
+        if (l < l_best) {
+            l_best = l;
+            memcpy(P.xbest, P.x, (size_t)n * sizeof(double));
+        }
+        if (stalled >= STALL_ITS && restarts < RESTARTS_MAX) {
+            // A local minimum of l (or the crawl toward one): restart from Gauss-Seidel
+            // sweeps on the current impulses, trusting the model afresh.
+            restarts++, stalled = 0;
+            // Each restart sweeps twice as long: a start nearer the solution than the last.
+            if (pgs(&P, P.f, PGS_SWEEPS << restarts)) {
+                status = CS_DEADLINE;
+                break;
+            }
+            l = eval(&P, P.x, P.f, P.r, &res);
+            P.lam = LM_MIN;
+            continue;
+        }
         info.iterations++;
         linearize(&P);
-        const int nw = newton(&P);
+        bool any_edge = false;
+        for (int k = 0; k < nc; k++)
+            any_edge = any_edge || P.edge[k] != EDGE_NONE;
+        // The Newton point: while the model is trusted (lam small) and no edge is active, the
+        // plain Newton step J dx = -r (eliminating separating contacts); else eq. 28's LM point.
+        const bool plain = P.lam <= LM_PLAIN && !any_edge;
+        double la = 0;
+        int nw = plain ? newton(&P) : lm_point(&P, P.lam, &la);
         if (nw > 0) {
             status = CS_DEADLINE;
             break;
@@ -643,7 +800,7 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             for (int i = 0; i < n; i++)
                 P.dx[i] = P.xn[i] - P.x[i];
             j_mul(&P, P.dx, P.je);
-            const double pred = predicted(&P, P.dx, P.je);
+            const double pred = predicted(&P, P.dx, P.je, plain ? 0 : la);
             double rn;
             const double ln = eval(&P, P.xn, P.ft, P.rt, &rn);
             if (P.meter.passed) {
@@ -657,14 +814,16 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
                 t = P.f, P.f = P.ft, P.ft = t;
                 t = P.r, P.r = P.rt, P.rt = t;
                 l = ln, res = rn;
-                P.lam = fmax(P.lam / 10, lam_min);
+                // Back to full trust fast: with a singular J (redundant contacts) any lam left
+                // in place turns Gauss-Newton's local convergence linear.
+                P.lam = fmax(P.lam / 1000, LM_MIN);
                 info.newton++;
                 continue;
             }
         }
-        if (nw == 0) {
-            // x_N overshot (a contact changed region): search x -> x_N itself, on which l
-            // starts downhill (g^T dx = -|r|^2 - lam r^T D dx).
+        if (plain && nw == 0) {
+            // The plain Newton point overshot (a contact changed region): search x -> x_N,
+            // on which l starts downhill (g^T dx = -|r|^2 with J dx = -r).
             double best = l;
             leg_search(&P, P.x, P.dx, l, &best);
             if (P.meter.passed) {
@@ -677,10 +836,21 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
                 continue;
             }
         }
-        P.lam = fmin(P.lam * 10, lam_max);
+        // Less trust: a larger lam, and x_N as the LM point of it.
+        P.lam = fmin(fmax(P.lam * 10, LM_RESTART), LM_MAX);
+        nw = lm_point(&P, P.lam, &la);
+        if (nw > 0) {
+            status = CS_DEADLINE;
+            break;
+        }
+        if (nw == 0) {
+            for (int i = 0; i < n; i++)
+                P.xn[i] = P.x[i] + P.dx[i];
+            project_edges(&P, P.xn);
+        }
         // The Cauchy point (eq. 24) with H = J^T J + lam I.
         j_mul(&P, P.g, P.je);
-        const double gg = dot(n, P.g, P.g), den = dot(n, P.je, P.je) + P.lam * gg;
+        const double gg = dot(n, P.g, P.g), den = dot(n, P.je, P.je) + la * gg;
         if (!(gg > 0) || !(den > 0)) {
             status = CS_RAY;
             break;
@@ -696,11 +866,16 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
         if (lb < l) {
             memcpy(P.x, P.xb, (size_t)n * sizeof(double));
             l = eval(&P, P.x, P.f, P.r, &res);
-        } else if (P.lam >= lam_max) {
+        } else if (P.lam >= LM_MAX) {
             // No descent even along the gradient: a local minimum of l with r != 0.
             status = CS_RAY;
             break;
         }
+    }
+    if (l > l_best) {
+        // A restart left the best iterate behind: return that one.
+        memcpy(P.x, P.xbest, (size_t)n * sizeof(double));
+        l = eval(&P, P.x, P.f, P.r, &res);
     }
     memcpy(lambda, P.f, (size_t)n * sizeof(double));
     info.residual = res;

@@ -2,8 +2,10 @@
 /* ncp (Todorov 2010): analytic cases on the Delassus form (a particle at the stick/slip
  * threshold of an incline) and through the model (a box at rest, a box sticking and sliding on
  * an incline, a spinning puck), agreement with SAP at a small regularization, the residual of
- * eq. 15 and the project's cone certificate on stacks and random scenes, exact ties without
- * regularization, warm start, the deadline, non-finite input, and no allocation. */
+ * eq. 15 and the project's cone certificate on stacks and random scenes (redundant contacts too),
+ * iteration counts on 16-contact stacks, FCLIB local files (../shared/fclib, skipped when
+ * absent), exact ties without regularization, warm start, the deadline, non-finite input, and
+ * no allocation. */
 #include "solver/ncp.h"
 
 #include <math.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "alloc_count.h"
+#include "fclib_io.h"
 #include "scene_gen.h"
 #include "solver/certify.h"
 #include "solver/contact.h"
@@ -22,9 +25,13 @@
 #define G 9.81
 /* The residual (eq. 15) a converged answer reaches (the default tolerance). */
 #define RESIDUAL_TARGET 1e-10
-/* Cold iterations on the stacks below: at most 31 measured (median 7, 16-contact stacks);
- * the cap catches a fall back to the gradient's crawl, which takes hundreds. */
+/* Cold iterations on the stacks below: at most 36 measured (1..5 boxes); the cap catches a fall
+ * back to the gradient's crawl, which takes hundreds. */
 #define STACK_ITERATIONS_MAX 40
+/* 16-contact 4-box stacks, 200 seeds per mu: at most 18 (mu 0.2) and 22 (mu 0.5) iterations
+ * measured, a median of 5 and 6; at most 13 % take more than 8 (the issue's target). */
+#define STACK16_ITERATIONS_MAX 30
+#define STACK16_OVER8_MAX 0.15
 
 /* One solve of a scene through the model: impulses, post-step velocities and the certificate
  * (exact cone, as cs_step judges ncp). */
@@ -251,8 +258,14 @@ static void spinning_puck(void **state) {
     assert_near(r.v[5], w - mu * mgh * R / Izz, 1e-9 * w);
     for (int i = 0; i < n; i++) {
         const double *l = r.lambda + 3 * i;
-        // The normal impulses of a rim are a tie (only their sum and moments are determined);
-        // each contact slides on the cone's surface against its own slip.
+        // The normal impulses of a rim are a tie (only their sum and moments are determined):
+        // a contact may carry none (then it separates, no impulse at all); the others slide on
+        // the cone's surface against their own slip.
+        if (r.state[i] == CS_STATE_SEPARATE) {
+            assert_near(l[0], 0, 1e-12 * mgh);
+            assert_near(hypot(l[1], l[2]), 0, 1e-12 * mgh);
+            continue;
+        }
         assert_int_equal(r.state[i], CS_STATE_SLIDE);
         assert_near(hypot(l[1], l[2]), mu * l[0], 1e-12 * mgh);
         // Opposing the rim's velocity w e_z x p: tangential direction (-sin a, cos a).
@@ -318,6 +331,97 @@ static void random_scenes_converge(void **state) {
         snprintf(what, sizeof what, "random seed %llu", (unsigned long long)seed);
         assert_solved(&r, what);
     }
+}
+
+/* The issue's case: 16-contact 4-box stacks (4 contacts per interface), 200 seeds at mu 0.2 and
+ * 0.5, cold, no regularization: every one converged and certified, the iteration count bounded
+ * and at most STACK16_OVER8_MAX of them above 8 (the median is 5 to 6). */
+static void stack16_iterations(void **state) {
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        int over8 = 0, worst = 0, total = 0;
+        for (uint64_t seed = 1; seed <= 200; seed++) {
+            t_gen_scene g;
+            t_gen_stack(&g, 4, 0, k ? 0.5 : 0.2, 8, seed);
+            assert_int_equal(g.s.nc, 16);
+            solved r;
+            solve(&g.s, NULL, NULL, &r);
+            char what[64];
+            snprintf(what, sizeof what, "stack16 mu %.1f seed %llu", k ? 0.5 : 0.2,
+                     (unsigned long long)seed);
+            assert_solved(&r, what);
+            if (r.info.iterations > STACK16_ITERATIONS_MAX)
+                fail_msg("%s: %d iterations", what, r.info.iterations);
+            over8 += r.info.iterations > 8;
+            worst = r.info.iterations > worst ? r.info.iterations : worst;
+            total++;
+        }
+        printf("# stack16 mu %.1f: %d of %d above 8 iterations, at most %d\n", k ? 0.5 : 0.2,
+               over8, total, worst);
+        assert_true(over8 <= STACK16_OVER8_MAX * total);
+    }
+}
+
+/* Random scenes whose contacts outnumber the bodies' freedoms (3 nc > 6 nb: W singular, many
+ * contacts separating), seeds 1..400. Every answer has a usable status and a finite iterate;
+ * the converged ones are certified. A few end in a local minimum of |r|^2 (section V-A) that
+ * the Gauss-Seidel restarts do not leave: 12 of 332 measured (the first implementation: 40 %);
+ * REDUNDANT_FAILURES_MAX holds that line. */
+#define REDUNDANT_FAILURES_MAX 12
+static void redundant_random_scenes(void **state) {
+    (void)state;
+    int failures = 0, scenes = 0;
+    for (uint64_t seed = 1; seed <= 400; seed++) {
+        t_gen_scene g;
+        t_rng rng = t_rng_seed(seed);
+        const int nb = 1 + t_rng_below(&rng, 5), nc = 1 + t_rng_below(&rng, 32);
+        if (3 * nc <= 6 * nb)
+            continue;
+        t_gen_random(&g, nb, nc, 8, seed);
+        solved r;
+        solve(&g.s, NULL, NULL, &r);
+        scenes++;
+        for (int i = 0; i < 3 * nc; i++)
+            assert_true(isfinite(r.lambda[i]));
+        if (r.status == CS_CONVERGED) {
+            char what[64];
+            snprintf(what, sizeof what, "redundant seed %llu", (unsigned long long)seed);
+            assert_solved(&r, what);
+        } else {
+            assert_true(r.status == CS_MAXITER || r.status == CS_RAY);
+            printf("# redundant seed %llu (nb %d nc %d): %s, residual %.2g\n",
+                   (unsigned long long)seed, nb, nc, cs_status_name(r.status), r.info.residual);
+            failures++;
+        }
+    }
+    printf("# redundant: %d of %d scenes not converged\n", failures, scenes);
+    assert_true(failures <= REDUNDANT_FAILURES_MAX);
+}
+
+/* FCLIB local problems (state: the file under ../shared/fclib; skipped when absent): ncp
+ * converges cold to eq. 15's default tolerance, and Siconos' residual of the answer on the
+ * symmetrized W is small (1e-6: these W are stored in single precision or nearly so). */
+static void fclib_local_converges(void **state) {
+    const char *name = *state;
+    const char *path = t_shared_path(name);
+    FILE *probe = fopen(path, "rb");
+    if (!probe)
+        skip();
+    fclose(probe);
+    fclib_io_problem p;
+    char err[512];
+    if (fclib_io_load(path, &p, err, sizeof err) < 0)
+        fail_msg("%s", err);
+    fclib_io_result res;
+    assert_int_equal(fclib_io_solve_ncp(&p, NULL, &res, err, sizeof err), 0);
+    if (res.status != CS_CONVERGED || res.ncp.residual > RESIDUAL_TARGET)
+        fail_msg("%s: %s after %d iterations, residual %.3g", name, cs_status_name(res.status),
+                 res.ncp.iterations, res.ncp.residual);
+    printf("# %s: %d iterations, Siconos residual %.2g\n", name, res.ncp.iterations,
+           res.error.total);
+    assert_true(res.error.total <= 1e-6);
+    fclib_io_result_free(&res);
+    fclib_io_free(&p);
 }
 
 /* SAP at a small regularization (beta = 1e-2: R_n = 2.5e-6 w; sigma = 1e-6) against ncp's rigid
@@ -448,6 +552,7 @@ static void deterministic_and_allocation_free(void **state) {
 }
 
 int main(void) {
+#define FCLIB(file) {.name = file, .test_func = fclib_local_converges, .initial_state = (void *)file}
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(particle_incline_thresholds),
         cmocka_unit_test(particle_separates),
@@ -457,6 +562,12 @@ int main(void) {
         cmocka_unit_test(spinning_puck),
         cmocka_unit_test(stacks_converge_cold),
         cmocka_unit_test(random_scenes_converge),
+        cmocka_unit_test(stack16_iterations),
+        cmocka_unit_test(redundant_random_scenes),
+        FCLIB("fclib/Rover/Rover1039.hdf5"),
+        FCLIB("fclib/Rover/Rover4609.hdf5"),
+        FCLIB("fclib/OneObject/OneObject-i100000-316.hdf5"),
+        FCLIB("fclib/BoxesStack/BoxesStack1-i100000-32.hdf5"),
         cmocka_unit_test(agrees_with_sap),
         cmocka_unit_test(warm_start_from_answer),
         cmocka_unit_test(deadline),
