@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testlib.h"
+
 void *bench_alloc(size_t n) {
     void *p = calloc(1, n ? n : 1);
     if (!p) {
@@ -162,4 +164,44 @@ double bench_stream_report(bench_stream_out *o, const char *scene, cs_solver sol
     bench_cell_free(&o->cold);
     bench_cell_free(&o->warm);
     return cold.iters_p50 > 0 ? warm.iters_p50 / cold.iters_p50 : NAN;
+}
+
+void bench_sweep_generate(const bench_sweep *e, int w, uint64_t seed, int dirs, t_gen_scene *g,
+                          int *contacts, cs_limits *lim) {
+    for (int i = 0; i < e->np * w; i++) {
+        const int p = i / w;
+        const uint64_t si = seed + 1000003ull * (uint64_t)e->kind + 1009ull * (uint64_t)p +
+                            (uint64_t)(i % w);
+        t_rng r = t_rng_seed(si);
+        const double mu = t_rng_range(&r, 0.2, 0.3);
+        switch (e->kind) {
+        case BENCH_PEG: t_gen_peg(&g[i], e->arg[p], mu, dirs, si); break;
+        case BENCH_STACK: t_gen_stack(&g[i], e->arg[p], 0, mu, dirs, si); break;
+        case BENCH_CLUTTER: t_gen_clutter(&g[i], e->arg[p], si); break;
+        }
+        contacts[i] = g[i].s.nc;
+        lim->max_bodies = g[i].s.nb > lim->max_bodies ? g[i].s.nb : lim->max_bodies;
+        lim->max_contacts = g[i].s.nc > lim->max_contacts ? g[i].s.nc : lim->max_contacts;
+    }
+}
+
+int bench_sweep_label(const bench_sweep *e, int p, const int *contacts, int w, char *buf,
+                      size_t len) {
+    if (e->kind == BENCH_CLUTTER)
+        snprintf(buf, len, "clutter-%d(%.0f-contacts)", e->arg[p],
+                 bench_median_int(contacts + p * w, w));
+    else
+        snprintf(buf, len, "%s-%d", e->name, e->arg[p]);
+    return e->kind == BENCH_STACK ? 4 * e->arg[p] : e->arg[p];
+}
+
+void bench_sweeps(bench_sweep ex[BENCH_SWEEPS], bool quick) {
+    ex[0] = (bench_sweep){.name = "peg", .kind = BENCH_PEG, .np = 4, .arg = {8, 16, 24, 32}};
+    ex[1] = (bench_sweep){.name = "stack", .kind = BENCH_STACK, .np = 5, .arg = {1, 2, 3, 4, 5}};
+    ex[2] = (bench_sweep){.name = "clutter", .kind = BENCH_CLUTTER, .np = 3, .arg = {10, 20, 40}};
+    if (quick) {
+        ex[0].np = 2;
+        ex[1].np = 2;
+        ex[2].np = 1;
+    }
 }

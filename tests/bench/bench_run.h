@@ -71,4 +71,31 @@ double bench_stream_report(bench_stream_out *o, const char *scene, cs_solver sol
 /* Calloc that exits on failure (benchmark set-up only). */
 void *bench_alloc(size_t n);
 
+/* A sweep of generated scenes (bench_sap, bench_solvers): at point p, pegs of arg[p] contacts,
+ * stacks of arg[p] blocks, or clutter of arg[p] bodies; each point w random instances with mu in
+ * [0.2, 0.3] and d = dirs. */
+typedef enum { BENCH_PEG, BENCH_STACK, BENCH_CLUTTER } bench_sweep_kind;
+#define BENCH_SWEEP_POINTS 8
+typedef struct bench_sweep {
+    const char *name;
+    bench_sweep_kind kind;
+    int np;
+    int arg[BENCH_SWEEP_POINTS];
+} bench_sweep;
+
+/* The sweeps both benchmarks run: pegs of 8, 16, 24, 32 contacts, stacks of 1-5 blocks, clutter
+ * of 10, 20, 40 bodies; --quick keeps the first points of each. */
+#define BENCH_SWEEPS 3
+void bench_sweeps(bench_sweep ex[BENCH_SWEEPS], bool quick);
+
+/* The sweep's np * w problems into g [np w] (problem i: point i / w, instance i % w), each
+ * seeded from seed and its place; contacts [np w]: their contact counts; lim grows to hold them
+ * all. */
+void bench_sweep_generate(const bench_sweep *e, int w, uint64_t seed, int dirs, t_gen_scene *g,
+                          int *contacts, cs_limits *lim);
+/* Point p's row label into buf ("peg-16", "clutter-20(35-contacts)": the median contact count
+ * of its w instances); returns the row's n (contacts; 4 per block of a stack). */
+int bench_sweep_label(const bench_sweep *e, int p, const int *contacts, int w, char *buf,
+                      size_t len);
+
 #endif /* CONTACTD_TESTS_BENCH_RUN_H */

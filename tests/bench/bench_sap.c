@@ -23,34 +23,11 @@
 #define INSTANCES 20
 #define QUICK_INSTANCES 2
 #define DIRS 8
-#define MAX_POINTS 8
 
 /* The variants, baseline first. */
 enum { STANDARD, SAP, REDUCED, STRUCTURAL, NVAR };
 static const cs_solver variant_solver[NVAR] = {CS_SOLVER_LEMKE_STANDARD, CS_SOLVER_SAP,
                                                CS_SOLVER_LEMKE, CS_SOLVER_LEMKE_STRUCTURAL};
-
-typedef enum { EXP_PEG, EXP_STACK, EXP_CLUTTER } experiment_kind;
-
-typedef struct experiment {
-    const char *name;
-    experiment_kind kind;
-    int np;
-    int arg[MAX_POINTS]; /* contacts (peg), blocks (stack), bodies (clutter) */
-} experiment;
-
-/* Instance w of point p. */
-static void generate(const experiment *e, int p, int w, t_gen_scene *g) {
-    const uint64_t seed = 0x5a92022ull + 1000003ull * (uint64_t)e->kind + 1009ull * (uint64_t)p +
-                          (uint64_t)w;
-    t_rng r = t_rng_seed(seed);
-    const double mu = t_rng_range(&r, 0.2, 0.3);
-    switch (e->kind) {
-    case EXP_PEG: t_gen_peg(g, e->arg[p], mu, DIRS, seed); break;
-    case EXP_STACK: t_gen_stack(g, e->arg[p], 0, mu, DIRS, seed); break;
-    case EXP_CLUTTER: t_gen_clutter(g, e->arg[p], seed); break;
-    }
-}
 
 /* Numbers the targets are judged on: SAP warm-started and streamed, as the targets say. */
 typedef struct findings {
@@ -59,17 +36,12 @@ typedef struct findings {
     bool have_rest[2];
 } findings;
 
-static void run_experiment(const experiment *e, const bench_args *a, FILE *csv) {
+static void run_experiment(const bench_sweep *e, const bench_args *a, FILE *csv) {
     const int W = a->quick ? QUICK_INSTANCES : INSTANCES, np = e->np, nprob = np * W;
     t_gen_scene *g = bench_alloc((size_t)nprob * sizeof(*g));
     cs_limits lim = {.max_bodies = 1, .max_contacts = 1, .max_dirs = DIRS};
     int *contacts = bench_alloc((size_t)nprob * sizeof(int));
-    for (int i = 0; i < nprob; i++) {
-        generate(e, i / W, i % W, &g[i]);
-        contacts[i] = g[i].s.nc;
-        lim.max_bodies = g[i].s.nb > lim.max_bodies ? g[i].s.nb : lim.max_bodies;
-        lim.max_contacts = g[i].s.nc > lim.max_contacts ? g[i].s.nc : lim.max_contacts;
-    }
+    bench_sweep_generate(e, W, 0x5a92022ull, DIRS, g, contacts, &lim);
     bench_variant var[NVAR];
     for (int v = 0; v < NVAR; v++)
         if (!bench_variant_init(&var[v], variant_solver[v], &lim))
@@ -78,12 +50,7 @@ static void run_experiment(const experiment *e, const bench_args *a, FILE *csv) 
     bench_run_pool(var, NVAR, g, nprob, W, a, cells);
     for (int p = 0; p < np; p++) {
         char scene[48];
-        if (e->kind == EXP_CLUTTER)
-            snprintf(scene, sizeof scene, "clutter-%d(%.0f-contacts)", e->arg[p],
-                     bench_median_int(contacts + p * W, W));
-        else
-            snprintf(scene, sizeof scene, "%s-%d", e->name, e->arg[p]);
-        const int n = e->kind == EXP_STACK ? 4 * e->arg[p] : e->arg[p];
+        const int n = bench_sweep_label(e, p, contacts, W, scene, sizeof scene);
         int64_t base = 0;
         for (int v = 0; v < NVAR; v++) {
             if (!var[v].available)
@@ -186,17 +153,11 @@ int main(int argc, char **argv) {
     printf("# times: cs_step wall time (model + solver + certificate); solve_p50: the solver "
            "alone (stats.solve_ns); n: contacts, bodies for clutter\n");
     FILE *csv = bench_csv_open(&a, "sap");
-    experiment ex[3] = {{.name = "peg", .kind = EXP_PEG, .np = 4, .arg = {8, 16, 24, 32}},
-                        {.name = "stack", .kind = EXP_STACK, .np = 5, .arg = {1, 2, 3, 4, 5}},
-                        {.name = "clutter", .kind = EXP_CLUTTER, .np = 3, .arg = {10, 20, 40}}};
-    if (a.quick) {
-        ex[0].np = 2;
-        ex[1].np = 2;
-        ex[2].np = 1;
-    }
+    bench_sweep ex[BENCH_SWEEPS];
+    bench_sweeps(ex, a.quick);
     findings fd = {0};
     bench_table_header();
-    for (int e = 0; e < 3; e++)
+    for (int e = 0; e < BENCH_SWEEPS; e++)
         run_experiment(&ex[e], &a, csv);
     run_streams(&a, csv, &fd);
     fclose(csv);

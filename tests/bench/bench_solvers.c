@@ -47,7 +47,6 @@
 #define INSTANCES 20
 #define QUICK_INSTANCES 2
 #define DIRS 8
-#define MAX_POINTS 8
 /* Peers' answers are certified at the relative tolerance cs_step uses by default (types.h). */
 #define PEER_TOL 1e-6
 /* The issue's settings: fc3d at tolerance 1e-10 on Siconos' error; ODE's cfm 0 and 1e-9. */
@@ -58,15 +57,6 @@
  * not ended after minutes). bench_lemke's largest is n = 320 (peg-32). */
 #define LEMKE_PEER_MAX_ORDER 400
 
-typedef enum { EXP_PEG, EXP_STACK, EXP_CLUTTER } experiment_kind;
-
-typedef struct experiment {
-    const char *name;
-    experiment_kind kind;
-    int np;
-    int arg[MAX_POINTS]; /* contacts (peg), blocks (stack), bodies (clutter) */
-} experiment;
-
 enum { PEER_ODE_CFM0, PEER_ODE_CFM, PEER_LEXICOLEMKE, PEER_FC3D, NPEER };
 static const char *const peer_name[NPEER] = {"ode-dantzig-cfm0", "ode-dantzig-cfm1e-9",
                                              "siconos-lexicolemke", "siconos-fc3d-nsn-ac"};
@@ -74,19 +64,6 @@ static const char *const peer_name[NPEER] = {"ode-dantzig-cfm0", "ode-dantzig-cf
 static bool peer_is_built(int k) {
     return k == PEER_ODE_CFM0 || k == PEER_ODE_CFM ? ode_peer_is_built()
                                                    : siconos_peer_is_built();
-}
-
-/* Instance w of point p. */
-static void generate(const experiment *e, int p, int w, t_gen_scene *g) {
-    const uint64_t seed = 0x501e7e5ull + 1000003ull * (uint64_t)e->kind + 1009ull * (uint64_t)p +
-                          (uint64_t)w;
-    t_rng r = t_rng_seed(seed);
-    const double mu = t_rng_range(&r, 0.2, 0.3);
-    switch (e->kind) {
-    case EXP_PEG: t_gen_peg(g, e->arg[p], mu, DIRS, seed); break;
-    case EXP_STACK: t_gen_stack(g, e->arg[p], 0, mu, DIRS, seed); break;
-    case EXP_CLUTTER: t_gen_clutter(g, e->arg[p], seed); break;
-    }
 }
 
 /* What the peers work on for the current problem. */
@@ -273,18 +250,13 @@ static void add_summary(const char *scene, const best *b) {
     snprintf(summary[nsummary++], sizeof summary[0], "%-44s %s   %s", scene, col[0], col[1]);
 }
 
-static void run_experiment(const experiment *e, const bench_args *a, FILE *csv,
+static void run_experiment(const bench_sweep *e, const bench_args *a, FILE *csv,
                            int ode_failed[2], int ode_problems[2], double ode_own[2]) {
     const int W = a->quick ? QUICK_INSTANCES : INSTANCES, np = e->np, nprob = np * W;
     t_gen_scene *g = bench_alloc((size_t)nprob * sizeof(*g));
     cs_limits lim = {.max_bodies = 1, .max_contacts = 1, .max_dirs = DIRS};
     int *contacts = bench_alloc((size_t)nprob * sizeof(int));
-    for (int i = 0; i < nprob; i++) {
-        generate(e, i / W, i % W, &g[i]);
-        contacts[i] = g[i].s.nc;
-        lim.max_bodies = g[i].s.nb > lim.max_bodies ? g[i].s.nb : lim.max_bodies;
-        lim.max_contacts = g[i].s.nc > lim.max_contacts ? g[i].s.nc : lim.max_contacts;
-    }
+    bench_sweep_generate(e, W, 0x501e7e5ull, DIRS, g, contacts, &lim);
     // Every solver this build has, whatever the list holds.
     bench_variant var[CS_SOLVER_COUNT];
     int nvar = 0, base_var = -1;
@@ -307,12 +279,7 @@ static void run_experiment(const experiment *e, const bench_args *a, FILE *csv,
     run_peers(g, nprob, W, &lim, a, &P, cells + nvar * np);
     for (int p = 0; p < np; p++) {
         char scene[48];
-        if (e->kind == EXP_CLUTTER)
-            snprintf(scene, sizeof scene, "clutter-%d(%.0f-contacts)", e->arg[p],
-                     bench_median_int(contacts + p * W, W));
-        else
-            snprintf(scene, sizeof scene, "%s-%d", e->name, e->arg[p]);
-        const int n = e->kind == EXP_STACK ? 4 * e->arg[p] : e->arg[p];
+        const int n = bench_sweep_label(e, p, contacts, W, scene, sizeof scene);
         int64_t base = 0;
         best b = {0};
         bench_row rows[CS_SOLVER_COUNT + NPEER];
@@ -439,18 +406,12 @@ int main(int argc, char **argv) {
            "call alone for peers (problem forming untimed) and FCLIB rows; n: contacts, bodies "
            "for clutter; residual and certified: see bench_solvers.c\n");
     FILE *csv = bench_csv_open(&a, "solvers");
-    experiment ex[3] = {{.name = "peg", .kind = EXP_PEG, .np = 4, .arg = {8, 16, 24, 32}},
-                        {.name = "stack", .kind = EXP_STACK, .np = 5, .arg = {1, 2, 3, 4, 5}},
-                        {.name = "clutter", .kind = EXP_CLUTTER, .np = 3, .arg = {10, 20, 40}}};
-    if (a.quick) {
-        ex[0].np = 2;
-        ex[1].np = 2;
-        ex[2].np = 1;
-    }
+    bench_sweep ex[BENCH_SWEEPS];
+    bench_sweeps(ex, a.quick);
     int ode_failed[2] = {0}, ode_problems[2] = {0};
     double ode_own[2] = {0};
     bench_table_header();
-    for (int e = 0; e < 3; e++)
+    for (int e = 0; e < BENCH_SWEEPS; e++)
         run_experiment(&ex[e], &a, csv, ode_failed, ode_problems, ode_own);
     run_fclib(&a, csv);
     fclose(csv);
