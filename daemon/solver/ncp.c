@@ -335,6 +335,13 @@ static void project_edges(const ncp *P, double *x) {
     }
 }
 
+/* x_N = x + dx, kept on the active edges. */
+static void trial_point(ncp *P) {
+    for (int i = 0; i < P->n; i++)
+        P->xn[i] = P->x[i] + P->dx[i];
+    project_edges(P, P->xn);
+}
+
 /* ---- the Newton point -------------------------------------------------------------------- */
 
 /* Solves the system of K (order m, factored in place) for rhs; symmetric: Cholesky, else LU.
@@ -794,9 +801,7 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             break;
         }
         if (nw == 0) {
-            for (int i = 0; i < n; i++)
-                P.xn[i] = P.x[i] + P.dx[i];
-            project_edges(&P, P.xn);
+            trial_point(&P);
             for (int i = 0; i < n; i++)
                 P.dx[i] = P.xn[i] - P.x[i];
             j_mul(&P, P.dx, P.je);
@@ -843,11 +848,8 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             status = CS_DEADLINE;
             break;
         }
-        if (nw == 0) {
-            for (int i = 0; i < n; i++)
-                P.xn[i] = P.x[i] + P.dx[i];
-            project_edges(&P, P.xn);
-        }
+        if (nw == 0)
+            trial_point(&P);
         // The Cauchy point (eq. 24) with H = J^T J + lam I.
         j_mul(&P, P.g, P.je);
         const double gg = dot(n, P.g, P.g), den = dot(n, P.je, P.je) + la * gg;
