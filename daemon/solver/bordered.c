@@ -62,6 +62,15 @@ int cs__bordered_init(cs__bordered *b, cs_workspace *ws, int cap, int nid, doubl
     return 0;
 }
 
+void cs__bordered_clear(cs__bordered *b) {
+    for (int s = 0; s < b->m; s++) {
+        b->slot[b->id[s]] = -1;
+        b->retry[b->id[s]] = 0;
+    }
+    b->p = b->m = 0;
+    b->stale = false;
+}
+
 static inline double *at(double *M, int cap, int row, int col) {
     return M + (size_t)col * cap + row;
 }

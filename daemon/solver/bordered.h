@@ -46,6 +46,9 @@ size_t cs__bordered_size(int cap, int nid);
 int cs__bordered_init(cs__bordered *b, cs_workspace *ws, int cap, int nid, double tol,
                       cs__bordered_entry *entry, const void *ctx, cs__meter *meter);
 
+/* Removes every member. */
+void cs__bordered_clear(cs__bordered *b);
+
 static inline bool cs__bordered_has(const cs__bordered *b, int id) {
     return b->slot[id] >= 0;
 }
