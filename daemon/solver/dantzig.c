@@ -1093,6 +1093,101 @@ static bool answer_holds(mlcp *w, const double *f, double bmax) {
     return true;
 }
 
+/* The bounded problem's state before any drive. */
+static void mlcp_reset(mlcp *w, double *f) {
+    for (int i = 0; i < w->n; i++) {
+        f[i] = 0;
+        w->a[i] = w->p->b[i];
+        w->set[i] = UNPROCESSED;
+        w->on[i] = 0;
+    }
+    for (int k = 0; k < w->nf; k++) {
+        w->fset[k] = 0;
+        w->sigma[k] = 0;
+    }
+    for (int q = 0; q < w->ng; q++)
+        w->g[q].nact = w->g[q].non = 0;
+    w->hash = 0;
+    cs__bordered_clear(&w->sys);
+}
+
+/* Baraff's pivoting from the start (5.5): bilateral rows, then normals before friction. Drives are
+ * taken most violated first, or when least_index in index order. The answer is checked from
+ * scratch (answer_holds). */
+static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, double bmax,
+                            cs_stats *st) {
+    const cs_dantzig_problem *p = w->p;
+    const int n = w->n, ng = w->ng;
+    mlcp_reset(w, f);
+    cs_status status = CS_CONVERGED;
+
+    // Bilateral rows first (Baraff 4.5): one drive zeroes all their velocities; they stay clamped,
+    // with either sign, from then on.
+    for (int i = 0; i < n; i++)
+        if (p->kind[i] == CS_DANTZIG_BILATERAL && fabs(w->a[i]) > w->viol) {
+            status = mlcp_drive(w, f, DRIVE_BILATERAL, 0, cap, st);
+            break;
+        }
+    while (status == CS_CONVERGED) {
+        // Normal conditions before friction (Baraff 5.5), the most violated (or the first) first.
+        int d = -1;
+        double amin = -w->viol;
+        for (int i = 0; i < n && !(least_index && d >= 0); i++)
+            if (p->kind[i] == CS_DANTZIG_NORMAL && w->set[i] != CLAMPED && w->a[i] < amin) {
+                amin = w->a[i];
+                d = i;
+            }
+        if (d >= 0) {
+            w->set[d] = UNPROCESSED;
+            status = mlcp_drive(w, f, DRIVE_NORMAL, d, cap, st);
+            continue;
+        }
+        // The friction row with the largest velocity still to take up: unprocessed with a bound
+        // (its normal clamped), or processed but off zero (a face that did not hold).
+        int fd = -1;
+        double wmax = w->viol, wd = 0;
+        for (int q = 0; q < ng && !(least_index && fd >= 0); q++) {
+            group *g = &w->g[q];
+            const bool bounded = radius(g, f) > 0 && (g->normal < 0 || w->set[g->normal] == CLAMPED);
+            for (int r = 0; r < g->m; r++) {
+                const double v = group_w(w, g, r);
+                if ((w->on[g->row + r] || bounded) && fabs(v) > wmax) {
+                    wmax = fabs(v);
+                    wd = v;
+                    fd = g->row + r;
+                }
+            }
+        }
+        if (fd < 0)
+            break;
+        group *g = &w->g[w->grp[fd]];
+        if (w->on[fd]) {
+            w->on[fd] = 0;
+            g->non--;
+            // Keep no more clamped faces than processed rows: drop the weakest.
+            while (g->nact > g->non) {
+                int kmin = -1;
+                for (int k = 0; k < g->nf; k++)
+                    if (w->fset[g->face + k] &&
+                        (kmin < 0 || w->sigma[g->face + k] < w->sigma[g->face + kmin]))
+                        kmin = k;
+                face_off(w, g, g->face + kmin);
+            }
+        }
+        w->dir = wd > 0 ? -1 : 1;
+        status = mlcp_drive(w, f, DRIVE_ROW, fd, cap, st);
+    }
+    if (status == CS_CONVERGED) {
+        for (int i = 0; i < n; i++)
+            if (p->kind[i] == CS_DANTZIG_NORMAL)
+                f[i] = fmax(f[i], 0.0);
+        // Given-up indices and rounding are judged on the answer itself: never a silent one.
+        if (!answer_holds(w, f, bmax))
+            status = CS_MAXITER;
+    }
+    return status;
+}
+
 cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const cs_options *opt,
                           double *f, cs_stats *st) {
     *st = (cs_stats){0};
@@ -1182,72 +1277,13 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
         return CS_ENOSPACE;
     }
     const int cap = 4 * pmax * (pmax + 1) + 8;
-    cs_status status = CS_CONVERGED;
-
-    // Bilateral rows first (Baraff 4.5): one drive zeroes all their velocities; they stay clamped,
-    // with either sign, from then on.
-    for (int i = 0; i < n; i++)
-        if (p->kind[i] == CS_DANTZIG_BILATERAL && fabs(w.a[i]) > w.viol) {
-            status = mlcp_drive(&w, f, DRIVE_BILATERAL, 0, cap, st);
-            break;
-        }
-    while (status == CS_CONVERGED) {
-        // Normal conditions before friction (Baraff 5.5), the most violated first.
-        int d = -1;
-        double amin = -w.viol;
-        for (int i = 0; i < n; i++)
-            if (p->kind[i] == CS_DANTZIG_NORMAL && w.set[i] != CLAMPED && w.a[i] < amin) {
-                amin = w.a[i];
-                d = i;
-            }
-        if (d >= 0) {
-            w.set[d] = UNPROCESSED;
-            status = mlcp_drive(&w, f, DRIVE_NORMAL, d, cap, st);
-            continue;
-        }
-        // The friction row with the largest velocity still to take up: unprocessed with a bound
-        // (its normal clamped), or processed but off zero (a face that did not hold).
-        int fd = -1;
-        double wmax = w.viol, wd = 0;
-        for (int q = 0; q < ng; q++) {
-            group *g = &w.g[q];
-            const bool bounded = radius(g, f) > 0 && (g->normal < 0 || w.set[g->normal] == CLAMPED);
-            for (int r = 0; r < g->m; r++) {
-                const double v = group_w(&w, g, r);
-                if ((w.on[g->row + r] || bounded) && fabs(v) > wmax) {
-                    wmax = fabs(v);
-                    wd = v;
-                    fd = g->row + r;
-                }
-            }
-        }
-        if (fd < 0)
-            break;
-        group *g = &w.g[w.grp[fd]];
-        if (w.on[fd]) {
-            w.on[fd] = 0;
-            g->non--;
-            // Keep no more clamped faces than processed rows: drop the weakest.
-            while (g->nact > g->non) {
-                int kmin = -1;
-                for (int k = 0; k < g->nf; k++)
-                    if (w.fset[g->face + k] &&
-                        (kmin < 0 || w.sigma[g->face + k] < w.sigma[g->face + kmin]))
-                        kmin = k;
-                face_off(&w, g, g->face + kmin);
-            }
-        }
-        w.dir = wd > 0 ? -1 : 1;
-        status = mlcp_drive(&w, f, DRIVE_ROW, fd, cap, st);
-    }
-    if (status == CS_CONVERGED) {
-        for (int i = 0; i < n; i++)
-            if (p->kind[i] == CS_DANTZIG_NORMAL)
-                f[i] = fmax(f[i], 0.0);
-        // Given-up indices and rounding are judged on the answer itself: never a silent one.
-        if (!answer_holds(&w, f, bmax))
-            status = CS_MAXITER;
-    }
+    // Baraff 5.4 proves no termination with friction: a cycle of the driven row, a drive without
+    // direction or an answer that fails its check is tried once more from scratch, the drives taken
+    // in index order (Bland's least-index rule) instead of the most violated first, another path
+    // through the same sets. What fails both ways keeps its label.
+    cs_status status = mlcp_pivot(&w, f, false, cap, bmax, st);
+    if (status == CS_MAXITER || status == CS_RAY)
+        status = mlcp_pivot(&w, f, true, cap, bmax, st);
     st->peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);
     return status;
