@@ -73,7 +73,9 @@
  * sets seen within a drive detects it; the index that moved is then given up as Baraff does (a
  * normal leaves both C and NC; a face's group stops being processed) and is taken up again by a
  * later drive, but never the driven row itself: that cycle is CS_MAXITER. A drive with no bound on
- * its step is section 6's unbounded ray: CS_RAY. The pivot cap is 4 p (p + 1) + 8 for p = rows +
+ * its step is section 6's unbounded ray: CS_RAY. Such a failure (or a failed final check) is
+ * pivoted once more from scratch with the drives in index order (least-index rule, mlcp_pivot);
+ * what fails both ways keeps its label. The pivot cap is 4 p (p + 1) + 8 for p = rows +
  * friction rows. Whatever the path, a converged answer is checked from scratch at the end
  * (answer_holds): every law to 1e-9 of its scale, or CS_MAXITER.
  *
