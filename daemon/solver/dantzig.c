@@ -27,17 +27,19 @@
  *
  * WHY IT TERMINATES. Each drive strictly increases w_d and never repeats a clamped set (Baraff's
  * theorems 2-5, appendix A), so each drive ends after finitely many steps. A_CC may be singular
- * when A is, but A_Cd lies in its range, so the system is consistent: it is solved with a
- * rank-revealing Cholesky (LAPACK's dpstf2, linalg.c) that drops the redundant directions (footnote
- * 3). In floating point the step cap below turns a cycle into a definite status.
+ * when A is, but A_Cd lies in its range, so the system is consistent (footnote 3). C changes by one
+ * index per pivot, so A_CC's inverse is kept and bordered or shrunk in O(|C|^2) (section 4.5,
+ * bordered.h); an index whose Schur pivot is below RANK_TOL is redundant and held at zero, as a
+ * rank-revealing factorization drops it. In floating point the step cap below turns a cycle into a
+ * definite status.
  *
  * DEADLINE. Read before each step and, through a meter (deadline.h), inside the long stretches:
- * forming A (O(n^2)), copying and factoring A_CC (O(|C|^3)) and da = A df (O(n |C|)).
+ * forming A (O(n^2)), updating A_CC's inverse (O(|C|^2)) and da = A df (O(n |C|)).
  *
  * TOLERANCES. Directions smaller than 1e-11 (relative to the unit step of f_d, or to the largest
  * diagonal of A for w) are treated as zero, and w_d < -1e-10 |b|_inf counts as violated: both far
- * above rounding for the problem sizes admitted (n <= 8192), far below physical velocities. The
- * factorisation drops pivots below 1e-11 of the largest diagonal.
+ * above rounding for the problem sizes admitted (n <= 8192), far below physical velocities. Schur
+ * pivots below 1e-11 of the largest diagonal are redundant rows.
  *
  * PART 2. THE PROBLEM (dantzig.h, cs_dantzig_problem). Rows are NORMAL (part 1's law), BILATERAL (a
  * = 0, f free) or friction: a group of one BOX row or a PAIR of rows, whose force f_t must lie in r
@@ -59,9 +61,11 @@
  * then a corner of the polygon is turned when an old face can hand its dual to the new one, else
  * the row is done, held by the faces, whose duals are read from the velocity. fdirection solves the
  * clamped rows' equations (da = 0, dw = 0, dslack = 0) for the moving forces and duals; the system
- * is unsymmetric (friction tied to normals) and singular at exact ties, so it is solved by Gaussian
- * elimination with complete pivoting, which reveals the rank and checks that the equations beyond
- * it hold (else no direction exists: CS_RAY). maxstep bounds the step by every set change, and by
+ * is unsymmetric (friction tied to normals) and singular at exact ties. Its inverse is kept from
+ * pivot to pivot (bordered.h: one unknown and its equation in or out in O(p^2), dependent ones held
+ * at zero with their equations checked); when that check fails the whole system is eliminated with
+ * complete pivoting, which reveals the rank and says whether the equations beyond it hold (else no
+ * direction exists: CS_RAY). maxstep bounds the step by every set change, and by
  * every face's slack (eq. 23: for the polygon a linear equation per edge, where the circle gives
  * Baraff a quadratic).
  *
@@ -69,18 +73,22 @@
  * sets seen within a drive detects it; the index that moved is then given up as Baraff does (a
  * normal leaves both C and NC; a face's group stops being processed) and is taken up again by a
  * later drive, but never the driven row itself: that cycle is CS_MAXITER. A drive with no bound on
- * its step is section 6's unbounded ray: CS_RAY. The pivot cap is 4 p (p + 1) + 8 for p = rows +
+ * its step is section 6's unbounded ray: CS_RAY. Such a failure (or a failed final check) is
+ * pivoted once more from scratch with the drives in index order (least-index rule, mlcp_pivot);
+ * what fails both ways keeps its label. The pivot cap is 4 p (p + 1) + 8 for p = rows +
  * friction rows. Whatever the path, a converged answer is checked from scratch at the end
  * (answer_holds): every law to 1e-9 of its scale, or CS_MAXITER.
  *
- * COST. Each step forms and eliminates the clamped system, O(p^3) for p clamped rows and faces; the
- * deadline is read before each step and through the meter inside. */
+ * COST. A step updates the clamped system's inverse and solves with it, O(p^2) for p clamped rows
+ * and faces, plus da = A df, O(n p); the deadline is read before each step and through the meter
+ * inside. A is formed body by body (delassus). */
 #include "solver/dantzig.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
+#include "solver/bordered.h"
 #include "solver/deadline.h"
 #include "solver/lemke_contact.h"
 #include "solver/linalg.h"
@@ -94,9 +102,15 @@ enum { UNPROCESSED = 0, CLAMPED = 1, NOT_CLAMPED = 2 };
 
 size_t cs_dantzig_lcp_size(int n) {
     const size_t N = (size_t)n;
-    return cs__ws_bytes(N * N * sizeof(double)) + 6 * cs__ws_bytes(N * sizeof(double)) +
-           cs__ws_bytes(cs_psd_work(n) * sizeof(double)) + 2 * cs__ws_bytes(N * sizeof(int)) +
-           cs__ws_bytes(N);
+    return 5 * cs__ws_bytes(N * sizeof(double)) + cs__ws_bytes(N) + cs__bordered_size(n, n);
+}
+
+/* Scratch of delassus(): the Jacobian table (3 rows a contact or joint), then the rows touching
+ * each body. */
+static size_t delassus_size(const cs_limits *lim) {
+    const size_t nr = 3 * ((size_t)lim->max_contacts + (size_t)lim->max_joints);
+    return cs_model_jacobian_size(lim) + cs__ws_bytes(2 * nr * sizeof(int)) +
+           cs__ws_bytes(((size_t)lim->max_bodies + 1) * sizeof(int));
 }
 
 /* The frictional solve's own arrays: A and b of the 3 nc contact rows, kinds, normals, bounds. */
@@ -109,7 +123,7 @@ static size_t frictional_size(const cs_limits *lim) {
 size_t cs_dantzig_size(const cs_limits *lim) {
     const size_t n = (size_t)lim->max_contacts;
     // Frictionless: A, b and J v*, then the Delassus scratch or the LCP scratch (never both).
-    const size_t del = cs_model_delassus_size(lim), lcp = cs_dantzig_lcp_size(lim->max_contacts);
+    const size_t del = delassus_size(lim), lcp = cs_dantzig_lcp_size(lim->max_contacts);
     const size_t plain = cs__ws_bytes(n * n * sizeof(double)) + cs__ws_bytes(n * sizeof(double)) +
                          cs__ws_bytes(3 * n * sizeof(double)) + (del > lcp ? del : lcp);
     // Frictional (or with joints): its arrays, then the Delassus scratch (3 rows a contact or
@@ -120,55 +134,111 @@ size_t cs_dantzig_size(const cs_limits *lim) {
     return plain > fric ? plain : fric;
 }
 
+/* Body on side 0 (body_a) or 1 (body_b) of row k of the rows-per-contact Jacobian, -1: the world. */
+static inline int row_body(const cs_model *m, int rows, int k, int side) {
+    const int i = k < rows * m->nc ? k / rows : m->nc + (k - rows * m->nc) / 3;
+    return side == 0 ? m->ia[i] : m->ib[i];
+}
+
+/* W = J_r M^-1 J_r^T, the matrix of cs_model_delassus() (same rows and order), summed body by body
+ * over the rows that touch each body: a pair of rows meets only through a shared body, so pairs
+ * without one cost nothing (a stack's top contacts never meet the ground's), and each entry is
+ * found once and mirrored. Scratch from ws (delassus_size). Returns 0, CS_ENOSPACE or CS_DEADLINE
+ * (W partly formed). */
+static cs_status delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw,
+                          cs__meter *meter) {
+    const int nr = cs_model_rows(m, rows), nb = m->nb;
+    const size_t mark = cs__ws_mark(ws);
+    double *js = cs__ws_alloc(ws, (size_t)nr * 2 * 12 * sizeof(double));
+    int *list = cs__ws_alloc(ws, 2 * (size_t)nr * sizeof(int));
+    int *start = cs__ws_zalloc(ws, ((size_t)nb + 1) * sizeof(int));
+    if (nr > 0 && (!js || !list || !start)) {
+        cs__ws_release(ws, mark);
+        return CS_ENOSPACE;
+    }
+    cs_model_jacobian(m, rows, js);
+    // Each body's rows in row order, as 2 row + side (the side's entry of the Jacobian table).
+    for (int k = 0; k < nr; k++)
+        for (int side = 0; side < 2; side++)
+            if (row_body(m, rows, k, side) >= 0)
+                start[row_body(m, rows, k, side) + 1]++;
+    for (int b = 0; b < nb; b++)
+        start[b + 1] += start[b];
+    for (int k = 0; k < nr; k++)
+        for (int side = 0; side < 2; side++)
+            if (row_body(m, rows, k, side) >= 0)
+                list[start[row_body(m, rows, k, side)]++] = 2 * k + side;
+    // The fill moved each start to the next body's: move them back.
+    for (int b = nb; b > 0; b--)
+        start[b] = start[b - 1];
+    start[0] = 0;
+    for (int q = 0; q < nr; q++)
+        memset(W + (size_t)q * ldw, 0, (size_t)nr * sizeof(double));
+    for (int b = 0; b < nb; b++) {
+        for (int x = start[b]; x < start[b + 1]; x++) {
+            const int q = list[x] / 2;
+            const double *Jq = js + (size_t)list[x] * 12;
+            double *col = W + (size_t)q * ldw;
+            for (int y = x; y < start[b + 1]; y++) {
+                const double *Mp = js + (size_t)list[y] * 12 + 6;
+                col[list[y] / 2] += Jq[0] * Mp[0] + Jq[1] * Mp[1] + Jq[2] * Mp[2] +
+                                    Jq[3] * Mp[3] + Jq[4] * Mp[4] + Jq[5] * Mp[5];
+            }
+            if (meter && cs__meter_add(meter, 6 * (int64_t)(start[b + 1] - x))) {
+                cs__ws_release(ws, mark);
+                return CS_DEADLINE;
+            }
+        }
+    }
+    for (int q = 0; q < nr; q++)
+        for (int p = q + 1; p < nr; p++)
+            W[(size_t)p * ldw + q] = W[(size_t)q * ldw + p];
+    cs__ws_release(ws, mark);
+    return CS_CONVERGED;
+}
+
+/* A column-major matrix as the entries of a bordered system. */
+typedef struct dense {
+    const double *A;
+    int lda;
+} dense;
+
+static double dense_entry(const void *ctx, int row, int col) {
+    const dense *d = ctx;
+    return d->A[(size_t)col * d->lda + row];
+}
+
 /* Scratch of one solve. */
 typedef struct lcp_ws {
-    double *Acc;  /* [n x n] clamped block, factor in place */
-    double *a;    /* [n] w = A f + b */
-    double *df;   /* [n] */
-    double *da;   /* [n] */
-    double *x;    /* [n] */
-    double *rhs;  /* [n] */
-    double *work; /* [2n] */
-    int *piv;     /* [n] */
-    int *cidx;    /* [n] clamped indices in order */
+    double *a;          /* [n] w = A f + b */
+    double *df;         /* [n] */
+    double *da;         /* [n] */
+    double *rhs;        /* [n] by index */
     unsigned char *set; /* [n] UNPROCESSED / CLAMPED / NOT_CLAMPED */
+    dense mat;          /* A, for the clamped system's entries */
+    cs__bordered acc;   /* A_CC, kept as C changes (bordered.h) */
     cs__meter meter;    /* the deadline inside a step */
 } lcp_ws;
 
-/* fdirection: df_d = 1, df_C = -A_CC^-1 A_Cd, zero elsewhere; then da = A df. O(|C|^3) for the
- * factorization of A_CC, so the meter is read inside. Returns 0, -1 (A_CC not PSD) or 1 (the
- * deadline passed; df and da unusable). */
+/* fdirection: df_d = 1, df_C = -A_CC^-1 A_Cd, zero elsewhere; then da = A df. O(|C|^2) with the
+ * inverse of A_CC kept from pivot to pivot. Returns 0, or 1 (the deadline passed; df and da
+ * unusable). */
 static int fdirection(int n, const double *A, int lda, int d, lcp_ws *w) {
-    int nc = 0;
-    for (int i = 0; i < n; i++)
-        if (w->set[i] == CLAMPED)
-            w->cidx[nc++] = i;
+    const cs__bordered *c = &w->acc;
     memset(w->df, 0, (size_t)n * sizeof(double));
+    for (int q = 0; q < c->m; q++)
+        w->rhs[c->id[q]] = -A[(size_t)d * lda + c->id[q]];
+    // The range theorem (Baraff appendix A) makes a deferred row's equation hold: not checked, the
+    // minimum-effort answer of a rank-revealing factorization.
+    if (cs__bordered_solve(&w->acc, w->rhs, w->df, INFINITY) > 0)
+        return 1;
     w->df[d] = 1;
-    if (nc > 0) {
-        for (int q = 0; q < nc; q++) {
-            for (int p = 0; p < nc; p++)
-                w->Acc[(size_t)q * nc + p] = A[(size_t)w->cidx[q] * lda + w->cidx[p]];
-            w->rhs[q] = -A[(size_t)d * lda + w->cidx[q]];
-            if (cs__meter_add(&w->meter, nc))
-                return 1;
-        }
-        int rank;
-        const int f = cs__psd_factor(nc, w->Acc, nc, w->piv, &rank, RANK_TOL, w->work, &w->meter);
-        if (f != 0)
-            return f;
-        cs__psd_solve(nc, w->Acc, nc, w->piv, rank, w->rhs, w->x, w->work, &w->meter);
-        if (w->meter.passed)
-            return 1;
-        for (int q = 0; q < nc; q++)
-            w->df[w->cidx[q]] = w->x[q];
-    }
     // da = A df touches only the columns with df != 0: d and the clamped set.
     for (int i = 0; i < n; i++)
         w->da[i] = A[(size_t)d * lda + i];
-    for (int q = 0; q < nc; q++) {
-        const double s = w->x[q];
-        const double *col = A + (size_t)w->cidx[q] * lda;
+    for (int q = 0; q < c->p; q++) {
+        const double s = w->df[c->id[q]];
+        const double *col = A + (size_t)c->id[q] * lda;
         for (int i = 0; i < n; i++)
             w->da[i] += s * col[i];
         if (cs__meter_add(&w->meter, n))
@@ -204,26 +274,27 @@ static double maxstep(int n, const double *f, int d, double da_tol, const lcp_ws
     return s;
 }
 
+/* Index i joins the clamped set. */
+static void clamp(lcp_ws *w, int i) {
+    w->set[i] = CLAMPED;
+    cs__bordered_add(&w->acc, i);
+}
+
 cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, const double *b,
                          const cs_options *opt, double *f, cs_stats *st) {
     *st = (cs_stats){0};
     const size_t mark = cs__ws_mark(ws);
     const size_t N = (size_t)n;
     lcp_ws w = {
-        .Acc = cs__ws_alloc(ws, N * N * sizeof(double)),
         .a = cs__ws_alloc(ws, N * sizeof(double)),
         .df = cs__ws_alloc(ws, N * sizeof(double)),
         .da = cs__ws_alloc(ws, N * sizeof(double)),
-        .x = cs__ws_alloc(ws, N * sizeof(double)),
         .rhs = cs__ws_alloc(ws, N * sizeof(double)),
-        .work = cs__ws_alloc(ws, cs_psd_work(n) * sizeof(double)),
-        .piv = cs__ws_alloc(ws, N * sizeof(int)),
-        .cidx = cs__ws_alloc(ws, N * sizeof(int)),
         .set = cs__ws_zalloc(ws, N),
+        .mat = {.A = A, .lda = lda},
         .meter = cs__meter_start(opt),
     };
-    if (n > 0 && (!w.Acc || !w.a || !w.df || !w.da || !w.x || !w.rhs || !w.work || !w.piv ||
-                  !w.cidx || !w.set)) {
+    if (n > 0 && (!w.a || !w.df || !w.da || !w.rhs || !w.set)) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
@@ -237,6 +308,11 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
         dmax = fmax(dmax, A[(size_t)i * lda + i]);
         f[i] = 0;
         w.a[i] = b[i];
+    }
+    // A Schur pivot below RANK_TOL of the largest diagonal is a redundant row (footnote 3).
+    if (cs__bordered_init(&w.acc, ws, n, n, RANK_TOL * dmax, dense_entry, &w.mat, &w.meter) != 0) {
+        cs__ws_release(ws, mark);
+        return CS_ENOSPACE;
     }
     const double viol_tol = VIOL_TOL * bmax;
     const double da_tol = DIR_TOL * dmax;
@@ -261,7 +337,7 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
             // index that tied now clamped: d is done (its direction may even be degenerate).
             if (w.a[d] >= -viol_tol) {
                 w.a[d] = 0;
-                w.set[d] = CLAMPED;
+                clamp(&w, d);
                 break;
             }
             if (st->pivots >= cap) {
@@ -273,9 +349,8 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
                 status = CS_DEADLINE;
                 goto out;
             }
-            const int dir = fdirection(n, A, lda, d, &w);
-            if (dir != 0) {
-                status = dir > 0 ? CS_DEADLINE : CS_EINPUT;
+            if (fdirection(n, A, lda, d, &w) != 0) {
+                status = CS_DEADLINE;
                 goto out;
             }
             int j;
@@ -292,15 +367,17 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
             }
             if (j == d) {
                 w.a[d] = 0;
-                w.set[d] = CLAMPED;
+                clamp(&w, d);
                 break;
             }
             if (w.set[j] == CLAMPED) {
                 f[j] = 0;
                 w.set[j] = NOT_CLAMPED;
+                cs__bordered_remove(&w.acc, j);
+                cs__bordered_refresh(&w.acc);
             } else {
                 w.a[j] = 0;
-                w.set[j] = CLAMPED;
+                clamp(&w, j);
             }
         }
     }
@@ -361,10 +438,10 @@ typedef struct mlcp {
     double *sigma, *dsig; /* [nf] */
     double *a, *df, *da;  /* [n] */
     double *tab;          /* [4 nd] the polygon's outward unit edge normals, then vertices */
-    int *pos;             /* [n + nf] an unknown's place in the system, -1 when fixed */
-    int *unk;             /* [pmax] the unknowns: row i, or face n + k */
-    int *cp;              /* [pmax] column permutation of the complete pivoting */
-    double *K, *rhs, *x;  /* [pmax^2], [pmax], [pmax] */
+    cs__bordered sys;     /* the clamped system, kept as the sets change (ids: row i, face n + k) */
+    double *rhs, *x;      /* [n + nf] by id */
+    int *cp;              /* [pmax] column permutation of the complete pivoting (fallback) */
+    double *K, *rk, *xk;  /* [pmax^2], [pmax], [pmax]: the whole system for the fallback */
     double dir;           /* DRIVE_ROW: the sign of df_d */
     int gdrive;           /* DRIVE_ROW: the driven row's group, else -1 */
     double alpha;         /* scale of the face rows and columns: max diag A (1 if zero) */
@@ -387,9 +464,10 @@ size_t cs_dantzig_mlcp_size(int n, int n_friction, int nd) {
     return cs__ws_bytes(N * sizeof(group)) + cs__ws_bytes(N * sizeof(int)) +
            cs__ws_bytes(F * sizeof(int)) + 2 * cs__ws_bytes(N) + cs__ws_bytes(F) +
            2 * cs__ws_bytes(F * sizeof(double)) + 3 * cs__ws_bytes(N * sizeof(double)) +
-           cs__ws_bytes(4 * (size_t)nd * sizeof(double)) + cs__ws_bytes((N + F) * sizeof(int)) +
-           2 * cs__ws_bytes(P * sizeof(int)) + cs__ws_bytes(P * P * sizeof(double)) +
-           2 * cs__ws_bytes(P * sizeof(double));
+           cs__ws_bytes(4 * (size_t)nd * sizeof(double)) +
+           2 * cs__ws_bytes((N + F) * sizeof(double)) + cs__ws_bytes(P * sizeof(int)) +
+           cs__ws_bytes(P * P * sizeof(double)) + 2 * cs__ws_bytes(P * sizeof(double)) +
+           cs__bordered_size((int)P, (int)(N + F));
 }
 
 /* Component r of face k's outward normal in group g. */
@@ -511,85 +589,107 @@ static int solve_complete(int p, double *K, double *rhs, double *x, int *cp, cs_
     return 0;
 }
 
+/* Entry (equation e, unknown u) of the clamped system, ids as in mlcp.sys: a row's equation holds
+ * its velocity (A's entries, and alpha n_k on its group's rows for face k's dual), a face's holds
+ * its slack (alpha (c mu df_normal - n_k . df_t)). Faces are scaled by alpha so that every entry
+ * shares A's scale. */
+static double mlcp_entry(const void *ctx, int e, int u) {
+    const mlcp *w = ctx;
+    const int n = w->n;
+    if (e < n && u < n)
+        return w->p->A[(size_t)u * w->p->lda + e];
+    if (e >= n && u >= n)
+        return 0;
+    const int face = e < n ? u - n : e - n, row = e < n ? e : u;
+    const group *g = &w->g[w->fgrp[face]];
+    if (e >= n && row == g->normal)
+        return w->alpha * g->c * g->coef;
+    const int r = row - g->row;
+    if (r < 0 || r >= g->m)
+        return 0;
+    const double nr = w->alpha * face_n(w, g, face - g->face, r);
+    return e < n ? nr : -nr;
+}
+
+/* Whether id (row, or face n + k) is an unknown of the clamped system now. */
+static bool mlcp_member(const mlcp *w, int id) {
+    if (id >= w->n)
+        return w->fset[id - w->n];
+    const int k = w->p->kind[id];
+    return k == CS_DANTZIG_NORMAL ? w->set[id] == CLAMPED : k == CS_DANTZIG_BILATERAL || w->on[id];
+}
+
+/* The clamped system follows the sets: what left is removed, what joined is added (O(p^2) each). */
+static void mlcp_sync(mlcp *w) {
+    cs__bordered *b = &w->sys;
+    // Downwards: a removal only moves members from higher slots, which were looked at already.
+    for (int s = b->m - 1; s >= 0; s--)
+        if (!mlcp_member(w, b->id[s]))
+            cs__bordered_remove(b, b->id[s]);
+    for (int id = 0; id < w->n + w->nf; id++)
+        if (!cs__bordered_has(b, id) && mlcp_member(w, id))
+            cs__bordered_add(b, id);
+    cs__bordered_refresh(b);
+}
+
 /* fdirection (Baraff 4.3 and 5.5): the direction (df, dsigma) in which every clamped row keeps its
  * equation: da_i = 0 (clamped normal, bilateral), dw_i = 0 (processed friction rows), dslack_k = 0
  * (clamped face), while the drive's own quantity moves: df_d = 1 for a normal, df_d = dir for a
  * friction row (its w is then free), or dw = -w for the bilateral rows (so that they reach zero at
- * s = 1). Then da = A df. Returns 0, -1 when no such direction exists, 1 at the deadline. */
+ * s = 1). Then da = A df. The system's inverse is kept from pivot to pivot (bordered.h); when it
+ * cannot answer (a deferred equation fails), the whole system is eliminated with complete pivoting,
+ * which says whether the direction exists. Returns 0, -1 when no such direction exists, 1 at the
+ * deadline. */
 static int mlcp_direction(mlcp *w, int kind, int d) {
     const cs_dantzig_problem *P = w->p;
     const int n = w->n;
-    int p = 0;
-    for (int i = 0; i < n; i++) {
-        const int k = P->kind[i];
-        const bool in = k == CS_DANTZIG_NORMAL      ? w->set[i] == CLAMPED
-                        : k == CS_DANTZIG_BILATERAL ? true
-                                                    : w->on[i];
-        w->pos[i] = in ? p : -1;
-        if (in)
-            w->unk[p++] = i;
-    }
-    for (int k = 0; k < w->nf; k++) {
-        w->pos[n + k] = w->fset[k] ? p : -1;
-        if (w->fset[k])
-            w->unk[p++] = n + k;
-    }
-    // Equation e belongs to unknown e. Row columns: A's entries, and the face rows' d slack / df
-    // (scaled by alpha, as are the face columns, so that all entries share A's scale).
+    cs__bordered *b = &w->sys;
+    mlcp_sync(w);
     const double al = w->alpha;
-    for (int c = 0; c < p; c++) {
-        double *col = w->K + (size_t)c * p;
-        const int u = w->unk[c];
-        if (u < n) {
-            const double *Acol = P->A + (size_t)u * P->lda;
-            for (int e = 0; e < p; e++)
-                col[e] = w->unk[e] < n ? Acol[w->unk[e]] : 0;
-        } else {
-            const group *g = &w->g[w->fgrp[u - n]];
-            memset(col, 0, (size_t)p * sizeof(double));
-            for (int r = 0; r < g->m; r++)
-                if (w->pos[g->row + r] >= 0)
-                    col[w->pos[g->row + r]] = al * face_n(w, g, u - n - g->face, r);
-        }
-        if (cs__meter_add(&w->meter, p))
-            return 1;
-    }
-    for (int e = 0; e < p; e++) {
-        const int u = w->unk[e];
-        w->rhs[e] = 0;
+    double rmax = 0;
+    for (int q = 0; q < b->m; q++) {
+        const int u = b->id[q];
+        double r = 0;
         if (u >= n) {
-            // A clamped face's group is processed, so its normal is clamped (or absent); the driven
-            // row's force is known, the other unprocessed rows' fixed.
+            // The driven row's force is known (its group may have a clamped face); other
+            // unprocessed rows are fixed.
             const group *g = &w->g[w->fgrp[u - n]];
-            if (g->normal >= 0)
-                w->K[(size_t)w->pos[g->normal] * p + e] = al * g->c * g->coef;
-            for (int r = 0; r < g->m; r++) {
-                const double nr = al * face_n(w, g, u - n - g->face, r);
-                if (w->pos[g->row + r] >= 0)
-                    w->K[(size_t)w->pos[g->row + r] * p + e] = -nr;
-                else if (kind == DRIVE_ROW && g->row + r == d)
-                    w->rhs[e] = nr * w->dir;
-            }
+            if (kind == DRIVE_ROW && d >= g->row && d < g->row + g->m)
+                r = al * face_n(w, g, u - n - g->face, d - g->row) * w->dir;
         } else if (kind == DRIVE_NORMAL) {
-            w->rhs[e] = -P->A[(size_t)d * P->lda + u];
+            r = -P->A[(size_t)d * P->lda + u];
         } else if (kind == DRIVE_ROW) {
-            w->rhs[e] = -w->dir * P->A[(size_t)d * P->lda + u];
+            r = -w->dir * P->A[(size_t)d * P->lda + u];
         } else if (P->kind[u] == CS_DANTZIG_BILATERAL) {
-            w->rhs[e] = -w->a[u];
+            r = -w->a[u];
         }
+        w->rhs[u] = r;
+        rmax = fmax(rmax, fabs(r));
     }
-    const int r = solve_complete(p, w->K, w->rhs, w->x, w->cp, &w->meter);
-    if (r != 0)
-        return r;
+    int st = cs__bordered_solve(b, w->rhs, w->x, CONSISTENT_TOL * rmax);
+    if (st < 0) {
+        const int m = b->m;
+        for (int c = 0; c < m; c++) {
+            for (int e = 0; e < m; e++)
+                w->K[(size_t)c * m + e] = b->K[(size_t)c * b->cap + e];
+            w->rk[c] = w->rhs[b->id[c]];
+        }
+        st = solve_complete(m, w->K, w->rk, w->xk, w->cp, &w->meter);
+        for (int c = 0; c < m && st == 0; c++)
+            w->x[b->id[c]] = w->xk[c];
+    }
+    if (st != 0)
+        return st;
     memset(w->df, 0, (size_t)n * sizeof(double));
     memset(w->dsig, 0, (size_t)w->nf * sizeof(double));
     if (kind != DRIVE_BILATERAL)
         w->df[d] = kind == DRIVE_ROW ? w->dir : 1;
-    for (int c = 0; c < p; c++) {
-        if (w->unk[c] < n)
-            w->df[w->unk[c]] = w->x[c];
+    for (int q = 0; q < b->m; q++) {
+        const int u = b->id[q];
+        if (u < n)
+            w->df[u] = w->x[u];
         else
-            w->dsig[w->unk[c] - n] = al * w->x[c];
+            w->dsig[u - n] = al * w->x[u];
     }
     // da = A df over the columns that move.
     for (int i = 0; i < n; i++)
@@ -995,6 +1095,101 @@ static bool answer_holds(mlcp *w, const double *f, double bmax) {
     return true;
 }
 
+/* The bounded problem's state before any drive. */
+static void mlcp_reset(mlcp *w, double *f) {
+    for (int i = 0; i < w->n; i++) {
+        f[i] = 0;
+        w->a[i] = w->p->b[i];
+        w->set[i] = UNPROCESSED;
+        w->on[i] = 0;
+    }
+    for (int k = 0; k < w->nf; k++) {
+        w->fset[k] = 0;
+        w->sigma[k] = 0;
+    }
+    for (int q = 0; q < w->ng; q++)
+        w->g[q].nact = w->g[q].non = 0;
+    w->hash = 0;
+    cs__bordered_clear(&w->sys);
+}
+
+/* Baraff's pivoting from the start (5.5): bilateral rows, then normals before friction. Drives are
+ * taken most violated first, or when least_index in index order. The answer is checked from
+ * scratch (answer_holds). */
+static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, double bmax,
+                            cs_stats *st) {
+    const cs_dantzig_problem *p = w->p;
+    const int n = w->n, ng = w->ng;
+    mlcp_reset(w, f);
+    cs_status status = CS_CONVERGED;
+
+    // Bilateral rows first (Baraff 4.5): one drive zeroes all their velocities; they stay clamped,
+    // with either sign, from then on.
+    for (int i = 0; i < n; i++)
+        if (p->kind[i] == CS_DANTZIG_BILATERAL && fabs(w->a[i]) > w->viol) {
+            status = mlcp_drive(w, f, DRIVE_BILATERAL, 0, cap, st);
+            break;
+        }
+    while (status == CS_CONVERGED) {
+        // Normal conditions before friction (Baraff 5.5), the most violated (or the first) first.
+        int d = -1;
+        double amin = -w->viol;
+        for (int i = 0; i < n && !(least_index && d >= 0); i++)
+            if (p->kind[i] == CS_DANTZIG_NORMAL && w->set[i] != CLAMPED && w->a[i] < amin) {
+                amin = w->a[i];
+                d = i;
+            }
+        if (d >= 0) {
+            w->set[d] = UNPROCESSED;
+            status = mlcp_drive(w, f, DRIVE_NORMAL, d, cap, st);
+            continue;
+        }
+        // The friction row with the largest velocity still to take up: unprocessed with a bound
+        // (its normal clamped), or processed but off zero (a face that did not hold).
+        int fd = -1;
+        double wmax = w->viol, wd = 0;
+        for (int q = 0; q < ng && !(least_index && fd >= 0); q++) {
+            group *g = &w->g[q];
+            const bool bounded = radius(g, f) > 0 && (g->normal < 0 || w->set[g->normal] == CLAMPED);
+            for (int r = 0; r < g->m; r++) {
+                const double v = group_w(w, g, r);
+                if ((w->on[g->row + r] || bounded) && fabs(v) > wmax) {
+                    wmax = fabs(v);
+                    wd = v;
+                    fd = g->row + r;
+                }
+            }
+        }
+        if (fd < 0)
+            break;
+        group *g = &w->g[w->grp[fd]];
+        if (w->on[fd]) {
+            w->on[fd] = 0;
+            g->non--;
+            // Keep no more clamped faces than processed rows: drop the weakest.
+            while (g->nact > g->non) {
+                int kmin = -1;
+                for (int k = 0; k < g->nf; k++)
+                    if (w->fset[g->face + k] &&
+                        (kmin < 0 || w->sigma[g->face + k] < w->sigma[g->face + kmin]))
+                        kmin = k;
+                face_off(w, g, g->face + kmin);
+            }
+        }
+        w->dir = wd > 0 ? -1 : 1;
+        status = mlcp_drive(w, f, DRIVE_ROW, fd, cap, st);
+    }
+    if (status == CS_CONVERGED) {
+        for (int i = 0; i < n; i++)
+            if (p->kind[i] == CS_DANTZIG_NORMAL)
+                f[i] = fmax(f[i], 0.0);
+        // Given-up indices and rounding are judged on the answer itself: never a silent one.
+        if (!answer_holds(w, f, bmax))
+            status = CS_MAXITER;
+    }
+    return status;
+}
+
 cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const cs_options *opt,
                           double *f, cs_stats *st) {
     *st = (cs_stats){0};
@@ -1024,16 +1219,16 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
         .df = cs__ws_alloc(ws, N * sizeof(double)),
         .da = cs__ws_alloc(ws, N * sizeof(double)),
         .tab = cs__ws_alloc(ws, 4 * (size_t)nd * sizeof(double)),
-        .pos = cs__ws_alloc(ws, (N + F) * sizeof(int)),
-        .unk = cs__ws_alloc(ws, P * sizeof(int)),
+        .rhs = cs__ws_alloc(ws, (N + F) * sizeof(double)),
+        .x = cs__ws_alloc(ws, (N + F) * sizeof(double)),
         .cp = cs__ws_alloc(ws, P * sizeof(int)),
         .K = cs__ws_alloc(ws, P * P * sizeof(double)),
-        .rhs = cs__ws_alloc(ws, P * sizeof(double)),
-        .x = cs__ws_alloc(ws, P * sizeof(double)),
+        .rk = cs__ws_alloc(ws, P * sizeof(double)),
+        .xk = cs__ws_alloc(ws, P * sizeof(double)),
         .meter = cs__meter_start(opt),
     };
-    if (n > 0 && (!w.g || !w.grp || !w.set || !w.on || !w.a || !w.df || !w.da || !w.pos || !w.unk ||
-                  !w.cp || !w.K || !w.rhs || !w.x ||
+    if (n > 0 && (!w.g || !w.grp || !w.set || !w.on || !w.a || !w.df || !w.da || !w.rhs || !w.x ||
+                  !w.cp || !w.K || !w.rk || !w.xk ||
                   (nf && (!w.fgrp || !w.fset || !w.sigma || !w.dsig)) || (nd && !w.tab))) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
@@ -1078,73 +1273,19 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
     w.alpha = w.dmax > 0 ? w.dmax : 1;
     w.viol = VIOL_TOL * bmax;
     const int pmax = n + nfric;
+    if (cs__bordered_init(&w.sys, ws, pmax, n + nf, LU_RANK_TOL * w.alpha, mlcp_entry, &w,
+                          &w.meter) != 0) {
+        cs__ws_release(ws, mark);
+        return CS_ENOSPACE;
+    }
     const int cap = 4 * pmax * (pmax + 1) + 8;
-    cs_status status = CS_CONVERGED;
-
-    // Bilateral rows first (Baraff 4.5): one drive zeroes all their velocities; they stay clamped,
-    // with either sign, from then on.
-    for (int i = 0; i < n; i++)
-        if (p->kind[i] == CS_DANTZIG_BILATERAL && fabs(w.a[i]) > w.viol) {
-            status = mlcp_drive(&w, f, DRIVE_BILATERAL, 0, cap, st);
-            break;
-        }
-    while (status == CS_CONVERGED) {
-        // Normal conditions before friction (Baraff 5.5), the most violated first.
-        int d = -1;
-        double amin = -w.viol;
-        for (int i = 0; i < n; i++)
-            if (p->kind[i] == CS_DANTZIG_NORMAL && w.set[i] != CLAMPED && w.a[i] < amin) {
-                amin = w.a[i];
-                d = i;
-            }
-        if (d >= 0) {
-            w.set[d] = UNPROCESSED;
-            status = mlcp_drive(&w, f, DRIVE_NORMAL, d, cap, st);
-            continue;
-        }
-        // The friction row with the largest velocity still to take up: unprocessed with a bound
-        // (its normal clamped), or processed but off zero (a face that did not hold).
-        int fd = -1;
-        double wmax = w.viol, wd = 0;
-        for (int q = 0; q < ng; q++) {
-            group *g = &w.g[q];
-            const bool bounded = radius(g, f) > 0 && (g->normal < 0 || w.set[g->normal] == CLAMPED);
-            for (int r = 0; r < g->m; r++) {
-                const double v = group_w(&w, g, r);
-                if ((w.on[g->row + r] || bounded) && fabs(v) > wmax) {
-                    wmax = fabs(v);
-                    wd = v;
-                    fd = g->row + r;
-                }
-            }
-        }
-        if (fd < 0)
-            break;
-        group *g = &w.g[w.grp[fd]];
-        if (w.on[fd]) {
-            w.on[fd] = 0;
-            g->non--;
-            // Keep no more clamped faces than processed rows: drop the weakest.
-            while (g->nact > g->non) {
-                int kmin = -1;
-                for (int k = 0; k < g->nf; k++)
-                    if (w.fset[g->face + k] &&
-                        (kmin < 0 || w.sigma[g->face + k] < w.sigma[g->face + kmin]))
-                        kmin = k;
-                face_off(&w, g, g->face + kmin);
-            }
-        }
-        w.dir = wd > 0 ? -1 : 1;
-        status = mlcp_drive(&w, f, DRIVE_ROW, fd, cap, st);
-    }
-    if (status == CS_CONVERGED) {
-        for (int i = 0; i < n; i++)
-            if (p->kind[i] == CS_DANTZIG_NORMAL)
-                f[i] = fmax(f[i], 0.0);
-        // Given-up indices and rounding are judged on the answer itself: never a silent one.
-        if (!answer_holds(&w, f, bmax))
-            status = CS_MAXITER;
-    }
+    // Baraff 5.4 proves no termination with friction: a cycle of the driven row, a drive without
+    // direction or an answer that fails its check is tried once more from scratch, the drives taken
+    // in index order (Bland's least-index rule) instead of the most violated first, another path
+    // through the same sets. What fails both ways keeps its label.
+    cs_status status = mlcp_pivot(&w, f, false, cap, bmax, st);
+    if (status == CS_MAXITER || status == CS_RAY)
+        status = mlcp_pivot(&w, f, true, cap, bmax, st);
     st->peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);
     return status;
@@ -1159,7 +1300,7 @@ static cs_status solve_frictionless(cs_workspace *ws, const cs_model *m, const c
     double *jv = cs__ws_alloc(ws, 3 * (size_t)n * sizeof(double));
     if (n > 0 && (!A || !b || !jv))
         return CS_ENOSPACE;
-    cs_status status = cs_model_delassus(m, ws, 1, A, n, meter);
+    cs_status status = delassus(m, ws, 1, A, n, meter);
     if (status != CS_CONVERGED)
         return status;
     cs_model_jv(m, m->vstar, jv);
@@ -1188,7 +1329,7 @@ static cs_status solve_frictional(cs_workspace *ws, const cs_model *m, const cs_
     int *normal = cs__ws_alloc(ws, (size_t)n * sizeof(int));
     if (n > 0 && (!A || !b || !bound || !kind || !normal))
         return CS_ENOSPACE;
-    const cs_status status = cs_model_delassus(m, ws, 3, A, n, meter);
+    const cs_status status = delassus(m, ws, 3, A, n, meter);
     if (status != CS_CONVERGED)
         return status;
     // b: the free-motion contact velocities, the normal ones against their bias.
@@ -1239,18 +1380,7 @@ cs_status cs__dantzig_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_ou
     return cs_dantzig_solve(ws, in->m, in->opt, out->lambda, out->st);
 }
 
-/* scratch: the pivots [n], then cs_psd_work(n) doubles. */
-static void warm_factor(int n, double *A, double *b, void *scratch) {
-    const size_t piv_bytes = cs__ws_bytes((size_t)n * sizeof(int));
-    int *piv = scratch;
-    double *work = (double *)(void *)((unsigned char *)scratch + piv_bytes);
-    int rank;
-    if (cs_psd_factor(n, A, n, piv, &rank, RANK_TOL, work) == 0)
-        cs_psd_solve(n, A, n, piv, rank, b, b, work);
-}
-
 void cs__dantzig_warm_up(cs_workspace *ws) {
-    const int n = cs__ws_limits(ws)->max_contacts;
-    const size_t scratch = cs__ws_bytes((size_t)n * sizeof(int)) + cs_psd_work(n) * sizeof(double);
-    cs__ws_warm_factor(ws, n, scratch, warm_factor);
+    // Nothing to fill: the pivoting keeps its own inverse (bordered.c) and calls no BLIS or LAPACK.
+    (void)ws;
 }

@@ -84,8 +84,8 @@ cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options
 
 /* cs_dantzig_solve() behind the solver table's signature (solvers.h). */
 cs_status cs__dantzig_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out);
-/* Factors an identity of order max_contacts with the LAPACK path cs_dantzig_lcp() takes, so its
- * buffers are filled at admission (cs_workspace_warm_up). thread: any (not rt). */
+/* The solver table's warm-up hook: nothing to fill, the pivoting calls no BLIS or LAPACK.
+ * thread: any (not rt). */
 void cs__dantzig_warm_up(cs_workspace *ws);
 
 #endif /* CONTACTD_SOLVER_DANTZIG_H */
