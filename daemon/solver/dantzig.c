@@ -105,14 +105,6 @@ size_t cs_dantzig_lcp_size(int n) {
     return 5 * cs__ws_bytes(N * sizeof(double)) + cs__ws_bytes(N) + cs__bordered_size(n, n);
 }
 
-/* Scratch of delassus(): the Jacobian table (3 rows a contact or joint), then the rows touching
- * each body. */
-static size_t delassus_size(const cs_limits *lim) {
-    const size_t nr = 3 * ((size_t)lim->max_contacts + (size_t)lim->max_joints);
-    return cs_model_jacobian_size(lim) + cs__ws_bytes(2 * nr * sizeof(int)) +
-           cs__ws_bytes(((size_t)lim->max_bodies + 1) * sizeof(int));
-}
-
 /* The frictional solve's own arrays: A and b of the 3 nc contact rows, kinds, normals, bounds. */
 static size_t frictional_size(const cs_limits *lim) {
     const size_t n = 3 * ((size_t)lim->max_contacts + (size_t)lim->max_joints);
@@ -123,7 +115,7 @@ static size_t frictional_size(const cs_limits *lim) {
 size_t cs_dantzig_size(const cs_limits *lim) {
     const size_t n = (size_t)lim->max_contacts;
     // Frictionless: A, b and J v*, then the Delassus scratch or the LCP scratch (never both).
-    const size_t del = delassus_size(lim), lcp = cs_dantzig_lcp_size(lim->max_contacts);
+    const size_t del = cs_model_delassus_size(lim), lcp = cs_dantzig_lcp_size(lim->max_contacts);
     const size_t plain = cs__ws_bytes(n * n * sizeof(double)) + cs__ws_bytes(n * sizeof(double)) +
                          cs__ws_bytes(3 * n * sizeof(double)) + (del > lcp ? del : lcp);
     // Frictional (or with joints): its arrays, then the Delassus scratch (3 rows a contact or
@@ -134,68 +126,6 @@ size_t cs_dantzig_size(const cs_limits *lim) {
     return plain > fric ? plain : fric;
 }
 
-/* Body on side 0 (body_a) or 1 (body_b) of row k of the rows-per-contact Jacobian, -1: the world. */
-static inline int row_body(const cs_model *m, int rows, int k, int side) {
-    const int i = k < rows * m->nc ? k / rows : m->nc + (k - rows * m->nc) / 3;
-    return side == 0 ? m->ia[i] : m->ib[i];
-}
-
-/* W = J_r M^-1 J_r^T, the matrix of cs_model_delassus() (same rows and order), summed body by body
- * over the rows that touch each body: a pair of rows meets only through a shared body, so pairs
- * without one cost nothing (a stack's top contacts never meet the ground's), and each entry is
- * found once and mirrored. Scratch from ws (delassus_size). Returns 0, CS_ENOSPACE or CS_DEADLINE
- * (W partly formed). */
-static cs_status delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw,
-                          cs__meter *meter) {
-    const int nr = cs_model_rows(m, rows), nb = m->nb;
-    const size_t mark = cs__ws_mark(ws);
-    double *js = cs__ws_alloc(ws, (size_t)nr * 2 * 12 * sizeof(double));
-    int *list = cs__ws_alloc(ws, 2 * (size_t)nr * sizeof(int));
-    int *start = cs__ws_zalloc(ws, ((size_t)nb + 1) * sizeof(int));
-    if (nr > 0 && (!js || !list || !start)) {
-        cs__ws_release(ws, mark);
-        return CS_ENOSPACE;
-    }
-    cs_model_jacobian(m, rows, js);
-    // Each body's rows in row order, as 2 row + side (the side's entry of the Jacobian table).
-    for (int k = 0; k < nr; k++)
-        for (int side = 0; side < 2; side++)
-            if (row_body(m, rows, k, side) >= 0)
-                start[row_body(m, rows, k, side) + 1]++;
-    for (int b = 0; b < nb; b++)
-        start[b + 1] += start[b];
-    for (int k = 0; k < nr; k++)
-        for (int side = 0; side < 2; side++)
-            if (row_body(m, rows, k, side) >= 0)
-                list[start[row_body(m, rows, k, side)]++] = 2 * k + side;
-    // The fill moved each start to the next body's: move them back.
-    for (int b = nb; b > 0; b--)
-        start[b] = start[b - 1];
-    start[0] = 0;
-    for (int q = 0; q < nr; q++)
-        memset(W + (size_t)q * ldw, 0, (size_t)nr * sizeof(double));
-    for (int b = 0; b < nb; b++) {
-        for (int x = start[b]; x < start[b + 1]; x++) {
-            const int q = list[x] / 2;
-            const double *Jq = js + (size_t)list[x] * 12;
-            double *col = W + (size_t)q * ldw;
-            for (int y = x; y < start[b + 1]; y++) {
-                const double *Mp = js + (size_t)list[y] * 12 + 6;
-                col[list[y] / 2] += Jq[0] * Mp[0] + Jq[1] * Mp[1] + Jq[2] * Mp[2] +
-                                    Jq[3] * Mp[3] + Jq[4] * Mp[4] + Jq[5] * Mp[5];
-            }
-            if (meter && cs__meter_add(meter, 6 * (int64_t)(start[b + 1] - x))) {
-                cs__ws_release(ws, mark);
-                return CS_DEADLINE;
-            }
-        }
-    }
-    for (int q = 0; q < nr; q++)
-        for (int p = q + 1; p < nr; p++)
-            W[(size_t)p * ldw + q] = W[(size_t)q * ldw + p];
-    cs__ws_release(ws, mark);
-    return CS_CONVERGED;
-}
 
 /* A column-major matrix as the entries of a bordered system. */
 typedef struct dense {
@@ -1300,7 +1230,7 @@ static cs_status solve_frictionless(cs_workspace *ws, const cs_model *m, const c
     double *jv = cs__ws_alloc(ws, 3 * (size_t)n * sizeof(double));
     if (n > 0 && (!A || !b || !jv))
         return CS_ENOSPACE;
-    cs_status status = delassus(m, ws, 1, A, n, meter);
+    cs_status status = cs_model_delassus(m, ws, 1, A, n, meter);
     if (status != CS_CONVERGED)
         return status;
     cs_model_jv(m, m->vstar, jv);
@@ -1329,7 +1259,7 @@ static cs_status solve_frictional(cs_workspace *ws, const cs_model *m, const cs_
     int *normal = cs__ws_alloc(ws, (size_t)n * sizeof(int));
     if (n > 0 && (!A || !b || !bound || !kind || !normal))
         return CS_ENOSPACE;
-    const cs_status status = delassus(m, ws, 3, A, n, meter);
+    const cs_status status = cs_model_delassus(m, ws, 3, A, n, meter);
     if (status != CS_CONVERGED)
         return status;
     // b: the free-motion contact velocities, the normal ones against their bias.
@@ -1378,9 +1308,4 @@ cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options
 
 cs_status cs__dantzig_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out) {
     return cs_dantzig_solve(ws, in->m, in->opt, out->lambda, out->st);
-}
-
-void cs__dantzig_warm_up(cs_workspace *ws) {
-    // Nothing to fill: the pivoting keeps its own inverse (bordered.c) and calls no BLIS or LAPACK.
-    (void)ws;
 }

@@ -78,14 +78,12 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
  * cs_lemke_direction), so answers pass cs_certify(..., pyramid = true) judged frictional. The
  * model's joints are three BILATERAL rows each, after the contacts (J_j v = jbias).
  * lambda: [3 (nc + nj)] out, contact-frame impulses (normal, t1, t2), then joint impulses (world
- * frame). Statuses as cs_dantzig_lcp or cs_dantzig_mlcp. thread: any, one caller per workspace. rt-safe: yes. */
+ * frame). Statuses as cs_dantzig_lcp or cs_dantzig_mlcp. thread: any, one caller per
+ * workspace. rt-safe: yes. */
 cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                            double *lambda, cs_stats *st);
 
 /* cs_dantzig_solve() behind the solver table's signature (solvers.h). */
 cs_status cs__dantzig_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out);
-/* The solver table's warm-up hook: nothing to fill, the pivoting calls no BLIS or LAPACK.
- * thread: any (not rt). */
-void cs__dantzig_warm_up(cs_workspace *ws);
 
 #endif /* CONTACTD_SOLVER_DANTZIG_H */

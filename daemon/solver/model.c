@@ -305,46 +305,68 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
 }
 
 size_t cs_model_delassus_size(const cs_limits *lim) {
-    return cs_model_jacobian_size(lim);
+    const size_t nr = 3 * ((size_t)lim->max_contacts + (size_t)lim->max_joints);
+    return cs_model_jacobian_size(lim) + cs__ws_bytes(2 * nr * sizeof(int)) +
+           cs__ws_bytes(((size_t)lim->max_bodies + 1) * sizeof(int));
 }
 
+/* Body on side 0 (body_a) or 1 (body_b) of row k of the rows-per-contact Jacobian, -1: the world. */
+static inline int row_body(const cs_model *m, int rows, int k, int side) {
+    const int i = triplet_of(m, rows, k);
+    return side == 0 ? m->ia[i] : m->ib[i];
+}
+
+/* Summed body by body over the rows that touch each body: a pair of rows meets only through a
+ * shared body, so pairs without one cost nothing (a stack's top contacts never meet the
+ * ground's), and each entry is found once and mirrored. */
 cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw,
                             cs__meter *meter) {
-    const int nr = cs_model_rows(m, rows);
+    const int nr = cs_model_rows(m, rows), nb = m->nb;
     const size_t mark = cs__ws_mark(ws);
     double *js = cs__ws_alloc(ws, (size_t)nr * 2 * 12 * sizeof(double));
-    if (!js)
+    int *list = cs__ws_alloc(ws, 2 * (size_t)nr * sizeof(int));
+    int *start = cs__ws_zalloc(ws, ((size_t)nb + 1) * sizeof(int));
+    if (nr > 0 && (!js || !list || !start)) {
+        cs__ws_release(ws, mark);
         return CS_ENOSPACE;
+    }
     cs_model_jacobian(m, rows, js);
-    // W_pq = sum over shared bodies of J_p,b . M_b^-1 J_q,b^T.
-    for (int q = 0; q < nr; q++) {
-        const int iq = triplet_of(m, rows, q);
-        for (int p = q; p < nr; p++) {
-            const int ip = triplet_of(m, rows, p);
-            double w = 0;
-            for (int sp = 0; sp < 2; sp++) {
-                const int bp = sp == 0 ? m->ia[ip] : m->ib[ip];
-                if (bp < 0)
-                    continue;
-                for (int sq = 0; sq < 2; sq++) {
-                    const int bq = sq == 0 ? m->ia[iq] : m->ib[iq];
-                    if (bq != bp)
-                        continue;
-                    const double *Jp = js + ((size_t)p * 2 + sp) * 12;
-                    const double *Jq = js + ((size_t)q * 2 + sq) * 12 + 6;
-                    for (int k = 0; k < 6; k++)
-                        w += Jp[k] * Jq[k];
-                }
+    // Each body's rows in row order, as 2 row + side (the side's entry of the Jacobian table).
+    for (int k = 0; k < nr; k++)
+        for (int side = 0; side < 2; side++)
+            if (row_body(m, rows, k, side) >= 0)
+                start[row_body(m, rows, k, side) + 1]++;
+    for (int b = 0; b < nb; b++)
+        start[b + 1] += start[b];
+    for (int k = 0; k < nr; k++)
+        for (int side = 0; side < 2; side++)
+            if (row_body(m, rows, k, side) >= 0)
+                list[start[row_body(m, rows, k, side)]++] = 2 * k + side;
+    // The fill moved each start to the next body's: move them back.
+    for (int b = nb; b > 0; b--)
+        start[b] = start[b - 1];
+    start[0] = 0;
+    for (int q = 0; q < nr; q++)
+        memset(W + (size_t)q * ldw, 0, (size_t)nr * sizeof(double));
+    for (int b = 0; b < nb; b++) {
+        for (int x = start[b]; x < start[b + 1]; x++) {
+            const int q = list[x] / 2;
+            const double *Jq = js + (size_t)list[x] * 12;
+            double *col = W + (size_t)q * ldw;
+            for (int y = x; y < start[b + 1]; y++) {
+                const double *Mp = js + (size_t)list[y] * 12 + 6;
+                col[list[y] / 2] += Jq[0] * Mp[0] + Jq[1] * Mp[1] + Jq[2] * Mp[2] +
+                                    Jq[3] * Mp[3] + Jq[4] * Mp[4] + Jq[5] * Mp[5];
             }
-            W[(size_t)q * ldw + p] = w;
-            W[(size_t)p * ldw + q] = w;
-        }
-        // About 12 multiply-adds per entry (one or two shared bodies).
-        if (meter && cs__meter_add(meter, 12 * (int64_t)(nr - q))) {
-            cs__ws_release(ws, mark);
-            return CS_DEADLINE;
+            if (meter && cs__meter_add(meter, 6 * (int64_t)(start[b + 1] - x))) {
+                cs__ws_release(ws, mark);
+                return CS_DEADLINE;
+            }
         }
     }
+    for (int q = 0; q < nr; q++)
+        for (int p = q + 1; p < nr; p++)
+            W[(size_t)p * ldw + q] = W[(size_t)q * ldw + p];
     cs__ws_release(ws, mark);
     return CS_CONVERGED;
 }

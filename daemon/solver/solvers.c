@@ -21,7 +21,7 @@ static const cs__solver_desc table[] = {
     [CS_SOLVER_DANTZIG] = {.solver = CS_SOLVER_DANTZIG, .name = "dantzig",
                            .friction = CS__FRICTION_PYRAMID, .joints = true, .delassus_rows = 3,
                            .warm = CS__WARM_NONE, .size = cs_dantzig_size,
-                           .run = cs__dantzig_run, .warm_up = cs__dantzig_warm_up},
+                           .run = cs__dantzig_run},
     [CS_SOLVER_LEMKE] = {.solver = CS_SOLVER_LEMKE, .name = "lemke",
                          .friction = CS__FRICTION_PYRAMID, .warm = CS__WARM_BASIS,
                          .size = cs_lemke_structural_size, .run = cs__lemke_structural_run_reduced},
