@@ -27,10 +27,14 @@
  * excluded from that ratio test.
  *
  * REDUCED VARIANT (section VI). Only the nu/theta pairs exist at first. When nu_i leaves the
- * basis (contact i becomes active) and mu_i > 0, contact i's friction block is appended with its
- * w's basic, their values read from the velocity at the current point; if some of them are
- * negative, the block's covering entries are raised so that they become positive (they only
- * shift their own rows, section 5.2).
+ * basis (contact i becomes active) and mu_i > 0, contact i's friction block is appended already
+ * sliding against the tangential velocity at the current point: lambda_i and the phi of the
+ * most opposed direction basic, the other sigma basic, covering entries 0, which is feasible as
+ * it stands (slide_block). Lloyd appends the block with its w's basic and raises its covering
+ * entries where those are negative (lemke-contact.md 5.2); on near-degenerate contacts (a round
+ * peg of 32 contacts) that walked the active set along the rim, a contact's sigma and gamma pivots
+ * at each step, for up to 320 pivots, and with z0 near rounding level made covering entries of
+ * 1e5 and ended runs on rays.
  *
  * DEADLINE. Read before each pivot and, through a meter (deadline.h), inside a kernel's build
  * (O(r^2) entries and searches), its LU factorization (O(r^3)) and solves (O(r^2)), a basis
@@ -618,35 +622,38 @@ static bool q_feasible(const lk *L, double scale) {
     return true;
 }
 
-/* The values of contact i's block just appended (its w's basic, its phi and lambda at 0): its
- * rows at the velocity of the current point (z0 in the open row). */
-static void block_values(lk *L, int i) {
+/* The pyramid direction most opposed to the tangential velocity (cv[1], cv[2]): the one a
+ * sliding contact's friction takes (first index on ties). */
+static int opposed_dir(const lk *L, const double cv[3]) {
+    int x = 0;
+    for (int j = 1; j < L->d; j++)
+        x = L->dc[j] * cv[1] + L->ds[j] * cv[2] < L->dc[x] * cv[1] + L->ds[x] * cv[2] ? j : x;
+    return x;
+}
+
+/* Contact i's block just appended (its nu left the basis: theta_i drives next) starts sliding
+ * against its tangential velocity v_t at the current point: lambda_i and phi_X (X: the direction
+ * most opposed to v_t) basic, the other sigma basic, covering entries 0. Then lambda_i = -d_X .
+ * v_t >= 0 (d is even: directions come in opposite pairs), phi_X = mu_i theta_i = 0 and sigma_j
+ * = (d_j - d_X) . v_t >= 0, none moving with z0: feasible without a covering bump. As theta_i
+ * rises phi_X follows it, where a block with its w's basic spends pivots on sigma_X and gamma_i
+ * first. Other pairs' values are unchanged (phi_X = 0). */
+static void slide_block(lk *L, int i) {
     memcpy(L->u, L->m->vstar, (size_t)L->nv * sizeof(double));
     apply_basic(L, L->val, L->u);
     double *cv = L->cv + 3 * i;
-    contact_velocity(L, i, L->u, L->fblock[i] >= 0, cv);
-    const double z0 = L->open >= 0 ? L->val[L->open] : 0;
+    contact_velocity(L, i, L->u, true, cv);
     const int f = L->fblock[i], g = f + L->d;
-    for (int j = 0; j < L->d; j++)
-        L->val[f + j] = L->dc[j] * cv[1] + L->ds[j] * cv[2] + L->cov[f + j] * z0;
-    L->val[g] = (z_basic(L, i) ? L->m->mu[i] * L->val[i] : 0) + L->cov[g] * z0;
-}
-
-/* Raises the covering entries of the block just appended for contact i so that its w's are
- * positive (lemke-contact.md 5.2). z0 > 0 is the open row's value. */
-static void bump_block(lk *L, int i) {
-    const double z0 = L->val[L->open];
-    double dc = 0;
-    for (int j = 0; j <= L->d; j++)
-        dc = maxd(dc, -2 * L->val[L->fblock[i] + j] / z0);
-    if (!(dc > 0) || !(z0 > 0))
-        return;
+    const int x = opposed_dir(L, cv);
+    const double vx = L->dc[x] * cv[1] + L->ds[x] * cv[2];
     for (int j = 0; j <= L->d; j++) {
-        L->cov[L->fblock[i] + j] += dc;
-        L->val[L->fblock[i] + j] += dc * z0;
+        L->cov[f + j] = 0;
+        L->val[f + j] = j < L->d ? L->dc[j] * cv[1] + L->ds[j] * cv[2] - vx : -vx;
     }
-    // The kernel stays: it reads covering entries of its own rows only, and the block's w's are
-    // basic (its rows are not in it).
+    L->val[f + x] = 0;
+    L->zb[f + x] = L->zb0[f + x] = 1;
+    L->zb[g] = L->zb0[g] = 1;
+    L->kdirty = true;
 }
 
 /* Lexicographic ratio test among the nneg rows in cand (rows whose basic variable falls as the
@@ -829,7 +836,7 @@ static cs_status run(lk *L, bool warm, int cap, cs_stats *st) {
     if ((status = solve_q(L)) != CS_CONVERGED)
         return status;
     if (grew)
-        bump_block(L, leaving_nu);
+        slide_block(L, leaving_nu);
 
     memset(L->rejected, 0, (size_t)L->np);
     bool any_rejected = false;
@@ -882,6 +889,7 @@ static cs_status run(lk *L, bool warm, int cap, cs_stats *st) {
         L->kdirty = true;
         if (grows(L, leaving_nu)) {
             append_block(L, leaving_nu);
+            slide_block(L, leaving_nu);
             u.grown = leaving_nu;
         }
         // The values follow the pivot exactly (x += t m'), a new friction block's rows come
@@ -894,11 +902,8 @@ static cs_status run(lk *L, bool warm, int cap, cs_stats *st) {
             ok = ok && q_feasible(L, vmax);
         } else {
             ok = (status = build_kernel(L)) == CS_CONVERGED;
-            if (ok && u.grown >= 0) {
-                block_values(L, u.grown);
-                bump_block(L, u.grown);
+            if (u.grown >= 0)
                 vmax = absmax(L->val, L->np);
-            }
         }
         if (status == CS_DEADLINE)
             return status;
@@ -1005,10 +1010,7 @@ static cs_status crash_basis(lk *L, int cap, cs_stats *st, bool *blocks) {
             continue;
         double c[3];
         contact_velocity(L, i, L->u, true, c);
-        int x = 0;
-        for (int j = 1; j < L->d; j++)
-            x = L->dc[j] * c[1] + L->ds[j] * c[2] < L->dc[x] * c[1] + L->ds[x] * c[2] ? j : x;
-        L->crash[i] |= CS_BASIS_BLOCK | CS_BASIS_LAMBDA | CS_BASIS_PHI(x);
+        L->crash[i] |= CS_BASIS_BLOCK | CS_BASIS_LAMBDA | CS_BASIS_PHI(opposed_dir(L, c));
         *blocks = true;
     }
     return CS_CONVERGED;

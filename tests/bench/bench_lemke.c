@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Lloyd 2005 section VII, reproduced: the three Lemke variants (lemke-standard, the baseline;
  * lemke-structural; lemke, the reduced one) on
- *   peg     a peg in a square hole, n = 8..32 contacts            (Lloyd Figs. 4-5)
- *   single  ten single-body situations with 1..16 contacts        (Figs. 6-7)
- *   stack   ten stacks of 1..5 blocks with 4..32 contacts         (Figs. 9-10)
+ *   peg        a peg in a square hole, n = 8..32 contacts         (Lloyd Figs. 4-5)
+ *   single     ten single-body situations with 1..16 contacts     (Figs. 6-7)
+ *   stack      ten stacks of 1..5 blocks with 4..32 contacts      (Figs. 9-10)
+ * and, beyond the paper, the tail on near-degenerate contacts:
+ *   round-peg  a round peg in a round hole, n = 8..32 contacts around its rims, 60 wrenches
  * d = 8, mu drawn in [0.2, 0.3] per problem, 20 random wrenches per point, each problem solved
  * cold through cs_step `repeat` times (what a client gets: model, solver, certificate). Timed
  * solves rotate over all problems of an experiment and over the variants, so the noise of a
@@ -25,6 +27,7 @@
 
 #define WRENCHES 20
 #define QUICK_WRENCHES 2
+#define ROUND_WRENCHES 60 /* the sample: p99 and max over 60 random scenes */
 #define DIRS 8
 #define MAX_POINTS 16
 
@@ -33,7 +36,7 @@ enum { STANDARD, STRUCTURAL, REDUCED, NVAR };
 static const cs_solver variant_solver[NVAR] = {CS_SOLVER_LEMKE_STANDARD,
                                                CS_SOLVER_LEMKE_STRUCTURAL, CS_SOLVER_LEMKE};
 
-typedef enum { EXP_PEG, EXP_SINGLE, EXP_STACK } experiment_kind;
+typedef enum { EXP_PEG, EXP_SINGLE, EXP_STACK, EXP_ROUND_PEG, NEXP } experiment_kind;
 
 /* One point of a figure: generator arguments and the contact count it gives. */
 typedef struct point {
@@ -45,6 +48,7 @@ typedef struct point {
 typedef struct experiment {
     const char *name;
     experiment_kind kind;
+    int wrenches; /* problems per point */
     int np;
     point pts[MAX_POINTS];
 } experiment;
@@ -59,23 +63,30 @@ static void add_point(experiment *e, int a, int b, int n, const char *scene) {
     snprintf(p->scene, sizeof p->scene, "%s", scene);
 }
 
-static void experiments_init(experiment ex[3], bool quick) {
+static void experiments_init(experiment ex[NEXP], bool quick) {
     char name[32];
-    ex[0] = (experiment){.name = "peg", .kind = EXP_PEG};
+    const int w = quick ? QUICK_WRENCHES : WRENCHES;
+    ex[0] = (experiment){.name = "peg", .kind = EXP_PEG, .wrenches = w};
     for (int n = 8; n <= (quick ? 16 : 32); n += 8) {
         snprintf(name, sizeof name, "peg-%d", n);
         add_point(&ex[0], n, 0, n, name);
     }
-    ex[1] = (experiment){.name = "single", .kind = EXP_SINGLE};
+    ex[1] = (experiment){.name = "single", .kind = EXP_SINGLE, .wrenches = w};
     for (int k = 0; k < T_GEN_SINGLE_KINDS; k += quick ? 3 : 1)
         add_point(&ex[1], k, 0, t_gen_single_contacts(k), t_gen_single_name(k));
-    ex[2] = (experiment){.name = "stack", .kind = EXP_STACK};
+    ex[2] = (experiment){.name = "stack", .kind = EXP_STACK, .wrenches = w};
     for (int i = 0; i < (quick ? 3 : 10); i++) {
         int n = 4;
         for (int j = 1; j < stacks[i][0]; j++)
             n += (stacks[i][1] >> (j - 1)) & 1 ? 8 : 4;
         snprintf(name, sizeof name, "stack-%dx%d", stacks[i][0], stacks[i][1]);
         add_point(&ex[2], stacks[i][0], stacks[i][1], n, name);
+    }
+    ex[3] = (experiment){.name = "round-peg", .kind = EXP_ROUND_PEG,
+                         .wrenches = quick ? QUICK_WRENCHES : ROUND_WRENCHES};
+    for (int n = quick ? 16 : 8; n <= (quick ? 16 : 32); n += 8) {
+        snprintf(name, sizeof name, "round-peg-%d", n);
+        add_point(&ex[3], n, 0, n, name);
     }
 }
 
@@ -90,6 +101,8 @@ static void generate(const experiment *e, int p, int w, t_gen_scene *g) {
     case EXP_PEG: t_gen_peg(g, pt->a, mu, DIRS, seed); break;
     case EXP_SINGLE: t_gen_single(g, pt->a, mu, DIRS, seed); break;
     case EXP_STACK: t_gen_stack(g, pt->a, pt->b, mu, DIRS, seed); break;
+    case EXP_ROUND_PEG: t_gen_round_peg(g, pt->a, mu, DIRS, seed); break;
+    case NEXP: break;
     }
 }
 
@@ -97,6 +110,7 @@ static void generate(const experiment *e, int p, int w, t_gen_scene *g) {
 typedef struct findings {
     bench_summary reduced_peg[4]; /* n = 8, 16, 24, 32 */
     int64_t reduced_peg_solve[4]; /* the same, solver alone (stats.solve_ns), median */
+    bench_summary reduced_round[4]; /* lemke on round pegs, n = 8, 16, 24, 32 */
     int certified[NVAR], problems[NVAR];
     double warm_ratio[2];         /* lemke: warm / cold median pivots, per stream */
     bool have_warm[2];
@@ -137,7 +151,7 @@ static void run_peer(const t_gen_scene *g, int nprob, int per_point, const cs_li
 }
 
 static void run_experiment(const experiment *e, const bench_args *a, FILE *csv, findings *fd) {
-    const int W = a->quick ? QUICK_WRENCHES : WRENCHES, np = e->np, nprob = np * W;
+    const int W = e->wrenches, np = e->np, nprob = np * W;
     t_gen_scene *g = bench_alloc((size_t)nprob * sizeof(*g));
     cs_limits lim = {.max_bodies = 1, .max_contacts = 1, .max_dirs = DIRS};
     for (int p = 0; p < np; p++)
@@ -178,6 +192,8 @@ static void run_experiment(const experiment *e, const bench_args *a, FILE *csv, 
                 fd->reduced_peg[pt->n / 8 - 1] = r.t;
                 fd->reduced_peg_solve[pt->n / 8 - 1] = r.solve_p50_ns;
             }
+            if (v == REDUCED && e->kind == EXP_ROUND_PEG)
+                fd->reduced_round[pt->n / 8 - 1] = r.t;
         }
     }
     for (int k = 0; k < (NVAR + 1) * np; k++)
@@ -233,11 +249,11 @@ int main(int argc, char **argv) {
     printf("# times: cs_step wall time (model + solver + certificate); solve_p50: the solver "
            "alone (stats.solve_ns)\n");
     FILE *csv = bench_csv_open(&a, "lemke");
-    experiment ex[3];
+    experiment ex[NEXP];
     experiments_init(ex, a.quick);
     findings fd = {0};
     bench_table_header();
-    for (int e = 0; e < 3; e++)
+    for (int e = 0; e < NEXP; e++)
         run_experiment(&ex[e], &a, csv, &fd);
     for (int s = 0; s < 2; s++)
         for (int v = 0; v < NVAR; v++)
@@ -261,6 +277,16 @@ int main(int argc, char **argv) {
             bench_target("lemke peg growth 8 -> 32 (median ratio)",
                          (double)pg[3].p50 / (double)pg[0].p50, 5, "x");
         }
+        // The tail on round pegs: p99 and max over 60 scenes (--quick: 2) at 16 and 32 contacts.
+        const bench_summary *rp = fd.reduced_round;
+        for (int k = 1; k < 4; k += 2)
+            if (rp[k].samples) {
+                char what[64];
+                snprintf(what, sizeof what, "lemke round-peg-%d p99", 8 * (k + 1));
+                bench_target(what, rp[k].p99 / 1e3, k == 1 ? 50 : 100, "us");
+                snprintf(what, sizeof what, "lemke round-peg-%d max", 8 * (k + 1));
+                bench_target(what, rp[k].max / 1e3, 300, "us");
+            }
         for (int s = 0; s < 2; s++)
             if (fd.have_warm[s])
                 bench_target(s == STREAM_PEG ? "lemke warm/cold median pivots, turning peg"

@@ -121,13 +121,20 @@ void t_gen_copy(t_gen_scene *dst, const t_gen_scene *src) {
 #define PEG_L 0.05
 #define PEG_M 0.5
 
-void t_gen_peg(t_gen_scene *g, int n, double mu, int d, uint64_t seed) {
+/* A peg of half-width or radius PEG_H at the origin under a random wrench at its centre (Lloyd:
+ * gravity off), the body both pegs start from. */
+static cs_body *peg_body(t_gen_scene *g, int d, uint64_t seed) {
     scene_init(g, d, 0.0);
     t_rng r = t_rng_seed(seed);
     const double half[3] = {PEG_H, PEG_H, PEG_L}, origin[3] = {0, 0, 0};
     cs_body *B = add_body(g, T_GEN_BOX, PEG_M, half, origin);
     random_wrench(&r, 5.0, 0.1, g->wrench);
     apply_wrench(B, g->wrench);
+    return B;
+}
+
+void t_gen_peg(t_gen_scene *g, int n, double mu, int d, uint64_t seed) {
+    peg_body(g, d, seed);
     // Each face (outward normal `out`) carries k = n / 8 contacts per rim, evenly spaced along
     // the face's edge (s in [-1, 1]); k = 2 puts them on the corners, as make_scenes.py does.
     static const double faces[4][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}};
@@ -145,6 +152,24 @@ void t_gen_peg(t_gen_scene *g, int n, double mu, int d, uint64_t seed) {
                                      out[1] * PEG_H + s * tang[1] * PEG_H, z};
                 add_contact(g, cid++, 1, 0, p, nrm, 0.0, mu);
             }
+        }
+    }
+}
+
+void t_gen_round_peg(t_gen_scene *g, int n, double mu, int d, uint64_t seed) {
+    cs_body *B = peg_body(g, d, seed);
+    // Solid cylinder about its axis z: m r^2 / 2; about a diameter: m (3 r^2 + length^2) / 12.
+    memset(B->inertia, 0, sizeof(B->inertia));
+    B->inertia[0] = B->inertia[4] = PEG_M * (3 * PEG_H * PEG_H + 4 * PEG_L * PEG_L) / 12;
+    B->inertia[8] = PEG_M * PEG_H * PEG_H / 2;
+    const int k = n / 2;
+    uint64_t cid = 1;
+    for (int j = 0; j < k; j++) {
+        const double a = 2 * M_PI * j / k, c = cos(a), s = sin(a);
+        const double nrm[3] = {-c, -s, 0};
+        for (int zi = 0; zi < 2; zi++) {
+            const double p[3] = {PEG_H * c, PEG_H * s, zi == 0 ? PEG_L : -PEG_L};
+            add_contact(g, cid++, 1, 0, p, nrm, 0.0, mu);
         }
     }
 }

@@ -56,6 +56,14 @@ void t_gen_peg(t_gen_scene *g, int n, double mu, int d, uint64_t seed);
  * the slowly rotating wrench of a streamed peg. Contacts and ids are untouched. */
 void t_gen_peg_turn(t_gen_scene *g, int64_t tick, int period_ticks);
 
+/* Round peg in a round hole: a solid cylinder of radius 0.02 m and length 0.1 m, 0.5 kg, centred
+ * at the origin along z, n contacts (even, 8..32): n / 2 evenly spaced around the circumference
+ * at the hole's top rim (z = +0.05) and as many at the same angles at the bottom rim (z = -0.05),
+ * normals radial from the wall into the peg. The random wrench is t_gen_peg's (same ranges, same
+ * draw from the seed); gravity is off. Neighbouring normals differ by 4 pi / n only, and each top
+ * contact has a bottom twin with the same normal: a near-degenerate contact LCP. */
+void t_gen_round_peg(t_gen_scene *g, int n, double mu, int d, uint64_t seed);
+
 /* Number of Lloyd-style single-body situations (kind 0 .. T_GEN_SINGLE_KINDS - 1). */
 #define T_GEN_SINGLE_KINDS 10
 /* One body (a 0.2 m, 2 kg cube or a 0.1 m radius, 2 kg ball) under gravity and a random wrench
