@@ -38,7 +38,8 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 static const char usage_text[] =
     "Usage: contactctl COMMAND SCENE.json [OPTIONS]\n"
-    "       contactctl fclib PROBLEM.hdf5 [--solver sap|ncp] [--json] [--write-solution OUT]\n"
+    "       contactctl fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard] [--json]\n"
+    "                        [--write-solution OUT]\n"
     "       contactctl stats [--socket PATH | --tcp HOST:PORT] [--json]\n"
     "       contactctl --help | --version\n"
     "\n"
@@ -61,9 +62,11 @@ static const char usage_text[] =
     "      Send the scene at a fixed rate (seq 1, 2, ...) while receiving results, then print\n"
     "      frames sent, results received, deadline misses and p50/p99/p99.9/max of the daemon's\n"
     "      solve time and of the latency (frame sent to result received, measured here).\n"
-    "  fclib PROBLEM.hdf5 [--solver sap|ncp] [--json] [--write-solution OUT.hdf5]\n"
+    "  fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard] [--json] [--write-solution OUT.hdf5]\n"
     "      Read an FCLIB problem (HDF5, libfclib), solve it in-process with SAP (default) or,\n"
-    "      for the local form, ncp (Todorov's implicit complementarity on W itself), and print\n"
+    "      for the local form, ncp (Todorov's implicit complementarity on W itself) or\n"
+    "      lemke-standard (Lloyd's LCP on the 8-sided friction pyramid, judged by the residual\n"
+    "      below on the exact cone it approximates), and print\n"
     "      problem, form, contacts, dofs, solver, status, iterations, solve time and the\n"
     "      residual Siconos reports for that form, comparable with other solvers'. Global form\n"
     "      (M v = H r + f, u = H^T v + w; gfc3d_compute_error):\n"
@@ -930,17 +933,18 @@ out:
     return r;
 }
 
-// fclib: one FCLIB problem solved in-process with SAP, or ncp on the local form, and scored
-// with Siconos' residual.
+// fclib: one FCLIB problem solved in-process with SAP, or with ncp or lemke-standard on the
+// local form, and scored with Siconos' residual.
 static int cmd_fclib(const args *a) {
     cs_solver solver = CS_SOLVER_SAP;
     if (a->solver && cs_solver_from_name(a->solver, &solver) < 0) {
         return usage_error("--solver: unknown solver '%s'", a->solver);
     }
     const bool ncp = solver == CS_SOLVER_NCP;
-    if (!ncp && solver != CS_SOLVER_SAP) {
-        return usage_error("fclib: --solver %s does not take FCLIB problems (sap, or ncp for the "
-                           "local form)", a->solver);
+    const bool local_only = ncp || solver == CS_SOLVER_LEMKE_STANDARD;
+    if (!local_only && solver != CS_SOLVER_SAP) {
+        return usage_error("fclib: --solver %s does not take FCLIB problems (sap, or ncp or "
+                           "lemke-standard for the local form)", a->solver);
     }
     const char *solver_name = cs_solver_name(solver);
     char err[1024];
@@ -958,10 +962,10 @@ static int cmd_fclib(const args *a) {
     if (lr < 0) {
         return usage_error("%s", err);
     }
-    if (ncp && p.form != FCLIB_IO_LOCAL) {
+    if (local_only && p.form != FCLIB_IO_LOCAL) {
         fclib_io_free(&p);
-        return usage_error("fclib: ncp takes the local form (W, q, mu); %s is global",
-                           a->scene_path);
+        return usage_error("fclib: %s takes the local form (W, q, mu); %s is global",
+                           solver_name, a->scene_path);
     }
     if (p.symmetrized) {
         fprintf(stderr,
@@ -971,8 +975,8 @@ static int cmd_fclib(const args *a) {
     }
     fclib_io_result res;
     const cs_options opt = {.solver = solver};
-    if ((ncp ? fclib_io_solve_ncp(&p, &opt, &res, err, sizeof err)
-             : fclib_io_solve(&p, &opt, &res, err, sizeof err)) < 0) {
+    if ((local_only ? fclib_io_solve_local(&p, &opt, &res, err, sizeof err)
+                    : fclib_io_solve(&p, &opt, &res, err, sizeof err)) < 0) {
         fprintf(stderr, "contactctl: %s: %s\n", a->scene_path, err);
         fclib_io_free(&p);
         return EXIT_FAIL;

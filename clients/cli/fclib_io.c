@@ -29,6 +29,7 @@
 #include <hdf5.h>
 
 #include "service/clock.h"
+#include "solver/lemke_contact.h"
 #include "solver/linalg.h"
 #include "solver/ncp.h"
 
@@ -789,29 +790,60 @@ int fclib_io_solve(const fclib_io_problem *p, const cs_options *opt, fclib_io_re
     return 0;
 }
 
-int fclib_io_solve_ncp(const fclib_io_problem *p, const cs_options *opt, fclib_io_result *ret,
-                       char *err, size_t errlen) {
+/* The pyramid's directions lemke-standard solves a local problem on (the daemon's default d). */
+#define FCLIB_PYRAMID_DIRS 8
+
+/* lemke-standard on the local problem p through the d-sided pyramid: impulses into r [3 nc]. */
+static cs_status solve_pyramid(const fclib_io_problem *p, const cs_options *opt, double *r,
+                               cs_stats *st) {
+    const cs_limits lim = {.max_bodies = 1, .max_contacts = p->nc, .max_dirs = FCLIB_PYRAMID_DIRS,
+                           .solvers = 1u << CS_SOLVER_LEMKE_STANDARD};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    if (!ws)
+        return CS_ENOSPACE;
+    const cs_status status =
+        cs_lemke_standard_delassus(ws, p->nc, FCLIB_PYRAMID_DIRS, p->w_dense, p->raw_local->q,
+                                   p->raw_local->mu, opt, r, st);
+    cs_workspace_free(ws);
+    return status;
+}
+
+int fclib_io_solve_local(const fclib_io_problem *p, const cs_options *opt, fclib_io_result *ret,
+                         char *err, size_t errlen) {
     if (p->form != FCLIB_IO_LOCAL) {
-        snprintf(err, errlen, "ncp takes the local form (W, q, mu) only");
+        snprintf(err, errlen, "%s takes the local form (W, q, mu) only",
+                 cs_solver_name(opt->solver));
+        return -1;
+    }
+    if (opt->solver != CS_SOLVER_NCP && opt->solver != CS_SOLVER_LEMKE_STANDARD) {
+        snprintf(err, errlen, "%s does not take the local form (ncp, lemke-standard do)",
+                 cs_solver_name(opt->solver));
         return -1;
     }
     const size_t m = 3 * (size_t)p->nc;
     fclib_io_result res = {0};
     res.r = calloc(m + 1, sizeof *res.r);
     res.u = calloc(m + 1, sizeof *res.u);
-    void *scratch = aligned_alloc(64, (cs_ncp_delassus_size(p->nc) + 64) & ~(size_t)63);
-    if (!res.r || !res.u || !scratch) {
+    const bool ncp = opt->solver == CS_SOLVER_NCP;
+    void *scratch =
+        ncp ? aligned_alloc(64, (cs_ncp_delassus_size(p->nc) + 64) & ~(size_t)63) : NULL;
+    if (!res.r || !res.u || (ncp && !scratch)) {
         free(scratch);
         fclib_io_result_free(&res);
         snprintf(err, errlen, "out of memory for a problem with %d contacts", p->nc);
         return -1;
     }
     const int64_t t0 = cd_clock_ns();
-    const cs_ncp_params prm = {.max_iterations = FCLIB_NCP_ITERATIONS};
-    res.status = cs_ncp_delassus(p->nc, p->w_dense, 3 * p->nc, p->raw_local->q,
-                                 p->raw_local->mu, NULL, &prm, opt, scratch, res.r, &res.ncp);
+    if (ncp) {
+        const cs_ncp_params prm = {.max_iterations = FCLIB_NCP_ITERATIONS};
+        res.status = cs_ncp_delassus(p->nc, p->w_dense, 3 * p->nc, p->raw_local->q,
+                                     p->raw_local->mu, NULL, &prm, opt, scratch, res.r, &res.ncp);
+        res.stats.iterations = res.ncp.iterations;
+    } else {
+        res.status = solve_pyramid(p, opt, res.r, &res.stats);
+        res.stats.iterations = res.stats.pivots; // a pivoting solver's iterations
+    }
     res.solve_ns = cd_clock_ns() - t0;
-    res.stats.iterations = res.ncp.iterations;
     free(scratch);
     fclib_io_local_score(p, res.r, res.u, &res.error);
     *ret = res;

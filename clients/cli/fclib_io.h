@@ -78,7 +78,7 @@ typedef struct fclib_io_result {
     cs_coulomb_error error; /* Siconos' residual of the answer: gfc3d (global form) of (v, r),
                              * or fc3d (local form) of r with u = W r + q (momentum 0 there),
                              * W as stored in the file */
-    cs_ncp_info ncp;        /* fclib_io_solve_ncp: iterations and the residual of eq. 15 */
+    cs_ncp_info ncp;        /* fclib_io_solve_local with ncp: iterations and eq. 15's residual */
 } fclib_io_result;
 
 /* Solves p with SAP under opt (solver ignored) and scores the answer with Siconos' residual for
@@ -88,12 +88,14 @@ typedef struct fclib_io_result {
 int fclib_io_solve(const fclib_io_problem *p, const cs_options *opt, fclib_io_result *ret,
                    char *err, size_t errlen);
 
-/* Solves the local problem p with ncp (cs_ncp_delassus on the symmetric dense W, b = q, cold)
- * under opt's deadline and scores it as fclib_io_solve does. ret->v is NULL (the local form has
- * no v); ret->u = W r + q with the file's W. Returns 0 (ret->status says how the solve went), or
- * -1 with err set for a global-form p or when memory is short. */
-int fclib_io_solve_ncp(const fclib_io_problem *p, const cs_options *opt, fclib_io_result *ret,
-                       char *err, size_t errlen);
+/* Solves the local problem p with opt->solver under opt's deadline and scores it as
+ * fclib_io_solve does: ncp (cs_ncp_delassus on the symmetric dense W, b = q, cold), or
+ * lemke-standard (Lloyd's LCP on the 8-sided friction pyramid, cs_lemke_standard_delassus), whose
+ * answer the residual judges on the exact cone it approximates. ret->v is NULL (the local form
+ * has no v); ret->u = W r + q with the file's W. Returns 0 (ret->status says how the solve went),
+ * or -1 with err set for a global-form p, another solver, or when memory is short. */
+int fclib_io_solve_local(const fclib_io_problem *p, const cs_options *opt, fclib_io_result *ret,
+                         char *err, size_t errlen);
 
 /* Siconos' fc3d error of impulses r [3 nc] on the local problem p's own equation u = W r + q (W
  * as stored, not symmetrized), with |q| as the problem's scale. u: [3 nc] out. */

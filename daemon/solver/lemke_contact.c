@@ -44,24 +44,36 @@ static void directions(int d, double *dir) {
         cs_lemke_direction(d, j, &dir[2 * j], &dir[2 * j + 1]);
 }
 
-/* Scratch of form(): W3, the contact-frame velocities and one column's W3 p_b per contact, then
- * the Delassus scratch while forming W3. */
+/* Scratch of form_model(): W3, the contact-frame velocities and one column's W3 p_b per contact,
+ * then the Delassus scratch while forming W3. */
 static size_t form_size(const cs_limits *lim) {
-    const size_t n = (size_t)lim->max_contacts, N = n * (2 + (size_t)lim->max_dirs);
-    return cs__ws_bytes(9 * n * n * sizeof(double)) + cs__ws_bytes(N * sizeof(double)) +
-           cs__ws_bytes(3 * n * sizeof(double)) + cs_model_delassus_size(lim);
+    const size_t n = (size_t)lim->max_contacts;
+    return cs__ws_bytes(9 * n * n * sizeof(double)) + 2 * cs__ws_bytes(3 * n * sizeof(double)) +
+           cs_model_delassus_size(lim);
 }
 
 size_t cs_lemke_contact_lcp_size(const cs_limits *lim) {
     return dir_size(lim) + form_size(lim);
 }
 
+/* M, q, z of the LCP of n contacts and d directions, and the directions. */
+static size_t lcp_arrays_size(size_t n, size_t d) {
+    const size_t N = n * (2 + d);
+    return cs__ws_bytes(N * N * sizeof(double)) + 2 * cs__ws_bytes(N * sizeof(double)) +
+           cs__ws_bytes(2 * d * sizeof(double));
+}
+
 size_t cs_lemke_standard_size(const cs_limits *lim) {
     const size_t n = (size_t)lim->max_contacts, N = n * (2 + (size_t)lim->max_dirs);
     // M, q, z and the directions; then forming's scratch or Lemke's (while solving).
     const size_t form = form_size(lim), lcp = cs_lemke_lcp_size((int)N);
-    return cs__ws_bytes(N * N * sizeof(double)) + 2 * cs__ws_bytes(N * sizeof(double)) +
-           dir_size(lim) + (form > lcp ? form : lcp);
+    return lcp_arrays_size(n, (size_t)lim->max_dirs) + (form > lcp ? form : lcp);
+}
+
+size_t cs_lemke_standard_delassus_size(int nc, int d) {
+    const size_t n = (size_t)nc, N = n * (2 + (size_t)d);
+    const size_t wp = cs__ws_bytes(3 * n * sizeof(double)), lcp = cs_lemke_lcp_size((int)N);
+    return lcp_arrays_size(n, (size_t)d) + (wp > lcp ? wp : lcp);
 }
 
 /* Frame-row combination of pyramid row a: row a < n is contact a's normal; row n + i d + j is
@@ -76,26 +88,14 @@ static int row_combination(int n, int d, const double *dir, int a, double p[3]) 
     return i;
 }
 
-/* Eq. (6) of m into M and q (see cs_lemke_contact_lcp), with the directions dir. O(N^2), so the
- * meter is read per column. Returns 0, CS_ENOSPACE or CS_DEADLINE (M partly formed). */
-static cs_status form(cs_workspace *ws, const cs_model *m, const double *dir, double *M,
-                      double *q, cs__meter *meter) {
-    const int n = m->nc, d = m->nd, N = n * (2 + d), nr = n * (1 + d);
-    const size_t mark = cs__ws_mark(ws);
-    double *W = cs__ws_alloc(ws, 9 * (size_t)n * n * sizeof(double));
-    double *u = cs__ws_alloc(ws, (size_t)N * sizeof(double));
-    double *wp = cs__ws_alloc(ws, 3 * (size_t)n * sizeof(double));
-    if (n > 0 && (!W || !u || !wp)) {
-        cs__ws_release(ws, mark);
-        return CS_ENOSPACE;
-    }
-    cs_status status = cs_model_delassus(m, ws, 3, W, 3 * n, meter);
-    if (status != CS_CONVERGED) {
-        cs__ws_release(ws, mark);
-        return status;
-    }
-    // Contact-frame velocities at v*: q's nu and sigma rows are combinations of them.
-    cs_model_jv(m, m->vstar, u);
+/* Eq. (6) of the Delassus form into M and q (see cs_lemke_contact_lcp): W [3n x 3n] (ld 3n) and
+ * the free velocities u [3n] in the contact frames, each normal velocity bounded below by bias
+ * [n] (NULL: 0), mu [n]; dir the directions, wp [3n] scratch. O(N^2), so the meter is read per
+ * column. Returns 0 or CS_DEADLINE (M partly formed). */
+static cs_status form(int n, int d, const double *W, const double *u, const double *bias,
+                      const double *mu, const double *dir, double *wp, double *M, double *q,
+                      cs__meter *meter) {
+    const int N = n * (2 + d), nr = n * (1 + d);
     for (int b = 0; b < N; b++) {
         double *Mb = M + (size_t)b * N;
         memset(Mb, 0, (size_t)N * sizeof(double));
@@ -114,16 +114,14 @@ static cs_status form(cs_workspace *ws, const cs_model *m, const double *dir, do
                     Mi[j] = dir[2 * j] * wp[3 * i + 1] + dir[2 * j + 1] * wp[3 * i + 2];
             }
             q[b] = pb[0] * u[3 * jb] + pb[1] * u[3 * jb + 1] + pb[2] * u[3 * jb + 2] -
-                   (b < n ? m->bias[b] : 0);
+                   (b < n && bias ? bias[b] : 0);
         }
-        if (cs__meter_add(meter, 9 * (int64_t)n + N)) {
-            cs__ws_release(ws, mark);
+        if (cs__meter_add(meter, 9 * (int64_t)n + N))
             return CS_DEADLINE;
-        }
     }
     for (int i = 0; i < n; i++) {
         const int gi = nr + i; // gamma_i / lambda_i
-        M[(size_t)i * N + gi] = m->mu[i];
+        M[(size_t)i * N + gi] = mu[i];
         for (int j = 0; j < d; j++) {
             const int sj = n + i * d + j;
             M[(size_t)gi * N + sj] = 1;  // E: sigma_ij += lambda_i
@@ -131,8 +129,27 @@ static cs_status form(cs_workspace *ws, const cs_model *m, const double *dir, do
         }
         q[gi] = 0;
     }
-    cs__ws_release(ws, mark);
     return CS_CONVERGED;
+}
+
+/* Eq. (6) of m: its Delassus form (cs_model_delassus, J v*), then form(). Returns 0,
+ * CS_ENOSPACE or CS_DEADLINE. */
+static cs_status form_model(cs_workspace *ws, const cs_model *m, const double *dir, double *M,
+                            double *q, cs__meter *meter) {
+    const int n = m->nc;
+    const size_t mark = cs__ws_mark(ws);
+    double *W = cs__ws_alloc(ws, 9 * (size_t)n * n * sizeof(double));
+    double *u = cs__ws_alloc(ws, 3 * (size_t)n * sizeof(double));
+    double *wp = cs__ws_alloc(ws, 3 * (size_t)n * sizeof(double));
+    cs_status status = n > 0 && (!W || !u || !wp) ? CS_ENOSPACE : CS_CONVERGED;
+    if (status == CS_CONVERGED)
+        status = cs_model_delassus(m, ws, 3, W, 3 * n, meter);
+    if (status == CS_CONVERGED) {
+        cs_model_jv(m, m->vstar, u);
+        status = form(n, m->nd, W, u, m->bias, m->mu, dir, wp, M, q, meter);
+    }
+    cs__ws_release(ws, mark);
+    return status;
 }
 
 cs_status cs_lemke_contact_lcp(cs_workspace *ws, const cs_model *m, double *M, double *q) {
@@ -143,15 +160,36 @@ cs_status cs_lemke_contact_lcp(cs_workspace *ws, const cs_model *m, double *M, d
         directions(m->nd, dir);
         // No deadline: a meter without options never stops.
         cs__meter meter = cs__meter_start(NULL);
-        status = form(ws, m, dir, M, q, &meter);
+        status = form_model(ws, m, dir, M, q, &meter);
     }
     cs__ws_release(ws, mark);
     return status;
 }
 
-cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
-                                  double *lambda, cs_stats *st) {
-    const int n = m->nc, d = m->nd, N = n * (2 + d);
+/* Solves the LCP (M, q) of n contacts and d directions (dir) and gathers the contact-frame
+ * impulses (theta, sum_j phi_j d_j) into lambda [3n]. */
+static cs_status solve_lcp(cs_workspace *ws, int n, int d, const double *dir, const double *M,
+                           const double *q, double *z, const cs_options *opt, double *lambda,
+                           cs_stats *st) {
+    const int N = n * (2 + d);
+    const cs_status status = cs_lemke_lcp(ws, N, M, N, q, NULL, opt, z, st);
+    for (int i = 0; i < n; i++) {
+        double *l = lambda + 3 * i;
+        l[0] = z[i];
+        l[1] = l[2] = 0;
+        for (int j = 0; j < d; j++) {
+            l[1] += z[n + i * d + j] * dir[2 * j];
+            l[2] += z[n + i * d + j] * dir[2 * j + 1];
+        }
+    }
+    return status;
+}
+
+/* Solves eq. (6) of the Delassus form (W, u, bias, mu) or, when m is given, of m. */
+static cs_status standard_solve(cs_workspace *ws, const cs_model *m, int n, int d,
+                                const double *W, const double *u, const double *mu,
+                                const cs_options *opt, double *lambda, cs_stats *st) {
+    const int N = n * (2 + d);
     const size_t mark = cs__ws_mark(ws);
     *st = (cs_stats){0};
     double *M = cs__ws_alloc(ws, (size_t)N * N * sizeof(double));
@@ -164,24 +202,30 @@ cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_
     }
     directions(d, dir);
     cs__meter meter = cs__meter_start(opt);
-    cs_status status = form(ws, m, dir, M, q, &meter);
-    if (status != CS_CONVERGED) {
-        cs__ws_release(ws, mark);
-        return status;
+    cs_status status;
+    if (m) {
+        status = form_model(ws, m, dir, M, q, &meter);
+    } else {
+        double *wp = cs__ws_alloc(ws, 3 * (size_t)n * sizeof(double));
+        status = n > 0 && !wp ? CS_ENOSPACE
+                              : form(n, d, W, u, NULL, mu, dir, wp, M, q, &meter);
     }
-    status = cs_lemke_lcp(ws, N, M, N, q, NULL, opt, z, st);
-    for (int i = 0; i < n; i++) {
-        double *l = lambda + 3 * i;
-        l[0] = z[i];
-        l[1] = l[2] = 0;
-        for (int j = 0; j < d; j++) {
-            l[1] += z[n + i * d + j] * dir[2 * j];
-            l[2] += z[n + i * d + j] * dir[2 * j + 1];
-        }
-    }
+    if (status == CS_CONVERGED)
+        status = solve_lcp(ws, n, d, dir, M, q, z, opt, lambda, st);
     st->peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);
     return status;
+}
+
+cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
+                                  double *lambda, cs_stats *st) {
+    return standard_solve(ws, m, m->nc, m->nd, NULL, NULL, NULL, opt, lambda, st);
+}
+
+cs_status cs_lemke_standard_delassus(cs_workspace *ws, int nc, int d, const double *W,
+                                     const double *b, const double *mu, const cs_options *opt,
+                                     double *lambda, cs_stats *st) {
+    return standard_solve(ws, NULL, nc, d, W, b, mu, opt, lambda, st);
 }
 
 cs_status cs__lemke_standard_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out) {

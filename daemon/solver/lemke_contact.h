@@ -28,6 +28,18 @@ cs_status cs_lemke_contact_lcp(cs_workspace *ws, const cs_model *m, double *M, d
  * thread: any, one caller per workspace. rt-safe: yes. */
 cs_status cs_lemke_standard_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                                   double *lambda, cs_stats *st);
+/* Scratch bytes of cs_lemke_standard_delassus() for nc contacts and d directions. */
+size_t cs_lemke_standard_delassus_size(int nc, int d);
+
+/* The same LCP from the Delassus form (FCLIB local problems): W [3nc x 3nc] column-major (ld 3nc)
+ * in the contact frames (normal, t1, t2), b [3nc] the free velocities (the condition is
+ * u_n = (W lambda + b)_n >= 0), mu [nc], d directions; scratch from ws
+ * (cs_lemke_standard_delassus_size). lambda [3 nc] out, st, statuses as
+ * cs_lemke_standard_solve(). thread: any, one caller per workspace. */
+cs_status cs_lemke_standard_delassus(cs_workspace *ws, int nc, int d, const double *W,
+                                     const double *b, const double *mu, const cs_options *opt,
+                                     double *lambda, cs_stats *st);
+
 /* cs_lemke_standard_solve() behind the solver table's signature (solvers.h). */
 cs_status cs__lemke_standard_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out);
 

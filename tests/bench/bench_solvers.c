@@ -20,7 +20,7 @@
  * untimed (checked), then `repeat` timed solves rotate over the peers.
  * Then the FCLIB files of $CONTACTD_SHARED/fclib through fclib_io (fclib_run.h): global-form
  * files with SAP beside Siconos' gfc3d solvers (as bench_fclib), local-form files (W, q, mu)
- * with SAP, ncp and Siconos' fc3d NSN.
+ * with SAP, ncp, lemke-standard (8-sided pyramid) and Siconos' fc3d NSN.
  * Each row: median, p99, p99.9 and max time, iterations or pivots (pivots + iterations of
  * cs_stats; the peer's own count; ODE gives none: 0), the worst residual and how many answers
  * were certified: for cs_step rows the certificate's relative residual (bench_cert_residual) and
@@ -323,6 +323,10 @@ static void run_experiment(const bench_sweep *e, const bench_args *a, FILE *csv,
 
 /* FCLIB global-form files: SAP (the one solver that takes the global form) beside Siconos'
  * gfc3d solvers. --quick: files with <= 10 contacts. */
+/* Largest LCP (order nc (2 + 8)) lemke-standard is given on a local file: its matrix is dense
+ * (3000: 72 MB). */
+#define LEMKE_LOCAL_MAX 3000
+
 static void run_fclib(const bench_args *a, FILE *csv) {
     char *files[FCLIB_RUN_MAX_FILES];
     const int nf = fclib_run_list(t_shared_path("fclib"), files, FCLIB_RUN_MAX_FILES);
@@ -343,15 +347,20 @@ static void run_fclib(const bench_args *a, FILE *csv) {
             continue;
         }
         // SAP takes either form (a local file through the global form fclib_io builds from W),
-        // ncp and Siconos' fc3d the local form.
+        // ncp, lemke-standard (on the 8-sided pyramid) and Siconos' fc3d the local form.
         const bool local = p.form == FCLIB_IO_LOCAL;
         const char *bench = local ? "fclib-local" : "fclib";
         int64_t base = 0;
         best b = {0};
-        const cs_solver own[] = {CS_SOLVER_SAP, CS_SOLVER_NCP};
-        for (int k = 0; k < (local ? 2 : 1); k++) {
+        const cs_solver own[] = {CS_SOLVER_SAP, CS_SOLVER_NCP, CS_SOLVER_LEMKE_STANDARD};
+        for (int k = 0; k < (local ? 3 : 1); k++) {
             if (!cs_solver_is_available(own[k]))
                 continue;
+            if (own[k] == CS_SOLVER_LEMKE_STANDARD && p.nc * 10 > LEMKE_LOCAL_MAX) {
+                printf("%-12s %-24s %-26s not run: its dense LCP has order %d > %d\n", bench,
+                       name, "lemke-standard", p.nc * 10, LEMKE_LOCAL_MAX);
+                continue;
+            }
             bench_cell c = {0};
             fclib_run_solver(own[k], &p, a, &c);
             bench_row r = bench_cell_row(&c, bench, cs_solver_name(own[k]), name, p.nc);

@@ -21,7 +21,8 @@
  * returns how many. */
 int fclib_run_list(const char *root, char **out, int max);
 
-/* SAP (fclib_io_solve, either form) or ncp (fclib_io_solve_ncp, local form) on p: fills c,
+/* SAP (fclib_io_solve, either form), or ncp or lemke-standard (fclib_io_solve_local, local form)
+ * on p: fills c,
  * zeroed by the caller (first solve checked: certified when it converged with residual <=
  * FCLIB_RUN_TOL; repeats within the budget; times: the solver call alone, from fclib_io). Exits
  * when memory is short. */

@@ -483,6 +483,53 @@ static void slightly_asymmetric_w_is_symmetrized(void **state) {
  * residual on the stored W is then bounded by what the symmetrization changed: with
  * u_file - u_solved = (W - W_sym) r, |F| <= |F_sym| + |W - W^T|_F |r| / 2 (P_K non-expansive),
  * divided by the residual's scale max(|q|, |u|, |r|). A symmetric file must reach 1e-12. */
+/* lemke-standard on a local file through the 8-sided pyramid: converged, and its answer is the
+ * pyramid's complementarity solution of u = W r + q (W as solved: symmetrized): impulses in the
+ * exact cone (the pyramid is inscribed in it), u_n >= 0, r_n u_n = 0, to 1e-9 of the scales
+ * (|r|, and |W| |r| + |q| for velocities).
+ * Siconos' residual, which judges it on the cone, is what the pyramid costs: reported. */
+static void lemke_standard_solves_local(void **state) {
+    const char *name = *state;
+    fclib_io_problem p;
+    char err[512];
+    if (fclib_io_load(t_shared_path(name), &p, err, sizeof err) < 0) {
+        fail_msg("%s", err);
+    }
+    fclib_io_result res;
+    const cs_options opt = {.solver = CS_SOLVER_LEMKE_STANDARD};
+    assert_int_equal(fclib_io_solve_local(&p, &opt, &res, err, sizeof err), 0);
+    assert_int_equal(res.status, CS_CONVERGED);
+    const int n = 3 * p.nc;
+    // Velocities compare with the terms they are sums of: |W| |r| and |q|.
+    double rmax = 0, wmax = 0, umax = 0;
+    double *u = malloc((size_t)n * sizeof(double));
+    assert_non_null(u);
+    for (int i = 0; i < n; i++) {
+        rmax = fmax(rmax, fabs(res.r[i]));
+        umax = fmax(umax, fabs(p.g.w[i]));
+        for (int j = 0; j < n; j++)
+            wmax = fmax(wmax, fabs(p.w_dense[(size_t)j * n + i]));
+    }
+    umax = fmax(umax, wmax * rmax);
+    for (int i = 0; i < n; i++) {
+        u[i] = p.g.w[i];
+        for (int j = 0; j < n; j++)
+            u[i] += p.w_dense[(size_t)j * n + i] * res.r[j];
+    }
+    for (int c = 0; c < p.nc; c++) {
+        const double *r = res.r + 3 * c, mu = p.g.mu[c];
+        assert_true(r[0] >= -1e-9 * rmax);
+        assert_true(hypot(r[1], r[2]) <= mu * r[0] + 1e-9 * rmax);
+        assert_true(u[3 * c] >= -1e-9 * umax);
+        assert_true(fabs(r[0] * u[3 * c]) <= 1e-9 * rmax * umax);
+    }
+    print_message("# lemke-standard %-44s nc %4d pivots %5d residual on the cone %.3e\n", name,
+                  p.nc, res.stats.pivots, res.error.total);
+    free(u);
+    fclib_io_result_free(&res);
+    fclib_io_free(&p);
+}
+
 static void ncp_solves_local(void **state) {
     const char *name = *state;
     fclib_io_problem p;
@@ -491,7 +538,7 @@ static void ncp_solves_local(void **state) {
         fail_msg("%s", err);
     }
     fclib_io_result res;
-    assert_int_equal(fclib_io_solve_ncp(&p, NULL, &res, err, sizeof err), 0);
+    assert_int_equal(fclib_io_solve_local(&p, &(cs_options){.solver = CS_SOLVER_NCP}, &res, err, sizeof err), 0);
     if (res.status != CS_CONVERGED || res.ncp.residual > 1e-10) {
         fail_msg("%s: %s after %d iterations, residual %.3g", name, cs_status_name(res.status),
                  res.ncp.iterations, res.ncp.residual);
@@ -565,6 +612,8 @@ int main(void) {
         "fclib/OneObject/OneObject-i100000-316.hdf5",
         "fclib/KaplasTower/KaplasTower-i1061-4.hdf5",
     };
+#define PYRAMID(k) {.name = local[k], .test_func = lemke_standard_solves_local, \
+                    .initial_state = (void *)local[k]}
 #define SOLVES(k) {.name = files[k], .test_func = global_problem_solves, \
                    .initial_state = (void *)files[k]}
 #define NCP(k) {.name = local[k], .test_func = ncp_solves_local, .initial_state = (void *)local[k]}
@@ -576,6 +625,7 @@ int main(void) {
         cmocka_unit_test(local_form_refusals),
         cmocka_unit_test(slightly_asymmetric_w_is_symmetrized),
         NCP(0), NCP(1), NCP(2), NCP(3),
+        PYRAMID(0), PYRAMID(1), PYRAMID(2),
         cmocka_unit_test(local_solution_reads_back),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -413,7 +413,7 @@ static void fclib_local_converges(void **state) {
     if (fclib_io_load(path, &p, err, sizeof err) < 0)
         fail_msg("%s", err);
     fclib_io_result res;
-    assert_int_equal(fclib_io_solve_ncp(&p, NULL, &res, err, sizeof err), 0);
+    assert_int_equal(fclib_io_solve_local(&p, &(cs_options){.solver = CS_SOLVER_NCP}, &res, err, sizeof err), 0);
     if (res.status != CS_CONVERGED || res.ncp.residual > RESIDUAL_TARGET)
         fail_msg("%s: %s after %d iterations, residual %.3g", name, cs_status_name(res.status),
                  res.ncp.iterations, res.ncp.residual);
