@@ -177,6 +177,25 @@ static int fdirection(int n, const double *A, int lda, int d, lcp_ws *w) {
     return 0;
 }
 
+/* The ratio test of one index: a clamped f_i falling to 0 or an unclamped w_i falling to 0
+ * bounds the step s (its index into *j) when it comes first. */
+static inline void bound_step(int i, unsigned char set, double f, double df, double a, double da,
+                              double df_tol, double da_tol, double *s, int *j) {
+    double si;
+    if (set == CLAMPED && df < -df_tol)
+        si = -f / df;
+    else if (set == NOT_CLAMPED && da < -da_tol)
+        si = -a / da;
+    else
+        return;
+    // Rounding can leave f_i or w_i a hair below zero: never step backwards.
+    si = fmax(si, 0.0);
+    if (si < *s) {
+        *s = si;
+        *j = i;
+    }
+}
+
 /* maxstep: the largest s keeping f_C >= 0, w_NC >= 0 and w_d <= 0; *ret_j limits it (-1: none). */
 static double maxstep(int n, const double *f, int d, double da_tol, const lcp_ws *w, int *ret_j) {
     double s = INFINITY;
@@ -185,21 +204,8 @@ static double maxstep(int n, const double *f, int d, double da_tol, const lcp_ws
         s = -w->a[d] / w->da[d];
         j = d;
     }
-    for (int i = 0; i < n; i++) {
-        double si;
-        if (w->set[i] == CLAMPED && w->df[i] < -DIR_TOL)
-            si = -f[i] / w->df[i];
-        else if (w->set[i] == NOT_CLAMPED && w->da[i] < -da_tol)
-            si = -w->a[i] / w->da[i];
-        else
-            continue;
-        // Rounding can leave f_i or w_i a hair below zero: never step backwards.
-        si = fmax(si, 0.0);
-        if (si < s) {
-            s = si;
-            j = i;
-        }
-    }
+    for (int i = 0; i < n; i++)
+        bound_step(i, w->set[i], f[i], w->df[i], w->a[i], w->da[i], DIR_TOL, da_tol, &s, &j);
     *ret_j = j;
     return s;
 }
@@ -673,23 +679,9 @@ static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int 
             j = STEP_TARGET;
         }
     }
-    for (int i = 0; i < n; i++) {
-        if (w->p->kind[i] != CS_DANTZIG_NORMAL || i == d)
-            continue;
-        double si;
-        if (w->set[i] == CLAMPED && w->df[i] < -df_tol)
-            si = -f[i] / w->df[i];
-        else if (w->set[i] == NOT_CLAMPED && w->da[i] < -da_tol)
-            si = -w->a[i] / w->da[i];
-        else
-            continue;
-        // Rounding can leave a value a hair below zero: never step backwards.
-        si = fmax(si, 0.0);
-        if (si < s) {
-            s = si;
-            j = i;
-        }
-    }
+    for (int i = 0; i < n; i++)
+        if (w->p->kind[i] == CS_DANTZIG_NORMAL && i != d)
+            bound_step(i, w->set[i], f[i], w->df[i], w->a[i], w->da[i], df_tol, da_tol, &s, &j);
     for (int q = 0; q < w->ng; q++) {
         const group *g = &w->g[q];
         const int room = g->non + (q == w->gdrive);
