@@ -64,7 +64,8 @@ void cd_codec_result_msg_fini(cd_result_msg *m);
  * zero), the tick number and detail (may be NULL; copied, truncated to sizeof m->detail - 1). For
  * a negative r->status the status is STATUS_FAILED and every force, impulse, velocity and joint
  * force is sent as zero, states unspecified. Returns &m->env, valid until the next build or fini,
- * or NULL when r has more contacts, bodies or joints than m was sized for (or m has no storage). thread: owner of m. rt-safe: yes (no allocation). */
+ * or NULL when r has more contacts, bodies or joints than m was sized for (or m has no storage).
+ * thread: owner of m. rt-safe: yes (no allocation). */
 Contactd__V1__ServerMessage *cd_codec_result_build(cd_result_msg *m, const cs_result *r,
                                                    const cd_timing *t, uint64_t tick,
                                                    const char *detail);

@@ -8,14 +8,15 @@
  * limits, solvers, mode, budget, tick grid and memory. Then any number of Frames; each is decoded
  * and validated here straight into the session's mailbox and answered by a Result: at the tick
  * after it (stream mode) or at once (request mode, where the worker is kicked; frames beyond the
- * rate limit or the queue get ERROR_LIMIT). Closed sessions are freed on the pool too. A frame that fails validation
- * gets an Error (ERROR_INVALID, or ERROR_LIMIT when it exceeds the session's limits) carrying its
- * seq and naming the field, and no Result; the session goes on. A StatsRequest, before or after
- * Hello, gets the daemon-wide Stats. Errors after which the connection closes (once the Error is
- * written): undecodable bytes (ERROR_DECODE), a message over max_message_bytes (ERROR_TOO_LARGE),
- * a wrong protocol version, a second Hello or a Frame before Hello (ERROR_PROTOCOL), no session
- * free (ERROR_BUSY). A Hello naming an unknown solver gets ERROR_INVALID, one over the memory
- * limits ERROR_MEMORY, and the connection waits for a better Hello.
+ * rate limit or the queue get ERROR_LIMIT). Closed sessions are freed on the pool too. A frame
+ * that fails validation gets an Error (ERROR_INVALID, or ERROR_LIMIT when it exceeds the
+ * session's limits) carrying its seq and naming the field, and no Result; the session goes on. A
+ * StatsRequest, before or after Hello, gets the daemon-wide Stats. Errors after which the
+ * connection closes (once the Error is written): undecodable bytes (ERROR_DECODE), a message over
+ * max_message_bytes (ERROR_TOO_LARGE), a wrong protocol version, a second Hello or a Frame before
+ * Hello (ERROR_PROTOCOL), no session free (ERROR_BUSY). A Hello naming an unknown solver gets
+ * ERROR_INVALID, one over the memory limits ERROR_MEMORY, and the connection waits for a better
+ * Hello.
  *
  * Output: the workers wake the loop through one uv_async_t; the wake drains every session's
  * ring. Any message is written only while the connection's unsent backlog is below

@@ -132,8 +132,9 @@ const cd_session_params *cd_session_params_of(const cd_session *s);
 int cd_session_worker(const cd_session *s);
 void cd_session_move(cd_session *s, int worker);
 
-/* Request mode's rate limit (a virtual-time bucket: one frame per period on average): true when a frame arriving at now_ns conforms, and the bucket counts it;
- * false with *ret_early_ns, how much sooner than allowed it came (bursts of CD_REQUEST_BURST).
+/* Request mode's rate limit (a virtual-time bucket: one frame per period on average): true when
+ * a frame arriving at now_ns conforms, and the bucket counts it; false with *ret_early_ns, how
+ * much sooner than allowed it came (bursts of CD_REQUEST_BURST).
  * Stream mode: always true.
  * thread: io. rt-safe: yes. */
 bool cd_session_frame_allowed(cd_session *s, int64_t now_ns, int64_t *ret_early_ns);

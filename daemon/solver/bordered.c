@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /* Incremental inverse of a pivoting method's clamped system (bordered.h; Baraff 1994, section 4.5).
  *
- * THE MATHS. With K (order p) and its inverse known, the bordered matrix [K u; v' d] has the inverse
+ * THE MATHS. With K (order p) and its inverse known, the bordered matrix [K u; v' d] has
+ * the inverse
  *     [K^-1 + y z' / s,  -y / s;  -z' / s,  1 / s],   y = K^-1 u, z' = v' K^-1, s = d - v' y,
  * so adding a member costs two products with K^-1 and a rank-one update, O(p^2). Removing member k
  * inverts the block formula: with the member's row and column of K^-1 (r', c) and its diagonal e,
  * the inverse of K without it is K^-1 - c r' / e (over the other members), also O(p^2).
  *
  * SINGULAR STEPS. s is the pivot Gaussian elimination would meet if the member were eliminated
- * last; |s| <= tol means the member's equation is (numerically) a combination of the others', as
- * with four coplanar contacts of a box (rank 3). Such a member is deferred: its unknown is 0 and its
- * equation, consistent in exact arithmetic (Baraff's theorem: the right-hand side lies in the range),
- * is checked at each solve. A removal whose e is tiny against the row and column it leaves behind
- * would blow the inverse up (the remaining block is nearly singular): the inverse is then rebuilt
- * from K by adding the members again, which defers whatever is dependent.
+ * last; |s| <= tol means the member's equation is (numerically) a combination of the others',
+ * as with four coplanar contacts of a box (rank 3). Such a member is deferred: its unknown is 0
+ * and its equation, consistent in exact arithmetic (Baraff's theorem: the right-hand side lies in
+ * the range), is checked at each solve. A removal whose e is tiny against the row and column it
+ * leaves behind would blow the inverse up (the remaining block is nearly singular): the inverse is
+ * then rebuilt from K by adding the members again, which defers whatever is dependent.
  *
  * ACCURACY. Each solve takes one step of iterative refinement against K itself (kept entry by entry
  * for all members), so rounding in the updated inverse does not accumulate into the answers; a
@@ -25,8 +26,8 @@
 #include "solver/deadline.h"
 #include "solver/workspace.h"
 
-/* A refinement step that changes the answer by more than this fraction says the inverse has drifted:
- * rebuild (rounding alone leaves ~1e-16 x the condition number). */
+/* A refinement step that changes the answer by more than this fraction says the inverse has
+ * drifted: rebuild (rounding alone leaves ~1e-16 x the condition number). */
 #define DRIFT_TOL 1e-6
 
 size_t cs__bordered_size(int cap, int nid) {
@@ -55,7 +56,8 @@ int cs__bordered_init(cs__bordered *b, cs_workspace *ws, int cap, int nid, doubl
         .ctx = ctx,
         .meter = meter,
     };
-    if (cap > 0 && (!b->id || !b->slot || !b->retry || !b->K || !b->inv || !b->y || !b->z || !b->rs || !b->xs))
+    if (cap > 0 && (!b->id || !b->slot || !b->retry || !b->K || !b->inv || !b->y || !b->z ||
+                    !b->rs || !b->xs))
         return -1;
     for (int i = 0; i < nid; i++)
         b->slot[i] = -1;
@@ -86,7 +88,8 @@ static inline void swap_d(double *x, double *y) {
     *y = t;
 }
 
-/* Exchanges slots s and t (a symmetric permutation of K, and of the inverse when both are in it). */
+/* Exchanges slots s and t (a symmetric permutation of K, and of the inverse when both are in
+ * it). */
 static void swap_slots(cs__bordered *b, int s, int t) {
     if (s == t)
         return;

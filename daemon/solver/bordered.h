@@ -3,11 +3,11 @@
  * equation: the clamped set of a pivoting method, which differs from one pivot to the next by a
  * single index (Baraff 1994, section 4.5: "for a serious implementation we highly recommend the use
  * of an incremental factorization"). Bordering adds an index and its inverse's block formula
- * removes one in O(p^2), against O(p^3) to factor afresh; the system need not be symmetric (friction
- * tied to normals). A member whose Schur pivot is at or below tol would make the system singular
- * (exact ties): it is kept aside ("deferred", its unknown held at 0) and its equation is checked at
- * each solve, as a rank-revealing factorization drops a redundant column; it is taken in again once
- * a removal makes room. */
+ * removes one in O(p^2), against O(p^3) to factor afresh; the system need not be symmetric
+ * (friction tied to normals). A member whose Schur pivot is at or below tol would make the system
+ * singular (exact ties): it is kept aside ("deferred", its unknown held at 0) and its equation is
+ * checked at each solve, as a rank-revealing factorization drops a redundant column; it is taken
+ * in again once a removal makes room. */
 #ifndef CONTACTD_SOLVER_BORDERED_H
 #define CONTACTD_SOLVER_BORDERED_H
 #include <stdbool.h>
@@ -63,9 +63,9 @@ void cs__bordered_remove(cs__bordered *b, int id);
 void cs__bordered_refresh(cs__bordered *b);
 
 /* Solves K x = rhs over the members (rhs, x: [nid] by id; x is written for members only, 0 for the
- * deferred ones), with one step of iterative refinement. Returns 0; -1 when a deferred member's equation fails by more
- * than cons_tol (the inverse cannot answer: the caller factors the whole system); 1 when the
- * meter's deadline passed. */
+ * deferred ones), with one step of iterative refinement. Returns 0; -1 when a deferred member's
+ * equation fails by more than cons_tol (the inverse cannot answer: the caller factors the whole
+ * system); 1 when the meter's deadline passed. */
 int cs__bordered_solve(cs__bordered *b, const double *rhs, double *x, double cons_tol);
 
 #endif /* CONTACTD_SOLVER_BORDERED_H */

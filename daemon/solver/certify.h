@@ -11,11 +11,11 @@
 size_t cs_certify_size(const cs_limits *lim);
 
 /* Fills cert from impulses lambda [3 (nc + nj)] (contact frame, then joints' world frame) and
- * post-step velocities v [6 nb], and, when state is not NULL, labels each contact [nc]: separate when its normal
- * impulse is ~0, slide when its tangential slip is above the velocity tolerance, else stick.
- * The friction set is the exact cone when pyramid is false, else the model's d-sided pyramid
- * (the polygon with vertices mu lambda_n d_j that the pivoting solvers use), so each solver is
- * judged on the law it solves. The numbers are defined in types.h (cs_certificate).
+ * post-step velocities v [6 nb], and, when state is not NULL, labels each contact [nc]: separate
+ * when its normal impulse is ~0, slide when its tangential slip is above the velocity tolerance,
+ * else stick. The friction set is the exact cone when pyramid is false, else the model's d-sided
+ * pyramid (the polygon with vertices mu lambda_n d_j that the pivoting solvers use), so each
+ * solver is judged on the law it solves. The numbers are defined in types.h (cs_certificate).
  * Returns 0 or CS_ENOSPACE. thread: any, one caller per workspace. rt-safe: yes. */
 cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, const double *v,
                      bool pyramid, cs_certificate *cert, uint8_t *state);

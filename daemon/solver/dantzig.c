@@ -1072,7 +1072,8 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
         double wmax = w->viol, wd = 0;
         for (int q = 0; q < ng && !(least_index && fd >= 0); q++) {
             group *g = &w->g[q];
-            const bool bounded = radius(g, f) > 0 && (g->normal < 0 || w->set[g->normal] == CLAMPED);
+            const bool bounded =
+                radius(g, f) > 0 && (g->normal < 0 || w->set[g->normal] == CLAMPED);
             for (int r = 0; r < g->m; r++) {
                 const double v = group_w(w, g, r);
                 if ((w->on[g->row + r] || bounded) && fabs(v) > wmax) {

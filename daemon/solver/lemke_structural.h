@@ -30,12 +30,12 @@ size_t cs_lemke_structural_size(const cs_limits *lim);
  * basis words of a previous answer in m's contact order (0 for unknown contacts), or NULL for a
  * cold start; a warm basis that is infeasible is repaired by Lemke from it, and when that fails
  * the solve restarts cold (pivots of all runs count). The reduced variant's cold start is a
- * crash basis from the frictionless LCP's answer (lemke_structural.c), then cold runs. Every answer must pass the certificate
- * (certify.h, pyramid, opt->cert_tol); a cycle, a ray or a failed check is retried cold with
- * another covering vector, up to 3 cold runs. lambda: [3 nc] out, contact-frame impulses.
- * basis: [nc] out, the final basis words (for the next tick's warm start). v [6 nb], cert, state
- * [nc]: out on CS_CONVERGED, the post-step velocity and the certificate and contact states of the
- * answer's check (the caller need not certify again). st: pivots.
+ * crash basis from the frictionless LCP's answer (lemke_structural.c), then cold runs. Every
+ * answer must pass the certificate (certify.h, pyramid, opt->cert_tol); a cycle, a ray or a failed
+ * check is retried cold with another covering vector, up to 3 cold runs. lambda: [3 nc] out,
+ * contact-frame impulses. basis: [nc] out, the final basis words (for the next tick's warm start).
+ * v [6 nb], cert, state [nc]: out on CS_CONVERGED, the post-step velocity and the certificate and
+ * contact states of the answer's check (the caller need not certify again). st: pivots.
  * Returns CS_CONVERGED, CS_RAY, CS_MAXITER (pivot cap from the LCP size, or cycling),
  * CS_SINGULAR (a kernel lost rank, or the last answer failed its check), CS_DEADLINE or
  * CS_ENOSPACE; lambda is only meaningful on CS_CONVERGED.

@@ -310,7 +310,8 @@ size_t cs_model_delassus_size(const cs_limits *lim) {
            cs__ws_bytes(((size_t)lim->max_bodies + 1) * sizeof(int));
 }
 
-/* Body on side 0 (body_a) or 1 (body_b) of row k of the rows-per-contact Jacobian, -1: the world. */
+/* Body on side 0 (body_a) or 1 (body_b) of row k of the Jacobian that keeps `rows` rows of each
+ * contact (cs_model_rows), -1: the world. */
 static inline int row_body(const cs_model *m, int rows, int k, int side) {
     const int i = triplet_of(m, rows, k);
     return side == 0 ? m->ia[i] : m->ib[i];

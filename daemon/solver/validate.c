@@ -30,8 +30,8 @@ static bool finite3(const double v[3]) {
 #define CHECK3(v, prefix, idx, name)                                                              \
     do {                                                                                          \
         if (!finite3(v))                                                                          \
-            return fail(CS_EINPUT, err, errlen, "%s[%d]." name ": not a finite number", prefix,     \
-                        idx);                                                                     \
+            return fail(CS_EINPUT, err, errlen, "%s[%d]." name ": not a finite number",           \
+                        prefix, idx);                                                             \
     } while (0)
 
 static int validate_body(const cs_body *B, int i, char *err, size_t errlen) {
@@ -101,8 +101,8 @@ static int validate_contact(const cs_scene *s, const cs_contact *C, int i, char 
     if (!isfinite(C->distance))
         return fail(CS_EINPUT, err, errlen, "contacts[%d].distance: not a finite number", i);
     if (!isfinite(C->mu) || C->mu < 0)
-        return fail(CS_EINPUT, err, errlen, "contacts[%d].friction: must be finite and >= 0 (got %g)",
-                    i, C->mu);
+        return fail(CS_EINPUT, err, errlen,
+                    "contacts[%d].friction: must be finite and >= 0 (got %g)", i, C->mu);
     if (!isfinite(C->stiffness) || C->stiffness < 0)
         return fail(CS_EINPUT, err, errlen,
                     "contacts[%d].stiffness: must be finite and >= 0 (0 = not given; got %g)", i,
@@ -179,8 +179,9 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
             return r;
         for (int j = 0; j < i; j++)
             if (s->bodies[j].id == s->bodies[i].id)
-                return fail(CS_EINPUT, err, errlen, "bodies[%d].id: duplicate of bodies[%d].id (%u)",
-                            i, j, s->bodies[i].id);
+                return fail(CS_EINPUT, err, errlen,
+                            "bodies[%d].id: duplicate of bodies[%d].id (%u)", i, j,
+                            s->bodies[i].id);
     }
     for (int i = 0; i < s->nc; i++) {
         const int r = validate_contact(s, &s->contacts[i], i, err, errlen);
@@ -198,8 +199,9 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
             return r;
         for (int j = 0; j < i; j++)
             if (s->joints[j].id == s->joints[i].id)
-                return fail(CS_EINPUT, err, errlen, "joints[%d].id: duplicate of joints[%d].id (%u)",
-                            i, j, s->joints[i].id);
+                return fail(CS_EINPUT, err, errlen,
+                            "joints[%d].id: duplicate of joints[%d].id (%u)", i, j,
+                            s->joints[i].id);
     }
     if (s->nj > 0 && s->solver != CS_SOLVER_DEFAULT && !cs_solver_takes_joints(s->solver))
         return fail(CS_EINPUT, err, errlen, "joints: solver '%s' does not take joints",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal view of the warm start: the previous certified answer of a session, its contact
- * impulses keyed by contact id, joint impulses by joint id and body velocities by body id. It seeds the fallback
- * answer and the warm-started solvers. */
+ * impulses keyed by contact id, joint impulses by joint id and body velocities by body id. It
+ * seeds the fallback answer and the warm-started solvers. */
 #ifndef CONTACTD_SOLVER_WARMSTART_H
 #define CONTACTD_SOLVER_WARMSTART_H
 #include <stdbool.h>

@@ -11,9 +11,10 @@
  * Pools of 256 chains (64 at N = 1000, whose inputs alone exceed L2) are rotated, each variant
  * solving each chain once untimed (and checked: momentum and joint-row residuals below 1e-9 of
  * their scales; the dense baseline, while its budget lasts, on v's agreement with baraff), then
- * timed passes rotate over chains and variants until `repeat` passes or the point's budget. The ratio column is p50 over the
- * dense baseline's at the same N. Output: a table, <out>/articulated.csv (bench_common.h),
- * <out>/articulated.png (articulated.gp), and the growth ratios t(200)/t(50), t(1000)/t(200). */
+ * timed passes rotate over chains and variants until `repeat` passes or the point's budget. The
+ * ratio column is p50 over the dense baseline's at the same N. Output: a table,
+ * <out>/articulated.csv (bench_common.h), <out>/articulated.png (articulated.gp), and the growth
+ * ratios t(200)/t(50), t(1000)/t(200). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -71,7 +71,8 @@ int main(int argc, char **argv) {
         if (peers && p.nv > FCLIB_RUN_PEER_MAX_DOFS)
             printf("%-12s %-24s siconos peers skipped: %d dofs > %d (dense reformulation)\n",
                    "fclib", scene, p.nv, FCLIB_RUN_PEER_MAX_DOFS);
-        for (int k = 0; peers && p.nv <= FCLIB_RUN_PEER_MAX_DOFS && k < siconos_peer_gfc3d_count(); k++) {
+        const int npeer = peers && p.nv <= FCLIB_RUN_PEER_MAX_DOFS ? siconos_peer_gfc3d_count() : 0;
+        for (int k = 0; k < npeer; k++) {
             bench_cell c = {0};
             fclib_run_gfc3d(k, &p, &a, &c);
             bench_row r = bench_cell_row(&c, "fclib", siconos_peer_gfc3d_name(k), scene, p.nc);

@@ -49,8 +49,9 @@ void fclib_run_solver(cs_solver solver, const fclib_io_problem *p, const bench_a
     for (int rep = 0; rep < a->repeat && (rep == 0 || c->spent_ns <= budget); rep++) {
         fclib_io_result res;
         char err[256];
-        const int r = solver == CS_SOLVER_SAP ? fclib_io_solve(p, &opt, &res, err, sizeof err)
-                                              : fclib_io_solve_local(p, &opt, &res, err, sizeof err);
+        const int r = solver == CS_SOLVER_SAP
+                          ? fclib_io_solve(p, &opt, &res, err, sizeof err)
+                          : fclib_io_solve_local(p, &opt, &res, err, sizeof err);
         if (r != 0) {
             fprintf(stderr, "%s\n", err);
             exit(1);

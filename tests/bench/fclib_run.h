@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* FCLIB files in the benchmarks (bench_fclib, bench_solvers): the files of a directory tree, and
  * one file solved by SAP or ncp through clients/cli/fclib_io (the reader and scoring `contactctl
- * fclib` uses) or by a Siconos gfc3d or fc3d peer, each answer scored by Siconos' residual (coulomb.h). The
- * first solve of each (solver, file) is checked; repeats run while the budget lasts.
- * thread: the benchmark's main thread. Not rt code. */
+ * fclib` uses) or by a Siconos gfc3d or fc3d peer, each answer scored by Siconos' residual
+ * (coulomb.h). The first solve of each (solver, file) is checked; repeats run while the budget
+ * lasts. thread: the benchmark's main thread. Not rt code. */
 #ifndef CONTACTD_TESTS_BENCH_FCLIB_RUN_H
 #define CONTACTD_TESTS_BENCH_FCLIB_RUN_H
 #include "bench_run.h"

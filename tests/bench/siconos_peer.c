@@ -232,7 +232,8 @@ int siconos_peer_fc3d(int nc, const double *W, const double *q, const double *mu
 int siconos_peer_form(const cs_scene *s, const cs_limits *lim, double **ret_M, double **ret_q) {
     const int d = s->friction_dirs ? s->friction_dirs : CS_DIRS_DEFAULT, N = s->nc * (2 + d);
     cs_workspace *ws = cs_workspace_new(lim);
-    double *M = malloc((size_t)N * N * sizeof(double) + 1), *q = malloc((size_t)N * sizeof(double) + 1);
+    double *M = malloc((size_t)N * N * sizeof(double) + 1);
+    double *q = malloc((size_t)N * sizeof(double) + 1);
     cs_model m;
     if (!ws || !M || !q || cs_model_build(&m, ws, s) != CS_CONVERGED ||
         cs_lemke_contact_lcp(ws, &m, M, q) != CS_CONVERGED) {

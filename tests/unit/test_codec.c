@@ -69,7 +69,8 @@ static void scene_round_trip(void **state) {
     cs_contact c2[NC];
     cs_scene out = {.bodies = b2, .contacts = c2};
     char err[256] = "";
-    assert_int_equal(cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
+    assert_int_equal(
+        cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
     assert_int_equal(out.seq, 42);
     assert_true(out.dt == s.dt);
     assert_memory_equal(out.gravity, s.gravity, sizeof s.gravity);
@@ -131,7 +132,9 @@ static void joint_round_trip(void **state) {
     cs_joint j2[NJ];
     cs_scene out = {.bodies = b2, .contacts = c2, .joints = j2};
     char err[256] = "";
-    assert_int_equal(cd_codec_scene_from_frame(m->frame, &lim_joints, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
+    assert_int_equal(cd_codec_scene_from_frame(m->frame, &lim_joints, CS_SOLVER_DEFAULT, &out,
+                                               err, sizeof err),
+                     0);
     assert_int_equal(out.nj, 1);
     assert_int_equal(j2[0].id, 77);
     assert_int_equal(j2[0].body_a, 9);
@@ -170,7 +173,8 @@ static void absent_fields_take_defaults(void **state) {
     memset(&c, 0x55, sizeof c);
     cs_scene out = {.bodies = &b, .contacts = &c};
     char err[256] = "";
-    assert_int_equal(cd_codec_scene_from_frame(&f, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
+    assert_int_equal(
+        cd_codec_scene_from_frame(&f, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
     assert_int_equal(out.friction_dirs, CS_DIRS_DEFAULT);
     assert_int_equal(out.solver, CS_SOLVER_DEFAULT);
     const double zero3[3] = {0, 0, 0}, identity[4] = {1, 0, 0, 0};
@@ -228,7 +232,9 @@ static Contactd__V1__Joint *add_joint(Contactd__V1__Frame *f, Contactd__V1__Join
     f->n_joints = 1;
     return j;
 }
-static void joint(Contactd__V1__Frame *f) { add_joint(f, CONTACTD__V1__JOINT_KIND__JOINT_BALL, 7, 9); }
+static void joint(Contactd__V1__Frame *f) {
+    add_joint(f, CONTACTD__V1__JOINT_KIND__JOINT_BALL, 7, 9);
+}
 static void joint_no_kind(Contactd__V1__Frame *f) {
     add_joint(f, CONTACTD__V1__JOINT_KIND__JOINT_UNSPECIFIED, 7, 9);
 }

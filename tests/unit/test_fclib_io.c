@@ -479,10 +479,19 @@ static void slightly_asymmetric_w_is_symmetrized(void **state) {
     fclib_io_free(&p);
 }
 
-/* ncp on local problems (state: the file). It converges (eq. 15 below 1e-10), and Siconos'
- * residual on the stored W is then bounded by what the symmetrization changed: with
- * u_file - u_solved = (W - W_sym) r, |F| <= |F_sym| + |W - W^T|_F |r| / 2 (P_K non-expansive),
- * divided by the residual's scale max(|q|, |u|, |r|). A symmetric file must reach 1e-12. */
+/* Loads the local FCLIB file name (under ../shared) into p and solves it with solver into res. */
+static void solve_local_file(const char *name, cs_solver solver, fclib_io_problem *p,
+                             fclib_io_result *res) {
+    char err[512];
+    if (fclib_io_load(t_shared_path(name), p, err, sizeof err) < 0) {
+        fail_msg("%s", err);
+    }
+    const cs_options opt = {.solver = solver};
+    if (fclib_io_solve_local(p, &opt, res, err, sizeof err) != 0) {
+        fail_msg("%s: %s", name, err);
+    }
+}
+
 /* lemke-standard on a local file through the 8-sided pyramid: converged, and its answer is the
  * pyramid's complementarity solution of u = W r + q (W as solved: symmetrized): impulses in the
  * exact cone (the pyramid is inscribed in it), u_n >= 0, r_n u_n = 0, to 1e-9 of the scales
@@ -491,13 +500,8 @@ static void slightly_asymmetric_w_is_symmetrized(void **state) {
 static void lemke_standard_solves_local(void **state) {
     const char *name = *state;
     fclib_io_problem p;
-    char err[512];
-    if (fclib_io_load(t_shared_path(name), &p, err, sizeof err) < 0) {
-        fail_msg("%s", err);
-    }
     fclib_io_result res;
-    const cs_options opt = {.solver = CS_SOLVER_LEMKE_STANDARD};
-    assert_int_equal(fclib_io_solve_local(&p, &opt, &res, err, sizeof err), 0);
+    solve_local_file(name, CS_SOLVER_LEMKE_STANDARD, &p, &res);
     assert_int_equal(res.status, CS_CONVERGED);
     const int n = 3 * p.nc;
     // Velocities compare with the terms they are sums of: |W| |r| and |q|.
@@ -530,15 +534,15 @@ static void lemke_standard_solves_local(void **state) {
     fclib_io_free(&p);
 }
 
+/* ncp on local problems (state: the file). It converges (eq. 15 below 1e-10), and Siconos'
+ * residual on the stored W is then bounded by what the symmetrization changed: with
+ * u_file - u_solved = (W - W_sym) r, |F| <= |F_sym| + |W - W^T|_F |r| / 2 (P_K non-expansive),
+ * divided by the residual's scale max(|q|, |u|, |r|). A symmetric file must reach 1e-12. */
 static void ncp_solves_local(void **state) {
     const char *name = *state;
     fclib_io_problem p;
-    char err[512];
-    if (fclib_io_load(t_shared_path(name), &p, err, sizeof err) < 0) {
-        fail_msg("%s", err);
-    }
     fclib_io_result res;
-    assert_int_equal(fclib_io_solve_local(&p, &(cs_options){.solver = CS_SOLVER_NCP}, &res, err, sizeof err), 0);
+    solve_local_file(name, CS_SOLVER_NCP, &p, &res);
     if (res.status != CS_CONVERGED || res.ncp.residual > 1e-10) {
         fail_msg("%s: %s after %d iterations, residual %.3g", name, cs_status_name(res.status),
                  res.ncp.iterations, res.ncp.residual);

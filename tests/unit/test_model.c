@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The contact model: tangent frames, Jacobian adjointness, the Delassus operator against its
- * definition (contacts and ball joints), free-motion velocities (gravity, applied wrench, gyroscopic term) and the world
- * inertia of a rotated body. */
+ * definition (contacts and ball joints), free-motion velocities (gravity, applied wrench,
+ * gyroscopic term) and the world inertia of a rotated body. */
 #include "solver/model.h"
 
 #include <math.h>
@@ -200,7 +200,8 @@ static void jacobian_table_matches_jt(void **state) {
             cs_model_jacobian(&m, rows, js);
             for (int i = 0; i < NT; i++) {
                 // A joint keeps its three rows whatever a contact keeps.
-                const int nr = i < NC ? rows : 3, first = i < NC ? rows * i : rows * NC + 3 * (i - NC);
+                const int nr = i < NC ? rows : 3;
+                const int first = i < NC ? rows * i : rows * NC + 3 * (i - NC);
                 for (int r = 0; r < nr; r++) {
                     double l[3 * NT] = {0}, g[6 * NB], mg[6 * NB];
                     l[3 * i + r] = 1;

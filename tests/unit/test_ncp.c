@@ -413,7 +413,8 @@ static void fclib_local_converges(void **state) {
     if (fclib_io_load(path, &p, err, sizeof err) < 0)
         fail_msg("%s", err);
     fclib_io_result res;
-    assert_int_equal(fclib_io_solve_local(&p, &(cs_options){.solver = CS_SOLVER_NCP}, &res, err, sizeof err), 0);
+    const cs_options opt = {.solver = CS_SOLVER_NCP};
+    assert_int_equal(fclib_io_solve_local(&p, &opt, &res, err, sizeof err), 0);
     if (res.status != CS_CONVERGED || res.ncp.residual > RESIDUAL_TARGET)
         fail_msg("%s: %s after %d iterations, residual %.3g", name, cs_status_name(res.status),
                  res.ncp.iterations, res.ncp.residual);
@@ -552,7 +553,8 @@ static void deterministic_and_allocation_free(void **state) {
 }
 
 int main(void) {
-#define FCLIB(file) {.name = file, .test_func = fclib_local_converges, .initial_state = (void *)file}
+#define FCLIB(file) \
+    {.name = file, .test_func = fclib_local_converges, .initial_state = (void *)file}
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(particle_incline_thresholds),
         cmocka_unit_test(particle_separates),
