@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
@@ -44,7 +45,9 @@ static void usage(FILE *f) {
 "\n"
 "Config keys (INI sections; config/contactd.conf documents each):\n"
 "  [server]  socket, tcp, max_sessions = 16, max_message_bytes = 262144,\n"
-"            max_queued_bytes = 1048576, memory_budget_mb = 1024\n"
+"            max_queued_bytes = 1048576, memory_budget_mb = 1024, max_connections = 4096,\n"
+"            max_connections_per_uid = 1024, hello_timeout_ms = 1000, socket_mode = 0660,\n"
+"            socket_group, allow_uids, allow_gids\n"
 "  [loop]    rate_hz = 1000, deadline_fraction = 0.8 (default budget), realtime = auto|off,\n"
 "            priority = 50, cpu = auto, workers = auto (cores - 1), long_solve_us = 200\n"
 "  [session] default_solver = lemke, max_bodies = 64, max_contacts = 256, max_joints = 64,\n"
@@ -55,7 +58,10 @@ static void usage(FILE *f) {
 "port), STOPPING=1 on shutdown, and WATCHDOG=1 while the workers tick when WatchdogSec= is\n"
 "set; it accepts sockets from socket activation. As root it creates the socket's directory.\n"
 "\n"
-"Signals: SIGINT, SIGTERM: close every session and exit 0.\n"
+"Signals: SIGINT, SIGTERM: finish the current tick, send each client its last results and a\n"
+"Goodbye, remove the socket file and exit 0. SIGHUP: read the config file again (a bad file\n"
+"is refused whole); limits, defaults and access rules apply to new sessions, and the log names\n"
+"the keys that need a restart.\n"
 "\n"
 "Examples:\n"
 "  contactd                                   defaults: 1 kHz, default socket, 127.0.0.1:7411\n"
@@ -155,6 +161,24 @@ static int make_socket_dir(const char *socket) {
     return 0;
 }
 
+// Every connection is a descriptor: lift the soft limit (often 1024) towards max_connections
+// plus what the daemon itself holds, as far as the hard limit allows.
+static void raise_fd_limit(int max_connections) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+        return;
+    }
+    const rlim_t want = (rlim_t)max_connections + 64;
+    if (rl.rlim_cur >= want) {
+        return;
+    }
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want) {
+        cd_log(CD_LOG_WARNING, "open files limited to %llu, below [server] max_connections "
+               "(%d) + 64", (unsigned long long)rl.rlim_cur, max_connections);
+    }
+}
+
 struct daemon {
     uv_loop_t loop;
     cd_config cfg;
@@ -162,9 +186,12 @@ struct daemon {
     cd_server *server;
     cd_loop *ticker;
     cd_watchdog watchdog;
-    uv_signal_t sigint, sigterm;
+    uv_signal_t sigint, sigterm, sighup;
     bool signals_open;
     uint64_t ticks_seen;
+    const char *config_path;      /* what SIGHUP reads again, with the same overrides */
+    const struct override *ov;
+    int nov;
 };
 
 // The watchdog is petted only while the tick thread keeps ticking.
@@ -177,11 +204,13 @@ static bool ticker_alive(void *arg) {
 }
 
 // Takes down what runs on the loop, in reverse order of start; uv_run returns once every handle
-// has finished closing. The tick thread stops first: it must not wake a closed handle.
-static void stop_running(struct daemon *d) {
+// has finished closing. The workers stop first (each finishes the tick it is in): they must not
+// wake a closed handle. goodbye: as cd_server_close.
+static void stop_running(struct daemon *d, const char *goodbye) {
     if (d->signals_open) {
         uv_close((uv_handle_t *)&d->sigterm, NULL);
         uv_close((uv_handle_t *)&d->sigint, NULL);
+        uv_close((uv_handle_t *)&d->sighup, NULL);
         d->signals_open = false;
     }
     cd_watchdog_stop(&d->watchdog);
@@ -189,7 +218,7 @@ static void stop_running(struct daemon *d) {
         cd_loop_stop(d->ticker);
     }
     if (d->server) {
-        cd_server_close(d->server);
+        cd_server_close(d->server, goodbye);
     }
 }
 
@@ -197,25 +226,45 @@ static void on_signal(uv_signal_t *h, int signum) {
     struct daemon *d = h->data;
     cd_log(CD_LOG_NOTICE, "%s: shutting down", strsignal(signum));
     (void)cd_notify_stopping();
-    stop_running(d);
+    char reason[64];
+    snprintf(reason, sizeof reason, "the daemon is shutting down (%s)",
+             signum == SIGINT ? "SIGINT" : "SIGTERM");
+    stop_running(d, reason);
+}
+
+// SIGHUP: reads the config file again, whole or not at all. What may change live applies to
+// connections and sessions made from now on; the rest keeps its running value, named in the log.
+static void on_reload(uv_signal_t *h, int signum) {
+    (void)signum;
+    struct daemon *d = h->data;
+    cd_config next;
+    if (load_config(&next, d->config_path, d->ov, d->nov) < 0) {
+        cd_log(CD_LOG_ERR, "reload: the configuration above is refused; the running one stays");
+        return;
+    }
+    char changed[512];
+    cd_config_keep_restart(&next, &d->cfg, changed, sizeof changed);
+    d->cfg = next;
+    cd_log_init(d->cfg.log_level);
+    cd_log(CD_LOG_NOTICE, "reload: %s read; new sessions get its values%s%s%s",
+           d->config_path ? d->config_path : "(no config file: built-in defaults)",
+           changed[0] ? "; needs a restart to change: " : "", changed,
+           changed[0] ? " (unchanged until then)" : "");
 }
 
 static int start_signals(struct daemon *d) {
-    int r = uv_signal_init(&d->loop, &d->sigint);
-    if (r == 0) {
-        r = uv_signal_init(&d->loop, &d->sigterm);
-        if (r < 0) {
-            uv_close((uv_handle_t *)&d->sigint, NULL);
-        }
-    }
-    if (r < 0) {
-        return r;
-    }
+    // uv_signal_init cannot fail on Linux once the loop runs (it only adds to its lists).
+    (void)uv_signal_init(&d->loop, &d->sigint);
+    (void)uv_signal_init(&d->loop, &d->sigterm);
+    (void)uv_signal_init(&d->loop, &d->sighup);
     d->signals_open = true;
-    d->sigint.data = d->sigterm.data = d;
-    r = uv_signal_start(&d->sigint, on_signal, SIGINT);
+    d->sigint.data = d->sigterm.data = d->sighup.data = d;
+    int r = uv_signal_start(&d->sigint, on_signal, SIGINT);
     if (r == 0) {
         r = uv_signal_start(&d->sigterm, on_signal, SIGTERM);
+    }
+    if (r == 0) {
+        r = uv_signal_start(&d->sighup, on_reload, SIGHUP);
     }
     return r;
 }
@@ -235,6 +284,9 @@ int main(int argc, char **argv) {
         return a > 0 ? EXIT_SUCCESS : EXIT_USAGE;
     }
     cd_log_init(CD_LOG_INFO);
+    d.config_path = config_path;
+    d.ov = ov;
+    d.nov = nov;
     if (load_config(&d.cfg, config_path, ov, nov) < 0) {
         return EXIT_FAILURE;
     }
@@ -252,6 +304,7 @@ int main(int argc, char **argv) {
     }
     // A client that disconnects while we write must cost an EPIPE, not the process.
     signal(SIGPIPE, SIG_IGN);
+    raise_fd_limit(d.cfg.max_connections);
 
     int status = EXIT_FAILURE;
     int r = uv_loop_init(&d.loop);
@@ -314,7 +367,7 @@ int main(int argc, char **argv) {
 
 out_running:
     // On the error paths this closes what was started; after a signal it is already done.
-    stop_running(&d);
+    stop_running(&d, NULL);
     (void)uv_run(&d.loop, UV_RUN_DEFAULT);
     cd_server_free(d.server);
     cd_loop_free(d.ticker);

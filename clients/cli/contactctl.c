@@ -696,7 +696,12 @@ static void print_daemon_error(const Contactd__V1__Error *e) {
             enum_name(&contactd__v1__error_code__descriptor, (int)e->code), e->message);
 }
 
-// Waits for the first message of the given case; an Error or a broken connection ends the wait.
+static void print_goodbye(const Contactd__V1__Goodbye *g) {
+    fprintf(stderr, "contactctl: the daemon ended the session: %s\n", g->reason);
+}
+
+// Waits for the first message of the given case; an Error, a Goodbye or a broken connection ends
+// the wait.
 static int await(cdc_conn *c, Contactd__V1__ServerMessage__MsgCase want, int64_t timeout_ns,
                  Contactd__V1__ServerMessage **ret) {
     const int64_t deadline = cd_clock_ns() + timeout_ns;
@@ -719,6 +724,11 @@ static int await(cdc_conn *c, Contactd__V1__ServerMessage__MsgCase want, int64_t
         }
         if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
             print_daemon_error(m->error);
+            cdc_msg_free(m);
+            return EXIT_FAIL;
+        }
+        if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE) {
+            print_goodbye(m->goodbye);
             cdc_msg_free(m);
             return EXIT_FAIL;
         }
@@ -815,6 +825,10 @@ static int stream_drain(cdc_conn *c, stream_log *log, int64_t wait_ns) {
             if (log->errors++ == 0) {
                 print_daemon_error(m->error);
             }
+        } else if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE) {
+            print_goodbye(m->goodbye);
+            cdc_msg_free(m);
+            return -ECONNRESET;
         } else if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
             const Contactd__V1__Result *res = m->result;
             const uint64_t k = res->seq - 1; // seq = frame index + 1

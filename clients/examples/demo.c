@@ -333,6 +333,10 @@ int main(int argc, char **argv) {
             if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
                 fprintf(stderr, "contactd-demo: daemon error: %s\n", m->error->message);
                 t.errors++;
+            } else if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE) {
+                fprintf(stderr, "contactd-demo: the daemon ended the session: %s\n",
+                        m->goodbye->reason);
+                stop = 1;
             } else if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT &&
                        m->result->seq + 4096 > k + 1) {
                 const Contactd__V1__Result *res = m->result;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Varint length-prefixed framing. Bytes from the socket are appended to one buffer of
- * max_msg + CD_VARINT_MAX bytes; whole messages are handed out as pointers into it, and the
- * unconsumed tail is moved to the front only when an append would not fit behind it. A prefix
- * that announces an oversized body is refused as soon as the prefix is complete, before any of the
- * body arrives, so a hostile length never makes the buffer grow. */
+/* Varint length-prefixed framing. Bytes from the socket are appended to one buffer; whole
+ * messages are handed out as pointers into it, and the unconsumed tail is moved to the front only
+ * when an append would not fit behind it. The buffer starts at CD_FRAMER_START bytes (an idle
+ * connection costs little) and grows to what a complete prefix announces, never beyond
+ * max_msg + CD_VARINT_MAX: a prefix that announces an oversized body is refused as soon as it is
+ * complete, before any of the body arrives, so a hostile length never makes the buffer grow. */
 #include "io/framing.h"
 
 #include <errno.h>
@@ -14,7 +15,8 @@ int cd_framer_init(cd_framer *f, size_t max_msg) {
     if (max_msg > SIZE_MAX - CD_VARINT_MAX) {
         return -ENOMEM;
     }
-    const size_t cap = max_msg + CD_VARINT_MAX;
+    const size_t most = max_msg + CD_VARINT_MAX;
+    const size_t cap = most < CD_FRAMER_START ? most : CD_FRAMER_START;
     uint8_t *buf = malloc(cap);
     if (!buf) {
         return -ENOMEM;
@@ -60,6 +62,18 @@ int cd_framer_next(cd_framer *f, const uint8_t **msg, size_t *len) {
         return -EMSGSIZE;
     }
     if (avail - (size_t)used < body) {
+        // Room for the whole message, so the reader can go on (cd_framer_space).
+        const size_t need = (size_t)used + (size_t)body;
+        if (need > f->cap) {
+            uint8_t *buf = malloc(need);
+            if (!buf) {
+                return -ENOMEM;
+            }
+            memcpy(buf, f->buf + f->off, avail);
+            free(f->buf);
+            *f = (cd_framer){.buf = buf, .len = avail, .off = 0, .cap = need,
+                             .max_msg = f->max_msg};
+        }
         return 0;
     }
     *msg = f->buf + f->off + used;

@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #define CD_VARINT_MAX 10
+/* A framer's first buffer, bytes: a Hello or a small frame. */
+#define CD_FRAMER_START 4096
 
 /* thread: one owner (the connection's I/O thread). */
 typedef struct cd_framer {
@@ -17,7 +19,8 @@ typedef struct cd_framer {
     size_t max_msg;    /* largest message body accepted, bytes */
 } cd_framer;
 
-/* Allocates a buffer for max_msg + CD_VARINT_MAX bytes. Returns 0 or -ENOMEM. */
+/* Allocates the first buffer (CD_FRAMER_START bytes at most); cd_framer_next grows it up to
+ * max_msg + CD_VARINT_MAX for a message that needs it. Returns 0 or -ENOMEM. */
 int cd_framer_init(cd_framer *f, size_t max_msg);
 void cd_framer_fini(cd_framer *f);
 
@@ -29,9 +32,10 @@ int cd_framer_feed(cd_framer *f, const uint8_t *data, size_t n);
 size_t cd_framer_space(const cd_framer *f);
 
 /* Takes the next whole message. Returns 1 with *msg and *len pointing into the buffer (valid until
- * the next feed), 0 when more bytes are needed, -EMSGSIZE when the prefix announces more than
- * max_msg bytes, -EPROTO when the prefix is not a valid varint. After a negative return the
- * stream is unusable. */
+ * the next feed), 0 when more bytes are needed (the buffer then has room for the whole message),
+ * -EMSGSIZE when the prefix announces more than max_msg bytes, -EPROTO when the prefix is not a
+ * valid varint, -ENOMEM when the buffer could not grow. After a negative return the stream is
+ * unusable. */
 int cd_framer_next(cd_framer *f, const uint8_t **msg, size_t *len);
 
 /* Writes v as a varint into out; returns the number of bytes (1..10). */

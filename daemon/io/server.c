@@ -25,6 +25,7 @@
 #include "io/server.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,6 +53,10 @@
 // (protobuf-c's structs take a few times the wire size: a 27-byte Vec3 becomes 48 bytes).
 #define ARENA_BYTES 16384
 #define ARENA_MOST_PER_BYTE 8
+// How often connections are checked for a Hello that is overdue: the timeout's granularity.
+#define SWEEP_MS 50
+// At shutdown, how long a client has to take its last results and Goodbye.
+#define LINGER_MS 500
 
 struct conn {
     union {
@@ -72,7 +77,9 @@ struct conn {
     cd_result_msg result_msg; /* sized for the session's limits */
     cd_error_msg error_msg;
     bool closing;             /* no more reading or sending */
-    uint8_t rbuf[READ_CHUNK];
+    int64_t accepted_ns;      /* a connection without a Hello is closed hello_timeout after */
+    bool has_uid;             /* a Unix-socket peer, whose credentials the kernel told us */
+    uint32_t uid, gid;
 };
 
 struct cd_server {
@@ -89,11 +96,17 @@ struct cd_server {
     bool unix_open, tcp_open, wake_open, check_open;
     bool closed;
     bool unlink_socket; /* the socket file is ours to remove */
+    uv_timer_t sweep;   /* closes connections that said no Hello in time */
+    uv_timer_t linger;  /* at shutdown: ends connections that do not take their Goodbye */
+    bool sweep_open, linger_open;
     struct conn *conns;
     int nconns;
-    int max_conns;
     uint64_t next_conn_id;
+    uint64_t hello_timeouts, refused;
     char address[CD_SOCKET_PATH_MAX + 96];
+    // One read buffer for every connection: libuv hands each read to on_read before the next,
+    // and the framer copies what it keeps, so an idle connection holds none.
+    uint8_t rbuf[READ_CHUNK];
 };
 
 // A session being made (or freed) on libuv's thread pool.
@@ -206,6 +219,11 @@ static void on_closed(uv_handle_t *h) {
         c->next->prev = c->prev;
     }
     s->nconns--;
+    if (s->closed && !s->conns && s->linger_open) {
+        // Every connection took its Goodbye: nothing is left to wait for.
+        uv_close((uv_handle_t *)&s->linger, NULL);
+        s->linger_open = false;
+    }
     cd_framer_fini(&c->framer);
     cd_arena_fini(&c->arena);
     cd_codec_result_msg_fini(&c->result_msg);
@@ -334,7 +352,9 @@ static size_t hello_memory(struct conn *c, cd_session_params *p, bool contacts_a
         p->lim.max_contacts = fit;
         bytes = cd_session_bytes(p);
     }
-    const size_t left = cfg->memory_budget_bytes - c->srv->reserved_bytes;
+    // A reload may have lowered the budget below what is reserved.
+    const size_t left = cfg->memory_budget_bytes > c->srv->reserved_bytes
+                            ? cfg->memory_budget_bytes - c->srv->reserved_bytes : 0;
     if (bytes > left) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_MEMORY, 0,
                    "hello.limits: the session needs %.1f MiB and %.1f MiB of the daemon's "
@@ -601,6 +621,8 @@ static void on_stats(struct conn *c) {
     m.wake_late_ns_max = st.wake_late_ns.max;
     m.sessions = st.sessions;
     m.realtime = st.realtime;
+    m.hello_timeouts = c->srv->hello_timeouts;
+    m.connections_refused = c->srv->refused;
     Contactd__V1__ServerMessage env = CONTACTD__V1__SERVER_MESSAGE__INIT;
     env.msg_case = CONTACTD__V1__SERVER_MESSAGE__MSG_STATS;
     env.stats = &m;
@@ -644,8 +666,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
     // Never read more than the framer can take, so a feed cannot fail. After the framer is
     // drained its space is never 0: what remains is less than one whole message.
     size_t n = cd_framer_space(&c->framer);
-    n = n < sizeof c->rbuf ? n : sizeof c->rbuf;
-    *buf = uv_buf_init((char *)c->rbuf, (unsigned)n);
+    n = n < sizeof c->srv->rbuf ? n : sizeof c->srv->rbuf;
+    *buf = uv_buf_init((char *)c->srv->rbuf, (unsigned)n);
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
@@ -677,7 +699,11 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
             return;
         }
     }
-    if (r == -EMSGSIZE) {
+    if (r == -ENOMEM) {
+        cd_log(CD_LOG_ERR, "connection %llu (%s): no memory for a %s", (unsigned long long)c->id,
+               c->peer, "message's buffer");
+        conn_abort(c);
+    } else if (r == -EMSGSIZE) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_TOO_LARGE, 0,
                    "message: length prefix announces more than max_message_bytes (%u)",
                    (unsigned)c->srv->cfg->max_message_bytes);
@@ -687,6 +713,74 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
                    "message: length prefix is not a valid varint");
         conn_finish(c);
     }
+}
+
+// True when the peer's uid or one of its groups is on the allow-lists. The daemon's own uid and
+// root always are; a TCP peer, whose credentials nobody knows, never is.
+static bool allowed(const cd_config *cfg, const struct conn *c, int fd) {
+    if (!c->has_uid) {
+        return false;
+    }
+    if (c->uid == 0 || c->uid == (uint32_t)geteuid()) {
+        return true;
+    }
+    for (int i = 0; i < cfg->nallow_uids; i++) {
+        if (cfg->allow_uids[i] == c->uid) {
+            return true;
+        }
+    }
+    // The supplementary groups too, as the kernel saw them at connect.
+    gid_t groups[256];
+    socklen_t n = sizeof groups;
+    if (cfg->nallow_gids == 0 || getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &n) < 0) {
+        n = 0;
+    }
+    for (int i = 0; i < cfg->nallow_gids; i++) {
+        if (cfg->allow_gids[i] == c->gid) {
+            return true;
+        }
+        for (size_t k = 0; k < n / sizeof groups[0]; k++) {
+            if (cfg->allow_gids[i] == (uint32_t)groups[k]) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+// Sends the Error that refuses a new connection, or returns false to let it in. Pre-Hello
+// connections take no session slot: only the connection caps and the allow-list apply here.
+static bool refuse(struct conn *c) {
+    const cd_server *s = c->srv;
+    const cd_config *cfg = s->cfg;
+    int fd = -1;
+    (void)uv_fileno(&c->h.handle, &fd);
+    if ((cfg->nallow_uids || cfg->nallow_gids) && !allowed(cfg, c, fd)) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_DENIED, 0,
+                   "connection: %s is not allowed ([server] allow_uids, allow_gids)",
+                   c->has_uid ? "this uid" : "a peer without credentials (TCP)");
+        return true;
+    }
+    if (s->nconns > cfg->max_connections) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0,
+                   "connection: %d connections are open ([server] max_connections)",
+                   cfg->max_connections);
+        return true;
+    }
+    if (c->has_uid) {
+        int same = 0;
+        for (const struct conn *o = s->conns; o; o = o->next) {
+            same += o->has_uid && o->uid == c->uid && !o->closing;
+        }
+        if (same > cfg->max_connections_per_uid) {
+            send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0,
+                       "connection: uid %u has %d connections open "
+                       "([server] max_connections_per_uid)", (unsigned)c->uid,
+                       cfg->max_connections_per_uid);
+            return true;
+        }
+    }
+    return false;
 }
 
 static void on_connection(uv_stream_t *listener, int status) {
@@ -734,9 +828,22 @@ static void on_connection(uv_stream_t *listener, int status) {
         // Results are small and latency-bound: do not let Nagle hold them back.
         (void)uv_tcp_nodelay(&c->h.tcp, 1);
     }
-    if (s->nconns > s->max_conns) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0,
-                   "connection: too many connections (%d)", s->max_conns);
+    c->accepted_ns = cd_clock_ns();
+    if (!tcp) {
+        struct ucred cred;
+        socklen_t n = sizeof cred;
+        int fd;
+        if (uv_fileno(&c->h.handle, &fd) == 0 &&
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &n) == 0) {
+            c->has_uid = true;
+            c->uid = (uint32_t)cred.uid;
+            c->gid = (uint32_t)cred.gid;
+            snprintf(c->peer, sizeof c->peer, "unix uid %u pid %d", (unsigned)cred.uid,
+                     (int)cred.pid);
+        }
+    }
+    if (refuse(c)) {
+        s->refused++;
         conn_finish(c);
         return;
     }
@@ -829,6 +936,22 @@ static void on_wake(uv_async_t *a) {
     }
 }
 
+// Closes the connections that have not said Hello within hello_timeout: they hold a file
+// descriptor and a buffer each, and a flood of them must not lock out real clients.
+static void on_sweep(uv_timer_t *t) {
+    cd_server *s = t->data;
+    const int64_t now = cd_clock_ns(), limit = s->cfg->hello_timeout_ns;
+    for (struct conn *c = s->conns; c; c = c->next) {
+        if (!c->session && !c->admitting && !c->closing && now - c->accepted_ns > limit) {
+            s->hello_timeouts++;
+            send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
+                       "hello: none within %lld ms ([server] hello_timeout_ms); connection "
+                       "closed", (long long)(limit / 1000000));
+            conn_finish(c);
+        }
+    }
+}
+
 static void on_pass_end(uv_check_t *h) {
     cd_server *s = h->data;
     s->pass_ns = 0;
@@ -842,9 +965,6 @@ int cd_server_new(uv_loop_t *loop, const cd_config *cfg, cd_session_table *t, cd
     s->loop = loop;
     s->cfg = cfg;
     s->table = t;
-    // Every session plus as many again for clients that only ask for Stats or are connecting;
-    // the bound keeps a connection flood from taking a framer buffer each.
-    s->max_conns = 2 * cfg->max_sessions + 4;
     const int r = uv_async_init(loop, &s->wake, on_wake);
     if (r < 0) {
         free(s);
@@ -855,8 +975,12 @@ int cd_server_new(uv_loop_t *loop, const cd_config *cfg, cd_session_table *t, cd
     (void)uv_check_init(loop, &s->pass_end);
     s->pass_end.data = s;
     s->check_open = uv_check_start(&s->pass_end, on_pass_end) == 0;
-    // The check handle must not keep the loop alive by itself.
+    // The check handle must not keep the loop alive by itself, nor the sweep timer.
     uv_unref((uv_handle_t *)&s->pass_end);
+    (void)uv_timer_init(loop, &s->sweep);
+    s->sweep.data = s;
+    s->sweep_open = uv_timer_start(&s->sweep, on_sweep, SWEEP_MS, SWEEP_MS) == 0;
+    uv_unref((uv_handle_t *)&s->sweep);
     *ret = s;
     return 0;
 }
@@ -904,6 +1028,38 @@ static int clear_stale_socket(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
+// Gives the socket file the configured mode and group (socket activation leaves both to the
+// .socket unit's SocketMode= and SocketGroup=).
+static int socket_owner(const cd_config *cfg, char *err, size_t errlen) {
+    if (chmod(cfg->socket, (mode_t)cfg->socket_mode) < 0) {
+        const int e = errno;
+        snprintf(err, errlen, "unix:%s: [server] socket_mode %04o: %s", cfg->socket,
+                 cfg->socket_mode, strerror(e));
+        return -e;
+    }
+    if (cfg->socket_group[0] == '\0') {
+        return 0;
+    }
+    char *end;
+    gid_t gid = (gid_t)strtoul(cfg->socket_group, &end, 10);
+    if (*end != '\0' || end == cfg->socket_group) {
+        const struct group *g = getgrnam(cfg->socket_group);
+        if (!g) {
+            snprintf(err, errlen, "unix:%s: [server] socket_group: no group '%s'", cfg->socket,
+                     cfg->socket_group);
+            return -ENOENT;
+        }
+        gid = g->gr_gid;
+    }
+    if (chown(cfg->socket, (uid_t)-1, gid) < 0) {
+        const int e = errno;
+        snprintf(err, errlen, "unix:%s: [server] socket_group %s: %s", cfg->socket,
+                 cfg->socket_group, strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
 static int listen_unix(cd_server *s, int fd, char *path, size_t pathlen, char *err,
                        size_t errlen) {
     int r = uv_pipe_init(s->loop, &s->unix_listener, 0);
@@ -920,8 +1076,17 @@ static int listen_unix(cd_server *s, int fd, char *path, size_t pathlen, char *e
         if (r < 0) {
             return r;
         }
+        // Created with the configured mode from the start: no moment with a wider one.
+        const mode_t old = umask(0777 & ~(mode_t)s->cfg->socket_mode);
         r = uv_pipe_bind(&s->unix_listener, s->cfg->socket);
+        umask(old);
         s->unlink_socket = r == 0;
+        if (r == 0) {
+            r = socket_owner(s->cfg, err, errlen);
+            if (r < 0) {
+                return r;
+            }
+        }
     }
     if (r == 0) {
         r = uv_listen((uv_stream_t *)&s->unix_listener, LISTEN_BACKLOG, on_connection);
@@ -1010,7 +1175,17 @@ const char *cd_server_address(const cd_server *s) {
     return s->address;
 }
 
-void cd_server_close(cd_server *s) {
+// Ends the connections that did not finish taking their Goodbye in time.
+static void on_linger(uv_timer_t *t) {
+    cd_server *s = t->data;
+    for (struct conn *c = s->conns; c; c = c->next) {
+        conn_abort(c);
+    }
+    uv_close((uv_handle_t *)t, NULL);
+    s->linger_open = false;
+}
+
+void cd_server_close(cd_server *s, const char *goodbye) {
     if (s->closed) {
         return;
     }
@@ -1021,9 +1196,31 @@ void cd_server_close(cd_server *s) {
     if (s->tcp_open) {
         uv_close((uv_handle_t *)&s->tcp_listener, NULL);
     }
+    if (s->sweep_open) {
+        uv_close((uv_handle_t *)&s->sweep, NULL);
+    }
     // Connections unlink themselves from the list only in their close callback, later.
     for (struct conn *c = s->conns; c; c = c->next) {
-        conn_abort(c);
+        if (!goodbye) {
+            conn_abort(c);
+            continue;
+        }
+        // The last tick's results first, then the Goodbye, then the close once both are out.
+        drain(c);
+        Contactd__V1__Goodbye g = CONTACTD__V1__GOODBYE__INIT;
+        g.reason = (char *)goodbye;
+        Contactd__V1__ServerMessage env = CONTACTD__V1__SERVER_MESSAGE__INIT;
+        env.msg_case = CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE;
+        env.goodbye = &g;
+        (void)conn_send(c, &env.base);
+        conn_finish(c);
+    }
+    if (s->conns && goodbye && uv_timer_init(s->loop, &s->linger) == 0) {
+        s->linger.data = s;
+        s->linger_open = uv_timer_start(&s->linger, on_linger, LINGER_MS, 0) == 0;
+        if (!s->linger_open) {
+            uv_close((uv_handle_t *)&s->linger, NULL);
+        }
     }
     if (s->wake_open) {
         uv_close((uv_handle_t *)&s->wake, NULL);

@@ -38,9 +38,12 @@ int cd_server_listen(cd_server *s, cd_loop *ticker, int unix_fd, int tcp_fd, cha
 const char *cd_server_address(const cd_server *s);
 
 /* Stops listening and closes every connection (their sessions are closed) and the wake handle.
- * The workers must already be stopped (it could otherwise send to a closed handle). Run the
- * loop until it has no more handles, then call cd_server_free. Idempotent. thread: io. */
-void cd_server_close(cd_server *s);
+ * goodbye: NULL to drop the connections at once; else each gets the results its session still
+ * holds and a Goodbye with this reason, and closes once they are written (or after LINGER_MS
+ * for a client that does not read). The workers must already be stopped (it could otherwise
+ * send to a closed handle). Run the loop until it has no more handles, then call
+ * cd_server_free. Idempotent. thread: io. */
+void cd_server_close(cd_server *s, const char *goodbye);
 
 /* Frees a closed server whose handles the loop has finished closing; removes the socket file it
  * created. Accepts NULL. thread: io. */

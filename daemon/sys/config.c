@@ -6,8 +6,10 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <grp.h>
 #include <ini.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,10 @@ int cd_config_defaults(cd_config *c) {
         .max_budget_ns = CD_MAX_BUDGET_US_DEFAULT * 1000,
         .max_session_bytes = (size_t)CD_MAX_SESSION_MB_DEFAULT << 20,
         .memory_budget_bytes = (size_t)CD_MEMORY_BUDGET_MB_DEFAULT << 20,
+        .max_connections = CD_MAX_CONNECTIONS_DEFAULT,
+        .max_connections_per_uid = CD_MAX_CONNECTIONS_PER_UID_DEFAULT,
+        .hello_timeout_ns = (int64_t)CD_HELLO_TIMEOUT_MS_DEFAULT * 1000000,
+        .socket_mode = CD_SOCKET_MODE_DEFAULT,
         .default_solver = CS_SOLVER_LEMKE,
         .limits = {.max_bodies = CD_MAX_BODIES_DEFAULT,
                    .max_contacts = CD_MAX_CONTACTS_DEFAULT,
@@ -141,6 +147,115 @@ static int set_max_queued_bytes(cd_config *c, const char *v, char *why, size_t l
     long long x;
     int r = parse_int(v, 1024, 1LL << 30, &x, why, len);
     c->max_queued_bytes = r < 0 ? c->max_queued_bytes : (size_t)x;
+    return r;
+}
+
+static int set_max_connections(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1, 1 << 20, &x, why, len);
+    c->max_connections = r < 0 ? c->max_connections : (int)x;
+    return r;
+}
+
+static int set_max_connections_per_uid(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1, 1 << 20, &x, why, len);
+    c->max_connections_per_uid = r < 0 ? c->max_connections_per_uid : (int)x;
+    return r;
+}
+
+static int set_hello_timeout_ms(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 10, 600000, &x, why, len);
+    c->hello_timeout_ns = r < 0 ? c->hello_timeout_ns : x * 1000000;
+    return r;
+}
+
+static int set_socket_mode(cd_config *c, const char *v, char *why, size_t len) {
+    char *end;
+    errno = 0;
+    const unsigned long x = strtoul(v, &end, 8);
+    if (end == v || *end != '\0' || errno == ERANGE || x > 0777) {
+        snprintf(why, len, "expected octal permission bits such as 0660, got '%s'", v);
+        return -EINVAL;
+    }
+    c->socket_mode = (unsigned)x;
+    return 0;
+}
+
+static int set_socket_group(cd_config *c, const char *v, char *why, size_t len) {
+    if (strlen(v) >= sizeof c->socket_group) {
+        snprintf(why, len, "group name longer than %zu bytes", sizeof c->socket_group - 1);
+        return -EINVAL;
+    }
+    snprintf(c->socket_group, sizeof c->socket_group, "%s", v);
+    return 0;
+}
+
+// A user or group, by number or by name (users when user is true), as its id.
+static int parse_id(const char *v, bool user, uint32_t *ret) {
+    char *end;
+    errno = 0;
+    const unsigned long x = strtoul(v, &end, 10);
+    if (end != v && *end == '\0' && errno == 0 && x < UINT32_MAX) {
+        *ret = (uint32_t)x;
+        return 0;
+    }
+    if (user) {
+        const struct passwd *pw = getpwnam(v);
+        *ret = pw ? (uint32_t)pw->pw_uid : 0;
+        return pw ? 0 : -ENOENT;
+    }
+    const struct group *gr = getgrnam(v);
+    *ret = gr ? (uint32_t)gr->gr_gid : 0;
+    return gr ? 0 : -ENOENT;
+}
+
+// A space- or comma-separated list of users or groups into ids[CD_ALLOW_MAX].
+static int parse_ids(const char *v, bool user, uint32_t *ids, int *ret_n, char *why,
+                     size_t len) {
+    char buf[1024];
+    if (strlen(v) >= sizeof buf) {
+        snprintf(why, len, "list longer than %zu bytes", sizeof buf - 1);
+        return -EINVAL;
+    }
+    snprintf(buf, sizeof buf, "%s", v);
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, " ,\t", &save); t; t = strtok_r(NULL, " ,\t", &save)) {
+        if (n == CD_ALLOW_MAX) {
+            snprintf(why, len, "more than %d entries", CD_ALLOW_MAX);
+            return -EINVAL;
+        }
+        if (parse_id(t, user, &ids[n]) < 0) {
+            snprintf(why, len, "no %s '%s' on this system", user ? "user" : "group", t);
+            return -EINVAL;
+        }
+        n++;
+    }
+    *ret_n = n;
+    return 0;
+}
+
+static int set_allow_uids(cd_config *c, const char *v, char *why, size_t len) {
+    uint32_t ids[CD_ALLOW_MAX];
+    int n;
+    const int r = parse_ids(v, true, ids, &n, why, len);
+    if (r == 0) {
+        memcpy(c->allow_uids, ids, sizeof ids);
+        c->nallow_uids = n;
+    }
+    return r;
+}
+
+static int set_allow_gids(cd_config *c, const char *v, char *why, size_t len) {
+    uint32_t ids[CD_ALLOW_MAX];
+    int n;
+    const int r = parse_ids(v, false, ids, &n, why, len);
+    if (r == 0) {
+        memcpy(c->allow_gids, ids, sizeof ids);
+        c->nallow_gids = n;
+    }
     return r;
 }
 
@@ -290,6 +405,13 @@ static const struct key {
     {"server", "max_message_bytes", set_max_message_bytes},
     {"server", "max_queued_bytes", set_max_queued_bytes},
     {"server", "memory_budget_mb", set_memory_budget_mb},
+    {"server", "max_connections", set_max_connections},
+    {"server", "max_connections_per_uid", set_max_connections_per_uid},
+    {"server", "hello_timeout_ms", set_hello_timeout_ms},
+    {"server", "socket_mode", set_socket_mode},
+    {"server", "socket_group", set_socket_group},
+    {"server", "allow_uids", set_allow_uids},
+    {"server", "allow_gids", set_allow_gids},
     {"loop", "rate_hz", set_rate_hz},
     {"loop", "deadline_fraction", set_deadline_fraction},
     {"loop", "realtime", set_realtime},
@@ -399,6 +521,42 @@ int cd_config_load(cd_config *c, const char *path, char *err, size_t errlen) {
     }
     return -EINVAL;
 }
+
+// Keeps cur's value of one restart-only field in next, naming the key when next wanted another.
+// differs: whether next's value is another (strings compare as strings).
+#define KEEP_IF(differs, field, key)                                                        \
+    do {                                                                                    \
+        if (differs) {                                                                      \
+            n += (size_t)snprintf(changed + n, len > n ? len - n : 0, "%s%s", n ? " " : "", \
+                                  key);                                                     \
+            memcpy(&next->field, &cur->field, sizeof cur->field);                           \
+        }                                                                                   \
+    } while (0)
+#define KEEP(field, key) KEEP_IF(next->field != cur->field, field, key)
+#define KEEP_STR(field, key) KEEP_IF(strcmp(next->field, cur->field) != 0, field, key)
+
+void cd_config_keep_restart(cd_config *next, const cd_config *cur, char *changed, size_t len) {
+    size_t n = 0;
+    if (len > 0) {
+        changed[0] = '\0';
+    }
+    KEEP_STR(socket, "[server] socket");
+    KEEP_STR(tcp_host, "[server] tcp");
+    KEEP(tcp_port, "[server] tcp (port)");
+    KEEP(socket_mode, "[server] socket_mode");
+    KEEP_STR(socket_group, "[server] socket_group");
+    KEEP(max_sessions, "[server] max_sessions");
+    KEEP(rate_hz, "[loop] rate_hz");
+    KEEP(realtime, "[loop] realtime");
+    KEEP(priority, "[loop] priority");
+    KEEP(cpu, "[loop] cpu");
+    KEEP(workers, "[loop] workers");
+    KEEP(long_solve_ns, "[loop] long_solve_us");
+}
+
+#undef KEEP_STR
+#undef KEEP
+#undef KEEP_IF
 
 int cd_config_check(const cd_config *c, char *err, size_t errlen) {
     if (c->socket[0] == '\0' && c->tcp_host[0] == '\0') {

@@ -27,8 +27,15 @@
 #define CD_MAX_BUDGET_US_DEFAULT 10000
 #define CD_MAX_SESSION_MB_DEFAULT 64
 #define CD_MEMORY_BUDGET_MB_DEFAULT 1024
+#define CD_MAX_CONNECTIONS_DEFAULT 4096
+#define CD_MAX_CONNECTIONS_PER_UID_DEFAULT 1024
+#define CD_HELLO_TIMEOUT_MS_DEFAULT 1000
+#define CD_SOCKET_MODE_DEFAULT 0660
+/* Entries of an allow-list (allow_uids, allow_gids). */
+#define CD_ALLOW_MAX 32
 
-/* thread: main (read-only once the daemon runs). */
+/* thread: main; the I/O thread reads it, and a reload (SIGHUP, on the I/O thread) rewrites the
+ * keys that may change live (cd_config_keep_restart). */
 typedef struct cd_config {
     /* [server] */
     char socket[CD_SOCKET_PATH_MAX]; /* Unix-domain socket path; "" = none ("off") */
@@ -38,6 +45,14 @@ typedef struct cd_config {
     uint32_t max_message_bytes; /* largest message accepted, either direction */
     size_t max_queued_bytes;   /* per connection: results are dropped beyond this backlog */
     size_t memory_budget_bytes; /* all sessions together (cd_session_bytes) */
+    int max_connections;       /* open connections, with or without a session */
+    int max_connections_per_uid; /* open Unix-socket connections of one peer uid */
+    int64_t hello_timeout_ns;  /* a connection without a Hello by then is closed */
+    unsigned socket_mode;      /* permission bits of the socket file the daemon creates */
+    char socket_group[64];     /* its group (name or number); "" = the daemon's own */
+    int nallow_uids, nallow_gids; /* 0 and 0: every peer the socket's mode lets in */
+    uint32_t allow_uids[CD_ALLOW_MAX]; /* Unix peers allowed by uid (SO_PEERCRED) ... */
+    uint32_t allow_gids[CD_ALLOW_MAX]; /* ... or by any of their groups (SO_PEERGROUPS) */
     /* [loop] */
     int rate_hz;
     double deadline_fraction;  /* default budget, as a fraction of the period */
@@ -70,6 +85,13 @@ int cd_config_set(cd_config *c, const char *section, const char *key, const char
  * negative errno with "PATH:LINE: [section] key: reason" (or "PATH: cannot open: reason") in err.
  * Stops at the first error. thread: main. */
 int cd_config_load(cd_config *c, const char *path, char *err, size_t errlen);
+
+/* For a reload: copies into next, from cur, every key that takes effect only at start (the
+ * listeners, the socket's mode and group, max_sessions and the [loop] keys), and writes the
+ * names of those whose value next had wanted to change, space-separated, into changed ("" when
+ * none). Everything else in next applies to connections and sessions made after the reload.
+ * thread: the I/O thread. */
+void cd_config_keep_restart(cd_config *next, const cd_config *cur, char *changed, size_t len);
 
 /* Checks the keys against each other (at least one listener; max_dirs covers the default
  * friction directions). Returns 0, or -EINVAL with the reason in err. thread: main. */

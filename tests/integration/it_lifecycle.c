@@ -169,19 +169,85 @@ static void sigterm_with_sessions_open(void **state) {
     // A frame in flight when the signal comes makes no difference.
     assert_int_equal(cdc_frame_send(u, &box), 0);
     assert_int_equal(it_daemon_stop(&d), 0);
-    // Both clients see their connection closed, and the socket file is gone.
-    Contactd__V1__ServerMessage *m = NULL;
-    int r;
-    while ((r = cdc_msg_recv(u, (int64_t)IT_TIMEOUT_MS * 1000000, &m)) == 1) {
-        cdc_msg_free(m);
+    // Both clients get what their sessions still held, then a Goodbye naming the signal, then
+    // the close; and the socket file is gone.
+    cdc_conn *both[2] = {u, t};
+    for (int k = 0; k < 2; k++) {
+        Contactd__V1__ServerMessage *m = NULL;
+        int r, goodbyes = 0;
+        while ((r = cdc_msg_recv(both[k], (int64_t)IT_TIMEOUT_MS * 1000000, &m)) == 1) {
+            assert_int_equal(goodbyes, 0); // nothing after the Goodbye
+            if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE) {
+                assert_non_null(strstr(m->goodbye->reason, "SIGTERM"));
+                goodbyes++;
+            } else {
+                assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
+            }
+            cdc_msg_free(m);
+        }
+        assert_int_equal(goodbyes, 1);
+        assert_int_equal(r, -ECONNRESET);
     }
-    assert_int_equal(r, -ECONNRESET);
-    assert_int_equal(cdc_msg_recv(t, (int64_t)IT_TIMEOUT_MS * 1000000, &m), -ECONNRESET);
     struct stat st;
     assert_int_equal(stat(d.socket, &st), -1);
     cdc_conn_close(u);
     cdc_conn_close(t);
     cd_scene_json_free(&box);
+}
+
+// Appends text to the daemon's config file.
+static void config_append(const char *text) {
+    FILE *f = fopen(d.config, "a");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+// Waits until the daemon's log contains needle; fails the test after IT_TIMEOUT_MS.
+static void log_wait(const char *needle) {
+    static char log[1 << 16];
+    for (int waited = 0; waited < IT_TIMEOUT_MS; waited += 10) {
+        if (it_daemon_log(&d, log, sizeof log) >= 0 && strstr(log, needle)) {
+            return;
+        }
+        usleep(10000);
+    }
+    fail_msg("the daemon's log never said '%s'", needle);
+}
+
+// The max_contacts a new session is granted.
+static uint32_t granted_contacts(void) {
+    cdc_conn *c = it_session_open(&d, false, NULL);
+    const uint32_t n = cdc_conn_welcome(c)->limits->max_contacts;
+    cdc_conn_close(c);
+    return n;
+}
+
+static void sighup_reloads_config(void **state) {
+    (void)state;
+    assert_int_equal(it_daemon_start(&d, contactd_path, "[session]\nmax_contacts = 64\n", 0), 0);
+    cdc_conn *old = it_session_open(&d, false, NULL);
+    assert_int_equal(granted_contacts(), 64);
+    // A key that applies live, and one that needs a restart (named in the log, kept).
+    config_append("[session]\nmax_contacts = 32\n[loop]\nrate_hz = 500\n");
+    assert_int_equal(kill(d.pid, SIGHUP), 0);
+    log_wait("needs a restart to change: [loop] rate_hz");
+    assert_int_equal(granted_contacts(), 32);
+    cdc_conn *c = it_session_open(&d, false, NULL);
+    assert_int_equal(cdc_conn_welcome(c)->tick_period_ns, 1000000);
+    cdc_conn_close(c);
+    // A bad file is refused whole: the running configuration stays.
+    config_append("[session]\nmax_contacts = 16\nno_such_key = 1\n");
+    assert_int_equal(kill(d.pid, SIGHUP), 0);
+    log_wait("the running one stays");
+    assert_int_equal(granted_contacts(), 32);
+    // The session made before the reload goes on with what it was granted.
+    cs_scene box;
+    it_scene_load("box_on_plane.json", &box);
+    cdc_msg_free(it_frame_exchange(old, &box, 1));
+    cd_scene_json_free(&box);
+    cdc_conn_close(old);
+    assert_int_equal(it_daemon_stop(&d), 0);
 }
 
 static void socket_activation(void **state) {
@@ -254,6 +320,7 @@ int main(int argc, char **argv) {
         TEST(watchdog_is_petted),
         TEST(live_socket_refused_stale_socket_replaced),
         TEST(sigterm_with_sessions_open),
+        TEST(sighup_reloads_config),
         TEST(socket_activation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

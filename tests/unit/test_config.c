@@ -232,6 +232,13 @@ static void assert_same_config(const cd_config *a, const cd_config *b) {
     assert_int_equal(a->max_budget_ns, b->max_budget_ns);
     assert_int_equal(a->max_session_bytes, b->max_session_bytes);
     assert_int_equal(a->memory_budget_bytes, b->memory_budget_bytes);
+    assert_int_equal(a->max_connections, b->max_connections);
+    assert_int_equal(a->max_connections_per_uid, b->max_connections_per_uid);
+    assert_int_equal(a->hello_timeout_ns, b->hello_timeout_ns);
+    assert_int_equal(a->socket_mode, b->socket_mode);
+    assert_string_equal(a->socket_group, b->socket_group);
+    assert_int_equal(a->nallow_uids, b->nallow_uids);
+    assert_int_equal(a->nallow_gids, b->nallow_gids);
 }
 
 static void shipped_config_documents_the_defaults(void **state) {
@@ -254,7 +261,7 @@ static void shipped_config_documents_the_defaults(void **state) {
     }
     fclose(in);
     fclose(out);
-    assert_int_equal(keys, 21);
+    assert_int_equal(keys, 28);
     cd_config def, c;
     char err[512];
     assert_int_equal(cd_config_defaults(&def), 0);
@@ -273,12 +280,73 @@ static void shipped_config_documents_the_defaults(void **state) {
     c.memory_budget_bytes = 2;
     c.limits = (cs_limits){.max_bodies = 5, .max_contacts = 6, .max_joints = 8, .max_dirs = 7};
     c.log_level = CD_LOG_ERR;
+    c.max_connections = c.max_connections_per_uid = 1;
+    c.hello_timeout_ns = 1;
+    c.socket_mode = 0;
+    snprintf(c.socket_group, sizeof c.socket_group, "x");
+    c.nallow_uids = c.nallow_gids = 1;
     const int r = cd_config_load(&c, tmp, err, sizeof err);
     unlink(tmp);
     if (r != 0) {
         fail_msg("%s", err);
     }
     assert_same_config(&def, &c);
+}
+
+static void access_keys(void **state) {
+    (void)state;
+    cd_config c;
+    char err[256];
+    assert_int_equal(cd_config_defaults(&c), 0);
+    assert_int_equal(c.socket_mode, 0660);
+    assert_int_equal(cd_config_set(&c, "server", "socket_mode", "0640", err, sizeof err), 0);
+    assert_int_equal(c.socket_mode, 0640);
+    assert_int_equal(cd_config_set(&c, "server", "socket_mode", "0999", err, sizeof err),
+                     -EINVAL);
+    assert_non_null(strstr(err, "[server] socket_mode: expected octal"));
+    // Numbers and names, either separator; root's name and group exist everywhere.
+    assert_int_equal(cd_config_set(&c, "server", "allow_uids", "1000, root 77", err, sizeof err),
+                     0);
+    assert_int_equal(c.nallow_uids, 3);
+    assert_int_equal(c.allow_uids[0], 1000);
+    assert_int_equal(c.allow_uids[1], 0);
+    assert_int_equal(c.allow_uids[2], 77);
+    assert_int_equal(cd_config_set(&c, "server", "allow_gids", "root", err, sizeof err), 0);
+    assert_int_equal(c.nallow_gids, 1);
+    assert_int_equal(cd_config_set(&c, "server", "allow_uids", "no-such-user-here", err,
+                                   sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "no user 'no-such-user-here'"));
+    assert_int_equal(c.nallow_uids, 3); // a refused value changes nothing
+    assert_int_equal(cd_config_set(&c, "server", "allow_uids", "", err, sizeof err), 0);
+    assert_int_equal(c.nallow_uids, 0);
+    assert_int_equal(cd_config_set(&c, "server", "hello_timeout_ms", "5", err, sizeof err),
+                     -EINVAL);
+    assert_int_equal(cd_config_set(&c, "server", "hello_timeout_ms", "250", err, sizeof err), 0);
+    assert_int_equal(c.hello_timeout_ns, 250000000);
+}
+
+static void reload_keeps_restart_keys(void **state) {
+    (void)state;
+    cd_config cur, next;
+    char err[256], changed[512];
+    assert_int_equal(cd_config_defaults(&cur), 0);
+    next = cur;
+    cd_config_keep_restart(&next, &cur, changed, sizeof changed);
+    assert_string_equal(changed, "");
+    // Live keys pass; restart keys keep the running value and are named.
+    assert_int_equal(cd_config_set(&next, "session", "max_contacts", "32", err, sizeof err), 0);
+    assert_int_equal(cd_config_set(&next, "server", "hello_timeout_ms", "300", err, sizeof err),
+                     0);
+    assert_int_equal(cd_config_set(&next, "loop", "rate_hz", "500", err, sizeof err), 0);
+    assert_int_equal(cd_config_set(&next, "server", "tcp", "127.0.0.1:9", err, sizeof err), 0);
+    assert_int_equal(cd_config_set(&next, "server", "max_sessions", "3", err, sizeof err), 0);
+    cd_config_keep_restart(&next, &cur, changed, sizeof changed);
+    assert_string_equal(changed, "[server] tcp (port) [server] max_sessions [loop] rate_hz");
+    assert_int_equal(next.limits.max_contacts, 32);
+    assert_int_equal(next.hello_timeout_ns, 300000000);
+    assert_int_equal(next.rate_hz, cur.rate_hz);
+    assert_int_equal(next.tcp_port, cur.tcp_port);
+    assert_int_equal(next.max_sessions, cur.max_sessions);
 }
 
 int main(void) {
@@ -291,6 +359,8 @@ int main(void) {
         cmocka_unit_test(overrides_and_off),
         cmocka_unit_test(missing_file),
         cmocka_unit_test(shipped_config_documents_the_defaults),
+        cmocka_unit_test(access_keys),
+        cmocka_unit_test(reload_keeps_restart_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,6 +134,38 @@ static void one_byte_at_a_time(void **state) {
     cd_framer_fini(&f);
 }
 
+/* An idle connection's framer is small; a large message makes it grow to what the prefix
+ * announces, read the way a server reads: never more than cd_framer_space at a time. */
+static void grows_to_a_large_message(void **state) {
+    (void)state;
+    enum { BODY = 100000 };
+    static uint8_t wire[BODY + CD_VARINT_MAX];
+    const size_t pre = cd_varint_encode(BODY, wire);
+    for (size_t i = 0; i < BODY; i++)
+        wire[pre + i] = (uint8_t)(i * 7 + 3);
+    const size_t total = pre + BODY;
+    cd_framer f;
+    assert_int_equal(cd_framer_init(&f, 1 << 20), 0);
+    assert_true(cd_framer_space(&f) <= CD_FRAMER_START);
+    size_t sent = 0;
+    const uint8_t *msg = NULL;
+    size_t len = 0;
+    int r = 0, reads = 0;
+    while (r == 0 && reads++ < 1000) {
+        size_t n = cd_framer_space(&f);
+        assert_true(n > 0);
+        n = n < total - sent ? n : total - sent;
+        assert_int_equal(cd_framer_feed(&f, wire + sent, n), 0);
+        sent += n;
+        r = cd_framer_next(&f, &msg, &len);
+    }
+    assert_int_equal(r, 1);
+    assert_int_equal(sent, total);
+    assert_int_equal(len, BODY);
+    assert_memory_equal(msg, wire + pre, BODY);
+    cd_framer_fini(&f);
+}
+
 static void merged_messages(void **state) {
     (void)state;
     build_stream();
@@ -223,7 +255,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(varint_round_trip),     cmocka_unit_test(bad_varints),
         cmocka_unit_test(split_at_every_byte),   cmocka_unit_test(one_byte_at_a_time),
+        cmocka_unit_test(grows_to_a_large_message),
         cmocka_unit_test(merged_messages),       cmocka_unit_test(oversized_message),
+        cmocka_unit_test(grows_to_a_large_message),
         cmocka_unit_test(capacity_is_enforced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
