@@ -22,6 +22,10 @@ static void *arena_alloc(void *data, size_t n) {
         a->top += bytes;
         return p;
     }
+    if (a->fixed) {
+        a->exhausted = true;
+        return NULL;
+    }
     struct overflow *o = malloc(sizeof *o + bytes);
     if (!o) {
         return NULL;
@@ -65,10 +69,26 @@ void cd_arena_fini(cd_arena *a) {
     a->cap = a->top = 0;
 }
 
+int cd_arena_fix(cd_arena *a, size_t cap) {
+    unsigned char *base = malloc(cap);
+    if (!base) {
+        return -ENOMEM;
+    }
+    free_overflow(a);
+    free(a->base);
+    a->base = base;
+    a->cap = cap;
+    a->top = 0;
+    a->fixed = true;
+    a->exhausted = false;
+    return 0;
+}
+
 void cd_arena_reset(cd_arena *a, size_t most) {
     const size_t need = a->top + a->overflow_bytes;
     free_overflow(a);
     a->top = 0;
+    a->exhausted = false;
     // Grow once to the size this connection's messages need, so the next one fits whole.
     if (need > a->cap && need <= most) {
         unsigned char *bigger = malloc(need);

@@ -6,6 +6,7 @@
  * grows the arena to what that message needed. */
 #ifndef CONTACTD_IO_ARENA_H
 #define CONTACTD_IO_ARENA_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <protobuf-c/protobuf-c.h>
 
@@ -16,16 +17,24 @@ typedef struct cd_arena {
     size_t cap, top;
     size_t overflow_bytes;        /* bytes taken from malloc since the last reset */
     void *overflow;               /* singly linked overflow blocks */
+    bool fixed;                   /* no overflow: an allocation that does not fit fails */
+    bool exhausted;               /* fixed: one failed since the last reset */
 } cd_arena;
 
 /* An arena of cap bytes (one malloc). Returns 0 or -ENOMEM. */
 int cd_arena_init(cd_arena *a, size_t cap);
 
+/* Makes a the fixed arena of cap bytes that a real-time thread may decode into: it never calls
+ * malloc again, and a message that does not fit fails to unpack (a->exhausted says why).
+ * Returns 0 or -ENOMEM (a unchanged). thread: a's owner, before it hands a over. */
+int cd_arena_fix(cd_arena *a, size_t cap);
+
 /* Frees everything. Accepts a zeroed or finished arena. */
 void cd_arena_fini(cd_arena *a);
 
 /* Forgets every allocation (what was unpacked into it must not be used any more). Overflow
- * blocks are freed and the arena grows to hold what they held, up to most bytes. */
+ * blocks are freed and the arena grows to hold what they held, up to most bytes (a fixed arena
+ * neither overflows nor grows). */
 void cd_arena_reset(cd_arena *a, size_t most);
 
 #endif /* CONTACTD_IO_ARENA_H */

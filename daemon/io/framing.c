@@ -25,6 +25,22 @@ int cd_framer_init(cd_framer *f, size_t max_msg) {
     return 0;
 }
 
+int cd_framer_reserve(cd_framer *f) {
+    const size_t most = f->max_msg + CD_VARINT_MAX;
+    if (f->cap >= most) {
+        return 0;
+    }
+    uint8_t *buf = malloc(most);
+    if (!buf) {
+        return -ENOMEM;
+    }
+    memcpy(buf, f->buf + f->off, f->len - f->off);
+    free(f->buf);
+    *f = (cd_framer){.buf = buf, .len = f->len - f->off, .off = 0, .cap = most,
+                     .max_msg = f->max_msg};
+    return 0;
+}
+
 void cd_framer_fini(cd_framer *f) {
     free(f->buf);
     *f = (cd_framer){0};

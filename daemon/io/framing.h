@@ -24,6 +24,10 @@ typedef struct cd_framer {
 int cd_framer_init(cd_framer *f, size_t max_msg);
 void cd_framer_fini(cd_framer *f);
 
+/* Grows the buffer to its most (max_msg + CD_VARINT_MAX) now, so that cd_framer_next never
+ * allocates: for a framer a real-time thread takes over. Returns 0 or -ENOMEM. */
+int cd_framer_reserve(cd_framer *f);
+
 /* Appends n bytes. Returns 0, or -ENOBUFS when the buffered bytes would exceed the capacity
  * (which only happens when the caller did not drain with cd_framer_next first). */
 int cd_framer_feed(cd_framer *f, const uint8_t *data, size_t n);

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,9 @@
 #define SWEEP_MS 50
 // At shutdown, how long a client has to take its last results and Goodbye.
 #define LINGER_MS 500
+// Reads an attached connection's worker makes per readiness event before it looks at its other
+// sessions (epoll reports what is left).
+#define DIRECT_READS 4
 
 struct conn {
     union {
@@ -80,6 +84,23 @@ struct conn {
     int64_t accepted_ns;      /* a connection without a Hello is closed hello_timeout after */
     bool has_uid;             /* a Unix-socket peer, whose credentials the kernel told us */
     uint32_t uid, gid;
+    size_t arena_most;        /* the arena grows to at most this */
+    // Attached (request mode, cd_loop_attach): the session's worker reads the socket, handles its
+    // messages with the functions below and writes every reply itself; from then on the fields
+    // above (framer, arena, messages) are the worker's. This thread keeps the handle, and takes
+    // the connection back once the worker has let go of the session (reaped).
+    bool direct;
+    int fd;                   /* direct: the socket */
+    cd_counts *counts;        /* direct: the worker's counts for the call in progress */
+    int64_t read_ns;          /* direct: when the worker read the bytes it is handling */
+    bool end_after_flush;     /* direct: the connection ends once its output is written */
+    bool session_closed;      /* direct: closed by this thread; the worker may still read
+                               * session until it lets go of it (then take_back) */
+    bool write_failed;        /* direct: the peer is gone; output is dropped */
+    uint8_t *out;             /* direct: replies not yet written, [out_off, out_len) */
+    size_t out_off, out_len, out_cap;
+    uint8_t *in;              /* direct: the worker's read buffer, in_cap bytes */
+    size_t in_cap;
 };
 
 struct cd_server {
@@ -102,7 +123,7 @@ struct cd_server {
     struct conn *conns;
     int nconns;
     uint64_t next_conn_id;
-    uint64_t hello_timeouts, refused;
+    _Atomic uint64_t hello_timeouts, refused; /* io writes; a worker answering Stats reads */
     char address[CD_SOCKET_PATH_MAX + 96];
     // One read buffer for every connection: libuv hands each read to on_read before the next,
     // and the framer copies what it keeps, so an idle connection holds none.
@@ -127,6 +148,57 @@ struct wreq {
 };
 
 static void conn_abort(struct conn *c);
+static void drain(struct conn *c);
+static void take_back(struct conn *c);
+static const cd_endpoint_ops direct_ops;
+
+// Writes what the socket takes of a direct connection's output, without blocking.
+// thread: the session's worker.
+static void direct_write(struct conn *c) {
+    while (c->out_off < c->out_len && !c->write_failed) {
+        const ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+                               MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n > 0) {
+            c->out_off += (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return;
+        } else {
+            // The peer is gone: the next read says so and ends the connection.
+            c->write_failed = true;
+        }
+    }
+    if (c->out_off == c->out_len) {
+        c->out_off = c->out_len = 0;
+    }
+}
+
+// Packs msg behind its length prefix into a direct connection's output and writes what the
+// socket takes. Returns 0, or -ENOBUFS when the output (sized at attach) has no room: the
+// client has not read what came before. thread: the session's worker. rt-safe: yes.
+static int direct_send(struct conn *c, const ProtobufCMessage *msg) {
+    const size_t n = cd_codec_packed_size(msg);
+    if (c->write_failed) {
+        return -EPIPE;
+    }
+    if (n > c->out_cap - (c->out_len - c->out_off)) {
+        return -ENOBUFS;
+    }
+    if (n > c->out_cap - c->out_len) {
+        memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+        c->out_len -= c->out_off;
+        c->out_off = 0;
+    }
+    size_t len;
+    const int r = cd_codec_pack(msg, c->out + c->out_len, n, &len);
+    if (r < 0) {
+        return r;
+    }
+    c->out_len += len;
+    direct_write(c);
+    return 0;
+}
 
 static void on_written(uv_write_t *req, int status) {
     struct conn *c = req->handle->data;
@@ -143,6 +215,9 @@ static void on_written(uv_write_t *req, int status) {
 // when the client has not read what was queued before (max_queued_bytes), whatever the message;
 // a client that does not read cannot make us buffer Errors or Stats without bound either.
 static int conn_send(struct conn *c, const ProtobufCMessage *msg) {
+    if (c->direct) {
+        return direct_send(c, msg);
+    }
     if (c->closing) {
         return -ECANCELED;
     }
@@ -176,12 +251,15 @@ static void send_error(struct conn *c, Contactd__V1__ErrorCode code, uint64_t se
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    // Invalid frames can come at the tick rate: they are counted, and logged at debug only.
+    // Invalid frames can come at the tick rate: they are counted, and logged at debug only. A
+    // worker serving the connection logs nothing (the log may block); the client has the text.
     const ProtobufCEnumValue *name =
         protobuf_c_enum_descriptor_get_value(&contactd__v1__error_code__descriptor, (int)code);
-    cd_log(code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID ? CD_LOG_DEBUG : CD_LOG_NOTICE,
-           "connection %llu (%s): %s: %s", (unsigned long long)c->id, c->peer,
-           name ? name->name : "ERROR_UNSPECIFIED", text);
+    if (!c->direct) {
+        cd_log(code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID ? CD_LOG_DEBUG : CD_LOG_NOTICE,
+               "connection %llu (%s): %s: %s", (unsigned long long)c->id, c->peer,
+               name ? name->name : "ERROR_UNSPECIFIED", text);
+    }
     (void)conn_send(c, &cd_codec_error_build(&c->error_msg, code, seq, text)->base);
 }
 
@@ -191,7 +269,7 @@ static void release_session(struct conn *c) {
         c->admitting->conn = NULL;
         c->admitting = NULL;
     }
-    if (!c->session) {
+    if (!c->session || c->session_closed) {
         return;
     }
     cd_stats st = {0};
@@ -204,6 +282,10 @@ static void release_session(struct conn *c) {
            (unsigned long long)st.deadline_misses, (unsigned long long)st.results_dropped,
            (long long)st.solve_ns.max);
     cd_session_close(c->session);
+    if (c->direct) {
+        c->session_closed = true;
+        return;
+    }
     c->session = NULL;
 }
 
@@ -226,14 +308,20 @@ static void on_closed(uv_handle_t *h) {
     }
     cd_framer_fini(&c->framer);
     cd_arena_fini(&c->arena);
+    free(c->out);
+    free(c->in);
     cd_codec_result_msg_fini(&c->result_msg);
     free(c);
 }
 
-// Ends a connection now: the peer is gone, a write failed, or the server is closing.
+// Ends a connection now: the peer is gone, a write failed, or the server is closing. A
+// connection its worker serves is closed once the worker has let go of the session (take_back).
 static void conn_abort(struct conn *c) {
     release_session(c);
     c->closing = true;
+    if (c->direct) {
+        return;
+    }
     if (!uv_is_closing(&c->h.handle)) {
         uv_close(&c->h.handle, on_closed);
     }
@@ -246,6 +334,11 @@ static void on_shutdown(uv_shutdown_t *req, int status) {
 
 // Ends a connection once what is queued (the Error that explains why) has been written.
 static void conn_finish(struct conn *c) {
+    if (c->direct) {
+        // On the worker: it stops reading, writes what is queued and hands the connection back.
+        c->end_after_flush = true;
+        return;
+    }
     if (c->closing) {
         return;
     }
@@ -445,6 +538,65 @@ static void admit_work(uv_work_t *req) {
     a->session = cd_session_new(&a->params);
 }
 
+// An attached connection's output: its session's results in flight, each at most what a Result
+// within lim packs to (ids, three vectors and a state per contact, two vectors per body and per
+// joint, the timing, stats and detail), and room for Errors; at most max_queued_bytes.
+static size_t attach_out_bytes(const cs_limits *lim, size_t most) {
+    const size_t result = 1024 + 128 * (size_t)lim->max_contacts +
+                          96 * ((size_t)lim->max_bodies + (size_t)lim->max_joints);
+    const size_t want = CD_SESSION_RESULTS * result + 4096;
+    return want < most ? want : most;
+}
+
+// An attached connection's decoding arena: what protobuf-c allocates for a Frame within lim
+// (every message and array, rounded up to 16 bytes, with the same again for strings and the
+// like). A larger message fails to decode and gets ERROR_LIMIT; the session goes on.
+static size_t attach_arena_bytes(const cs_limits *lim) {
+    const size_t vec = sizeof(Contactd__V1__Vec3) + 16, quat = sizeof(Contactd__V1__Quat) + 16;
+    const size_t body = sizeof(Contactd__V1__Body) + 16 + 5 * vec + quat + 9 * sizeof(double) +
+                        32;
+    const size_t contact = sizeof(Contactd__V1__Contact) + 16 + 2 * vec + 16;
+    const size_t joint = sizeof(Contactd__V1__Joint) + 16 + 2 * vec + 16;
+    const size_t frame = sizeof(Contactd__V1__ClientMessage) + sizeof(Contactd__V1__Frame) +
+                         vec + 256;
+    return 2 * (frame + (size_t)lim->max_bodies * body + (size_t)lim->max_contacts * contact +
+                (size_t)lim->max_joints * joint) + 16384;
+}
+
+// Request mode: hands the connection to its session's worker (cd_loop_attach), which then reads
+// each frame, solves it and writes the answer with no thread in between (two wake-ups per request
+// instead of four). Only once the Welcome is out whole, as the worker writes all that follows;
+// otherwise, or without memory for the worker's buffers, this thread keeps serving it.
+static void attach(struct conn *c) {
+    const cd_session_params *p = cd_session_params_of(c->session);
+    int fd;
+    if (p->mode != CD_MODE_REQUEST || uv_stream_get_write_queue_size(&c->h.stream) != 0 ||
+        uv_fileno(&c->h.handle, &fd) < 0) {
+        return;
+    }
+    const size_t out = attach_out_bytes(&p->lim, c->srv->cfg->max_queued_bytes);
+    c->out = malloc(out);
+    c->in = malloc(READ_CHUNK);
+    if (!c->out || !c->in || cd_framer_reserve(&c->framer) < 0 ||
+        cd_arena_fix(&c->arena, attach_arena_bytes(&p->lim)) < 0) {
+        free(c->out);
+        free(c->in);
+        c->out = c->in = NULL;
+        return;
+    }
+    // Resident now, so the worker takes no page fault on them.
+    memset(c->out, 0, out);
+    memset(c->in, 0, READ_CHUNK);
+    c->out_cap = out;
+    c->in_cap = READ_CHUNK;
+    (void)uv_read_stop(&c->h.stream);
+    c->fd = fd;
+    c->direct = true;
+    cd_log(CD_LOG_DEBUG, "session %llu: its worker reads and answers the socket",
+           (unsigned long long)cd_session_id(c->session));
+    cd_loop_attach(c->srv->ticker, c->session, fd, &direct_ops, c);
+}
+
 // thread: io. Puts the new session in the table and welcomes the client, unless it left.
 static void admitted(uv_work_t *req, int status) {
     struct admission *a = req->data;
@@ -477,6 +629,7 @@ static void admitted(uv_work_t *req, int status) {
     }
     c->session = a->session;
     send_welcome(c, a);
+    attach(c);
     // The session's bytes are now the table's: the reaper returns them when it is freed.
     free(a);
 }
@@ -565,10 +718,10 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
         return;
     }
     cd_session *s = c->session;
-    const int64_t now = c->srv->pass_ns;
+    const int64_t now = c->direct ? c->read_ns : c->srv->pass_ns;
     int64_t early;
     if (!cd_session_frame_allowed(s, now, &early)) {
-        cd_session_frame_rejected(s);
+        cd_session_frame_rejected(s, c->counts);
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, f->seq,
                    "frame: request rate limit: one frame per tick period (%lld ns) on average, "
                    "bursts of %d; this frame came %lld ns too early",
@@ -578,7 +731,7 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
     }
     cs_scene *scene = cd_session_frame_scene(s);
     if (!scene) {
-        cd_session_frame_rejected(s);
+        cd_session_frame_rejected(s, c->counts);
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, f->seq,
                    "frame: request queue full: %d frames wait to be solved or %d to be "
                    "answered", CD_REQUEST_QUEUE, CD_SESSION_RESULTS);
@@ -589,16 +742,20 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
     const int r = cd_codec_scene_from_frame(f, &sp->lim, sp->default_solver, scene, err,
                                             sizeof err);
     if (r != 0) {
-        cd_session_frame_rejected(s);
+        cd_session_frame_rejected(s, c->counts);
         send_error(c, r == CS_ENOSPACE ? CONTACTD__V1__ERROR_CODE__ERROR_LIMIT
                                        : CONTACTD__V1__ERROR_CODE__ERROR_INVALID,
                    f->seq, "%s", err);
         return;
     }
-    cd_session_frame_publish(s, now, cd_clock_ns());
+    cd_session_frame_publish(s, c->counts, now, cd_clock_ns());
     // A request is due now; so is a stream frame whose tick passed while this thread was busy
-    // with the frames before it. Either way the worker must not sleep until its next tick.
+    // with the frames before it. Either way the worker must not sleep until its next tick (one
+    // that read the frame itself runs it next anyway).
     const cd_loop *l = c->srv->ticker;
+    if (c->direct) {
+        return;
+    }
     if (cd_session_params_of(s)->mode == CD_MODE_REQUEST ||
         cd_grid_tick_after(now, cd_loop_epoch_ns(l), cd_loop_period_ns(l)) <= cd_clock_ns()) {
         cd_loop_kick(c->srv->ticker, s);
@@ -621,8 +778,8 @@ static void on_stats(struct conn *c) {
     m.wake_late_ns_max = st.wake_late_ns.max;
     m.sessions = st.sessions;
     m.realtime = st.realtime;
-    m.hello_timeouts = c->srv->hello_timeouts;
-    m.connections_refused = c->srv->refused;
+    m.hello_timeouts = atomic_load_explicit(&c->srv->hello_timeouts, memory_order_relaxed);
+    m.connections_refused = atomic_load_explicit(&c->srv->refused, memory_order_relaxed);
     Contactd__V1__ServerMessage env = CONTACTD__V1__SERVER_MESSAGE__INIT;
     env.msg_case = CONTACTD__V1__SERVER_MESSAGE__MSG_STATS;
     env.stats = &m;
@@ -633,6 +790,14 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
     // Unpacked into the connection's arena, which is reset when the message has been handled.
     cd_arena *a = &c->arena;
     Contactd__V1__ClientMessage *m = contactd__v1__client_message__unpack(&a->allocator, len, data);
+    if (!m && a->exhausted) {
+        // A worker's fixed arena holds a frame within the session's limits (attach_size).
+        cd_arena_reset(a, 0);
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
+                   "message: %zu bytes decode to more than a frame within this session's limits "
+                   "(bodies, contacts, joints) takes", len);
+        return;
+    }
     if (!m) {
         cd_arena_reset(a, 0);
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
@@ -657,7 +822,39 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
                    PROTOCOL_VERSION);
         break;
     }
-    cd_arena_reset(a, ARENA_MOST_PER_BYTE * c->srv->cfg->max_message_bytes);
+    cd_arena_reset(a, c->arena_most);
+}
+
+// Feeds n bytes read from c's socket to its framer and handles every whole message; a bad or
+// oversized length prefix ends the connection with an Error. thread: io, or c's worker when
+// attached.
+static void take_messages(struct conn *c, const uint8_t *data, size_t n) {
+    (void)cd_framer_feed(&c->framer, data, n);
+    const uint8_t *msg;
+    size_t len;
+    int r;
+    while ((r = cd_framer_next(&c->framer, &msg, &len)) == 1) {
+        handle_message(c, msg, len);
+        // (closing is this thread's: a worker ends its connection through end_after_flush)
+        if (c->direct ? c->end_after_flush : c->closing) {
+            return;
+        }
+    }
+    if (r == -ENOMEM) {
+        // Only a framer still growing gets here, and that one is this thread's (not attached).
+        cd_log(CD_LOG_ERR, "connection %llu (%s): no memory for a %s", (unsigned long long)c->id,
+               c->peer, "message's buffer");
+        conn_abort(c);
+    } else if (r == -EMSGSIZE) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_TOO_LARGE, 0,
+                   "message: length prefix announces more than max_message_bytes (%zu)",
+                   c->framer.max_msg);
+        conn_finish(c);
+    } else if (r < 0) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
+                   "message: length prefix is not a valid varint");
+        conn_finish(c);
+    }
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
@@ -689,31 +886,47 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     if (c->srv->pass_ns == 0) {
         c->srv->pass_ns = cd_clock_ns();
     }
-    (void)cd_framer_feed(&c->framer, (const uint8_t *)buf->base, (size_t)nread);
-    const uint8_t *msg;
-    size_t len;
-    int r;
-    while ((r = cd_framer_next(&c->framer, &msg, &len)) == 1) {
-        handle_message(c, msg, len);
-        if (c->closing) {
-            return;
+    take_messages(c, (const uint8_t *)buf->base, (size_t)nread);
+}
+
+// thread: the session's worker, for an attached connection (cd_endpoint_ops.pump). At most a
+// few reads per call, so one chatty client cannot hold the worker; epoll reports the rest.
+static bool direct_pump(void *ctx, cd_counts *counts) {
+    struct conn *c = ctx;
+    c->counts = counts;
+    for (int reads = 0; reads < DIRECT_READS && !c->end_after_flush; reads++) {
+        size_t want = cd_framer_space(&c->framer);
+        want = want < c->in_cap ? want : c->in_cap;
+        const ssize_t n = recv(c->fd, c->in, want, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            break;
+        }
+        if (n <= 0) {
+            return false; // EOF or reset: only this session ends
+        }
+        c->read_ns = cd_clock_ns();
+        take_messages(c, c->in, (size_t)n);
+        if ((size_t)n < want) {
+            break;
         }
     }
-    if (r == -ENOMEM) {
-        cd_log(CD_LOG_ERR, "connection %llu (%s): no memory for a %s", (unsigned long long)c->id,
-               c->peer, "message's buffer");
-        conn_abort(c);
-    } else if (r == -EMSGSIZE) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_TOO_LARGE, 0,
-                   "message: length prefix announces more than max_message_bytes (%u)",
-                   (unsigned)c->srv->cfg->max_message_bytes);
-        conn_finish(c);
-    } else if (r < 0) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
-                   "message: length prefix is not a valid varint");
-        conn_finish(c);
-    }
+    direct_write(c);
+    return !c->end_after_flush && !c->write_failed;
 }
+
+// thread: the session's worker, for an attached connection (cd_endpoint_ops.flush).
+static bool direct_flush(void *ctx, cd_counts *counts) {
+    struct conn *c = ctx;
+    c->counts = counts;
+    drain(c);
+    direct_write(c);
+    return c->out_len > c->out_off;
+}
+
+static const cd_endpoint_ops direct_ops = {.pump = direct_pump, .flush = direct_flush};
 
 // True when the peer's uid or one of its groups is on the allow-lists. The daemon's own uid and
 // root always are; a TCP peer, whose credentials nobody knows, never is.
@@ -843,10 +1056,11 @@ static void on_connection(uv_stream_t *listener, int status) {
         }
     }
     if (refuse(c)) {
-        s->refused++;
+        atomic_fetch_add_explicit(&s->refused, 1, memory_order_relaxed);
         conn_finish(c);
         return;
     }
+    c->arena_most = ARENA_MOST_PER_BYTE * (size_t)s->cfg->max_message_bytes;
     r = cd_framer_init(&c->framer, s->cfg->max_message_bytes);
     if (r == 0) {
         r = cd_arena_init(&c->arena, ARENA_BYTES);
@@ -912,18 +1126,28 @@ static void drain(struct conn *c) {
         const Contactd__V1__ServerMessage *env =
             cd_codec_result_build(&c->result_msg, &o->result, &o->timing, o->tick, detail);
         const bool sent = env && conn_send(c, &env->base) == 0;
-        cd_session_result_pop(c->session, !sent);
+        cd_session_result_pop(c->session, !sent, c->counts);
     }
 }
 
 static void on_wake(uv_async_t *a) {
     cd_server *s = a->data;
     for (struct conn *c = s->conns; c; c = c->next) {
-        drain(c);
+        if (!c->direct) {
+            drain(c);
+        } else if (!c->closing && cd_session_has_ended(c->session)) {
+            // Its worker found the connection over: close the session; take_back ends it.
+            release_session(c);
+            c->closing = true;
+        }
     }
     // Sessions the workers let go of are freed on the pool, and their bytes returned then.
     cd_session *gone;
     while ((gone = cd_session_table_reap(s->table))) {
+        struct conn *c = cd_session_attached_ctx(gone);
+        if (c) {
+            take_back(c);
+        }
         struct admission *f = calloc(1, sizeof *f);
         if (!f) {
             s->reserved_bytes -= cd_session_bytes(cd_session_params_of(gone));
@@ -943,12 +1167,44 @@ static void on_sweep(uv_timer_t *t) {
     const int64_t now = cd_clock_ns(), limit = s->cfg->hello_timeout_ns;
     for (struct conn *c = s->conns; c; c = c->next) {
         if (!c->session && !c->admitting && !c->closing && now - c->accepted_ns > limit) {
-            s->hello_timeouts++;
+            atomic_fetch_add_explicit(&s->hello_timeouts, 1, memory_order_relaxed);
             send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
                        "hello: none within %lld ms ([server] hello_timeout_ms); connection "
                        "closed", (long long)(limit / 1000000));
             conn_finish(c);
         }
+    }
+}
+
+// An attached connection comes back to this thread (its worker let go of the session, or the
+// workers stopped): what the worker could not write yet is queued here.
+static void undirect(struct conn *c) {
+    c->direct = false;
+    const size_t left = c->write_failed ? 0 : c->out_len - c->out_off;
+    struct wreq *w = left ? malloc(sizeof *w + left) : NULL;
+    if (w) {
+        memcpy(w->data, c->out + c->out_off, left);
+        w->buf = uv_buf_init((char *)w->data, (unsigned)left);
+        if (uv_write(&w->req, &c->h.stream, &w->buf, 1, on_written) < 0) {
+            free(w);
+        }
+    }
+    free(c->out);
+    free(c->in);
+    c->out = c->in = NULL;
+    c->out_off = c->out_len = c->out_cap = c->in_cap = 0;
+}
+
+// An attached connection whose session its worker has let go of (reaped): the connection ends,
+// after its last output when it was asked to finish (an Error that explains why).
+static void take_back(struct conn *c) {
+    undirect(c);
+    c->session = NULL;
+    c->closing = false;
+    if (c->end_after_flush && !c->write_failed) {
+        conn_finish(c);
+    } else {
+        conn_abort(c);
     }
 }
 
@@ -1199,8 +1455,15 @@ void cd_server_close(cd_server *s, const char *goodbye) {
     if (s->sweep_open) {
         uv_close((uv_handle_t *)&s->sweep, NULL);
     }
-    // Connections unlink themselves from the list only in their close callback, later.
+    // Connections unlink themselves from the list only in their close callback, later. The
+    // workers are stopped: the connections they served are this thread's again.
     for (struct conn *c = s->conns; c; c = c->next) {
+        if (c->direct) {
+            undirect(c);
+            if (c->session_closed) {
+                c->session = NULL;
+            }
+        }
         if (!goodbye) {
             conn_abort(c);
             continue;

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* The worker threads (see loop.h). Worker 2c is CPU c's foreground worker and 2c + 1 its
  * background worker; each is the other's partner for moving sessions between the two. A worker
- * sleeps on a futex word with an absolute CLOCK_MONOTONIC timeout at the next tick, so no error
- * accumulates and a kick from the I/O thread ends the sleep at once. The kick is a Dekker pair:
- * the worker announces that it sleeps and then checks the word, the I/O thread bumps the word and
- * then checks the announcement, both sequentially consistent, so either the worker sees the bump
- * or the I/O thread sees the sleeper (and wakes it). */
+ * sleeps in epoll_pwait2 until the next tick on CLOCK_MONOTONIC (the timeout is computed from the
+ * clock just before the call, so no error accumulates), until a kick from the I/O thread (an
+ * eventfd in the epoll set) or until a socket it serves itself has bytes (request-mode sessions
+ * attached by the I/O thread: their frames are read, solved and answered here, with no thread in
+ * between). The kick is a Dekker pair: the worker announces that it sleeps and then checks the
+ * word, the I/O thread bumps the word and then checks the announcement, both sequentially
+ * consistent, so either the worker sees the bump or the I/O thread sees the sleeper (and signals
+ * the eventfd). */
 #include "service/loop.h"
 
 #include <errno.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -17,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -31,6 +35,8 @@
 /* Nice value of a background worker when SCHED_FIFO is not available: the kernel then gives the
  * foreground worker on the same CPU about 98 % of it whenever both want to run. */
 #define BACKGROUND_NICE 19
+/* Events one epoll wait returns at most; more stay queued for the next. */
+#define EVENTS 32
 
 struct worker {
     cd_loop *loop;
@@ -38,7 +44,9 @@ struct worker {
     pthread_t thread;        /* io */
     bool created;            /* io */
     int cpu;                 /* io: -1 = unpinned */
-    _Atomic uint32_t kick;   /* io bumps it, the worker sleeps on it */
+    _Atomic uint32_t kick;   /* io bumps it, the worker looks at it before it sleeps */
+    int epfd;                /* io makes it: the kick eventfd and the attached sockets */
+    int kickfd;              /* eventfd: signalled when a kick finds the worker asleep */
     _Atomic int64_t kick_ns; /* io: when it last kicked (how late a kicked wake-up is) */
     _Atomic bool sleeping;   /* the worker announces its futex wait */
     _Atomic uint64_t ticks;  /* worker: wake-ups at a tick */
@@ -69,6 +77,21 @@ cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_asy
     if (!l) {
         return NULL;
     }
+    for (int i = 0; i < n; i++) {
+        l->w[i].epfd = l->w[i].kickfd = -1;
+    }
+    for (int i = 0; i < n; i++) {
+        struct worker *w = &l->w[i];
+        w->epfd = epoll_create1(EPOLL_CLOEXEC);
+        w->kickfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        // data.ptr NULL marks the kick; every other event is an attached session.
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+        if (w->epfd < 0 || w->kickfd < 0 ||
+            epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->kickfd, &ev) < 0) {
+            cd_loop_free(l);
+            return NULL;
+        }
+    }
     l->table = t;
     l->wake = wake;
     l->p = *p;
@@ -87,6 +110,7 @@ cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_asy
             .long_ns = p->long_solve_ns,
             .period_ns = l->period_ns,
             .clock_ns = cd_clock_ns,
+            .partner_epfd = l->w[i ^ 1].epfd,
         };
         atomic_init(&w->kick, 0);
         atomic_init(&w->kick_ns, 0);
@@ -96,32 +120,57 @@ cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_asy
 }
 
 void cd_loop_free(cd_loop *l) {
+    if (!l) {
+        return;
+    }
+    for (int i = 0; i < l->n; i++) {
+        if (l->w[i].epfd >= 0) {
+            close(l->w[i].epfd);
+        }
+        if (l->w[i].kickfd >= 0) {
+            close(l->w[i].kickfd);
+        }
+    }
     free(l);
 }
 
-enum wake { WAKE_TICK, WAKE_KICK, WAKE_NO_SLEEP };
+enum wake { WAKE_TICK, WAKE_KICK, WAKE_SOCKET, WAKE_NO_SLEEP };
 
-// Sleeps until the absolute CLOCK_MONOTONIC time t_ns unless the kick word moves from seen.
-// Says why it returned: the time came, a kick ended the sleep, or a kick came before it began.
-static enum wake sleep_until(struct worker *w, uint32_t seen, int64_t t_ns) {
-    const struct timespec ts = {.tv_sec = t_ns / CD_NS_PER_S, .tv_nsec = t_ns % CD_NS_PER_S};
+// Sleeps until the absolute CLOCK_MONOTONIC time t_ns unless the kick word moves from seen or an
+// attached socket is ready; those sockets' events go into ev (*ret_n of them). Says why it
+// returned: the time came, a kick ended the sleep, a socket did, or a kick came before it began.
+static enum wake sleep_until(struct worker *w, uint32_t seen, int64_t t_ns,
+                             struct epoll_event *ev, int *ret_n) {
     // seq_cst: the announcement must be visible before we look at the word (see the file
     // header); pairs with the seq_cst bump and load in cd_loop_kick.
     atomic_store(&w->sleeping, true);
-    bool timed_out = false, slept = false;
+    bool slept = false, kicked = false;
+    int n = 0;
     if (atomic_load(&w->kick) == seen) {
         slept = true;
-        // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. EINTR and EAGAIN (the word
-        // moved) just end the wait; the caller looks at the clock and the sessions again.
-        const long r = syscall(SYS_futex, &w->kick, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, seen,
-                               &ts, NULL, FUTEX_BITSET_MATCH_ANY);
-        timed_out = r < 0 && errno == ETIMEDOUT;
+        const int64_t left = t_ns - cd_clock_ns();
+        const struct timespec ts = {.tv_sec = left > 0 ? left / CD_NS_PER_S : 0,
+                                    .tv_nsec = left > 0 ? left % CD_NS_PER_S : 0};
+        // EINTR just ends the wait; the caller looks at the clock and the sessions again.
+        n = epoll_pwait2(w->epfd, ev, EVENTS, &ts, NULL);
+        n = n > 0 ? n : 0;
     }
     atomic_store(&w->sleeping, false);
-    if (timed_out || cd_clock_ns() >= t_ns) {
+    // Keep the sockets' events; the kick only needs its eventfd emptied.
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        if (ev[i].data.ptr) {
+            ev[kept++] = ev[i];
+        } else {
+            uint64_t count;
+            kicked = read(w->kickfd, &count, sizeof count) > 0 || kicked;
+        }
+    }
+    *ret_n = kept;
+    if (cd_clock_ns() >= t_ns) {
         return WAKE_TICK;
     }
-    return slept ? WAKE_KICK : WAKE_NO_SLEEP;
+    return kept ? WAKE_SOCKET : kicked ? WAKE_KICK : slept ? WAKE_KICK : WAKE_NO_SLEEP;
 }
 
 // Ends w's sleep, or its next one: see the file header for the pairing.
@@ -131,8 +180,37 @@ static void kick(struct worker *w) {
     // releases the frame the I/O thread queued before it (acquired in worker_main).
     atomic_fetch_add(&w->kick, 1);
     if (atomic_load(&w->sleeping)) {
-        (void)syscall(SYS_futex, &w->kick, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+        const uint64_t one = 1;
+        (void)!write(w->kickfd, &one, sizeof one);
     }
+}
+
+// The attached sockets that were ready: each one's input is read and handled while the session
+// is still ours (a closed or moved session's event is stale and skipped). Returns how many
+// connections ended (the I/O thread closes them).
+static int serve_sockets(struct worker *w, const struct epoll_event *ev, int n) {
+    int ended = 0;
+    for (int i = 0; i < n; i++) {
+        cd_session *s = ev[i].data.ptr;
+        if (cd_session_is_ours(s, w->sched.worker) && !cd_session_pump(s, &w->sched.counts)) {
+            ended++;
+        }
+    }
+    return ended;
+}
+
+// Writes the results of the attached sessions this worker owns (and any output they had left).
+// Returns the closed sessions it let go of (cd_session_table_claim).
+static int flush_sockets(struct worker *w) {
+    cd_session_table *t = w->loop->table;
+    int released = 0;
+    for (int i = 0; i < cd_session_table_size(t); i++) {
+        cd_session *s = cd_session_table_claim(t, i, w->sched.worker, &released);
+        if (s && cd_session_is_attached(s)) {
+            cd_session_flush(s, &w->sched.counts);
+        }
+    }
+    return released;
 }
 
 // thread: worker. The whole life of a worker; no malloc, no locks, no logging.
@@ -149,13 +227,21 @@ static void *worker_main(void *arg) {
         (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), BACKGROUND_NICE);
     }
     int64_t late = 0;
+    struct epoll_event ev[EVENTS];
+    int nev = 0;
     // acquire: pairs with the release in cd_loop_stop; nothing else is published through it.
     while (atomic_load_explicit(&l->running, memory_order_acquire)) {
         // acquire: pairs with the release bump in cd_loop_kick (the frame it announces).
         const uint32_t seen = atomic_load_explicit(&w->kick, memory_order_acquire);
+        // Sockets first, while every session they name is still in the table: the scheduler may
+        // let go of a closed one, which the I/O thread may then free.
+        int io_work = serve_sockets(w, ev, nev);
+        nev = 0;
         int64_t next;
         int moved;
-        if (cd_sched_run(&w->sched, late, &next, &moved) > 0) {
+        io_work += cd_sched_run(&w->sched, late, &next, &moved);
+        io_work += flush_sockets(w);
+        if (io_work > 0) {
             // One non-blocking eventfd write; libuv coalesces wakes the I/O loop has not seen.
             (void)uv_async_send(l->wake);
         }
@@ -169,11 +255,15 @@ static void *worker_main(void *arg) {
             late = 0;
             continue;
         }
-        const enum wake why = sleep_until(w, seen, next);
+        const enum wake why = sleep_until(w, seen, next, ev, &nev);
         if (why == WAKE_TICK) {
             late = cd_clock_ns() - next;
             cd_stat_inc(&w->ticks);
             cd_counter_add(&w->wake_late_ns, late);
+        } else if (why == WAKE_SOCKET) {
+            // The socket woke us the moment its bytes came: there is no lateness to speak of
+            // beyond what the frame's own timing record shows.
+            late = 0;
         } else if (why == WAKE_KICK) {
             // Late by however long the host took to run us after the kick.
             late = cd_clock_ns() - atomic_load_explicit(&w->kick_ns, memory_order_relaxed);
@@ -187,6 +277,10 @@ static void *worker_main(void *arg) {
 
 void cd_loop_kick(cd_loop *l, const cd_session *s) {
     kick(&l->w[cd_session_worker(s)]);
+}
+
+void cd_loop_attach(cd_loop *l, cd_session *s, int fd, const cd_endpoint_ops *ops, void *ctx) {
+    cd_session_attach(s, fd, l->w[cd_session_worker(s)].epfd, ops, ctx);
 }
 
 int cd_loop_place(const cd_loop *l) {

@@ -22,6 +22,11 @@ static int place(cd_sched *w, cd_session *s) {
     const int64_t cost = cd_session_cost_ns(s);
     const bool move = w->background ? cost < w->long_ns / 2 : cost > w->long_ns;
     if (move) {
+        // The socket the worker serves itself goes first: the new owner must find it in its
+        // epoll once it owns the session.
+        if (cd_session_is_attached(s)) {
+            cd_session_attach_move(s, w->partner_epfd);
+        }
         cd_session_move(s, w->partner);
     }
     return move;

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <stdalign.h>
+#include <sys/epoll.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,15 @@ struct cd_session {
     _Atomic int64_t cost_ns; /* worker writes: moving average of solve times */
     void *mem;               /* frame and result arrays, one block */
     cd_counts counts;
+    struct {                 /* a socket the worker serves itself (cd_session_attach) */
+        _Atomic bool attached; /* io publishes the fields below with release */
+        _Atomic bool ended;    /* worker: the connection ended (io then closes it) */
+        int fd;
+        int epfd;              /* owning worker: the epoll fd is in, -1 once it left */
+        bool want_write;       /* owning worker: fd is watched for EPOLLOUT too */
+        const cd_endpoint_ops *ops;
+        void *ctx;
+    } ep;
 };
 
 struct entry {
@@ -153,6 +163,7 @@ cd_session *cd_session_new(const cd_session_params *p) {
         return NULL;
     }
     s->p = *p;
+    s->ep.epfd = -1;
     atomic_init(&s->worker, 0);
     atomic_init(&s->cost_ns, 0);
     if (cd_ring_init(&s->out, CD_SESSION_RESULTS, sizeof(cd_output)) < 0 ||
@@ -274,6 +285,11 @@ cd_session *cd_session_table_claim(cd_session_table *t, int i, int worker, int *
         return NULL;
     }
     if (state == CLOSING) {
+        // Its socket leaves our epoll before the I/O thread may close it (after the reap).
+        if (atomic_load_explicit(&s->ep.attached, memory_order_acquire) && s->ep.epfd >= 0) {
+            (void)epoll_ctl(s->ep.epfd, EPOLL_CTL_DEL, s->ep.fd, NULL);
+            s->ep.epfd = -1;
+        }
         // release: pairs with the acquire in cd_session_table_reap; after this store no worker
         // touches the session again.
         atomic_store_explicit(&e->state, RETIRED, memory_order_release);
@@ -305,6 +321,79 @@ void cd_session_move(cd_session *s, int worker) {
     atomic_store_explicit(&s->worker, worker, memory_order_release);
 }
 
+void cd_session_attach(cd_session *s, int fd, int epfd, const cd_endpoint_ops *ops, void *ctx) {
+    s->ep.fd = fd;
+    s->ep.epfd = epfd;
+    s->ep.ops = ops;
+    s->ep.ctx = ctx;
+    // release: pairs with the acquire in cd_session_is_attached (the worker's first look). The
+    // epoll registration comes after, so the worker never sees an event it cannot serve.
+    atomic_store_explicit(&s->ep.attached, true, memory_order_release);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = s};
+    (void)epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+bool cd_session_is_ours(const cd_session *s, int worker) {
+    // acquire: as in cd_session_table_claim (a session moved to us, or closed under us).
+    return atomic_load_explicit(&s->table->e[s->entry].state, memory_order_acquire) == LIVE &&
+           atomic_load_explicit(&s->worker, memory_order_acquire) == worker;
+}
+
+bool cd_session_is_attached(const cd_session *s) {
+    return atomic_load_explicit(&s->ep.attached, memory_order_acquire);
+}
+
+void *cd_session_attached_ctx(const cd_session *s) {
+    return atomic_load_explicit(&s->ep.attached, memory_order_acquire) ? s->ep.ctx : NULL;
+}
+
+bool cd_session_has_ended(const cd_session *s) {
+    return atomic_load_explicit(&s->ep.ended, memory_order_acquire);
+}
+
+// Out of the worker's epoll for good: the I/O thread closes the connection.
+static void endpoint_end(cd_session *s) {
+    if (s->ep.epfd >= 0) {
+        (void)epoll_ctl(s->ep.epfd, EPOLL_CTL_DEL, s->ep.fd, NULL);
+        s->ep.epfd = -1;
+    }
+    // release: pairs with the acquire in cd_session_has_ended.
+    atomic_store_explicit(&s->ep.ended, true, memory_order_release);
+}
+
+bool cd_session_pump(cd_session *s, cd_counts *counts) {
+    if (atomic_load_explicit(&s->ep.ended, memory_order_relaxed)) {
+        return false;
+    }
+    const bool ok = s->ep.ops->pump(s->ep.ctx, counts);
+    if (!ok) {
+        endpoint_end(s);
+    }
+    return ok;
+}
+
+void cd_session_flush(cd_session *s, cd_counts *counts) {
+    if (atomic_load_explicit(&s->ep.ended, memory_order_relaxed) || s->ep.epfd < 0) {
+        return;
+    }
+    const bool left = s->ep.ops->flush(s->ep.ctx, counts);
+    if (left != s->ep.want_write) {
+        struct epoll_event ev = {.events = EPOLLIN | (left ? EPOLLOUT : 0), .data.ptr = s};
+        (void)epoll_ctl(s->ep.epfd, EPOLL_CTL_MOD, s->ep.fd, &ev);
+        s->ep.want_write = left;
+    }
+}
+
+void cd_session_attach_move(cd_session *s, int to_epfd) {
+    if (s->ep.epfd < 0) {
+        return;
+    }
+    (void)epoll_ctl(s->ep.epfd, EPOLL_CTL_DEL, s->ep.fd, NULL);
+    struct epoll_event ev = {.events = EPOLLIN | (s->ep.want_write ? EPOLLOUT : 0),
+                             .data.ptr = s};
+    s->ep.epfd = epoll_ctl(to_epfd, EPOLL_CTL_ADD, s->ep.fd, &ev) == 0 ? to_epfd : -1;
+}
+
 bool cd_session_frame_allowed(cd_session *s, int64_t now_ns, int64_t *ret_early_ns) {
     if (s->p.mode != CD_MODE_REQUEST) {
         return true;
@@ -334,8 +423,9 @@ cs_scene *cd_session_frame_scene(cd_session *s) {
     return &f->scene;
 }
 
-void cd_session_frame_publish(cd_session *s, int64_t received_ns, int64_t published_ns) {
-    cd_counts *g = &s->table->counts;
+void cd_session_frame_publish(cd_session *s, cd_counts *counts, int64_t received_ns,
+                              int64_t published_ns) {
+    cd_counts *g = counts ? counts : &s->table->counts;
     cd_stat_inc(&s->counts.frames_received);
     cd_stat_inc(&g->frames_received);
     if (s->p.mode == CD_MODE_REQUEST) {
@@ -355,9 +445,9 @@ void cd_session_frame_publish(cd_session *s, int64_t received_ns, int64_t publis
     }
 }
 
-void cd_session_frame_rejected(cd_session *s) {
+void cd_session_frame_rejected(cd_session *s, cd_counts *counts) {
     cd_stat_inc(&s->counts.frames_invalid);
-    cd_stat_inc(&s->table->counts.frames_invalid);
+    cd_stat_inc(&(counts ? counts : &s->table->counts)->frames_invalid);
 }
 
 bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t period_ns,
@@ -483,12 +573,12 @@ cd_output *cd_session_result_peek(cd_session *s) {
     return cd_ring_peek(&s->out);
 }
 
-void cd_session_result_pop(cd_session *s, bool unsent) {
+void cd_session_result_pop(cd_session *s, bool unsent, cd_counts *counts) {
     cd_ring_pop(&s->out);
     s->answered++;
     if (unsent) {
         cd_stat_inc(&s->counts.results_unsent);
-        cd_stat_inc(&s->table->counts.results_unsent);
+        cd_stat_inc(&(counts ? counts : &s->table->counts)->results_unsent);
     }
 }
 

@@ -18,6 +18,20 @@
 /* Results a session's output ring holds before its worker drops (and counts) new ones. At 1 kHz
  * this is 32 ms of I/O-thread delay. */
 #define CD_SESSION_RESULTS 32
+/* What a session's worker calls for a socket it serves itself (cd_session_attach): request mode's
+ * frames are read, answered and written on the worker, with no hand-off to the I/O thread and
+ * back. Both run on the session's worker, never allocate and never block. counts: the worker's
+ * own. */
+typedef struct cd_endpoint_ops {
+    /* Reads what the socket holds and handles each whole message (frames into the session's
+     * mailbox; Errors and Stats into the endpoint's output). Returns false when the connection
+     * must end: EOF, a socket error, or a protocol error after which it closes. */
+    bool (*pump)(void *ctx, cd_counts *counts);
+    /* Writes the session's results, and whatever output is pending. Returns true when bytes are
+     * left that the socket could not take yet. */
+    bool (*flush)(void *ctx, cd_counts *counts);
+} cd_endpoint_ops;
+
 /* Request mode: frames that may wait for their worker. */
 #define CD_REQUEST_QUEUE 8
 /* Request mode's rate limit: one frame per tick period on average, and up to this many periods'
@@ -132,6 +146,37 @@ const cd_session_params *cd_session_params_of(const cd_session *s);
 int cd_session_worker(const cd_session *s);
 void cd_session_move(cd_session *s, int worker);
 
+/* Serves s's socket fd from s's worker from now on: fd joins epfd (the owning worker's epoll,
+ * cd_loop_attach), and the worker calls ops with ctx when it is readable or has results. The
+ * reader of s's frames is then that worker: the calls below marked "thread: io" are its.
+ * thread: io, once, after the session is in the table and before any frame of it was read. */
+void cd_session_attach(cd_session *s, int fd, int epfd, const cd_endpoint_ops *ops, void *ctx);
+
+/* True when s is open and worker owns it: what a worker checks before it serves an event that
+ * names s. thread: a worker. rt-safe: yes. */
+bool cd_session_is_ours(const cd_session *s, int worker);
+
+/* True once cd_session_attach ran. thread: any. rt-safe: yes. */
+bool cd_session_is_attached(const cd_session *s);
+
+/* For the owning worker of an attached session: reads and handles its socket's input
+ * (ops->pump), and writes its output (ops->flush, then the socket is watched for writability
+ * while bytes are left). When pump says the connection ends, the socket leaves the worker's
+ * epoll and cd_session_has_ended turns true (the worker then wakes the I/O thread).
+ * Returns pump's verdict. thread: the session's worker. rt-safe: yes. */
+bool cd_session_pump(cd_session *s, cd_counts *counts);
+void cd_session_flush(cd_session *s, cd_counts *counts);
+
+/* The ctx s was attached with, or NULL. thread: io, once s is reaped. */
+void *cd_session_attached_ctx(const cd_session *s);
+
+/* True when the worker found the attached connection ended. thread: any. */
+bool cd_session_has_ended(const cd_session *s);
+
+/* Moves an attached session's socket to another worker's epoll. thread: the session's worker,
+ * just before cd_session_move. */
+void cd_session_attach_move(cd_session *s, int to_epfd);
+
 /* Request mode's rate limit (a virtual-time bucket: one frame per period on average): true when
  * a frame arriving at now_ns conforms, and the bucket counts it; false with *ret_early_ns, how
  * much sooner than allowed it came (bursts of CD_REQUEST_BURST).
@@ -147,11 +192,14 @@ cs_scene *cd_session_frame_scene(cd_session *s);
 
 /* Hands the scene filled through cd_session_frame_scene to the session's worker. Stream mode: a
  * frame published earlier and not yet taken is superseded (newest wins) and counted. received_ns:
- * when the frame reached the daemon, published_ns: now (cd_frame). thread: io. rt-safe: yes. */
-void cd_session_frame_publish(cd_session *s, int64_t received_ns, int64_t published_ns);
+ * when the frame reached the daemon, published_ns: now (cd_frame). counts: the calling thread's
+ * own daemon-wide counts (NULL: the I/O thread's, in the table). thread: io. rt-safe: yes. */
+void cd_session_frame_publish(cd_session *s, cd_counts *counts, int64_t received_ns,
+                              int64_t published_ns);
 
-/* Counts a frame rejected by validation or by the request limits. thread: io. */
-void cd_session_frame_rejected(cd_session *s);
+/* Counts a frame rejected by validation or by the request limits. counts: as above.
+ * thread: io. */
+void cd_session_frame_rejected(cd_session *s, cd_counts *counts);
 
 /* The solve due for s at now_ns on the tick grid (epoch_ns + k period_ns), if any: stream mode,
  * its newest frame once the tick after its arrival has come (an older held frame is superseded
@@ -185,12 +233,14 @@ int cd_session_run(cd_session *s, const cd_job *job, cd_run *run);
  * thread: any. rt-safe: yes. */
 int64_t cd_session_cost_ns(const cd_session *s);
 
-/* The oldest result not yet sent, or NULL. Valid until cd_session_result_pop. thread: io. */
+/* The oldest result not yet sent, or NULL. Valid until cd_session_result_pop. thread: io, or the
+ * worker of an attached session. */
 cd_output *cd_session_result_peek(cd_session *s);
 
 /* Releases the result cd_session_result_peek returned. unsent: it was dropped rather than
- * written (the client's write queue was full); it is counted. thread: io. */
-void cd_session_result_pop(cd_session *s, bool unsent);
+ * written (the client's write queue was full); it is counted, in counts (as above). thread: io,
+ * or the worker of an attached session. */
+void cd_session_result_pop(cd_session *s, bool unsent, cd_counts *counts);
 
 /* This session's counters into *ret (frames, results, solve time; other fields untouched).
  * thread: any while the session is open (io). */

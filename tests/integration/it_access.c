@@ -158,9 +158,12 @@ static int hello_as(uid_t uid, Contactd__V1__ServerMessage__MsgCase want,
             _exit(2);
         }
         const int fd = it_connect_unix(d.socket);
-        if (fd < 0 || it_send_hello(fd, 1) < 0) {
+        if (fd < 0) {
             _exit(3);
         }
+        // A refused peer may find the connection closed before its Hello goes out; the Error
+        // that says why is waiting to be read either way.
+        (void)it_send_hello(fd, 1);
         Contactd__V1__ServerMessage *m = it_recv(fd, IT_TIMEOUT_MS);
         _exit(m && m->msg_case == want &&
                       (want != CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR || m->error->code == code)

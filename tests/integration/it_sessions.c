@@ -13,6 +13,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -110,6 +111,90 @@ static void request_mode_answers_every_frame(void **state) {
     const struct timespec drain = {.tv_nsec = 60000000};
     nanosleep(&drain, NULL);
     Contactd__V1__ServerMessage *m = it_frame_exchange(c, &box, 300);
+    cdc_msg_free(m);
+    cdc_conn_close(c);
+}
+
+// Sends s as frame seq and expects an Error of code whose message contains needle, for that seq.
+static void expect_frame_error(cdc_conn *c, cs_scene *s, uint64_t seq,
+                               Contactd__V1__ErrorCode code, const char *needle) {
+    s->seq = seq;
+    assert_int_equal(cdc_frame_send(c, s), 0);
+    Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+    assert_int_equal(m->error->code, code);
+    if (!strstr(m->error->message, needle)) {
+        fail_msg("error '%s' does not name '%s'", m->error->message, needle);
+    }
+    print_message("# frame %llu: %s\n", (unsigned long long)seq, m->error->message);
+    cdc_msg_free(m);
+}
+
+/* A request-mode session's socket is read and answered by its worker: everything the I/O thread
+ * answers must come back the same way there, over either socket: Stats, Errors naming the field,
+ * a frame beyond the session's limits (also one too large for the worker's decoding arena),
+ * valid frames between them, and a second Hello, which ends the connection. */
+static void request_session_served_by_its_worker(void **state) {
+    (void)state;
+    const cdc_hello hello = {.client_name = "direct", .request_mode = true,
+                             .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8}};
+    enum { MANY = 400 };
+    static cs_body bodies[MANY];
+    for (int tcp = 0; tcp < 2; tcp++) {
+        cdc_conn *c = it_session_open(&d, tcp, &hello);
+        cdc_msg_free(it_frame_exchange(c, &box, 1));
+        Contactd__V1__ServerMessage *m = it_stats_fetch(c);
+        assert_true(m->stats->sessions >= 1 && m->stats->frames_solved >= 1);
+        cdc_msg_free(m);
+        const double mass = box.bodies[0].mass;
+        box.bodies[0].mass = -1;
+        expect_frame_error(c, &box, 2, CONTACTD__V1__ERROR_CODE__ERROR_INVALID,
+                           "bodies[0].mass");
+        box.bodies[0].mass = mass;
+        cdc_msg_free(it_frame_exchange(c, &box, 3));
+        // More bodies than the session declared: refused by its limits, by validation or, far
+        // beyond them, because the frame does not fit the worker's fixed decoding arena.
+        cs_scene big = box;
+        big.nc = 0;
+        big.bodies = bodies;
+        for (int n = 3; n <= MANY; n += MANY - 3) {
+            for (int i = 0; i < n; i++) {
+                bodies[i] = box.bodies[0];
+                bodies[i].id = (uint32_t)i + 1;
+            }
+            big.nb = n;
+            expect_frame_error(c, &big, 4, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, "limit");
+        }
+        cdc_msg_free(it_frame_exchange(c, &box, 5));
+        // A second Hello is a protocol error after which the connection closes.
+        Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
+        h.protocol_version = 1;
+        Contactd__V1__ClientMessage env = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+        env.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
+        env.hello = &h;
+        uint8_t *buf;
+        size_t len;
+        it_pack(&env.base, &buf, &len);
+        assert_int_equal(cdc_conn_send_packed(c, buf, len), 0);
+        free(buf);
+        m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+        assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL);
+        cdc_msg_free(m);
+        assert_int_equal(cdc_msg_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m), -ECONNRESET);
+        cdc_conn_close(c);
+    }
+    // The sessions ended with their connections: none is left open.
+    cdc_conn *c = it_session_open(&d, false, NULL);
+    Contactd__V1__ServerMessage *m = NULL;
+    for (int tries = 0; tries < 100; tries++) {
+        cdc_msg_free(m);
+        m = it_stats_fetch(c);
+        if (m->stats->sessions == 1) {
+            break;
+        }
+        const struct timespec ms = {.tv_nsec = 10000000};
+        nanosleep(&ms, NULL);
+    }
+    assert_int_equal(m->stats->sessions, 1);
     cdc_msg_free(m);
     cdc_conn_close(c);
 }
@@ -359,6 +444,7 @@ int main(int argc, char **argv) {
         return 2;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(request_mode_answers_every_frame),
+        cmocka_unit_test(request_session_served_by_its_worker),
         cmocka_unit_test(overrun_beside_light),
         cmocka_unit_test(no_answer_is_failed_not_zero_ok),
         cmocka_unit_test(admissions_beside_a_stream),

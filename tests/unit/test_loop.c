@@ -69,7 +69,7 @@ static void publish_box(cd_session *s, uint64_t seq) {
     cs_scene *sc = cd_session_frame_scene(s);
     assert_non_null(sc);
     t_scene_copy(sc, &box, seq);
-    cd_session_frame_publish(s, cd_clock_ns(), cd_clock_ns());
+    cd_session_frame_publish(s, NULL, cd_clock_ns(), cd_clock_ns());
 }
 
 static void nap(void) {
@@ -102,7 +102,7 @@ static void workers_answer_without_allocating(void **state) {
     // One exchange each before counting: the workers' first solves are behind them.
     publish_box(stream, 1);
     (void)next_result(stream);
-    cd_session_result_pop(stream, false);
+    cd_session_result_pop(stream, false, NULL);
     t_alloc_count_threads_start("cd-");
     uint64_t last_tick = 0;
     for (uint64_t seq = 2; seq <= FRAMES; seq++) {
@@ -113,7 +113,7 @@ static void workers_answer_without_allocating(void **state) {
         assert_int_equal(o->result.seq, seq);
         assert_true(o->result.status >= 0 || !o->timing.deadline_met);
         assert_int_equal(o->timing.release_ns, o->timing.received_ns);
-        cd_session_result_pop(request, false);
+        cd_session_result_pop(request, false, NULL);
         o = next_result(stream);
         assert_int_equal(o->result.seq, seq);
         // Solved at a tick of the grid after the frame arrived, never twice in one tick.
@@ -121,7 +121,7 @@ static void workers_answer_without_allocating(void **state) {
         assert_true(o->timing.release_ns > o->timing.received_ns);
         assert_true(o->tick > last_tick);
         last_tick = o->tick;
-        cd_session_result_pop(stream, false);
+        cd_session_result_pop(stream, false, NULL);
     }
     const long allocations = t_alloc_count_threads_stop();
     cd_loop_stop(l);

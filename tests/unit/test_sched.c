@@ -60,7 +60,7 @@ static void publish_box_handed(cd_session *s, uint64_t seq, int64_t at, int64_t 
     cs_scene *sc = cd_session_frame_scene(s);
     assert_non_null(sc);
     t_scene_copy(sc, &box, seq);
-    cd_session_frame_publish(s, at, handed);
+    cd_session_frame_publish(s, NULL, at, handed);
 }
 
 static void publish_box(cd_session *s, uint64_t seq, int64_t at) {
@@ -79,7 +79,7 @@ static cd_timing drain(cd_session *s) {
     cd_output *o;
     while ((o = cd_session_result_peek(s))) {
         t = o->timing;
-        cd_session_result_pop(s, false);
+        cd_session_result_pop(s, false, NULL);
     }
     return t;
 }

@@ -52,7 +52,7 @@ static void publish_box(cd_session *s, uint64_t seq, int64_t now) {
     cs_scene *sc = cd_session_frame_scene(s);
     assert_non_null(sc);
     t_scene_copy(sc, &box, seq);
-    cd_session_frame_publish(s, now, now);
+    cd_session_frame_publish(s, NULL, now, now);
 }
 
 static cd_session *admit(cd_session_table *t, const cd_session_params *p) {
@@ -149,7 +149,7 @@ static void stream_solves_newest_at_the_next_tick(void **state) {
         fz += o->result.force[3 * i + 2];
     }
     assert_near(fz, box.bodies[0].mass * -box.gravity[2], 1e-6 * 20.0);
-    cd_session_result_pop(s, false);
+    cd_session_result_pop(s, false, NULL);
     assert_null(cd_session_result_peek(s));
     cd_stats st = {0};
     cd_session_stats(s, &st);
@@ -182,7 +182,7 @@ static void a_late_job_is_labelled_not_silent(void **state) {
     assert_int_equal(o->result.status, CS_NOANSWER);
     assert_int_equal(o->result.answer, CS_ANSWER_NONE);
     assert_int_equal(o->timing.miss, CD_MISS_SCHEDULING);
-    cd_session_result_pop(s, false);
+    cd_session_result_pop(s, false, NULL);
     // The same delay with only a quarter period of other solves: the worker was not running
     // for the rest, the host's miss.
     publish_box(s, 2, EPOCH + 6 * PERIOD + 5);
@@ -191,7 +191,7 @@ static void a_late_job_is_labelled_not_silent(void **state) {
     run.others_ns = PERIOD / 4;
     assert_int_equal(cd_session_run(s, &job, &run), 1);
     assert_int_equal(cd_session_result_peek(s)->timing.miss, CD_MISS_HOST);
-    cd_session_result_pop(s, false);
+    cd_session_result_pop(s, false, NULL);
     cd_stats st = {0};
     cd_session_stats(s, &st);
     assert_int_equal(st.deadline_misses, 2);
@@ -221,7 +221,7 @@ static void request_answers_every_frame_in_order(void **state) {
         assert_int_equal(o->timing.release_ns, fake_now);
         assert_int_equal(o->timing.deadline_ns, fake_now + p.budget_ns);
         assert_true(o->timing.deadline_met);
-        cd_session_result_pop(s, false);
+        cd_session_result_pop(s, false, NULL);
     }
     assert_int_equal(step(s, &wc), 0);
     // The rate: CD_REQUEST_BURST frames at one instant conform in all, the next is a period
@@ -253,7 +253,7 @@ static void a_request_always_has_room_for_its_answer(void **state) {
     }
     assert_null(cd_session_frame_scene(s));
     // Writing one answer makes room for one request; none was dropped.
-    cd_session_result_pop(s, false);
+    cd_session_result_pop(s, false, NULL);
     assert_non_null(cd_session_frame_scene(s));
     cd_stats st = {0};
     cd_session_stats(s, &st);
@@ -286,7 +286,7 @@ static void full_ring_drops_and_counts(void **state) {
         const cd_output *o = cd_session_result_peek(s);
         assert_non_null(o);
         assert_int_equal(o->result.seq, seq);
-        cd_session_result_pop(s, seq == 1);
+        cd_session_result_pop(s, seq == 1, NULL);
     }
     assert_null(cd_session_result_peek(s));
     st = (cd_stats){0};
