@@ -144,10 +144,9 @@ static enum wake sleep_until(struct worker *w, uint32_t seen, int64_t t_ns,
     // seq_cst: the announcement must be visible before we look at the word (see the file
     // header); pairs with the seq_cst bump and load in cd_loop_kick.
     atomic_store(&w->sleeping, true);
-    bool slept = false, kicked = false;
+    bool kicked = false;
     int n = 0;
     if (atomic_load(&w->kick) == seen) {
-        slept = true;
         const int64_t left = t_ns - cd_clock_ns();
         const struct timespec ts = {.tv_sec = left > 0 ? left / CD_NS_PER_S : 0,
                                     .tv_nsec = left > 0 ? left % CD_NS_PER_S : 0};
@@ -170,7 +169,9 @@ static enum wake sleep_until(struct worker *w, uint32_t seen, int64_t t_ns,
     if (cd_clock_ns() >= t_ns) {
         return WAKE_TICK;
     }
-    return kept ? WAKE_SOCKET : kicked ? WAKE_KICK : slept ? WAKE_KICK : WAKE_NO_SLEEP;
+    // A wait that ended early with nothing to show (EINTR) counts as no sleep: the caller looks
+    // again and sleeps for the rest.
+    return kept ? WAKE_SOCKET : kicked ? WAKE_KICK : WAKE_NO_SLEEP;
 }
 
 // Ends w's sleep, or its next one: see the file header for the pairing.
