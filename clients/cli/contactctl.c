@@ -660,7 +660,7 @@ static int connect_daemon(const args *a, const cs_scene *s, cdc_conn **ret) {
     } else {
         const char *p = a->socket;
         if (!p) {
-            r = cd_paths_default_socket(path, sizeof path);
+            r = cd_paths_client_socket(path, sizeof path);
             if (r < 0) {
                 fprintf(stderr, "contactctl: default socket path: %s\n", strerror(-r));
                 return EXIT_FAIL;

@@ -183,7 +183,7 @@ static int connect_daemon(const char *socket, const char *tcp, bool stream, cdc_
         .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = CS_DIRS_DEFAULT},
     };
     if (!tcp && !socket) {
-        if (cd_paths_default_socket(path, sizeof path) < 0) {
+        if (cd_paths_client_socket(path, sizeof path) < 0) {
             fprintf(stderr, "contactd-demo: cannot form the default socket path\n");
             return -ENAMETOOLONG;
         }

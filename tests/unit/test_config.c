@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "sys/config.h"
+#include "sys/paths.h"
 #include "testlib.h"
 
 // Writes text to a new temporary file; its path goes into path (64 bytes).
@@ -325,6 +326,18 @@ static void access_keys(void **state) {
     assert_int_equal(c.hello_timeout_ns, 250000000);
 }
 
+// Under a systemd unit the daemon's socket goes into the unit's runtime directory.
+static void socket_in_runtime_directory(void **state) {
+    (void)state;
+    char path[128];
+    assert_int_equal(setenv("RUNTIME_DIRECTORY", "/run/contactd-arm:/run/other", 1), 0);
+    assert_int_equal(cd_paths_default_socket(path, sizeof path), 0);
+    assert_string_equal(path, "/run/contactd-arm/contactd.sock");
+    assert_int_equal(unsetenv("RUNTIME_DIRECTORY"), 0);
+    assert_int_equal(cd_paths_default_socket(path, sizeof path), 0);
+    assert_string_not_equal(path, "/run/contactd-arm/contactd.sock");
+}
+
 static void reload_keeps_restart_keys(void **state) {
     (void)state;
     cd_config cur, next;
@@ -361,6 +374,7 @@ int main(void) {
         cmocka_unit_test(shipped_config_documents_the_defaults),
         cmocka_unit_test(access_keys),
         cmocka_unit_test(reload_keeps_restart_keys),
+        cmocka_unit_test(socket_in_runtime_directory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
