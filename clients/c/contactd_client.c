@@ -169,6 +169,9 @@ static int handshake(cdc_conn *c, const cdc_hello *h, int64_t timeout_ns, char *
     env.hello = &hello;
     hello.protocol_version = 1;
     hello.client_name = (char *)(h && h->client_name ? h->client_name : "libcontactd-client");
+    if (h && h->token) {
+        hello.token = (char *)h->token;
+    }
     if (h && h->solver_name) {
         hello.default_solver_name = (char *)h->solver_name;
     }

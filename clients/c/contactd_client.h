@@ -29,6 +29,8 @@ typedef struct cdc_hello {
     int64_t budget_ns;       /* solve time per frame; 0: the daemon's default */
     const char *const *solver_names; /* further solvers frames may name, NULL-terminated; NULL:
                                       * only the default solver */
+    const char *token;       /* TCP: the daemon's auth token ([server] auth_token_file); NULL:
+                              * none. Unused over the Unix socket. */
 } cdc_hello;
 
 /* Connects to the daemon's Unix-domain socket at path, sends Hello (hello may be NULL for all

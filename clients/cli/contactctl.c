@@ -110,6 +110,9 @@ static const char usage_options_text[] =
     "                   instead of stream mode (the newest frame solved at the next tick)\n"
     "  --budget US      send/stream: the session's solve time per frame (default: the\n"
     "                   daemon's, 80 % of its tick period)\n"
+    "  --token-file PATH\n"
+    "                   send/stream over --tcp: present the token on the file's first line\n"
+    "                   (the daemon's [server] auth_token_file)\n"
     "  --write-solution OUT.hdf5\n"
     "                   fclib: write the problem and the answer (v, r, u) to the new FCLIB file\n"
     "                   OUT.hdf5 (fclib_write_solution); an existing file is not overwritten\n"
@@ -152,6 +155,7 @@ enum {
     O_WRITE_SOLUTION,
     O_REQUEST,
     O_BUDGET,
+    O_TOKEN_FILE,
 };
 #define OPT_BASE 0x100
 #define BIT(o) (1u << (o))
@@ -168,6 +172,7 @@ enum {
 #define OPT_WRITE_SOLUTION BIT(O_WRITE_SOLUTION)
 #define OPT_REQUEST BIT(O_REQUEST)
 #define OPT_BUDGET BIT(O_BUDGET)
+#define OPT_TOKEN_FILE BIT(O_TOKEN_FILE)
 
 static const struct {
     const char *name;
@@ -177,9 +182,10 @@ static const struct {
     [CMD_SOLVE] = {"solve", OPT_SOLVER | OPT_JSON, true},
     [CMD_BENCH] = {"bench", OPT_SOLVER | OPT_JSON | OPT_REPEAT | OPT_WARMUP | OPT_WARM, true},
     [CMD_SEND] = {"send", OPT_SOLVER | OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT |
-                              OPT_REQUEST | OPT_BUDGET, true},
+                              OPT_REQUEST | OPT_BUDGET | OPT_TOKEN_FILE, true},
     [CMD_STREAM] = {"stream", OPT_SOLVER | OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_RATE |
-                                  OPT_DURATION | OPT_REQUEST | OPT_BUDGET, true},
+                                  OPT_DURATION | OPT_REQUEST | OPT_BUDGET | OPT_TOKEN_FILE,
+                    true},
     [CMD_STATS] = {"stats", OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT, false},
     [CMD_FCLIB] = {"fclib", OPT_SOLVER | OPT_JSON | OPT_WRITE_SOLUTION, true},
 };
@@ -196,6 +202,7 @@ typedef struct args {
     double rate, duration;
     long timeout_ms;
     const char *write_solution;
+    const char *token_file;
 } args;
 
 static void usage_print(void) {
@@ -259,6 +266,7 @@ static int parse_args(int argc, char **argv, args *a) {
         {"write-solution", required_argument, NULL, OPT_BASE + O_WRITE_SOLUTION},
         {"request", no_argument, NULL, OPT_BASE + O_REQUEST},
         {"budget", required_argument, NULL, OPT_BASE + O_BUDGET},
+        {"token-file", required_argument, NULL, OPT_BASE + O_TOKEN_FILE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -316,6 +324,9 @@ static int parse_args(int argc, char **argv, args *a) {
             if (!parse_long(optarg, 0, &a->warmup)) {
                 return usage_error("--warmup: expected an integer >= 0, got '%s'", optarg);
             }
+            break;
+        case O_TOKEN_FILE:
+            a->token_file = optarg;
             break;
         case O_BUDGET:
             if (!parse_long(optarg, 1, &a->budget_us)) {
@@ -652,6 +663,21 @@ static int connect_daemon(const args *a, const cs_scene *s, cdc_conn **ret) {
         if (s->solver != CS_SOLVER_DEFAULT) {
             hello.solver_name = cs_solver_name(s->solver);
         }
+    }
+    char token[512];
+    if (a->token_file) {
+        FILE *f = fopen(a->token_file, "r");
+        const bool got = f && fgets(token, sizeof token, f);
+        if (f) {
+            fclose(f);
+        }
+        if (!got) {
+            fprintf(stderr, "contactctl: --token-file %s: cannot read the token\n",
+                    a->token_file);
+            return EXIT_FAIL;
+        }
+        token[strcspn(token, "\r\n")] = '\0';
+        hello.token = token;
     }
     const int64_t timeout_ns = (int64_t)a->timeout_ms * 1000000;
     int r;

@@ -36,8 +36,8 @@ TCP_DEFAULT = "127.0.0.1:7411"
 
 
 def default_socket():
-    """The daemon's default socket: the rule of cd_paths_default_socket (daemon/sys/paths.c)."""
-    if os.geteuid() == 0:
+    """Where a client looks by default: the rule of cd_paths_client_socket (daemon/sys/paths.c)."""
+    if os.geteuid() == 0 or os.path.exists("/run/contactd/contactd.sock"):
         return "/run/contactd/contactd.sock"
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg:
@@ -68,7 +68,9 @@ def _varint(n):
 class Client:
     """One session: connect, Hello/Welcome, then send frames and receive server messages."""
 
-    def __init__(self, sock_path=None, tcp=None, name="contactd_client.py", solver=""):
+    def __init__(self, sock_path=None, tcp=None, name="contactd_client.py", solver="",
+                 token=None):
+        """token: over TCP, the daemon's auth token ([server] auth_token_file)."""
         if tcp:
             host, _, port = tcp.rpartition(":")
             self.sock = socket.create_connection((host.strip("[]"), int(port)))
@@ -81,8 +83,12 @@ class Client:
         hello.hello.protocol_version = 1
         hello.hello.client_name = name
         hello.hello.default_solver_name = solver
+        if token:
+            hello.hello.token = token
         self.send(hello)
         reply = self.recv()
+        if reply.WhichOneof("msg") == "error":
+            raise RuntimeError("the daemon refused the session: %s" % reply.error.message)
         if reply.WhichOneof("msg") != "welcome":
             raise RuntimeError("expected Welcome, got %s" % json_format.MessageToJson(reply))
         self.welcome = reply.welcome
@@ -128,6 +134,8 @@ def main():
     ap.add_argument("scene", help="scene file (contactd.v1.Frame as canonical JSON)")
     ap.add_argument("--socket", help="Unix-domain socket (default: %s)" % default_socket())
     ap.add_argument("--tcp", metavar="HOST:PORT", help="connect over TCP, e.g. " + TCP_DEFAULT)
+    ap.add_argument("--token-file", metavar="PATH",
+                    help="over TCP: present the token on the file's first line")
     ap.add_argument("--solver", default="", help="solver name for the frame (e.g. dantzig)")
     ap.add_argument("--write", metavar="OUT.json", help="write the scene back out and exit")
     ap.add_argument("--timeout", type=float, default=2.0, help="seconds to wait (default 2)")
@@ -141,9 +149,16 @@ def main():
         return 0
     try:
         # The session is sized for the solvers it declares: the frame's is its default.
-        c = Client(a.socket, a.tcp, solver=a.solver)
+        token = None
+        if a.token_file:
+            with open(a.token_file) as f:
+                token = f.readline().strip()
+        c = Client(a.socket, a.tcp, solver=a.solver, token=token)
     except OSError as e:
         print("contactd_client.py: %s (is contactd running?)" % e, file=sys.stderr)
+        return 1
+    except RuntimeError as e:
+        print("contactd_client.py: %s" % e, file=sys.stderr)
         return 1
     c.send_frame(frame)
     while True:
@@ -151,6 +166,10 @@ def main():
         kind = m.WhichOneof("msg")
         if kind == "error":
             print("contactd_client.py: daemon error: %s" % m.error.message, file=sys.stderr)
+            return 1
+        if kind == "goodbye":
+            print("contactd_client.py: the daemon ended the session: %s" % m.goodbye.reason,
+                  file=sys.stderr)
             return 1
         if kind == "result" and m.result.seq == frame.seq:
             break

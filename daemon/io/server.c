@@ -82,6 +82,7 @@ struct conn {
     cd_error_msg error_msg;
     bool closing;             /* no more reading or sending */
     int64_t accepted_ns;      /* a connection without a Hello is closed hello_timeout after */
+    bool tcp;                 /* a TCP peer: its Hello must carry the token (tcp_admitted) */
     bool has_uid;             /* a Unix-socket peer, whose credentials the kernel told us */
     uint32_t uid, gid;
     size_t arena_most;        /* the arena grows to at most this */
@@ -124,6 +125,7 @@ struct cd_server {
     int nconns;
     uint64_t next_conn_id;
     _Atomic uint64_t hello_timeouts, refused; /* io writes; a worker answering Stats reads */
+    int64_t denied_log_ns;    /* the last refused TCP Hello that was logged */
     char address[CD_SOCKET_PATH_MAX + 96];
     // One read buffer for every connection: libuv hands each read to on_read before the next,
     // and the framer copies what it keeps, so an idle connection holds none.
@@ -634,11 +636,55 @@ static void admitted(uv_work_t *req, int status) {
     free(a);
 }
 
+// True when a and b are equal, in a time that depends on their lengths only (a wrong token must
+// not tell how much of it was right).
+static bool same_secret(const char *a, const char *b) {
+    const size_t na = strlen(a), nb = strlen(b);
+    unsigned char diff = na != nb;
+    for (size_t i = 0; i < na; i++) {
+        diff |= (unsigned char)(a[i] ^ (i < nb ? b[i] : 0));
+    }
+    return diff == 0;
+}
+
+// A TCP peer's Hello passes with the configured token, or with none configured when the
+// operator chose tcp_allow_any_local_user (a TCP peer's user is unknown: the Unix socket's mode
+// and allow-lists cannot apply). Otherwise it gets ERROR_DENIED saying what is missing; the log
+// names refusals at most once a second, so a guessing client cannot flood it.
+static bool tcp_admitted(struct conn *c, const char *token) {
+    const cd_config *cfg = c->srv->cfg;
+    const char *why = NULL;
+    if (cfg->auth_token[0] != '\0') {
+        why = token && same_secret(token, cfg->auth_token) ? NULL : "hello.token: wrong or missing";
+    } else if (!cfg->tcp_allow_any_local_user) {
+        why = "hello: TCP clients need the daemon's token ([server] auth_token_file), or the "
+              "operator's choice [server] tcp_allow_any_local_user = yes";
+    }
+    if (!why) {
+        return true;
+    }
+    const int64_t now = cd_clock_ns();
+    if (now - c->srv->denied_log_ns >= 1000000000) {
+        c->srv->denied_log_ns = now;
+        cd_log(CD_LOG_NOTICE, "connection %llu (%s): TCP Hello refused: %s",
+               (unsigned long long)c->id, c->peer, why);
+    }
+    // The Error itself is not logged again (send_error logs ERROR_DENIED otherwise).
+    (void)conn_send(c, &cd_codec_error_build(&c->error_msg, CONTACTD__V1__ERROR_CODE__ERROR_DENIED,
+                                             0, why)->base);
+    return false;
+}
+
 static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
     cd_server *srv = c->srv;
     if (c->session || c->admitting) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, 0,
                    "hello: this connection already has a session");
+        conn_finish(c);
+        return;
+    }
+    if (c->tcp && !tcp_admitted(c, h->token)) {
+        atomic_fetch_add_explicit(&srv->refused, 1, memory_order_relaxed);
         conn_finish(c);
         return;
     }
@@ -1042,6 +1088,7 @@ static void on_connection(uv_stream_t *listener, int status) {
         (void)uv_tcp_nodelay(&c->h.tcp, 1);
     }
     c->accepted_ns = cd_clock_ns();
+    c->tcp = tcp;
     if (!tcp) {
         struct ucred cred;
         socklen_t n = sizeof cred;

@@ -259,6 +259,44 @@ static int set_allow_gids(cd_config *c, const char *v, char *why, size_t len) {
     return r;
 }
 
+static int set_auth_token_file(cd_config *c, const char *v, char *why, size_t len) {
+    if (v[0] == '\0') {
+        c->auth_token_file[0] = c->auth_token[0] = '\0';
+        return 0;
+    }
+    if (strlen(v) >= sizeof c->auth_token_file) {
+        snprintf(why, len, "path longer than %zu bytes", sizeof c->auth_token_file - 1);
+        return -EINVAL;
+    }
+    FILE *f = fopen(v, "r");
+    if (!f) {
+        snprintf(why, len, "%s: cannot read: %s", v, strerror(errno));
+        return -EINVAL;
+    }
+    char line[CD_TOKEN_MAX + 2] = "";
+    const bool got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    line[strcspn(line, "\r\n")] = '\0';
+    const size_t n = strlen(line);
+    if (!got || n < CD_TOKEN_MIN || n > CD_TOKEN_MAX) {
+        snprintf(why, len, "%s: the first line must be the token, %d to %d bytes (got %zu)", v,
+                 CD_TOKEN_MIN, CD_TOKEN_MAX, got ? n : 0);
+        return -EINVAL;
+    }
+    snprintf(c->auth_token_file, sizeof c->auth_token_file, "%s", v);
+    memcpy(c->auth_token, line, n + 1);
+    return 0;
+}
+
+static int set_tcp_allow_any_local_user(cd_config *c, const char *v, char *why, size_t len) {
+    if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
+        snprintf(why, len, "expected 'yes' or 'no', got '%s'", v);
+        return -EINVAL;
+    }
+    c->tcp_allow_any_local_user = strcmp(v, "yes") == 0;
+    return 0;
+}
+
 static int set_rate_hz(cd_config *c, const char *v, char *why, size_t len) {
     long long x;
     int r = parse_int(v, 1, 100000, &x, why, len);
@@ -412,6 +450,8 @@ static const struct key {
     {"server", "socket_group", set_socket_group},
     {"server", "allow_uids", set_allow_uids},
     {"server", "allow_gids", set_allow_gids},
+    {"server", "auth_token_file", set_auth_token_file},
+    {"server", "tcp_allow_any_local_user", set_tcp_allow_any_local_user},
     {"loop", "rate_hz", set_rate_hz},
     {"loop", "deadline_fraction", set_deadline_fraction},
     {"loop", "realtime", set_realtime},
@@ -558,9 +598,24 @@ void cd_config_keep_restart(cd_config *next, const cd_config *cur, char *changed
 #undef KEEP
 #undef KEEP_IF
 
+// 127.0.0.0/8 or ::1 (the address is numeric: set_tcp checked it).
+static bool is_loopback(const char *host) {
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, host, &a4) == 1) {
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    }
+    return inet_pton(AF_INET6, host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
 int cd_config_check(const cd_config *c, char *err, size_t errlen) {
     if (c->socket[0] == '\0' && c->tcp_host[0] == '\0') {
         snprintf(err, errlen, "[server] socket and tcp are both off: nothing to listen on");
+        return -EINVAL;
+    }
+    if (c->tcp_host[0] != '\0' && c->auth_token[0] == '\0' && !is_loopback(c->tcp_host)) {
+        snprintf(err, errlen, "[server] tcp: %s is not a loopback address: a TCP listener that "
+                 "other hosts can reach needs [server] auth_token_file", c->tcp_host);
         return -EINVAL;
     }
     if (c->limits.max_dirs < CS_DIRS_DEFAULT) {

@@ -31,6 +31,9 @@
 #define CD_MAX_CONNECTIONS_PER_UID_DEFAULT 1024
 #define CD_HELLO_TIMEOUT_MS_DEFAULT 1000
 #define CD_SOCKET_MODE_DEFAULT 0660
+/* An auth token's length, bytes: long enough not to be guessed, short enough for one line. */
+#define CD_TOKEN_MIN 16
+#define CD_TOKEN_MAX 255
 /* Entries of an allow-list (allow_uids, allow_gids). */
 #define CD_ALLOW_MAX 32
 
@@ -53,6 +56,9 @@ typedef struct cd_config {
     int nallow_uids, nallow_gids; /* 0 and 0: every peer the socket's mode lets in */
     uint32_t allow_uids[CD_ALLOW_MAX]; /* Unix peers allowed by uid (SO_PEERCRED) ... */
     uint32_t allow_gids[CD_ALLOW_MAX]; /* ... or by any of their groups (SO_PEERGROUPS) */
+    char auth_token_file[256]; /* "" = none */
+    char auth_token[CD_TOKEN_MAX + 1]; /* its first line: what a TCP Hello must carry */
+    bool tcp_allow_any_local_user; /* loopback TCP without the token (no token configured) */
     /* [loop] */
     int rate_hz;
     double deadline_fraction;  /* default budget, as a fraction of the period */
@@ -94,7 +100,7 @@ int cd_config_load(cd_config *c, const char *path, char *err, size_t errlen);
 void cd_config_keep_restart(cd_config *next, const cd_config *cur, char *changed, size_t len);
 
 /* Checks the keys against each other (at least one listener; max_dirs covers the default
- * friction directions). Returns 0, or -EINVAL with the reason in err. thread: main. */
+ * friction directions; a TCP address beyond loopback has an auth token). Returns 0, or -EINVAL with the reason in err. thread: main. */
 int cd_config_check(const cd_config *c, char *err, size_t errlen);
 
 #endif /* CONTACTD_SYS_CONFIG_H */

@@ -2003,7 +2003,7 @@ int main(int argc, char **argv) {
     atexit(cleanup_at_exit);
     catch_fatal_signals();
     printf("# contactd: %s\n# config: the daemon's defaults except socket (temporary) and "
-           "tcp = 127.0.0.1:0\n", exe);
+           "tcp = 127.0.0.1:0 (tcp_allow_any_local_user = yes)\n", exe);
     if (d->raised) {
         printf("# config: max_sessions = %d (the default, %d, is below the %d sessions of the "
                "stream case)\n", d->max_sessions, CD_MAX_SESSIONS_DEFAULT, STREAM_MAX);

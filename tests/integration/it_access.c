@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Who may connect and what a connection that does nothing costs: the socket file's mode, the
  * Hello timeout, the connection caps (total and per uid), idle connections that must not lock
- * out a real client, and the uid allow-list (checked with a peer of another uid, so that part
- * needs root and is skipped without it). */
+ * out a real client, the uid allow-list (checked with a peer of another uid, so that part needs
+ * root and is skipped without it), and TCP's rule: the token, or the operator's explicit
+ * tcp_allow_any_local_user. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,64 @@ static void allow_list_by_uid(void **state) {
     assert_int_equal(it_daemon_stop(&d), 0);
 }
 
+static void tcp_needs_the_token(void **state) {
+    (void)state;
+    char token_file[] = "/tmp/contactd-token-XXXXXX";
+    const int tfd = mkstemp(token_file);
+    assert_true(tfd >= 0);
+    static const char token[] = "s3cret-token-of-the-test-0123456789";
+    assert_int_equal(write(tfd, token, sizeof token - 1), (ssize_t)sizeof token - 1);
+    assert_int_equal(write(tfd, "\n", 1), 1);
+    close(tfd);
+    char ini[256];
+    snprintf(ini, sizeof ini, "[server]\nauth_token_file = %s\ntcp_allow_any_local_user = no\n",
+             token_file);
+    assert_int_equal(it_daemon_start(&d, contactd_path, ini, 0), 0);
+    // No token, then a wrong one: refused, naming the field, and the connection closes.
+    const char *wrong[] = {NULL, "s3cret-token-of-the-test-0123456788"};
+    for (int k = 0; k < 2; k++) {
+        const int fd = it_connect_tcp(d.tcp);
+        assert_true(fd >= 0);
+        Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
+        h.protocol_version = 1;
+        h.token = (char *)(wrong[k] ? wrong[k] : "");
+        Contactd__V1__ClientMessage env = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+        env.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
+        env.hello = &h;
+        assert_int_equal(it_send(fd, &env.base), 0);
+        expect_error_and_close(fd, CONTACTD__V1__ERROR_CODE__ERROR_DENIED, "hello.token");
+        close(fd);
+    }
+    // The right token opens a session over TCP; the Unix socket needs none.
+    const cdc_hello hello = {.token = token};
+    cdc_conn *c = NULL;
+    char err[256];
+    assert_int_equal(cdc_conn_open_tcp(d.tcp, &hello, (int64_t)IT_TIMEOUT_MS * 1000000, &c, err,
+                                       sizeof err), 0);
+    cdc_conn_close(c);
+    c = it_session_open(&d, false, NULL);
+    Contactd__V1__ServerMessage *m = it_stats_fetch(c);
+    assert_int_equal(m->stats->connections_refused, 2);
+    cdc_msg_free(m);
+    cdc_conn_close(c);
+    assert_int_equal(it_daemon_stop(&d), 0);
+    unlink(token_file);
+}
+
+static void tcp_without_token_needs_the_operators_choice(void **state) {
+    (void)state;
+    assert_int_equal(it_daemon_start(&d, contactd_path,
+                                     "[server]\ntcp_allow_any_local_user = no\n", 0), 0);
+    const int fd = it_connect_tcp(d.tcp);
+    assert_true(fd >= 0);
+    assert_int_equal(it_send_hello(fd, 1), 0);
+    expect_error_and_close(fd, CONTACTD__V1__ERROR_CODE__ERROR_DENIED,
+                           "tcp_allow_any_local_user");
+    close(fd);
+    cdc_conn_close(it_session_open(&d, false, NULL));
+    assert_int_equal(it_daemon_stop(&d), 0);
+}
+
 int main(int argc, char **argv) {
     if (it_args(argc, argv, false, &contactd_path, NULL) < 0) {
         return 2;
@@ -206,6 +265,8 @@ int main(int argc, char **argv) {
         TEST(idle_connections_do_not_lock_out),
         TEST(connections_per_uid_capped),
         TEST(allow_list_by_uid),
+        TEST(tcp_needs_the_token),
+        TEST(tcp_without_token_needs_the_operators_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -270,8 +270,15 @@ static void socket_activation(void **state) {
     snprintf(tcp, sizeof tcp, "127.0.0.1:%d", ntohs(sa.sin_port));
     // systemd-socket-activate binds both sockets and execs contactd on the first connection
     // (passing on NOTIFY_SOCKET); the daemon must use them instead of its own defaults.
+    // The activated TCP socket follows the same rule as a bound one: this user may use it.
+    char conf[128];
+    snprintf(conf, sizeof conf, "%s/activated.conf", d.dir);
+    FILE *f = fopen(conf, "w");
+    assert_non_null(f);
+    fputs("[server]\ntcp_allow_any_local_user = yes\n", f);
+    assert_int_equal(fclose(f), 0);
     char *const argv[] = {"systemd-socket-activate", "-E", "NOTIFY_SOCKET", "-l", sock, "-l", tcp,
-                          (char *)contactd_path, NULL};
+                          (char *)contactd_path, "--config", conf, NULL};
     assert_int_equal(it_daemon_spawn(&d, activate, argv), 0);
     snprintf(d.socket, sizeof d.socket, "%s", sock);
     int fd = -1;

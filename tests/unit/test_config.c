@@ -240,6 +240,8 @@ static void assert_same_config(const cd_config *a, const cd_config *b) {
     assert_string_equal(a->socket_group, b->socket_group);
     assert_int_equal(a->nallow_uids, b->nallow_uids);
     assert_int_equal(a->nallow_gids, b->nallow_gids);
+    assert_string_equal(a->auth_token, b->auth_token);
+    assert_int_equal(a->tcp_allow_any_local_user, b->tcp_allow_any_local_user);
 }
 
 static void shipped_config_documents_the_defaults(void **state) {
@@ -262,7 +264,7 @@ static void shipped_config_documents_the_defaults(void **state) {
     }
     fclose(in);
     fclose(out);
-    assert_int_equal(keys, 28);
+    assert_int_equal(keys, 30);
     cd_config def, c;
     char err[512];
     assert_int_equal(cd_config_defaults(&def), 0);
@@ -286,6 +288,8 @@ static void shipped_config_documents_the_defaults(void **state) {
     c.socket_mode = 0;
     snprintf(c.socket_group, sizeof c.socket_group, "x");
     c.nallow_uids = c.nallow_gids = 1;
+    c.tcp_allow_any_local_user = true;
+    snprintf(c.auth_token, sizeof c.auth_token, "x");
     const int r = cd_config_load(&c, tmp, err, sizeof err);
     unlink(tmp);
     if (r != 0) {
@@ -324,6 +328,31 @@ static void access_keys(void **state) {
                      -EINVAL);
     assert_int_equal(cd_config_set(&c, "server", "hello_timeout_ms", "250", err, sizeof err), 0);
     assert_int_equal(c.hello_timeout_ns, 250000000);
+}
+
+static void tcp_beyond_loopback_needs_a_token(void **state) {
+    (void)state;
+    cd_config c;
+    char err[256], path[64];
+    assert_int_equal(cd_config_defaults(&c), 0);
+    assert_int_equal(cd_config_set(&c, "server", "tcp", "0.0.0.0:7411", err, sizeof err), 0);
+    assert_int_equal(cd_config_check(&c, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "[server] tcp: 0.0.0.0 is not a loopback address"));
+    // A token too short to be one is refused; a good one lets the address pass.
+    write_file(path, "short\n");
+    assert_int_equal(cd_config_set(&c, "server", "auth_token_file", path, err, sizeof err),
+                     -EINVAL);
+    assert_non_null(strstr(err, "16 to 255 bytes (got 5)"));
+    unlink(path);
+    write_file(path, "0123456789abcdef-long-enough\n");
+    assert_int_equal(cd_config_set(&c, "server", "auth_token_file", path, err, sizeof err), 0);
+    unlink(path);
+    assert_string_equal(c.auth_token, "0123456789abcdef-long-enough");
+    assert_int_equal(cd_config_check(&c, err, sizeof err), 0);
+    // Loopback needs none (the daemon then asks TCP clients for tcp_allow_any_local_user).
+    assert_int_equal(cd_config_set(&c, "server", "auth_token_file", "", err, sizeof err), 0);
+    assert_int_equal(cd_config_set(&c, "server", "tcp", "[::1]:7411", err, sizeof err), 0);
+    assert_int_equal(cd_config_check(&c, err, sizeof err), 0);
 }
 
 // Under a systemd unit the daemon's socket goes into the unit's runtime directory.
@@ -375,6 +404,7 @@ int main(void) {
         cmocka_unit_test(access_keys),
         cmocka_unit_test(reload_keeps_restart_keys),
         cmocka_unit_test(socket_in_runtime_directory),
+        cmocka_unit_test(tcp_beyond_loopback_needs_a_token),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
