@@ -198,9 +198,8 @@ static void kinematic_probe_pushes(void **state) {
     assert_int_equal(cdc_frame_send(conn, &s), 0);
     msg = it_session_recv(conn, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
     assert_int_equal(msg->error->code, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
-    assert_string_equal(msg->error->message, "bodies[1].mass: " CS_KINEMATIC_NO_MASS);
-    assert_string_equal(CS_KINEMATIC_NO_MASS,
-                        "a kinematic body has no mass (its velocity is prescribed)");
+    assert_string_equal(msg->error->message, "bodies[1].mass: a kinematic body has no mass "
+                                             "(its velocity is prescribed)");
     cdc_msg_free(msg);
     msg = it_frame_exchange(conn, &box, 71);
     assert_int_equal(msg->result->n_contacts, 4);
