@@ -476,6 +476,24 @@ static void kinematic_crane_joint(void **state) {
     assert_true(ran > 0);
 }
 
+/* A C caller's kinematic body with a mass or an inertia value is refused naming the field (the
+ * wire has its own check for the inertia count, test_codec.c): neither would be used. */
+static void kinematic_mass_fields_refused(void **state) {
+    (void)state;
+    grasp g;
+    grasp_init(&g, MU);
+    const cs_limits lim = {.max_bodies = 3, .max_contacts = 2, .max_dirs = 8};
+    char err[160];
+    assert_int_equal(cs_scene_validate(&g.scene, &lim, err, sizeof err), 0);
+    g.body[2].inertia[4] = 1e-3;
+    assert_int_equal(cs_scene_validate(&g.scene, &lim, err, sizeof err), CS_EINPUT);
+    assert_string_equal(err, "bodies[2].inertia: " CS_KINEMATIC_NO_MASS);
+    g.body[2].inertia[4] = 0;
+    g.body[1].mass = 0.1;
+    assert_int_equal(cs_scene_validate(&g.scene, &lim, err, sizeof err), CS_EINPUT);
+    assert_string_equal(err, "bodies[1].mass: " CS_KINEMATIC_NO_MASS);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(box_at_rest),
@@ -487,6 +505,7 @@ int main(void) {
         cmocka_unit_test(kinematic_catch),
         cmocka_unit_test(kinematic_probe_pushes),
         cmocka_unit_test(kinematic_crane_joint),
+        cmocka_unit_test(kinematic_mass_fields_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
