@@ -299,8 +299,8 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
             }
             // Row t on body_a is (t, r_a x t); body_b takes -(t, r_b x t).
             // A kinematic body's M^-1 block is zero: its row images vanish, it takes no part in W.
-            const double sign = side == 0 ? 1 : -1;
-            const double minv = cs_model_is_kinematic(m, b) ? 0 : 1 / m->mass[b];
+            const double sign = side == 0 ? 1 : -1, mass = m->mass[b];
+            const bool kin = cs_model_is_kinematic(m, b);
             const double *r = (side == 0 ? m->ra : m->rb) + 3 * i, *Ii = m->iw_inv + 9 * b;
             for (int row = 0; row < nr; row++, J += 24) {
                 const double *t = m->frame + 9 * i + 3 * row;
@@ -311,7 +311,8 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
                 double mg[3];
                 cs_mat3_vec(mg, Ii, g + 3);
                 J[0] = g[0], J[1] = g[1], J[2] = g[2], J[3] = g[3], J[4] = g[4], J[5] = g[5];
-                J[6] = g[0] * minv, J[7] = g[1] * minv, J[8] = g[2] * minv;
+                J[6] = kin ? 0 : g[0] / mass, J[7] = kin ? 0 : g[1] / mass;
+                J[8] = kin ? 0 : g[2] / mass;
                 J[9] = mg[0], J[10] = mg[1], J[11] = mg[2];
             }
         }
