@@ -418,21 +418,28 @@ static void kinematic_probe_pushes(void **state) {
                                .normal = {1, 0, 0}};
     cs_scene s = b.scene;
     s.nb = 2, s.nc = 5, s.bodies = bodies, s.contacts = contacts;
-    FOR_EACH_SOLVER(sv) {
-        void *mem;
-        const cs_result r = step(sv, &s, &mem);
-        const double mu = frictional(sv) ? MU : 0;
-        assert_unchanged(&r, 1, &bodies[1]);
-        if (regularized(sv)) {
-            assert_true(r.v[0] > 0.9 * V_PROBE && r.v[0] <= V_PROBE);
-            assert_true(r.impulse[12] > MASS * 0.9 * V_PROBE);
-            continue_free(mem);
+    // The probe on either side of its contact: body_b, then body_a (normal turned round).
+    for (int swap = 0; swap < 2; swap++) {
+        if (swap) {
+            contacts[4].body_a = 2, contacts[4].body_b = 1;
+            contacts[4].normal[0] = -1;
         }
-        assert_near(r.v[0], V_PROBE, 1e-12);
-        for (int k = 1; k < 6; k++)
-            assert_near(r.v[k], 0, 1e-12);
-        assert_near(r.impulse[12], MASS * V_PROBE + mu * MASS * G * DT, 1e-12);
-        free(mem);
+        FOR_EACH_SOLVER(sv) {
+            void *mem;
+            const cs_result r = step(sv, &s, &mem);
+            const double mu = frictional(sv) ? MU : 0;
+            assert_unchanged(&r, 1, &bodies[1]);
+            if (regularized(sv)) {
+                assert_true(r.v[0] > 0.9 * V_PROBE && r.v[0] <= V_PROBE);
+                assert_true(r.impulse[12] > MASS * 0.9 * V_PROBE);
+                continue_free(mem);
+            }
+            assert_near(r.v[0], V_PROBE, 1e-12);
+            for (int k = 1; k < 6; k++)
+                assert_near(r.v[k], 0, 1e-12);
+            assert_near(r.impulse[12], MASS * V_PROBE + mu * MASS * G * DT, 1e-12);
+            free(mem);
+        }
     }
 }
 
