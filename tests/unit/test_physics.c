@@ -8,7 +8,8 @@
  *   pendulum                 ball joints carry the weight below them (solvers that take joints)
  *   kinematic bodies         velocity prescribed by the client, infinite mass: a two-finger
  *                            squeeze, a finger catching a box, a probe pushing a box over the
- *                            floor, a box hung from a moving crane by a ball joint
+ *                            floor, a box hung from a moving crane by a ball joint; at rest,
+ *                            a kinematic body gives the answer the world gives
  * A frictionless solver gets the frictionless answer of each case. The incline slopes along the
  * contact frame's first tangent and the puck's corners slip at multiples of 45 degrees, so the
  * friction pyramid of the pivoting solvers (d = 8) and the exact cone give the same motion. The
@@ -483,6 +484,33 @@ static void kinematic_crane_joint(void **state) {
     assert_true(ran > 0);
 }
 
+/* A kinematic body at rest is the world: the catch with resting fingers, and the same scene with
+ * the fingers' contacts on the world (body_b = 0) and the fingers gone, give every solver the
+ * same problem (W, the free contact velocities, the friction law), so the same impulses and box
+ * velocity to rounding. */
+static void kinematic_at_rest_is_world(void **state) {
+    (void)state;
+    grasp g;
+    grasp_init(&g, MU);
+    g.body[0].v[0] = -CATCH_W;
+    g.body[1].v[0] = g.body[2].v[0] = 0;
+    g.contacts[0].distance = 0;
+    grasp w = g;
+    w.scene.bodies = w.body, w.scene.contacts = w.contacts;
+    w.scene.nb = 1;
+    w.contacts[0].body_b = w.contacts[1].body_b = 0;
+    FOR_EACH_SOLVER(s) {
+        void *mk, *mw;
+        const cs_result rk = step(s, &g.scene, &mk), rw = step(s, &w.scene, &mw);
+        for (int k = 0; k < 6; k++) {
+            assert_near(rk.impulse[k], rw.impulse[k], 1e-12 * MASS * CATCH_W);
+            assert_near(rk.v[k], rw.v[k], 1e-12);
+        }
+        free(mk);
+        free(mw);
+    }
+}
+
 /* A C caller's kinematic body with a mass or an inertia value is refused naming the field (the
  * wire has its own check for the inertia count, test_codec.c): neither would be used. */
 static void kinematic_mass_fields_refused(void **state) {
@@ -512,6 +540,7 @@ int main(void) {
         cmocka_unit_test(kinematic_catch),
         cmocka_unit_test(kinematic_probe_pushes),
         cmocka_unit_test(kinematic_crane_joint),
+        cmocka_unit_test(kinematic_at_rest_is_world),
         cmocka_unit_test(kinematic_mass_fields_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
