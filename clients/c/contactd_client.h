@@ -56,8 +56,9 @@ int cdc_conn_fd(const cdc_conn *c);
 /* Closes the connection and frees c; accepts NULL. */
 void cdc_conn_close(cdc_conn *c);
 
-/* Sends s as a Frame (every field, s->solver as the solver enum). Blocks until the bytes are
- * written, at most a few seconds. Returns 0, -ETIMEDOUT, -ENOMEM or the socket's negative errno
+/* Sends s as a Frame (every field, s->solver as the solver enum). A body is marked kinematic by
+ * its cs_body.kinematic (mass and inertia left 0): it goes without inertia. Blocks until the
+ * bytes are written, at most a few seconds. Returns 0, -ETIMEDOUT, -ENOMEM or the socket's negative errno
  * (-EPIPE when the daemon closed the connection). thread: the one sending thread of c. */
 int cdc_frame_send(cdc_conn *c, const cs_scene *s);
 

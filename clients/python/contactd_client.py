@@ -14,6 +14,7 @@ build/proto next to the source tree. Use /usr/bin/python3 (Debian's python3-prot
     /usr/bin/python3 clients/python/contactd_client.py SCENE.json --tcp 127.0.0.1:7411 \
         --solver dantzig
     /usr/bin/python3 clients/python/contactd_client.py SCENE.json --write copy.json   # no daemon
+    /usr/bin/python3 clients/python/contactd_client.py SCENE.json --kinematic 2   # body 2 driven
 """
 import argparse
 import os
@@ -53,6 +54,18 @@ def load_scene(path):
 def save_scene(frame, path):
     with open(path, "w") as f:
         f.write(json_format.MessageToJson(frame) + "\n")
+
+
+def set_kinematic(frame, body_id):
+    """Makes body body_id of frame kinematic: its velocity (as given) is prescribed, so it sends
+    no mass and no inertia (the daemon refuses them for a kinematic body)."""
+    for b in frame.bodies:
+        if b.id == body_id:
+            b.kinematic = True
+            b.mass = 0
+            del b.inertia[:]
+            return
+    raise KeyError("no body with id %d in the scene" % body_id)
 
 
 def _varint(n):
@@ -138,12 +151,20 @@ def main():
                     help="over TCP: present the token on the file's first line")
     ap.add_argument("--solver", default="", help="solver name for the frame (e.g. dantzig)")
     ap.add_argument("--write", metavar="OUT.json", help="write the scene back out and exit")
+    ap.add_argument("--kinematic", metavar="ID", type=int, action="append", default=[],
+                    help="make body ID kinematic (its velocity prescribed); repeatable")
     ap.add_argument("--timeout", type=float, default=2.0, help="seconds to wait (default 2)")
     a = ap.parse_args()
 
     frame = load_scene(a.scene)
     if a.solver:
         frame.solver_name = a.solver
+    try:
+        for body_id in a.kinematic:
+            set_kinematic(frame, body_id)
+    except KeyError as e:
+        print("contactd_client.py: --kinematic: %s" % e.args[0], file=sys.stderr)
+        return 2
     if a.write:
         save_scene(frame, a.write)
         return 0

@@ -111,13 +111,23 @@ int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim
     for (size_t i = 0; i < f->n_bodies; i++) {
         const Contactd__V1__Body *in = f->bodies[i];
         cs_body *b = &out->bodies[i];
-        if (in->n_inertia != 9) {
+        // A kinematic body has no inertia to give; validation words the mass rule.
+        if (in->kinematic && in->n_inertia != 0) {
+            return fail(err, errlen, CS_EINPUT, "bodies[%zu].inertia: %s", i,
+                        CS_KINEMATIC_NO_MASS);
+        }
+        if (!in->kinematic && in->n_inertia != 9) {
             return fail(err, errlen, CS_EINPUT, "bodies[%zu].inertia: expected 9 values, got %zu",
                         i, in->n_inertia);
         }
         b->id = in->id;
+        b->kinematic = in->kinematic;
         b->mass = in->mass;
-        memcpy(b->inertia, in->inertia, sizeof b->inertia);
+        if (in->kinematic) {
+            memset(b->inertia, 0, sizeof b->inertia);
+        } else {
+            memcpy(b->inertia, in->inertia, sizeof b->inertia);
+        }
         vec3_in(in->position, b->pos);
         if (in->orientation) {
             b->quat[0] = in->orientation->w;
@@ -438,7 +448,10 @@ Contactd__V1__ClientMessage *cd_codec_frame_build(cd_frame_msg *m, const cs_scen
         const cs_body *in = &s->bodies[i];
         Contactd__V1__Body *b = &m->bodies[i];
         b->id = in->id;
+        b->kinematic = in->kinematic;
         b->mass = in->mass;
+        // A kinematic body sends no inertia (the wire rule); the holder keeps room for nine.
+        b->n_inertia = in->kinematic ? 0 : 9;
         memcpy(b->inertia, in->inertia, sizeof in->inertia);
         vec3_out(b->position, in->pos, true);
         b->orientation->w = in->quat[0];

@@ -144,13 +144,14 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
     cert->velocity_scale = vscale;
     cert->impulse_scale = iscale;
 
-    // Momentum balance.
+    // Momentum balance; a kinematic body's is not the solve's to keep (its velocity is given).
     cs_model_jt(m, lambda, gen);
     for (int k = 0; k < 6 * nb; k++)
         dv[k] = v[k] - m->vstar[k];
     cs_model_mul(m, dv, mdv);
     for (int k = 0; k < 6 * nb; k++)
-        cert->momentum = maxn(cert->momentum, fabs(mdv[k] - gen[k]));
+        if (!cs_model_is_kinematic(m, k / 6))
+            cert->momentum = maxn(cert->momentum, fabs(mdv[k] - gen[k]));
 
     for (int i = 0; i < nc; i++) {
         const double ln = lambda[3 * i], lt1 = lambda[3 * i + 1], lt2 = lambda[3 * i + 2];
@@ -216,6 +217,8 @@ bool cs_certificate_is_ok_regularized(cs_workspace *ws, const cs_model *m, const
     cs_model_mul(m, m->vstar, mvs);
     double res = 0, scale = 0;
     for (int b = 0; b < m->nb; b++) {
+        if (cs_model_is_kinematic(m, b))
+            continue;
         for (int k = 0; k < 6; k++) {
             const int j = 6 * b + k;
             // diag(M): the mass, then the world inertia's diagonal.

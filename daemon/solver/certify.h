@@ -16,6 +16,7 @@ size_t cs_certify_size(const cs_limits *lim);
  * else stick. The friction set is the exact cone when pyramid is false, else the model's d-sided
  * pyramid (the polygon with vertices mu lambda_n d_j that the pivoting solvers use), so each
  * solver is judged on the law it solves. The numbers are defined in types.h (cs_certificate).
+ * The momentum balance leaves out kinematic bodies (no impulse moves them).
  * Returns 0 or CS_ENOSPACE. thread: any, one caller per workspace. rt-safe: yes. */
 cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, const double *v,
                      bool pyramid, cs_certificate *cert, uint8_t *state);
@@ -26,7 +27,8 @@ bool cs_certificate_is_ok(const cs_certificate *cert, double tol, bool frictiona
 
 /* SAP's certificate (Castro et al. 2022, eq. 26), recomputed from lambda [3 nc] and v [6 nb]
  * with cert from cs_certify(..., pyramid = false, ...). With g = M (v - v*) - J^T lambda, the
- * momentum residual, and D = diag(M)^-1/2 (so every component is in sqrt(J)), true when
+ * momentum residual over the bodies that are not kinematic, and D = diag(M)^-1/2 (so every
+ * component is in sqrt(J)), true when
  *     |D g|_2 <= 1e-14 sqrt(6 nb) + tol sqrt(|D M v|_2^2 + |D J^T lambda|_2^2)
  * and lambda lies in the exact cone (cert->cone <= tol cert->impulse_scale); tol 0 means 1e-6.
  * For lambda = P_F(y(v)), which SAP's answers satisfy by construction, g is the gradient of

@@ -41,13 +41,17 @@ void cs_warmstart_free(cs_warmstart *w);
 void cs_warmstart_reset(cs_warmstart *w);
 
 /* Checks s against lim and physics: finite numbers, dt > 0, mass > 0, inertia symmetric
- * positive definite, unit quaternions and normals (within 1e-6), known and distinct body ids,
- * mu >= 0, stiffness/dissipation >= 0, d even in [4, max_dirs], sizes within lim, and a solver
- * (other than CS_SOLVER_DEFAULT) that lim allows (cs_limits_allow).
+ * positive definite (a kinematic body: mass and inertia all 0), unit quaternions and normals
+ * (within 1e-6), known and distinct body ids, contacts with at least one side free to move (not
+ * kinematic, not the world), mu >= 0, stiffness/dissipation >= 0, d even in [4, max_dirs], sizes
+ * within lim, and a solver (other than CS_SOLVER_DEFAULT) that lim allows (cs_limits_allow).
  * Returns 0, or CS_EINPUT / CS_ENOSPACE with a message naming the field written to err
  * (e.g. "contacts[3].normal: not unit length (|n| = 0.12)", "solver: 'sap' was not declared for
  * this session (declared: dantzig, lemke)"). thread: any. rt-safe: yes. */
 int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t errlen);
+/* What follows "bodies[i].mass: " or "bodies[i].inertia: " when a kinematic body has either (the
+ * codec words the wire's inertia count the same way). */
+#define CS_KINEMATIC_NO_MASS "a kinematic body has no mass (its velocity is prescribed)"
 
 /* Solves one step of a validated scene with opt->solver (CS_SOLVER_DEFAULT is not accepted
  * here: the caller resolves defaults). Fills out (arrays sized by cs_result_init for limits at

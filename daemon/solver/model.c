@@ -6,7 +6,11 @@
  *     M (v - v0) = dt (f + m g, tau - w x I w) + J^T lambda,    M = blockdiag(m I3, I_world),
  * so v = v* + M^-1 J^T lambda. A contact's Jacobian row for a unit direction t maps (v_a, v_b) to
  * t . ((v_a + w_a x r_a) - (v_b + w_b x r_b)); because t . (w x r) = w . (r x t), the block of
- * body_a is (t, r_a x t) and that of body_b is -(t, r_b x t). */
+ * body_a is (t, r_a x t) and that of body_b is -(t, r_b x t).
+ *
+ * A kinematic body's velocity is prescribed: it has infinite mass, so its M^-1 block is zero and
+ * v* = v = v0 whatever the impulses (no gravity, no applied load). The model stores mass 0 and
+ * zero inertia for it (cs_model_is_kinematic), which makes M's block zero too. */
 #include "solver/model.h"
 
 #include <math.h>
@@ -103,13 +107,21 @@ cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
             q[k] = B->quat[k] / qn;
         cs_quat_to_mat3(R, q);
         double *I = m->iw + 9 * b, *Ii = m->iw_inv + 9 * b;
+        double *v0 = m->v0 + 6 * b, *vs = m->vstar + 6 * b;
+        memcpy(v0, B->v, 3 * sizeof(double));
+        memcpy(v0 + 3, B->w, 3 * sizeof(double));
+        ids[b] = (cs_idpos){.id = B->id, .pos = b};
+        if (B->kinematic) {
+            m->mass[b] = 0;
+            memset(I, 0, 9 * sizeof(double));
+            memset(Ii, 0, 9 * sizeof(double));
+            memcpy(vs, v0, 6 * sizeof(double));
+            continue;
+        }
         cs_mat3_rotate(I, R, B->inertia);
         if (cs_mat3_spd_inverse(Ii, I) < 0)
             return CS_EINPUT;
         m->mass[b] = B->mass;
-        double *v0 = m->v0 + 6 * b, *vs = m->vstar + 6 * b;
-        memcpy(v0, B->v, 3 * sizeof(double));
-        memcpy(v0 + 3, B->w, 3 * sizeof(double));
         // v* = v0 + dt M^-1 (f + m g, tau - w x I w).
         double Iw[3], gyro[3], tq[3], dw[3];
         cs_mat3_vec(Iw, I, B->w);
@@ -121,7 +133,6 @@ cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
         cs_mat3_vec(dw, Ii, tq);
         for (int k = 0; k < 3; k++)
             vs[3 + k] = B->w[k] + dt * dw[k];
-        ids[b] = (cs_idpos){.id = B->id, .pos = b};
     }
     cs__idmap_sort(ids, nb);
 
@@ -225,8 +236,9 @@ void cs_model_minv(const cs_model *m, const double *x, double *out) {
     for (int b = 0; b < m->nb; b++) {
         const double *xb = x + 6 * b;
         double *ob = out + 6 * b;
+        // A kinematic body's zero inverse inertia leaves its angular part 0 as well.
         for (int k = 0; k < 3; k++)
-            ob[k] = xb[k] / m->mass[b];
+            ob[k] = cs_model_is_kinematic(m, b) ? 0 : xb[k] / m->mass[b];
         cs_mat3_vec(ob + 3, m->iw_inv + 9 * b, xb + 3);
     }
 }
@@ -286,7 +298,9 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
                 continue;
             }
             // Row t on body_a is (t, r_a x t); body_b takes -(t, r_b x t).
+            // A kinematic body's M^-1 block is zero: its row images vanish, it takes no part in W.
             const double sign = side == 0 ? 1 : -1, mass = m->mass[b];
+            const bool kin = cs_model_is_kinematic(m, b);
             const double *r = (side == 0 ? m->ra : m->rb) + 3 * i, *Ii = m->iw_inv + 9 * b;
             for (int row = 0; row < nr; row++, J += 24) {
                 const double *t = m->frame + 9 * i + 3 * row;
@@ -297,7 +311,8 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
                 double mg[3];
                 cs_mat3_vec(mg, Ii, g + 3);
                 J[0] = g[0], J[1] = g[1], J[2] = g[2], J[3] = g[3], J[4] = g[4], J[5] = g[5];
-                J[6] = g[0] / mass, J[7] = g[1] / mass, J[8] = g[2] / mass;
+                J[6] = kin ? 0 : g[0] / mass, J[7] = kin ? 0 : g[1] / mass;
+                J[8] = kin ? 0 : g[2] / mass;
                 J[9] = mg[0], J[10] = mg[1], J[11] = mg[2];
             }
         }

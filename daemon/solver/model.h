@@ -16,11 +16,12 @@ typedef struct cs_model {
                        * rows (the world axes at the anchor) take impulses of either sign. Only
                        * solvers whose table row says `joints` see nj > 0 (step.c). */
     double dt;        /* s */
-    double *mass;     /* [nb] kg */
-    double *iw;       /* [9 nb] world inertia about the COM, row-major */
-    double *iw_inv;   /* [9 nb] its inverse */
+    double *mass;     /* [nb] kg; 0 for a kinematic body (cs_model_is_kinematic) */
+    double *iw;       /* [9 nb] world inertia about the COM, row-major; 0 when kinematic */
+    double *iw_inv;   /* [9 nb] its inverse; 0 when kinematic (infinite mass) */
     double *v0;       /* [6 nb] velocity at the start of the step */
-    double *vstar;    /* [6 nb] free-motion velocity v* = v0 + dt M^-1 (f + m g - w x I w) */
+    double *vstar;    /* [6 nb] free-motion velocity v* = v0 + dt M^-1 (f + m g - w x I w);
+                       * v0 for a kinematic body */
     int *ia, *ib;     /* [nc + nj] body index of body_a / body_b, -1 for the world */
     double *frame;    /* [9 (nc + nj)] rows n, t1, t2 (world, orthonormal, t1 x t2 = n); the
                        * identity for a joint */
@@ -49,9 +50,16 @@ void cs_model_jv(const cs_model *m, const double *v, double *out);
 /* gen[6 nb] = J^T lambda: generalized impulse of impulses lambda [3 (nc + nj)] (contact frame,
  * then world frame for joints; acting on body_a, body_b takes the opposite). */
 void cs_model_jt(const cs_model *m, const double *lambda, double *gen);
-/* out[6 nb] = M^-1 x. */
+/* True when body b's velocity is prescribed (cs_body.kinematic): infinite mass, so its M^-1
+ * block is zero and no impulse changes its velocity. */
+static inline bool cs_model_is_kinematic(const cs_model *m, int b) {
+    return m->mass[b] == 0;
+}
+
+/* out[6 nb] = M^-1 x (zero on a kinematic body's block). */
 void cs_model_minv(const cs_model *m, const double *x, double *out);
-/* out[6 nb] = M x. */
+/* out[6 nb] = M x. A kinematic body's block is zero: its momentum is no part of the problem
+ * (certify.c skips it in the momentum balance, SAP leaves its dofs out of the unknowns). */
 void cs_model_mul(const cs_model *m, const double *x, double *out);
 /* v[6 nb] = v* + M^-1 J^T lambda, lambda [3 (nc + nj)]. scratch: [6 nb]. */
 void cs_model_velocity(const cs_model *m, const double *lambda, double *v, double *scratch);
@@ -65,7 +73,7 @@ int cs_model_rows(const cs_model *m, int rows);
  * joint, per row and side (side 0: body_a, 1: body_b): for row k (contact i's row r is
  * k = rows i + r; joint j's is rows nc + 3 j + r), js[(k 2 + side) 12 + 0..5] = the row's
  * generalized 6-vector on that body (negated for body_b), [6..11] = M_b^-1 times it. Zero for
- * the world. */
+ * the world; [6..11] zero for a kinematic body. */
 void cs_model_jacobian(const cs_model *m, int rows, double *js);
 
 /* Workspace bytes of cs_model_delassus() scratch for lim. */

@@ -12,6 +12,11 @@
  * vhat_n = -phi0 / (dt + tau_d): a penetration is pushed out over dt + tau_d, a positive gap may
  * close before the contact pushes.
  *
+ * A kinematic body's velocity is prescribed, so its dofs are no unknowns of the minimization: a
+ * contact keeps only its free bodies' blocks in J (as for the world), and the kinematic side's
+ * J_i,b v0_b, a constant, joins the bias. Those dofs then touch no contact, so the island rule
+ * gives them v = v* = v0 (model.c), and A's zero block for them is never factored.
+ *
  * Session defaults for a contact that gives no stiffness or dissipation (0 on the wire): rigid,
  * i.e. SAP's near-rigid regime with beta = 1 (the contact period is one time step), and
  * critical damping (tau_d = dt / pi there). Users set physics only; beta and sigma are not on the
@@ -92,7 +97,7 @@ static void scene_jacobian(const cs_model *m, const double *js, int *ptr, int *c
         const int lo = m->ia[i] < m->ib[i] ? 0 : 1;
         for (int o = 0; o < 2; o++) {
             const int sd = o == 0 ? lo : 1 - lo, b = sd == 0 ? m->ia[i] : m->ib[i];
-            if (b >= 0)
+            if (b >= 0 && !cs_model_is_kinematic(m, b))
                 body[nbody] = b, side[nbody++] = sd;
         }
         // W_ii = sum over its bodies of J_i,b M_b^-1 J_i,b^T (rows r of the table at
@@ -121,6 +126,21 @@ static void scene_jacobian(const cs_model *m, const double *js, int *ptr, int *c
                        6 * sizeof(double));
     }
     ptr[m->nc] = q;
+}
+
+/* out[r] += row r of contact i's Jacobian times the prescribed velocity of its kinematic
+ * bodies (rows n, t1, t2; js as in scene_jacobian): their part of v_c = J v + bias. */
+static void add_kinematic_velocity(const cs_model *m, const double *js, int i, double out[3]) {
+    for (int side = 0; side < 2; side++) {
+        const int b = side == 0 ? m->ia[i] : m->ib[i];
+        if (b < 0 || !cs_model_is_kinematic(m, b))
+            continue;
+        for (int r = 0; r < 3; r++) {
+            const double *g = js + ((size_t)6 * i + 2 * r + side) * 12, *v0 = m->v0 + 6 * b;
+            for (int k = 0; k < 6; k++)
+                out[r] += g[k] * v0[k];
+        }
+    }
 }
 
 cs_status cs_sap_solve(cs_workspace *ws, const cs_model *m, const cs_scene *s,
@@ -170,6 +190,7 @@ cs_status cs_sap_solve(cs_workspace *ws, const cs_model *m, const cs_scene *s,
         // bias = -vhat, vhat_n = -phi0 / (dt + tau_d).
         bias[3 * i] = C->distance / (m->dt + taud);
         bias[3 * i + 1] = bias[3 * i + 2] = 0;
+        add_kinematic_velocity(m, js, i, bias + 3 * i);
     }
     const cs__sap_problem prob = {
         .nv = nv, .nc = nc, .a_colptr = a_colptr, .a_rowind = a_rowind, .a_val = a_val,

@@ -94,6 +94,8 @@ typedef struct cs_body {
     double w[3];       /* rad/s, world */
     double f[3];       /* N, applied, excluding gravity */
     double tau[3];     /* N m, world */
+    bool kinematic;    /* velocity prescribed (v, w): no mass (mass and inertia 0), the solve
+                        * keeps it, contacts and joints with the body see it; f, tau unused */
 } cs_body;
 
 typedef struct cs_contact {

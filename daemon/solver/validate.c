@@ -34,9 +34,19 @@ static bool finite3(const double v[3]) {
                         prefix, idx);                                                             \
     } while (0)
 
-static int validate_body(const cs_body *B, int i, char *err, size_t errlen) {
-    if (B->id == 0)
-        return fail(CS_EINPUT, err, errlen, "bodies[%d].id: 0 is reserved for the fixed world", i);
+/* A kinematic body's velocity is prescribed: any mass or inertia it is given would be ignored,
+ * so it is refused rather than silently dropped. */
+static int validate_kinematic_mass(const cs_body *B, int i, char *err, size_t errlen) {
+    if (B->mass != 0)
+        return fail(CS_EINPUT, err, errlen, "bodies[%d].mass: " CS_KINEMATIC_NO_MASS, i);
+    for (int k = 0; k < 9; k++)
+        if (B->inertia[k] != 0)
+            return fail(CS_EINPUT, err, errlen, "bodies[%d].inertia: " CS_KINEMATIC_NO_MASS, i);
+    return 0;
+}
+
+/* Mass and inertia of a body the solve moves. */
+static int validate_mass(const cs_body *B, int i, char *err, size_t errlen) {
     if (!isfinite(B->mass) || !(B->mass > 0))
         return fail(CS_EINPUT, err, errlen, "bodies[%d].mass: must be finite and > 0 (got %g)", i,
                     B->mass);
@@ -56,6 +66,16 @@ static int validate_body(const cs_body *B, int i, char *err, size_t errlen) {
     double inv[9];
     if (cs_mat3_spd_inverse(inv, I) < 0)
         return fail(CS_EINPUT, err, errlen, "bodies[%d].inertia: not positive definite", i);
+    return 0;
+}
+
+static int validate_body(const cs_body *B, int i, char *err, size_t errlen) {
+    if (B->id == 0)
+        return fail(CS_EINPUT, err, errlen, "bodies[%d].id: 0 is reserved for the fixed world", i);
+    const int r = B->kinematic ? validate_kinematic_mass(B, i, err, errlen)
+                               : validate_mass(B, i, err, errlen);
+    if (r)
+        return r;
     CHECK3(B->pos, "bodies", i, "position");
     CHECK3(B->v, "bodies", i, "linear_velocity");
     CHECK3(B->w, "bodies", i, "angular_velocity");
@@ -80,6 +100,14 @@ static bool body_known(const cs_scene *s, uint32_t id) {
     return false;
 }
 
+/* True when id is a body the solve moves: neither the world nor kinematic (id known). */
+static bool body_is_free(const cs_scene *s, uint32_t id) {
+    for (int b = 0; b < s->nb; b++)
+        if (s->bodies[b].id == id)
+            return !s->bodies[b].kinematic;
+    return false;
+}
+
 static int validate_contact(const cs_scene *s, const cs_contact *C, int i, char *err,
                             size_t errlen) {
     if (!body_known(s, C->body_a))
@@ -92,6 +120,12 @@ static int validate_contact(const cs_scene *s, const cs_contact *C, int i, char 
         return fail(CS_EINPUT, err, errlen,
                     "contacts[%d].body_b: same body as body_a (%u); a contact joins two bodies", i,
                     C->body_a);
+    // Nothing free to move: no impulse changes the contact's velocity, which is prescribed.
+    if (!body_is_free(s, C->body_a) && !body_is_free(s, C->body_b))
+        return fail(CS_EINPUT, err, errlen,
+                    "contacts[%d].%s: body_a (%u) and body_b (%u) are each kinematic or the "
+                    "world; a contact needs a body the solve moves", i,
+                    C->body_b == 0 ? "body_a" : "body_b", C->body_a, C->body_b);
     CHECK3(C->point, "contacts", i, "point");
     CHECK3(C->normal, "contacts", i, "normal");
     const double nn = sqrt(cs_dot3(C->normal, C->normal));

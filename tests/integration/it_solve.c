@@ -2,7 +2,8 @@
 /* End to end: the box resting on a plane, sent over the Unix socket and over TCP with the client
  * library and with `contactctl send`, comes back with status OK, normal forces summing to m g,
  * the same forces as an in-process solve, and a consistent timing record; the Welcome carries the
- * granted limits, rate and budget; Stats count what happened; a ball joint's force comes back.
+ * granted limits, rate and budget; Stats count what happened; a ball joint's force comes back;
+ * a kinematic probe pushes the box.
  * Arguments: the contactd and contactctl executables. */
 #include <math.h>
 #include <stdio.h>
@@ -98,6 +99,19 @@ static void box_over(bool tcp) {
     cdc_conn_close(c);
 }
 
+/* Sends s as frame seq and returns the Result; a frame that missed its deadline (a labelled
+ * miss, the only reason an answer may fail here) is sent again, up to five times. */
+static Contactd__V1__ServerMessage *exchange_ok(cdc_conn *c, cs_scene *s, uint64_t seq) {
+    Contactd__V1__ServerMessage *m = it_frame_exchange(c, s, seq);
+    for (int retry = 0; retry < 5 && m->result->status != CONTACTD__V1__STATUS__STATUS_OK;
+         retry++) {
+        assert_false(m->result->timing->deadline_met);
+        cdc_msg_free(m);
+        m = it_frame_exchange(c, s, ++seq);
+    }
+    return m;
+}
+
 /* The box hangs from a ball joint to the world above its centre: with `dantzig`, which takes
  * joints, the Result's JointForce holds its weight up; a session whose solver takes none gets an
  * Error naming the field, and goes on. */
@@ -115,14 +129,7 @@ static void joint_forces_come_back(void **state) {
                                         .max_dirs = 8}};
     cdc_conn *c = it_session_open(&d, false, &hello);
     assert_int_equal(cdc_conn_welcome(c)->limits->max_joints, 1);
-    uint64_t seq = 40;
-    Contactd__V1__ServerMessage *m = it_frame_exchange(c, &s, seq);
-    for (int retry = 0; retry < 5 && m->result->status != CONTACTD__V1__STATUS__STATUS_OK;
-         retry++) {
-        assert_false(m->result->timing->deadline_met); // only a labelled miss may say no
-        cdc_msg_free(m);
-        m = it_frame_exchange(c, &s, ++seq);
-    }
+    Contactd__V1__ServerMessage *m = exchange_ok(c, &s, 40);
     const Contactd__V1__Result *r = m->result;
     assert_int_equal(r->status, CONTACTD__V1__STATUS__STATUS_OK);
     assert_int_equal(r->n_joints, 1);
@@ -147,6 +154,57 @@ static void joint_forces_come_back(void **state) {
     assert_int_equal(m->result->n_contacts, 4);
     cdc_msg_free(m);
     cdc_conn_close(c);
+}
+
+/* A kinematic probe (its velocity prescribed, no mass) pushes the box over its plane at V along
+ * x, at the centre of its left face with a frictionless tip: the daemon's answer (lemke) moves
+ * the box with the probe, the probe pushes with m V / dt plus the floor's sliding friction
+ * mu m g, and the probe's velocity comes back as it was sent. A probe sent with a mass gets an
+ * Error naming the field, and the session goes on. */
+static void kinematic_probe_pushes(void **state) {
+    (void)state;
+    const double V = 0.05, mu = box.contacts[0].mu, m = box.bodies[0].mass;
+    const double *c = box.bodies[0].pos, half = c[2];
+    cs_body bodies[2] = {box.bodies[0],
+                         {.id = 2, .kinematic = true, .pos = {c[0] - 2 * half, c[1], c[2]},
+                          .quat = {1, 0, 0, 0}, .v = {V, 0, 0}}};
+    cs_contact contacts[5];
+    memcpy(contacts, box.contacts, 4 * sizeof *contacts);
+    contacts[4] = (cs_contact){.id = 5, .body_a = bodies[0].id, .body_b = 2,
+                               .point = {c[0] - half, c[1], c[2]}, .normal = {1, 0, 0}};
+    cs_scene s = box;
+    s.nb = 2, s.nc = 5, s.bodies = bodies, s.contacts = contacts;
+    const cdc_hello hello = {.client_name = "it_solve",
+                             .limits = {.max_bodies = 2, .max_contacts = 5, .max_dirs = 8}};
+    cdc_conn *conn = it_session_open(&d, false, &hello);
+    Contactd__V1__ServerMessage *msg = exchange_ok(conn, &s, 60);
+    const Contactd__V1__Result *r = msg->result;
+    assert_int_equal(r->status, CONTACTD__V1__STATUS__STATUS_OK);
+    assert_int_equal(r->n_contacts, 5);
+    assert_int_equal(r->contacts[4]->id, 5);
+    const double push = m * V / s.dt - mu * m * box.gravity[2];
+    assert_near(r->contacts[4]->force->x, push, 1e-9 * push);
+    assert_int_equal(r->n_bodies, 2);
+    assert_int_equal(r->bodies[0]->id, bodies[0].id);
+    assert_near(r->bodies[0]->linear_velocity->x, V, 1e-12);
+    assert_near(r->bodies[0]->linear_velocity->z, 0, 1e-12);
+    assert_int_equal(r->bodies[1]->id, 2);
+    assert_true(r->bodies[1]->linear_velocity->x == V);
+    assert_true(r->bodies[1]->linear_velocity->y == 0 && r->bodies[1]->linear_velocity->z == 0);
+    cdc_msg_free(msg);
+
+    bodies[1].mass = 1;
+    s.seq = 70;
+    assert_int_equal(cdc_frame_send(conn, &s), 0);
+    msg = it_session_recv(conn, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+    assert_int_equal(msg->error->code, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
+    assert_string_equal(msg->error->message, "bodies[1].mass: a kinematic body has no mass "
+                                             "(its velocity is prescribed)");
+    cdc_msg_free(msg);
+    msg = it_frame_exchange(conn, &box, 71);
+    assert_int_equal(msg->result->n_contacts, 4);
+    cdc_msg_free(msg);
+    cdc_conn_close(conn);
 }
 
 static void box_over_unix(void **state) {
@@ -262,6 +320,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(limits_are_lowered_to_the_config),
         cmocka_unit_test(stats_count_the_frames),
         cmocka_unit_test(joint_forces_come_back),
+        cmocka_unit_test(kinematic_probe_pushes),
         cmocka_unit_test(contactctl_send_over_unix),
         cmocka_unit_test(contactctl_send_over_tcp),
         IT_SIGTERM_TEST(&d),

@@ -145,6 +145,38 @@ static void joint_round_trip(void **state) {
     contactd__v1__client_message__free_unpacked(m, NULL);
 }
 
+/* A kinematic body travels as its flag and velocity, with no mass and no inertia on the wire, and
+ * comes back kinematic, its velocity bit for bit. */
+static void kinematic_round_trip(void **state) {
+    (void)state;
+    cs_scene s;
+    cs_body b[NB];
+    cs_contact c[NC];
+    make_scene(&s, b, c);
+    b[1] = (cs_body){.id = 9, .kinematic = true, .pos = {0.1, -0.2, 0.3}, .quat = {1, 0, 0, 0},
+                     .v = {0, 0, -0.05}, .w = {0.5, 0, 0}};
+    Contactd__V1__ClientMessage *m = wire_copy(&s);
+    assert_true(m->frame->bodies[1]->kinematic);
+    assert_int_equal(m->frame->bodies[1]->n_inertia, 0);
+    assert_false(m->frame->bodies[0]->kinematic);
+    assert_int_equal(m->frame->bodies[0]->n_inertia, 9);
+    cs_body b2[NB];
+    cs_contact c2[NC];
+    cs_scene out = {.bodies = b2, .contacts = c2};
+    char err[256] = "";
+    assert_int_equal(
+        cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
+    assert_true(b2[1].kinematic);
+    assert_false(b2[0].kinematic);
+    assert_true(b2[1].mass == 0);
+    for (int k = 0; k < 9; k++)
+        assert_true(b2[1].inertia[k] == 0);
+    assert_memory_equal(b2[1].v, b[1].v, sizeof b[1].v);
+    assert_memory_equal(b2[1].w, b[1].w, sizeof b[1].w);
+    assert_memory_equal(b2[0].inertia, b[0].inertia, sizeof b[0].inertia);
+    contactd__v1__client_message__free_unpacked(m, NULL);
+}
+
 static void absent_fields_take_defaults(void **state) {
     (void)state;
     Contactd__V1__Body body = CONTACTD__V1__BODY__INIT;
@@ -251,6 +283,25 @@ static void joint_lemke(Contactd__V1__Frame *f) {
     joint(f);
     f->solver = CONTACTD__V1__SOLVER__SOLVER_LEMKE;
 }
+// Body index i made kinematic as a client would send it: flag set, no inertia, mass left as is.
+static void make_kinematic(Contactd__V1__Frame *f, int i) {
+    f->bodies[i]->kinematic = true;
+    f->bodies[i]->n_inertia = 0;
+}
+static void kinematic_with_inertia(Contactd__V1__Frame *f) { f->bodies[1]->kinematic = true; }
+static void kinematic_with_mass(Contactd__V1__Frame *f) { make_kinematic(f, 1); }
+// Body 7 kinematic: contacts[0] joins it to the world.
+static void kinematic_on_world(Contactd__V1__Frame *f) {
+    make_kinematic(f, 0);
+    f->bodies[0]->mass = 0;
+}
+// Body 9 kinematic and contacts[2] turned round (world as body_a): body_b is named.
+static void world_on_kinematic(Contactd__V1__Frame *f) {
+    make_kinematic(f, 1);
+    f->bodies[1]->mass = 0;
+    f->contacts[2]->body_a = 0;
+    f->contacts[2]->body_b = 9;
+}
 static void many_dirs(Contactd__V1__Frame *f) { f->friction_directions = 4000000000u; }
 static void no_edit(Contactd__V1__Frame *f) { (void)f; }
 
@@ -282,6 +333,14 @@ static void invalid_frames_name_the_field(void **state) {
     expect_error(unknown_name, &lim, CS_EINPUT,
                  "solver_name: unknown solver 'fast' (known: dantzig, lemke");
     expect_error(bad_enum, &lim, CS_EINPUT, "solver: unknown solver value 77");
+    expect_error(kinematic_with_inertia, &lim, CS_EINPUT,
+                 "bodies[1].inertia: a kinematic body has no mass (its velocity is prescribed)");
+    expect_error(kinematic_with_mass, &lim, CS_EINPUT,
+                 "bodies[1].mass: a kinematic body has no mass (its velocity is prescribed)");
+    expect_error(kinematic_on_world, &lim, CS_EINPUT,
+                 "contacts[0].body_a: body_a (7) and body_b (0) are each kinematic or the world");
+    expect_error(world_on_kinematic, &lim, CS_EINPUT,
+                 "contacts[2].body_b: body_a (0) and body_b (9) are each kinematic or the world");
     expect_error(many_dirs, &lim, CS_ENOSPACE,
                  "friction_directions: 4000000000 exceeds the session limit of 16");
 }
@@ -527,6 +586,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scene_round_trip),
         cmocka_unit_test(joint_round_trip),
+        cmocka_unit_test(kinematic_round_trip),
         cmocka_unit_test(absent_fields_take_defaults),
         cmocka_unit_test(invalid_frames_name_the_field),
         cmocka_unit_test(limits_name_count_and_limit),

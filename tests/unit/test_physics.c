@@ -6,6 +6,10 @@
  *   incline, sliding         tan(theta) > mu: v = g dt (sin(theta) - mu cos(theta)) down the slope
  *   spinning puck            Coulomb torque mu m g r slows the spin about the normal
  *   pendulum                 ball joints carry the weight below them (solvers that take joints)
+ *   kinematic bodies         velocity prescribed by the client, infinite mass: a two-finger
+ *                            squeeze, a finger catching a box, a probe pushing a box over the
+ *                            floor, a box hung from a moving crane by a ball joint; at rest,
+ *                            a kinematic body gives the answer the world gives
  * A frictionless solver gets the frictionless answer of each case. The incline slopes along the
  * contact frame's first tangent and the puck's corners slip at multiples of 45 degrees, so the
  * friction pyramid of the pivoting solvers (d = 8) and the exact cone give the same motion. The
@@ -247,6 +251,284 @@ static void pendulum_on_ball_joints(void **state) {
     assert_true(ran > 0);
 }
 
+/* A kinematic body with velocity v (linear) at pos: no mass, no inertia. */
+static cs_body kinematic_body(uint32_t id, double x, double z, double vx, double vz) {
+    return (cs_body){.id = id, .kinematic = true, .pos = {x, 0, z}, .quat = {1, 0, 0, 0},
+                     .v = {vx, 0, vz}};
+}
+
+/* Asserts that the result's velocity of body b is the one it was given, bit for bit: no impulse
+ * moves a kinematic body. */
+static void assert_unchanged(const cs_result *r, int b, const cs_body *B) {
+    for (int k = 0; k < 3; k++) {
+        assert_true(r->v[6 * b + k] == B->v[k]);
+        assert_true(r->v[6 * b + 3 + k] == B->w[k]);
+    }
+}
+
+/* The box (id 1) at the origin between two kinematic fingers (ids 2, 3) at x = -/+ (HALF + 0.05),
+ * each moving inwards at FINGER_V with its pad FINGER_V dt away: the pads close on the box's
+ * faces exactly at the end of the step. Contact i has the normal from finger into box (body_a
+ * is the box), whose first tangent is -z for the left finger and +z for the right one
+ * (cs_model_tangents), a vertex of the pyramid, so pyramid and cone give the same friction. */
+#define FINGER_V 0.1
+typedef struct grasp {
+    cs_body body[3];
+    cs_contact contacts[2];
+    cs_scene scene;
+} grasp;
+
+static void grasp_init(grasp *g, double mu) {
+    const double I = MASS * (2 * HALF) * (2 * HALF) / 6;
+    g->body[0] = (cs_body){.id = 1, .mass = MASS, .inertia = {I, 0, 0, 0, I, 0, 0, 0, I},
+                           .quat = {1, 0, 0, 0}};
+    g->body[1] = kinematic_body(2, -HALF - 0.05, 0, FINGER_V, 0);
+    g->body[2] = kinematic_body(3, HALF + 0.05, 0, -FINGER_V, 0);
+    for (int i = 0; i < 2; i++) {
+        const double side = i == 0 ? -1 : 1;
+        g->contacts[i] = (cs_contact){.id = (uint64_t)(i + 1), .body_a = 1,
+                                      .body_b = (uint32_t)(i + 2), .point = {side * HALF, 0, 0},
+                                      .normal = {-side, 0, 0}, .distance = FINGER_V * DT,
+                                      .mu = mu};
+    }
+    g->scene = (cs_scene){.dt = DT, .gravity = {0, 0, -G}, .friction_dirs = 8, .nb = 3, .nc = 2,
+                          .bodies = g->body, .contacts = g->contacts};
+}
+
+/* Two kinematic fingers squeeze a box (no table) against gravity. With rigid contact the squeeze
+ * is statically indeterminate: the two normal rows are opposite, so any equal pair of normal
+ * impulses N keeps the box between the closing pads, and every such N has a Coulomb answer, in
+ * which friction (mu N per side at most) takes what it can of the weight:
+ *     v_z = -max(0, g dt - 2 mu N / m),  friction on the box = m (v_z + g dt) upwards.
+ * Each rigid solver is checked against that law at the N it returns (they return the least
+ * grip, N = 0: a free fall). SAP's compliance determines N (the pads' closing speed against the
+ * contact's stiffness), so it is held to the regimes: with 2 mu N well above m g dt the box is
+ * held, within SAP's stiction creep (sigma = 1e-3 of the load, see vtol); with mu tiny it slides
+ * and its friction sits on the cone's rim (mu N each side), so v_z follows the law above to the
+ * momentum residual SAP stops at (rel_tol 1e-6 of N). The fingers keep their velocities. */
+static void kinematic_grasp(void **state) {
+    (void)state;
+    const double mus[2] = {MU, 0.002};
+    for (int c = 0; c < 2; c++) {
+        grasp g;
+        grasp_init(&g, mus[c]);
+        FOR_EACH_SOLVER(s) {
+            void *mem;
+            const cs_result r = step(s, &g.scene, &mem);
+            const double N = r.impulse[0], mu = frictional(s) ? mus[c] : 0;
+            const double want = -fmax(0, G * DT - 2 * mu * N / MASS);
+            // Opposite rows, equal impulses; the box stays between the pads.
+            assert_true(N >= 0);
+            assert_near(r.impulse[3], N, 1e-9 * (N + MASS * G * DT));
+            assert_near(r.v[0], 0, vtol(s));
+            assert_unchanged(&r, 1, &g.body[1]);
+            assert_unchanged(&r, 2, &g.body[2]);
+            // Upward friction on the box: both contacts' world force, z.
+            const double lift = (r.force[2] + r.force[5]) * DT;
+            if (regularized(s) && c == 0) {
+                print_message("#   grip N = %.9g N s per finger, mu N / (m g dt / 2) = %.4g\n", N,
+                              2 * MU * N / (MASS * G * DT));
+                assert_true(2 * MU * N > 10 * MASS * G * DT);
+                assert_near(r.v[2], 0, vtol(s));
+                assert_near(lift, MASS * G * DT, ftol(s, MASS * G * DT));
+            } else if (regularized(s)) {
+                assert_true(2 * mus[c] * N < MASS * G * DT);
+                assert_near(r.v[2], want, 1e-6 * N / MASS);
+            } else {
+                assert_near(r.v[2], want, 1e-12);
+            }
+            assert_near(lift, MASS * (r.v[2] + G * DT), regularized(s) ? 1e-6 * N : 1e-12);
+            free(mem);
+        }
+    }
+}
+
+/* A box flying at W into a resting kinematic finger on its left (the right finger is open: its
+ * pad 2 W dt away does not close) is caught: the finger's normal impulse N = m W stops it, and
+ * friction at the pad, off the centre by HALF, holds it or lets it slip while the box turns about
+ * y. With I = k m HALF^2 (k = 2/3 for a cube), sticking at the pad needs the friction impulse
+ *     f = m g dt k / (1 + k)   (v_z + w_y HALF = 0, m v_z = f - m g dt, I w_y = HALF f),
+ * so the catch holds when mu m W >= f; else f = mu m W, v_z = mu W - g dt, w_y = HALF f / I.
+ * Determinate with rigid contact, so the rigid solvers must give it to rounding; SAP's compliant
+ * pad leaves part of the impact and of the stiction to creep, and is held to the direction. */
+#define CATCH_W 0.1
+static void kinematic_catch(void **state) {
+    (void)state;
+    const double I = MASS * (2 * HALF) * (2 * HALF) / 6, k = I / (MASS * HALF * HALF);
+    const double f_stick = MASS * G * DT * k / (1 + k);
+    const double mus[2] = {MU, 0.2 * f_stick / (MASS * CATCH_W)};
+    for (int c = 0; c < 2; c++) {
+        grasp g;
+        grasp_init(&g, mus[c]);
+        g.body[0].v[0] = -CATCH_W;
+        g.body[1].v[0] = 0;
+        g.body[2].v[0] = 0;
+        g.contacts[0].distance = 0;
+        g.contacts[1].distance = 2 * CATCH_W * DT;
+        FOR_EACH_SOLVER(s) {
+            void *mem;
+            const cs_result r = step(s, &g.scene, &mem);
+            const bool holds = mus[c] * MASS * CATCH_W >= f_stick;
+            const double mu = frictional(s) ? mus[c] : 0;
+            const double f = holds && mu > 0 ? f_stick : mu * MASS * CATCH_W;
+            assert_unchanged(&r, 1, &g.body[1]);
+            assert_unchanged(&r, 2, &g.body[2]);
+            assert_true(r.impulse[3] == 0);
+            if (regularized(s)) {
+                // Stopped (up to the pad's compliance), braked downwards, turned the right way.
+                assert_true(r.v[0] < 0 && r.v[0] > -0.05 * CATCH_W);
+                assert_true(r.v[2] < 0 && r.v[2] > -G * DT && r.v[4] > 0);
+                // Held: the pad point creeps by no more than vtol; slipping: it falls faster.
+                const double pad_vz = r.v[2] + HALF * r.v[4];
+                if (holds)
+                    assert_near(pad_vz, 0, vtol(s));
+                else
+                    assert_true(pad_vz < -vtol(s));
+                continue_free(mem);
+            }
+            assert_near(r.impulse[0], MASS * CATCH_W, 1e-12);
+            assert_near(r.v[0], 0, 1e-12);
+            assert_near(r.v[2], f / MASS - G * DT, 1e-12);
+            assert_near(r.v[4], HALF * f / I, 1e-12);
+            assert_near(r.v[1], 0, 1e-12);
+            assert_near(r.v[3], 0, 1e-12);
+            assert_near(r.v[5], 0, 1e-12);
+            free(mem);
+        }
+    }
+}
+
+/* A kinematic probe moving at V_PROBE along x pushes the resting box over the floor at its
+ * left face's centre (COM height, frictionless tip). Rigid contact: the box moves with the probe,
+ * v_x = V_PROBE, and slides on the floor, whose friction mu m g dt (the contacts slip along
+ * their first tangent, a pyramid vertex) the probe overcomes too: its impulse is
+ * m V_PROBE + mu m g dt. The floor's friction tilts the load to the front corners, which with
+ * mu < 1 all stay loaded, so the box does not tip. The probe's own velocity is unchanged. SAP's
+ * compliant tip lets the box lag a little and its relaxed friction lifts a sliding box
+ * (v_n = mu |v_t|): it is held to the direction. */
+#define V_PROBE 0.05
+static void kinematic_probe_pushes(void **state) {
+    (void)state;
+    box_scene b;
+    box_init(&b, 0, 0);
+    cs_body bodies[2] = {b.body, kinematic_body(2, -2 * HALF, HALF, V_PROBE, 0)};
+    cs_contact contacts[5];
+    for (int i = 0; i < 4; i++)
+        contacts[i] = b.contacts[i];
+    contacts[4] = (cs_contact){.id = 5, .body_a = 1, .body_b = 2, .point = {-HALF, 0, HALF},
+                               .normal = {1, 0, 0}};
+    cs_scene s = b.scene;
+    s.nb = 2, s.nc = 5, s.bodies = bodies, s.contacts = contacts;
+    // The probe on either side of its contact: body_b, then body_a (normal turned round).
+    for (int swap = 0; swap < 2; swap++) {
+        if (swap) {
+            contacts[4].body_a = 2, contacts[4].body_b = 1;
+            contacts[4].normal[0] = -1;
+        }
+        FOR_EACH_SOLVER(sv) {
+            void *mem;
+            const cs_result r = step(sv, &s, &mem);
+            const double mu = frictional(sv) ? MU : 0;
+            assert_unchanged(&r, 1, &bodies[1]);
+            if (regularized(sv)) {
+                assert_true(r.v[0] > 0.9 * V_PROBE && r.v[0] <= V_PROBE);
+                assert_true(r.impulse[12] > MASS * 0.9 * V_PROBE);
+                continue_free(mem);
+            }
+            assert_near(r.v[0], V_PROBE, 1e-12);
+            for (int k = 1; k < 6; k++)
+                assert_near(r.v[k], 0, 1e-12);
+            assert_near(r.impulse[12], MASS * V_PROBE + mu * MASS * G * DT, 1e-12);
+            free(mem);
+        }
+    }
+}
+
+/* A box hangs at rest from a kinematic crane by a ball joint at CRANE_L above its centre; the
+ * crane moves at V_CRANE along x. The joint makes the box's anchor point move with the crane's:
+ * with lambda the joint impulse on the box, v = v* + lambda / m and w = I^-1 (r x lambda),
+ * r = (0, 0, L), so lambda_z = m g dt and lambda_x (1/m + L^2/I) = V: the box is jerked along
+ * and starts to swing back (w_y = L lambda_x / I). Solvers that take joints only. */
+#define V_CRANE 0.2
+#define CRANE_L 0.3
+static void kinematic_crane_joint(void **state) {
+    (void)state;
+    const double I = MASS * (2 * HALF) * (2 * HALF) / 6;
+    cs_body B[2] = {{.id = 1, .mass = MASS, .inertia = {I, 0, 0, 0, I, 0, 0, 0, I},
+                     .quat = {1, 0, 0, 0}},
+                    kinematic_body(2, 0, CRANE_L + 0.5, V_CRANE, 0)};
+    cs_joint J = {.id = 4, .body_a = 1, .body_b = 2, .kind = CS_JOINT_BALL,
+                  .anchor = {0, 0, CRANE_L}};
+    const cs_scene s = {.dt = DT, .gravity = {0, 0, -G}, .friction_dirs = 8, .nb = 2, .nj = 1,
+                        .bodies = B, .joints = &J};
+    const double lx = V_CRANE / (1 / MASS + CRANE_L * CRANE_L / I);
+    int ran = 0;
+    FOR_EACH_SOLVER(sv) {
+        if (!cs_solver_takes_joints(sv))
+            continue;
+        void *mem;
+        const cs_result r = step(sv, &s, &mem);
+        assert_unchanged(&r, 1, &B[1]);
+        assert_near(r.joint_force[0] * DT, lx, 1e-12);
+        assert_near(r.joint_force[1], 0, 1e-9);
+        assert_near(r.joint_force[2] * DT, MASS * G * DT, 1e-12);
+        assert_near(r.v[0], lx / MASS, 1e-12);
+        assert_near(r.v[4], CRANE_L * lx / I, 1e-12);
+        assert_near(r.v[0] + CRANE_L * r.v[4], V_CRANE, 1e-12);
+        for (int k = 1; k < 4; k++)
+            assert_near(r.v[k], 0, 1e-12);
+        assert_near(r.v[5], 0, 1e-12);
+        free(mem);
+        ran++;
+    }
+    assert_true(ran > 0);
+}
+
+/* A kinematic body at rest is the world: the catch with resting fingers, and the same scene with
+ * the fingers' contacts on the world (body_b = 0) and the fingers gone, give every solver the
+ * same problem (W, the free contact velocities, the friction law), so the same impulses and box
+ * velocity to rounding. */
+static void kinematic_at_rest_is_world(void **state) {
+    (void)state;
+    grasp g;
+    grasp_init(&g, MU);
+    g.body[0].v[0] = -CATCH_W;
+    g.body[1].v[0] = g.body[2].v[0] = 0;
+    g.contacts[0].distance = 0;
+    grasp w = g;
+    w.scene.bodies = w.body, w.scene.contacts = w.contacts;
+    w.scene.nb = 1;
+    w.contacts[0].body_b = w.contacts[1].body_b = 0;
+    FOR_EACH_SOLVER(s) {
+        void *mk, *mw;
+        const cs_result rk = step(s, &g.scene, &mk), rw = step(s, &w.scene, &mw);
+        for (int k = 0; k < 6; k++) {
+            assert_near(rk.impulse[k], rw.impulse[k], 1e-12 * MASS * CATCH_W);
+            assert_near(rk.v[k], rw.v[k], 1e-12);
+        }
+        free(mk);
+        free(mw);
+    }
+}
+
+/* A C caller's kinematic body with a mass or an inertia value is refused naming the field (the
+ * wire has its own check for the inertia count, test_codec.c): neither would be used. */
+static void kinematic_mass_fields_refused(void **state) {
+    (void)state;
+    grasp g;
+    grasp_init(&g, MU);
+    const cs_limits lim = {.max_bodies = 3, .max_contacts = 2, .max_dirs = 8};
+    char err[160];
+    assert_int_equal(cs_scene_validate(&g.scene, &lim, err, sizeof err), 0);
+    g.body[2].inertia[4] = 1e-3;
+    assert_int_equal(cs_scene_validate(&g.scene, &lim, err, sizeof err), CS_EINPUT);
+    assert_string_equal(err, "bodies[2].inertia: " CS_KINEMATIC_NO_MASS);
+    g.body[2].inertia[4] = 0;
+    g.body[1].mass = 0.1;
+    assert_int_equal(cs_scene_validate(&g.scene, &lim, err, sizeof err), CS_EINPUT);
+    assert_string_equal(err, "bodies[1].mass: " CS_KINEMATIC_NO_MASS);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(box_at_rest),
@@ -254,6 +536,12 @@ int main(void) {
         cmocka_unit_test(incline_slides),
         cmocka_unit_test(spinning_puck),
         cmocka_unit_test(pendulum_on_ball_joints),
+        cmocka_unit_test(kinematic_grasp),
+        cmocka_unit_test(kinematic_catch),
+        cmocka_unit_test(kinematic_probe_pushes),
+        cmocka_unit_test(kinematic_crane_joint),
+        cmocka_unit_test(kinematic_at_rest_is_world),
+        cmocka_unit_test(kinematic_mass_fields_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

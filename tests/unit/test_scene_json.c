@@ -169,6 +169,66 @@ static void errors_name_the_path(void **state) {
                  "bodies[0].mass");
     expect_error("{\"dt\": 0.001, \"frictionDirections\": 100}",
                  "friction_directions: 100 exceeds the session limit of 64");
+    // A kinematic body has no mass fields; a contact needs a body the solve moves.
+    expect_error("{\"dt\": 0.001, \"bodies\": [{\"id\": 1, \"kinematic\": true, \"mass\": 2}]}",
+                 "bodies[0].mass: a kinematic body has no mass (its velocity is prescribed)");
+    expect_error("{\"dt\": 0.001, \"bodies\": [{\"id\": 1, \"kinematic\": true, "
+                 "\"inertia\": [1, 0, 0, 0, 1, 0, 0, 0, 1]}]}",
+                 "bodies[0].inertia: a kinematic body has no mass (its velocity is prescribed)");
+    expect_error("{\"dt\": 0.001, \"bodies\": [{\"id\": 1, \"kinematic\": true}], "
+                 "\"contacts\": [" CONTACT "]}",
+                 "contacts[0].body_a: body_a (1) and body_b (0) are each kinematic or the world");
+    expect_error("{\"dt\": 0.001, \"bodies\": [{\"id\": 1, \"kinematic\": 1}]}",
+                 "bodies[0].kinematic: expected");
+}
+
+// A free box (id 1) and a kinematic probe (id 2) pressing on it, as a client writes them.
+static const char kinematic[] =
+    "{\"dt\": 0.001, \"bodies\": [" BODY ",\n"
+    " {\"id\": 2, \"kinematic\": true, \"linearVelocity\": {\"z\": -0.25},\n"
+    "  \"position\": {\"z\": 0.3}}],\n"
+    " \"contacts\": [{\"bodyA\": 1, \"bodyB\": 2, \"normal\": {\"z\": -1}}]}\n";
+
+/* "kinematic": true reads into cs_body.kinematic, and the writer gives it back (with no
+ * inertia: a kinematic body sends none), so the scene reads back the same. */
+static void kinematic_reads_and_writes(void **state) {
+    (void)state;
+    cs_scene s;
+    char err[256] = "";
+    if (cd_scene_json_parse(kinematic, &s, err, sizeof err) != 0) {
+        fail_msg("parse failed: %s", err);
+    }
+    assert_int_equal(s.nb, 2);
+    assert_false(s.bodies[0].kinematic);
+    assert_true(s.bodies[1].kinematic);
+    assert_true(s.bodies[1].mass == 0 && s.bodies[1].v[2] == -0.25);
+    const cs_limits lim = {.max_bodies = s.nb, .max_contacts = s.nc, .max_dirs = 64};
+    cd_frame_msg fm;
+    assert_int_equal(cd_codec_frame_msg_init(&fm, &lim), 0);
+    const Contactd__V1__ClientMessage *env = cd_codec_frame_build(&fm, &s);
+    char *text = cd_scene_json_write(&env->frame->base, false);
+    assert_non_null(text);
+    print_message("# %s\n", text);
+    cJSON *root = cJSON_Parse(text);
+    const cJSON *bodies = cJSON_GetObjectItemCaseSensitive(root, "bodies");
+    const cJSON *b0 = cJSON_GetArrayItem(bodies, 0), *b1 = cJSON_GetArrayItem(bodies, 1);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(b0, "kinematic")));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b1, "kinematic")));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(b1, "inertia")), 0);
+    cJSON_Delete(root);
+    cs_scene back;
+    assert_int_equal(cd_scene_json_parse(text, &back, err, sizeof err), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(back.bodies[i].kinematic, s.bodies[i].kinematic);
+        assert_true(back.bodies[i].mass == s.bodies[i].mass);
+        assert_memory_equal(back.bodies[i].v, s.bodies[i].v, sizeof s.bodies[i].v);
+        assert_memory_equal(back.bodies[i].inertia, s.bodies[i].inertia,
+                            sizeof s.bodies[i].inertia);
+    }
+    free(text);
+    cd_scene_json_free(&back);
+    cd_codec_frame_msg_fini(&fm);
+    cd_scene_json_free(&s);
 }
 
 // A scene -> Frame -> JSON text -> scene round trip through the writer and the reader.
@@ -272,6 +332,7 @@ int main(void) {
         cmocka_unit_test(defaults),
         cmocka_unit_test(errors_name_the_path),
         cmocka_unit_test(writer_output_reads_back),
+        cmocka_unit_test(kinematic_reads_and_writes),
         cmocka_unit_test(writer_spells_non_finite_values),
         cmocka_unit_test(every_data_file_loads),
         cmocka_unit_test(missing_file),
