@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* Fuzz target: what the server does with one message's bytes, on either thread. The bytes are
+ * unpacked as a ClientMessage into a fixed arena (a worker's, the request path) and into a
+ * growing one (the I/O thread's); a Frame is then turned into a scene and validated against a
+ * session's limits (io/codec.h), and a valid scene must fit those limits. Nothing may crash,
+ * leak or read out of bounds whatever the bytes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "contactd.pb-c.h"
+#include "fuzz.h"
+#include "io/arena.h"
+#include "io/codec.h"
+
+static const cs_limits lim = {.max_bodies = 8, .max_contacts = 32, .max_joints = 4,
+                              .max_dirs = 16};
+
+static void decode(cd_arena *a, const uint8_t *data, size_t size, cs_scene *scene) {
+    Contactd__V1__ClientMessage *m =
+        contactd__v1__client_message__unpack(&a->allocator, size, data);
+    if (m && m->msg_case == CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME) {
+        char err[256];
+        const int r = cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_LEMKE, scene, err,
+                                                sizeof err);
+        if (r == 0 && (scene->nb > lim.max_bodies || scene->nc > lim.max_contacts ||
+                       scene->nj > lim.max_joints)) {
+            abort();
+        }
+        if (r != 0 && err[0] == '\0') {
+            abort(); // a refusal always names the field
+        }
+    }
+    cd_arena_reset(a, 1 << 20);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    static cs_body bodies[8];
+    static cs_contact contacts[32];
+    static cs_joint joints[4];
+    cs_scene scene = {.bodies = bodies, .contacts = contacts, .joints = joints};
+    cd_arena fixed, growing;
+    if (cd_arena_init(&fixed, 64) < 0) {
+        return 0;
+    }
+    if (cd_arena_fix(&fixed, 16384) == 0) {
+        decode(&fixed, data, size, &scene);
+    }
+    cd_arena_fini(&fixed);
+    if (cd_arena_init(&growing, 256) == 0) {
+        decode(&growing, data, size, &scene);
+        cd_arena_fini(&growing);
+    }
+    return 0;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/* Writes seed inputs for the fuzz targets into a directory, from the scene files the tests use
+ * (so no binary is kept in the repository): for fuzz_decode each scene as a packed ClientMessage
+ * frame, plus a Hello and a StatsRequest; for fuzz_framing the same messages behind their length
+ * prefixes, three per seed; for fuzz_step byte strings from a fixed generator (the target makes a
+ * scene of any bytes). Usage: gen_seeds OUT_DIR SCENE.json... */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contactd.pb-c.h"
+#include "io/codec.h"
+#include "io/framing.h"
+#include "io/scene_json.h"
+
+#include <sys/stat.h>
+
+enum { STEP_SEEDS = 32, STEP_BYTES = 512 };
+
+static int write_file(const char *dir, const char *name, int i, const uint8_t *buf, size_t n) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s-%d", dir, name, i);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(buf, 1, n, f) != n) {
+        perror(path);
+        if (f) {
+            fclose(f);
+        }
+        return -1;
+    }
+    return fclose(f);
+}
+
+// msg packed without (decode) and with (framing, three times over) its length prefix.
+static int write_seeds(const char *dir, int i, const ProtobufCMessage *msg) {
+    const size_t n = cd_codec_packed_size(msg);
+    uint8_t *buf = malloc(3 * n + 2);
+    size_t len;
+    if (!buf || cd_codec_pack(msg, buf + 2, n, &len) < 0) {
+        free(buf);
+        return -1;
+    }
+    int r = 0;
+    // The decode seed is the body alone: skip the varint in front of it.
+    uint64_t body;
+    const int pre = cd_varint_decode(buf + 2, len, &body);
+    r |= write_file(dir, "decode", i, buf + 2 + pre, (size_t)body);
+    buf[0] = 7;  // fuzz_framing: chunk-size bytes
+    buf[1] = 3;
+    memcpy(buf + 2 + len, buf + 2, len);
+    memcpy(buf + 2 + 2 * len, buf + 2, len);
+    r |= write_file(dir, "framing", i, buf, 2 + 3 * len);
+    free(buf);
+    return r;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: gen_seeds OUT_DIR SCENE.json...\n");
+        return 2;
+    }
+    if (mkdir(argv[1], 0755) < 0 && errno != EEXIST) {
+        perror(argv[1]);
+        return 1;
+    }
+    const cs_limits lim = {.max_bodies = 64, .max_contacts = 256, .max_joints = 16,
+                           .max_dirs = 16};
+    cd_frame_msg fm;
+    if (cd_codec_frame_msg_init(&fm, &lim) < 0) {
+        return 1;
+    }
+    int i = 0, r = 0;
+    for (int a = 2; a < argc; a++) {
+        cs_scene s;
+        char err[256];
+        if (cd_scene_json_load(argv[a], &s, err, sizeof err) < 0) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+        const Contactd__V1__ClientMessage *m = cd_codec_frame_build(&fm, &s);
+        r |= m ? write_seeds(argv[1], i++, &m->base) : -1;
+        cd_scene_json_free(&s);
+    }
+    Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    h.client_name = "seed";
+    Contactd__V1__ClientMessage env = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+    env.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
+    env.hello = &h;
+    r |= write_seeds(argv[1], i++, &env.base);
+    Contactd__V1__StatsRequest sr = CONTACTD__V1__STATS_REQUEST__INIT;
+    env.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_STATS_REQUEST;
+    env.stats_request = &sr;
+    r |= write_seeds(argv[1], i++, &env.base);
+    cd_codec_frame_msg_fini(&fm);
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (int k = 0; k < STEP_SEEDS; k++) {
+        uint8_t bytes[STEP_BYTES];
+        for (int j = 0; j < STEP_BYTES; j++) {
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            bytes[j] = (uint8_t)(x >> 56);
+        }
+        r |= write_file(argv[1], "step", k, bytes, sizeof bytes);
+    }
+    return r ? 1 : 0;
+}
