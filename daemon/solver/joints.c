@@ -14,7 +14,14 @@
  * holding and no contact pushing: the model's vstar becomes v_f, and its Delassus matrix W_c.
  *
  * AFTER THE SOLVE. Contact impulses mu_C give mu_L as above, then one sparsesolve with
- * J_k^T mu on the right gives the velocity and the primary joints' impulses (section 8.2). */
+ * J_k^T mu on the right gives the velocity and the primary joints' impulses (section 8.2).
+ * afree_L + A_LC mu_C is read off a first sparsesolve with the contact impulses alone, so the
+ * map needs only A_LL, not the reduction.
+ *
+ * DEADLINE. The factor, A_LL and v_f (O(n) and nl + 2 O(n) solves, nl <= 60) are built
+ * whatever the deadline: every answer that goes out, a carried one too, needs them so that the
+ * joints hold. The contacts' anticipation and the Schur complement (3 nc solves and O(k^2 nc))
+ * are metered; cut short, the model has no Delassus matrix and the step falls back. */
 #include "solver/joints.h"
 
 #include <math.h>
@@ -51,11 +58,12 @@ size_t cs__joints_size(const cs_limits *lim) {
     const size_t keep = cs__ws_bytes(sizeof(cs_joints)) + cs__ws_bytes(nb * sizeof(cs_art_body)) +
                         cs__ws_bytes((size_t)lim->max_joints * sizeof(cs_art_joint)) +
                         cs__ws_bytes(k * sizeof(cs_art_row)) +
-                        cs__ws_bytes(k * k * sizeof(double)) +
+                        cs__ws_bytes((size_t)nl * (size_t)nl * sizeof(double)) +
                         cs__ws_bytes((size_t)nl * sizeof(int)) +
                         2 * cs__ws_bytes(k * sizeof(double)) +
                         cs__ws_bytes(work_doubles(nl) * sizeof(double)) +
-                        cs__ws_bytes(6 * nb * sizeof(double)) + cs_articulated_size(lim);
+                        2 * cs__ws_bytes(6 * nb * sizeof(double)) + cs_articulated_size(lim) +
+                        cs__ws_bytes(k * k * sizeof(double));
     // Before the factor the body id map, after it the contact rows' Jacobian table: never both.
     const size_t ids = cs__ws_bytes(nb * sizeof(cs_idpos)), js = cs_model_jacobian_size(lim);
     return keep + (ids > js ? ids : js);
@@ -123,24 +131,47 @@ static cs_status contact_rows(const cs_model *m, cs_workspace *ws, cs_art_row *r
     return CS_CONVERGED;
 }
 
-/* x[nl] = A_LL^+ b[nl], the loop impulses' minimum-effort solve (x may alias b). */
-static void loop_solve(const cs_joints *jt, const double *b, double *x) {
-    cs_psd_solve(jt->nl, jt->A, jt->k, jt->piv, jt->rank, b, x, jt->work);
+/* R v - R.b: how far velocity v misses row R's target. */
+static double row_miss(const cs_art_row *R, const double *v) {
+    double s = -R->b;
+    for (int i = 0; i < 6; i++)
+        s += (R->ia >= 0 ? R->ja[i] * v[6 * R->ia + i] : 0) +
+             (R->ib >= 0 ? R->jb[i] * v[6 * R->ib + i] : 0);
+    return s;
 }
 
-/* Factors A_LL and turns the contact block of A into W_c (the Schur complement). */
-static cs_status eliminate_loops(cs_joints *jt, cs__meter *meter) {
+/* x[nl] = A_LL^+ b[nl], the loop impulses' minimum-effort solve (x may alias b). */
+static void loop_solve(const cs_joints *jt, const double *b, double *x) {
+    cs_psd_solve(jt->nl, jt->L, jt->nl, jt->piv, jt->rank, b, x, jt->work);
+}
+
+/* The loops alone: A_LL, its factor, afree_L, and v_f into vf [6 nb] (no deadline). */
+static cs_status close_loops(cs_joints *jt, cs_workspace *ws, double *vf) {
+    const int nl = jt->nl;
+    cs_status st = cs_articulated_anticipate(jt->art, ws, jt->vstar, nl, jt->rows, jt->L, nl,
+                                             jt->afree, NULL);
+    if (st == CS_CONVERGED && nl > 0 &&
+        cs_psd_factor(nl, jt->L, nl, jt->piv, &jt->rank, LOOP_REL_TOL, jt->work) != 0)
+        st = CS_SINGULAR;
+    if (st != CS_CONVERGED)
+        return st;
+    for (int l = 0; l < nl; l++)
+        jt->mu[l] = -jt->afree[l];
+    if (nl > 0)
+        loop_solve(jt, jt->mu, jt->mu);
+    return cs_articulated_solve(jt->art, jt->vstar, nl, jt->rows, jt->mu, vf, NULL, NULL);
+}
+
+/* A over every row, and its contact block made W_c (the Schur complement of A_LL). */
+static cs_status reduce(cs_joints *jt, cs_workspace *ws, cs__meter *meter) {
     const int nl = jt->nl, k = jt->k, n = 3 * jt->nc;
     double *A = jt->A;
-    if (nl == 0)
-        return CS_CONVERGED;
-    const int f = cs__psd_factor(nl, A, k, jt->piv, &jt->rank, LOOP_REL_TOL, jt->work, meter);
-    if (f != 0)
-        return f == 1 ? CS_DEADLINE : CS_SINGULAR;
-    for (int c = 0; c < n; c++) {
+    cs_status st = cs_articulated_anticipate(jt->art, ws, jt->vstar, k, jt->rows, A, k,
+                                             jt->mu, meter);
+    for (int c = 0; c < n && nl > 0 && st == CS_CONVERGED; c++) {
         double *col = A + (size_t)(nl + c) * k;
         loop_solve(jt, col, jt->mu);
-        // Row nl + r of A_CL is column r of A_LC: untouched by the factor of the leading block.
+        // Row nl + r of A_CL: A_CL = A_LC^T.
         for (int r = 0; r < n; r++) {
             double s = 0;
             for (int l = 0; l < nl; l++)
@@ -148,8 +179,10 @@ static cs_status eliminate_loops(cs_joints *jt, cs__meter *meter) {
             col[nl + r] -= s;
         }
         if (meter && cs__meter_add(meter, 2 * (int64_t)nl * (nl + n)))
-            return CS_DEADLINE;
+            st = CS_DEADLINE;
     }
+    if (st != CS_CONVERGED)
+        return st;
     // Symmetric in exact arithmetic: average the halves' rounding.
     for (int c = 0; c < n; c++)
         for (int r = 0; r < c; r++) {
@@ -165,23 +198,24 @@ cs_status cs__joints_build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_
     if (s->nj == 0)
         return CS_CONVERGED;
     const cs_limits *lim = cs__ws_limits(ws);
-    const int nb = s->nb, kmax = loop_rows_max(lim) + 3 * s->nc, nlmax = loop_rows_max(lim);
+    const int nb = s->nb, nlmax = loop_rows_max(lim), kmax = nlmax + 3 * s->nc;
     cs_joints *jt = cs__ws_zalloc(ws, sizeof *jt);
     cs_art_body *bodies = cs__ws_alloc(ws, (size_t)nb * sizeof(cs_art_body));
     cs_art_joint *joints = cs__ws_alloc(ws, (size_t)s->nj * sizeof(cs_art_joint));
     cs_art_row *rows = cs__ws_alloc(ws, (size_t)kmax * sizeof(cs_art_row));
     double *vstar = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
-    if (!jt || !bodies || !joints || !rows || !vstar)
-        return CS_ENOSPACE;
-    jt->mu = cs__ws_alloc(ws, (size_t)kmax * sizeof(double));
-    jt->afree = cs__ws_alloc(ws, (size_t)kmax * sizeof(double));
-    jt->piv = cs__ws_alloc(ws, (size_t)nlmax * sizeof(int));
-    jt->work = cs__ws_alloc(ws, work_doubles(nlmax) * sizeof(double));
-    if (!jt->mu || !jt->afree || !jt->piv || !jt->work)
+    double *y = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
+    double *L = cs__ws_alloc(ws, (size_t)nlmax * (size_t)nlmax * sizeof(double));
+    int *piv = cs__ws_alloc(ws, (size_t)nlmax * sizeof(int));
+    double *afree = cs__ws_alloc(ws, (size_t)kmax * sizeof(double));
+    double *mu = cs__ws_alloc(ws, (size_t)kmax * sizeof(double));
+    double *work = cs__ws_alloc(ws, work_doubles(nlmax) * sizeof(double));
+    if (!jt || !bodies || !joints || !rows || !vstar || !y || !L || !piv || !afree || !mu ||
+        !work)
         return CS_ENOSPACE;
     memcpy(vstar, m->vstar, 6 * (size_t)nb * sizeof(double));
-    *jt = (cs_joints){.nb = nb, .nc = s->nc, .rows = rows, .vstar = vstar, .mu = jt->mu,
-                      .afree = jt->afree, .piv = jt->piv, .work = jt->work};
+    *jt = (cs_joints){.nb = nb, .nc = s->nc, .rows = rows, .L = L, .piv = piv, .afree = afree,
+                      .vstar = vstar, .mu = mu, .work = work, .y = y};
 
     art_bodies(bodies, m, s);
     const size_t mark = cs__ws_mark(ws);
@@ -192,7 +226,7 @@ cs_status cs__joints_build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_
     // With no warm start every frame is captured now: no error to correct, beta is moot.
     if (st == CS_CONVERGED)
         st = cs_articulated_factor(&art, ws, nb, bodies, s->nj, joints, s->dt, CS_JOINTS_BETA,
-                                   meter);
+                                   NULL);
     if (st != CS_CONVERGED)
         return st;
     jt->art = art;
@@ -200,40 +234,33 @@ cs_status cs__joints_build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_
     jt->k = art->naux + 3 * s->nc;
     memcpy(rows, art->aux_rows, (size_t)art->naux * sizeof(cs_art_row));
     st = contact_rows(m, ws, rows + art->naux);
-    jt->A = cs__ws_alloc(ws, (size_t)jt->k * (size_t)jt->k * sizeof(double));
-    if (st == CS_CONVERGED && !jt->A && jt->k > 0)
-        st = CS_ENOSPACE;
     if (st == CS_CONVERGED)
-        st = cs_articulated_anticipate(art, ws, vstar, jt->k, rows, jt->A, jt->k, jt->afree,
-                                       meter);
-    if (st == CS_CONVERGED)
-        st = eliminate_loops(jt, meter);
+        st = close_loops(jt, ws, m->vstar);
     if (st != CS_CONVERGED)
         return st;
-    // v_f: the loops closed with no contact impulse.
-    for (int l = 0; l < jt->nl; l++)
-        jt->mu[l] = -jt->afree[l];
-    loop_solve(jt, jt->mu, jt->mu);
-    st = cs_articulated_solve(art, vstar, jt->nl, rows, jt->mu, m->vstar, NULL, meter);
-    if (st == CS_CONVERGED)
-        m->jt = jt;
+    m->jt = jt;
+    double *A = cs__ws_alloc(ws, (size_t)jt->k * (size_t)jt->k * sizeof(double));
+    if (!A && jt->k > 0)
+        return CS_ENOSPACE;
+    jt->A = A;
+    st = reduce(jt, ws, meter);
+    if (st != CS_CONVERGED)
+        jt->A = NULL;
     return st;
 }
 
 void cs__joints_velocity(const cs_joints *jt, const double *lambda, double *v, double *lambda_j) {
-    const int nl = jt->nl, n = 3 * jt->nc, k = jt->k;
+    const int nl = jt->nl, n = 3 * jt->nc;
     double *mu = jt->mu;
-    memcpy(mu + nl, lambda, (size_t)n * sizeof(double));
-    // a_L = A_LL mu_L + A_LC mu_C + afree_L = 0.
-    for (int l = 0; l < nl; l++) {
-        double s = jt->afree[l];
-        for (int c = 0; c < n; c++)
-            s += jt->A[(size_t)(nl + c) * k + l] * lambda[c];
-        mu[l] = -s;
-    }
-    if (nl > 0)
+    // a_L = A_LL mu_L + (afree_L + A_LC mu_C) = 0, the bracket from the contacts' impulses alone.
+    if (nl > 0) {
+        cs_articulated_solve(jt->art, jt->vstar, n, jt->rows + nl, lambda, jt->y, NULL, NULL);
+        for (int l = 0; l < nl; l++)
+            mu[l] = -row_miss(&jt->rows[l], jt->y);
         loop_solve(jt, mu, mu);
-    cs_articulated_solve(jt->art, jt->vstar, k, jt->rows, mu, v, lambda_j, NULL);
+    }
+    memcpy(mu + nl, lambda, (size_t)n * sizeof(double));
+    cs_articulated_solve(jt->art, jt->vstar, jt->k, jt->rows, mu, v, lambda_j, NULL);
     if (!lambda_j)
         return;
     // The loop joints' impulses are their anticipated rows', in joint order.
@@ -247,6 +274,8 @@ void cs__joints_velocity(const cs_joints *jt, const double *lambda, double *v, d
 
 cs_status cs__joints_delassus(const cs_joints *jt, int rows, double *W, int ldw) {
     const int nl = jt->nl, k = jt->k;
+    if (!jt->A)
+        return CS_DEADLINE;
     for (int j = 0; j < jt->nc; j++)
         for (int q = 0; q < rows; q++) {
             const double *src = jt->A + (size_t)(nl + 3 * j + q) * k + nl;
@@ -288,13 +317,9 @@ double cs__joints_violation(const cs_joints *jt, const double *v) {
         cs_art_row rows[6];
         const int d = joint_rows(jt, j, rows);
         for (int r = 0; r < d; r++) {
-            const cs_art_row *R = &rows[r];
-            double s = -R->b;
-            for (int i = 0; i < 6; i++)
-                s += (R->ia >= 0 ? R->ja[i] * v[6 * R->ia + i] : 0) +
-                     (R->ib >= 0 ? R->jb[i] * v[6 * R->ib + i] : 0);
+            const double miss = row_miss(&rows[r], v);
             // A NaN velocity must not pass as no violation.
-            worst = fabs(s) > worst || s != s ? fabs(s) : worst;
+            worst = fabs(miss) > worst || miss != miss ? fabs(miss) : worst;
         }
     }
     return worst;

@@ -28,14 +28,14 @@ typedef struct cs_joints {
     int nb, nc;
     int nl;           /* loop-closure rows (the articulated auxiliary rows) */
     int k;            /* nl + 3 nc: anticipated rows, and the leading dimension of A */
-    int rank;         /* of A_LL */
     const cs_art_row *rows; /* [k] loop rows, then n, t1, t2 of each contact (target 0) */
-    double *A;        /* [k x k] column-major: A_LL's pivoted Cholesky factor, A_LC, A_CL and,
-                       * in the contact block, W_c = A_CC - A_CL A_LL^+ A_LC */
-    int *piv;         /* [nl] A_LL's pivots */
-    double *afree;    /* [k] anticipated free velocities of the rows (contacts: target 0) */
+    double *L;        /* [nl x nl] A_LL's pivoted Cholesky factor (linalg.h), ld nl */
+    int *piv, rank;   /* its pivots [nl] and rank */
+    double *afree;    /* [nl] the loop rows' free velocity with no impulse on them */
+    double *A;        /* [k x k] column-major, A = J_k Mhat^-1 J_k^T with W_c in its contact
+                       * block; NULL when the deadline cut the reduction short */
     const double *vstar; /* [6 nb] free-motion velocity without joints */
-    double *mu, *work;   /* [k], [max(nl, cs_psd_work(nl))] scratch of cs__joints_velocity() */
+    double *mu, *work, *y; /* scratch: [k], [max(nl, cs_psd_work(nl))], [6 nb] */
 } cs_joints;
 
 /* Workspace bytes cs__joints_build() keeps for any scene within lim: 0 when lim->max_joints is
@@ -46,9 +46,11 @@ size_t cs__joints_size(const cs_limits *lim);
  * from warm (captured at the joint's first frame and kept by joint id, recaptured when its kind
  * or bodies change: the rows then correct drift with CS_JOINTS_BETA); with warm NULL, captured
  * now (no drift correction). Sets m->jt and makes m->vstar the free velocity with the joints
- * reacting. Without joints, m->jt = NULL and nothing else changes. meter: the deadline (NULL:
- * none). Returns CS_CONVERGED, CS_ENOSPACE, CS_SINGULAR (dependent joint rows), CS_DEADLINE.
- * thread: the workspace's caller. rt-safe: yes. */
+ * reacting. Without joints, m->jt = NULL and nothing else changes. meter: the deadline of the
+ * contacts' reduction (NULL: none); the joints themselves are built whatever it says.
+ * Returns CS_CONVERGED; CS_DEADLINE with m->jt set but no Delassus matrix (cs_model_velocity
+ * works, cs_model_delassus returns CS_DEADLINE); CS_ENOSPACE, CS_EINPUT, CS_SINGULAR (dependent
+ * joint rows) with m->jt NULL or unusable. thread: the workspace's caller. rt-safe: yes. */
 cs_status cs__joints_build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_warmstart *warm,
                            cs__meter *meter);
 
@@ -58,7 +60,7 @@ cs_status cs__joints_build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_
 void cs__joints_velocity(const cs_joints *jt, const double *lambda, double *v, double *lambda_j);
 
 /* W = the reduced Delassus matrix of the first `rows` rows (1 or 3) of each contact, column-
- * major, ldw >= rows nc. Returns CS_CONVERGED. */
+ * major, ldw >= rows nc. Returns CS_CONVERGED, or CS_DEADLINE when the build was cut short. */
 cs_status cs__joints_delassus(const cs_joints *jt, int rows, double *W, int ldw);
 
 /* gen[6 nb] += J_j^T lambda_j, the generalized impulse of joint impulses lambda_j

@@ -159,10 +159,13 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     cs__ws_reset_peak(ws);
     cs_model m;
     cs_status st = cs_model_build(&m, ws, s);
-    // The joints' reduction is part of the model; a deadline here leaves no answer to give.
+    // The joints' reduction is part of the model. Cut short by the deadline it still holds the
+    // joints, and the deadline check below takes the fallback.
     cs__meter meter = cs__meter_start(opt);
     if (st == CS_CONVERGED)
         st = cs__joints_build(&m, ws, s, warm, &meter);
+    if (st == CS_DEADLINE && m.jt)
+        st = CS_CONVERGED;
     double *lambda = cs__ws_alloc(ws, 3 * (size_t)s->nc * sizeof(double));
     double *lj = cs__ws_alloc(ws, 6 * (size_t)s->nj * sizeof(double));
     double *v = cs__ws_alloc(ws, 6 * (size_t)s->nb * sizeof(double));
@@ -172,9 +175,7 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         st = CS_ENOSPACE;
     if (st != CS_CONVERGED) {
         cs__ws_release(ws, mark);
-        fail_step(out, st == CS_DEADLINE ? CS_NOANSWER : st);
-        out->primary = st;
-        return out->status;
+        return fail_step(out, st);
     }
 
     // A tick that reaches this session already late answers with the fallback at once, even
