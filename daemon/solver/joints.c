@@ -148,17 +148,18 @@ static void loop_solve(const cs_joints *jt, const double *b, double *x) {
 /* The loops alone: A_LL, its factor, afree_L, and v_f into vf [6 nb] (no deadline). */
 static cs_status close_loops(cs_joints *jt, cs_workspace *ws, double *vf) {
     const int nl = jt->nl;
-    cs_status st = cs_articulated_anticipate(jt->art, ws, jt->vstar, nl, jt->rows, jt->L, nl,
-                                             jt->afree, NULL);
-    if (st == CS_CONVERGED && nl > 0 &&
-        cs_psd_factor(nl, jt->L, nl, jt->piv, &jt->rank, LOOP_REL_TOL, jt->work) != 0)
-        st = CS_SINGULAR;
-    if (st != CS_CONVERGED)
-        return st;
-    for (int l = 0; l < nl; l++)
-        jt->mu[l] = -jt->afree[l];
-    if (nl > 0)
+    if (nl > 0) {
+        cs_status st = cs_articulated_anticipate(jt->art, ws, jt->vstar, nl, jt->rows, jt->L, nl,
+                                                 jt->afree, NULL);
+        if (st == CS_CONVERGED &&
+            cs_psd_factor(nl, jt->L, nl, jt->piv, &jt->rank, LOOP_REL_TOL, jt->work) != 0)
+            st = CS_SINGULAR;
+        if (st != CS_CONVERGED)
+            return st;
+        for (int l = 0; l < nl; l++)
+            jt->mu[l] = -jt->afree[l];
         loop_solve(jt, jt->mu, jt->mu);
+    }
     return cs_articulated_solve(jt->art, jt->vstar, nl, jt->rows, jt->mu, vf, NULL, NULL);
 }
 
@@ -166,6 +167,8 @@ static cs_status close_loops(cs_joints *jt, cs_workspace *ws, double *vf) {
 static cs_status reduce(cs_joints *jt, cs_workspace *ws, cs__meter *meter) {
     const int nl = jt->nl, k = jt->k, n = 3 * jt->nc;
     double *A = jt->A;
+    if (n == 0)
+        return CS_CONVERGED;
     cs_status st = cs_articulated_anticipate(jt->art, ws, jt->vstar, k, jt->rows, A, k,
                                              jt->mu, meter);
     for (int c = 0; c < n && nl > 0 && st == CS_CONVERGED; c++) {

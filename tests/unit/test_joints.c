@@ -408,6 +408,44 @@ static void arm_on_table_balances_forces(void **state) {
     }
 }
 
+/* A session's workspace holds a scene at its limits with every joint solver: a chain of six
+ * links on ball joints closed twice (a hinge from the last link to the world, a fixed joint
+ * between links 4 and 1: 11 loop rows), four contacts of link 3 on a table. Each step certifies
+ * (an overflow would be CS_ENOSPACE) and its high-water mark stays within the workspace. */
+static void workspace_holds_a_scene_at_its_limits(void **state) {
+    (void)state;
+    cs_body B[6];
+    cs_joint J[8];
+    for (int i = 0; i < 6; i++) {
+        B[i] = body((uint32_t)(i + 1), 1, (double[3]){0.2 * i + 0.1, 0.05 * i, 0.5});
+        J[i] = (cs_joint){.id = (uint32_t)(i + 1), .body_a = (uint32_t)(i + 1),
+                          .body_b = (uint32_t)i, .kind = CS_JOINT_BALL,
+                          .anchor = {0.2 * i, 0.05 * i, 0.5}};
+    }
+    J[6] = (cs_joint){.id = 7, .body_a = 6, .kind = CS_JOINT_HINGE, .anchor = {1.2, 0.3, 0.5},
+                      .axis = {0, 0, 1}};
+    J[7] = (cs_joint){.id = 8, .body_a = 4, .body_b = 1, .kind = CS_JOINT_FIXED,
+                      .anchor = {0.4, 0.1, 0.5}};
+    cs_contact C[4];
+    for (int c = 0; c < 4; c++)
+        C[c] = (cs_contact){.id = (uint64_t)(c + 1), .body_a = 3, .normal = {0, 0, 1},
+                            .point = {0.5 + (c & 1 ? 0.03 : -0.03), 0.1 + (c & 2 ? 0.03 : -0.03),
+                                      0.45},
+                            .mu = 0.3};
+    const cs_scene s = {.dt = DT, .gravity = {0, 0, -G}, .friction_dirs = 8, .nb = 6, .nc = 4,
+                        .nj = 8, .bodies = B, .contacts = C, .joints = J};
+    for (int k = 0; k < N_SOLVERS; k++) {
+        session x;
+        session_open(&x, &s, joint_solvers[k], true);
+        const cs_result *r = step(&x, &s, joint_solvers[k]);
+        print_message("# %-16s peak %zu of %zu bytes\n", cs_solver_name(joint_solvers[k]),
+                      r->stats.peak_bytes, cs_workspace_capacity(x.ws));
+        assert_true(r->stats.peak_bytes <= cs_workspace_capacity(x.ws));
+        assert_true(r->cert.joint <= 1e-9);
+        session_close(&x);
+    }
+}
+
 /* Frame time far past any deadline: the step's solver gives up at once. */
 static int64_t late_clock(void) {
     return INT64_MAX / 2;
@@ -457,6 +495,7 @@ int main(void) {
         cmocka_unit_test(four_bar_stays_closed),
         cmocka_unit_test(arm_on_table_balances_forces),
         cmocka_unit_test(fallback_keeps_the_joints),
+        cmocka_unit_test(workspace_holds_a_scene_at_its_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
