@@ -19,9 +19,12 @@
 #include <string.h>
 
 #include "alloc_count.h"
+#include "solver/articulated.h"
 #include "solver/joints.h"
 #include "solver/linalg.h"
+#include "solver/model.h"
 #include "solver/solvers.h"
+#include "solver/workspace.h"
 #include "testlib.h"
 
 #define G 9.81
@@ -482,6 +485,190 @@ static void workspace_holds_a_scene_at_its_limits(void **state) {
     }
 }
 
+/* x = K^-1 x for a dense n x n K (row-major, destroyed) by Gaussian elimination with partial
+ * pivoting; false when a pivot vanishes. */
+static bool dense_solve(int n, double *K, double *x) {
+    for (int c = 0; c < n; c++) {
+        int p = c;
+        for (int r = c + 1; r < n; r++)
+            p = fabs(K[r * n + c]) > fabs(K[p * n + c]) ? r : p;
+        if (!(fabs(K[p * n + c]) > 1e-13))
+            return false;
+        for (int k = 0; k < n; k++) {
+            const double t = K[c * n + k];
+            K[c * n + k] = K[p * n + k];
+            K[p * n + k] = t;
+        }
+        const double t = x[c];
+        x[c] = x[p];
+        x[p] = t;
+        for (int r = c + 1; r < n; r++) {
+            const double f = K[r * n + c] / K[c * n + c];
+            for (int k = c; k < n; k++)
+                K[r * n + k] -= f * K[c * n + k];
+            x[r] -= f * x[c];
+        }
+    }
+    for (int c = n - 1; c >= 0; c--) {
+        for (int k = c + 1; k < n; k++)
+            x[c] -= K[c * n + k] * x[k];
+        x[c] /= K[c * n + c];
+    }
+    return true;
+}
+
+/* The reduction against the definition, on random poses: three bodies on a ball joint to the
+ * world, a hinge and a slider, closed by a second ball joint to the world (a spatial loop, no
+ * redundant row), two contacts. With the joints' rows J_j (every joint, loop included) and the
+ * KKT matrix K = [M -J_j^T; -J_j 0], the model's reduced Delassus matrix must be J_c Mhat^-1
+ * J_c^T (Mhat^-1: the velocity block of K^-1), its vstar the velocity K gives for the free
+ * motion, and cs_model_velocity / the joint impulses what K gives under random contact
+ * impulses, to 1e-10 of their scale. */
+#define KB 3
+#define KJ 4
+#define KC 2
+#define NV (6 * KB)
+#define RMAX (3 + 5 + 5 + 3) /* ball, hinge, slider, ball */
+#define NK (NV + RMAX)
+
+/* The KKT system of the scene below: mass matrix Mv [NV x NV], joint rows Jj and targets bj. */
+typedef struct kkt {
+    double Mv[NV * NV], Jj[RMAX][NV], bj[RMAX];
+} kkt;
+
+/* x [NK] = K^-1 [M v0 + g; -b] (with_free) or K^-1 [g; 0]: velocity, then joint impulses. */
+static void kkt_solve(const kkt *k, const double *v0, bool with_free, const double *g,
+                      double *x) {
+    static double K[NK * NK];
+    memset(K, 0, sizeof K);
+    for (int r = 0; r < NV; r++) {
+        double mv = 0;
+        for (int c = 0; c < NV; c++) {
+            K[r * NK + c] = k->Mv[r * NV + c];
+            mv += with_free ? k->Mv[r * NV + c] * v0[c] : 0;
+        }
+        for (int q = 0; q < RMAX; q++)
+            K[r * NK + NV + q] = K[(NV + q) * NK + r] = -k->Jj[q][r];
+        x[r] = mv + g[r];
+    }
+    for (int q = 0; q < RMAX; q++)
+        x[NV + q] = with_free ? -k->bj[q] : 0;
+    assert_true(dense_solve(NK, K, x));
+}
+static void reduction_matches_dense_kkt(void **state) {
+    (void)state;
+    t_rng rng = t_rng_seed(77);
+    const cs_limits lim = {.max_bodies = KB, .max_contacts = KC, .max_joints = KJ, .max_dirs = 8};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    assert_non_null(ws);
+    for (int trial = 0; trial < 20; trial++) {
+        cs_body B[KB];
+        for (int b = 0; b < KB; b++) {
+            double q[4], qn = 0;
+            for (int k = 0; k < 4; k++) {
+                q[k] = t_rng_range(&rng, -1, 1);
+                qn += q[k] * q[k];
+            }
+            B[b] = body((uint32_t)(b + 1), t_rng_range(&rng, 0.5, 2),
+                        (double[3]){0.4 * b, t_rng_range(&rng, -0.2, 0.2), -0.3 * b});
+            for (int k = 0; k < 4; k++)
+                B[b].quat[k] = q[k] / sqrt(qn);
+            for (int k = 0; k < 3; k++) {
+                B[b].v[k] = t_rng_range(&rng, -1, 1);
+                B[b].w[k] = t_rng_range(&rng, -1, 1);
+                B[b].f[k] = t_rng_range(&rng, -3, 3);
+            }
+        }
+        double ax[3] = {t_rng_range(&rng, -1, 1), t_rng_range(&rng, -1, 1), 1}, an;
+        an = sqrt(cs_dot3(ax, ax));
+        cs_joint J[KJ] = {
+            {.id = 1, .body_a = 1, .kind = CS_JOINT_BALL, .anchor = {-0.2, 0, 0.1}},
+            {.id = 2, .body_a = 2, .body_b = 1, .kind = CS_JOINT_HINGE, .anchor = {0.2, 0.1, -0.1},
+             .axis = {0, 1, 0}},
+            {.id = 3, .body_a = 3, .body_b = 2, .kind = CS_JOINT_SLIDER,
+             .anchor = {0.6, 0, -0.5}, .axis = {ax[0] / an, ax[1] / an, ax[2] / an}},
+            {.id = 4, .body_a = 3, .kind = CS_JOINT_BALL, .anchor = {1.0, -0.1, -0.7}}};
+        cs_contact C[KC] = {
+            {.id = 1, .body_a = 3, .point = {0.8, 0, -0.8}, .normal = {0, 0, 1}, .mu = 0.5},
+            {.id = 2, .body_a = 1, .body_b = 2, .point = {0.2, 0, -0.2}, .normal = {0.6, 0, 0.8},
+             .mu = 0.5}};
+        const cs_scene s = {.dt = DT, .gravity = {0, 0, -G}, .friction_dirs = 8, .nb = KB,
+                            .nc = KC, .nj = KJ, .bodies = B, .contacts = C, .joints = J};
+        const size_t mark = cs__ws_mark(ws);
+        cs_model m;
+        assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
+        double vstar0[6 * KB];
+        memcpy(vstar0, m.vstar, sizeof vstar0);
+        assert_int_equal(cs__joints_build(&m, ws, &s, NULL, NULL), CS_CONVERGED);
+        const cs_articulated *a = m.jt->art;
+        assert_int_equal(m.jt->nl, 3); // the second ball joint closes the loop
+        // Dense J_j (every joint's rows) and the KKT matrix.
+        const int R = a->rows;
+        assert_int_equal(R, RMAX);
+        static kkt kk;
+        memset(&kk, 0, sizeof kk);
+        for (int j = 0; j < KJ; j++) {
+            cs_art_row rows[6];
+            cs_articulated_joint_rows(a, j, rows);
+            for (int r = 0; r < a->row_off[j + 1] - a->row_off[j]; r++) {
+                const int q = a->row_off[j] + r;
+                for (int i = 0; i < 6; i++) {
+                    if (rows[r].ia >= 0)
+                        kk.Jj[q][6 * rows[r].ia + i] += rows[r].ja[i];
+                    if (rows[r].ib >= 0)
+                        kk.Jj[q][6 * rows[r].ib + i] += rows[r].jb[i];
+                }
+                kk.bj[q] = rows[r].b;
+            }
+        }
+        for (int b = 0; b < KB; b++)
+            for (int i = 0; i < 3; i++) {
+                kk.Mv[(6 * b + i) * NV + 6 * b + i] = m.mass[b];
+                for (int k = 0; k < 3; k++)
+                    kk.Mv[(6 * b + 3 + i) * NV + 6 * b + 3 + k] = m.iw[9 * b + 3 * i + k];
+            }
+        const double zero[NV] = {0};
+        double x[NK];
+        kkt_solve(&kk, vstar0, true, zero, x);
+        double vs = 0;
+        for (int k = 0; k < NV; k++)
+            vs = fmax(vs, fabs(x[k]));
+        for (int k = 0; k < NV; k++)
+            assert_near(m.vstar[k], x[k], 1e-10 * vs);
+        // W_c column by column.
+        double W[3 * KC * 3 * KC];
+        assert_int_equal(cs_model_delassus(&m, ws, 3, W, 3 * KC, NULL), CS_CONVERGED);
+        double wmax = 0;
+        for (int k = 0; k < 9 * KC * KC; k++)
+            wmax = fmax(wmax, fabs(W[k]));
+        for (int c = 0; c < 3 * KC; c++) {
+            double e[3 * KC] = {0}, g[NV], u[3 * KC];
+            e[c] = 1;
+            cs_model_jt(&m, e, g);
+            kkt_solve(&kk, vstar0, false, g, x);
+            cs_model_jv(&m, x, u);
+            for (int r = 0; r < 3 * KC; r++)
+                assert_near(W[c * 3 * KC + r], u[r], 1e-10 * wmax);
+        }
+        // Velocity and joint impulses under random contact impulses.
+        double lam[3 * KC], g[NV], v[NV], lj[RMAX];
+        for (int k = 0; k < 3 * KC; k++)
+            lam[k] = t_rng_range(&rng, -0.01, 0.01);
+        cs_model_jt(&m, lam, g);
+        kkt_solve(&kk, vstar0, true, g, x);
+        cs__joints_velocity(m.jt, lam, v, lj);
+        double ls = 0;
+        for (int q = 0; q < R; q++)
+            ls = fmax(ls, fabs(x[NV + q]));
+        for (int k = 0; k < NV; k++)
+            assert_near(v[k], x[k], 1e-10 * vs);
+        for (int q = 0; q < R; q++)
+            assert_near(lj[q], x[NV + q], 1e-10 * ls);
+        cs__ws_release(ws, mark);
+    }
+    cs_workspace_free(ws);
+}
+
 /* Frame time far past any deadline: the step's solver gives up at once. */
 static int64_t late_clock(void) {
     return INT64_MAX / 2;
@@ -526,6 +713,7 @@ static void fallback_keeps_the_joints(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reduction_matches_dense_kkt),
         cmocka_unit_test(chain_carries_the_weight_below),
         cmocka_unit_test(joints_allow_only_their_motion),
         cmocka_unit_test(four_bar_stays_closed),
