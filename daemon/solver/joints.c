@@ -71,7 +71,7 @@ size_t cs__joints_size(const cs_limits *lim) {
 
 /* The bodies as the articulated factor sees them, from the model's mass and world inertia (so
  * that joints and contacts share one mass matrix) and the scene's poses. The one place a body
- * becomes an articulated body. */
+ * becomes an articulated body (where issue 14's kinematic bodies would become a moving world). */
 static void art_bodies(cs_art_body *bodies, const cs_model *m, const cs_scene *s) {
     for (int b = 0; b < s->nb; b++) {
         const cs_body *B = &s->bodies[b];

@@ -19,9 +19,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "solver/articulated.h"
 #include "solver/certify.h"
 #include "solver/contact.h"
-#include "solver/articulated.h"
 #include "solver/deadline.h"
 #include "solver/joints.h"
 #include "solver/model.h"

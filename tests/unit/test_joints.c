@@ -388,12 +388,13 @@ static void frames_are_kept_by_joint_id(void **state) {
  * impulses only: the table's contact forces, the force of the world's hinge on the first link
  * and gravity (the joints between links are internal and cancel), so
  *     sum_i m_i (v_i - 0) / dt = F_contacts + F_joint0 + M g,
- * to 1e-6 of the weight; the foot presses on the table (positive normal force). */
+ * to 1e-6 of the weight; the foot presses on the table (positive normal force). The same
+ * frictionless (mu = 0: dantzig's plain LCP of the normal rows). */
 #define LINKS 7
 static void arm_on_table_balances_forces(void **state) {
     (void)state;
     const cs_solver solvers[] = {CS_SOLVER_DANTZIG, CS_SOLVER_LEMKE, CS_SOLVER_NCP,
-                                 CS_SOLVER_LEMKE_STANDARD};
+                                 CS_SOLVER_LEMKE_STANDARD, CS_SOLVER_LEMKE_STRUCTURAL};
     double p[LINKS + 1][3];
     for (int i = 0; i <= LINKS; i++) {
         p[i][0] = i % 2 ? 0.12 : 0.0;
@@ -421,7 +422,10 @@ static void arm_on_table_balances_forces(void **state) {
                             .mu = 0.5};
     const cs_scene s = {.dt = DT, .gravity = {0, 0, -G}, .friction_dirs = 8, .nb = LINKS,
                         .nc = 4, .nj = LINKS, .bodies = B, .contacts = C, .joints = J};
-    for (int k = 0; k < (int)(sizeof solvers / sizeof solvers[0]); k++) {
+    for (int run = 0; run < 2 * (int)(sizeof solvers / sizeof solvers[0]); run++) {
+        const int k = run / 2;
+        for (int c = 0; c < 4; c++)
+            C[c].mu = run % 2 ? 0 : 0.5;
         session x;
         session_open(&x, &s, solvers[k], false);
         const cs_result *r = step(&x, &s, solvers[k]);
@@ -436,9 +440,9 @@ static void arm_on_table_balances_forces(void **state) {
         }
         for (int c = 0; c < 3; c++)
             ext[c] += r->joint_force[c];
-        print_message("# %-16s foot %.6g N, world hinge (%.6g %.6g %.6g) N, weight %.6g N\n",
-                      cs_solver_name(solvers[k]), press, r->joint_force[0], r->joint_force[1],
-                      r->joint_force[2], mtot * G);
+        print_message("# %-16s mu %.1f: foot %.6g N, world hinge (%.6g %.6g %.6g) N, weight "
+                      "%.6g N\n", cs_solver_name(solvers[k]), C[0].mu, press, r->joint_force[0],
+                      r->joint_force[1], r->joint_force[2], mtot * G);
         assert_true(press > 0.01 * mtot * G);
         for (int c = 0; c < 3; c++)
             assert_near(dp[c], ext[c], 1e-6 * mtot * G);
