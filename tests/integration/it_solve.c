@@ -2,8 +2,8 @@
 /* End to end: the box resting on a plane, sent over the Unix socket and over TCP with the client
  * library and with `contactctl send`, comes back with status OK, normal forces summing to m g,
  * the same forces as an in-process solve, and a consistent timing record; the Welcome carries the
- * granted limits, rate and budget; Stats count what happened; a ball joint's force comes back.
- * Arguments: the contactd and contactctl executables. */
+ * granted limits, rate and budget; Stats count what happened; a ball joint's and a hinge's
+ * forces come back. Arguments: the contactd and contactctl executables. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
