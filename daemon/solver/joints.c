@@ -60,7 +60,8 @@ size_t cs__joints_size(const cs_limits *lim) {
                         cs__ws_bytes(k * sizeof(cs_art_row)) +
                         cs__ws_bytes((size_t)nl * (size_t)nl * sizeof(double)) +
                         cs__ws_bytes((size_t)nl * sizeof(int)) +
-                        2 * cs__ws_bytes(k * sizeof(double)) +
+                        cs__ws_bytes((size_t)nl * sizeof(double)) +
+                        cs__ws_bytes(k * sizeof(double)) +
                         cs__ws_bytes(work_doubles(nl) * sizeof(double)) +
                         2 * cs__ws_bytes(6 * nb * sizeof(double)) + cs_articulated_size(lim) +
                         cs__ws_bytes(k * k * sizeof(double));
@@ -210,7 +211,7 @@ cs_status cs__joints_build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_
     double *y = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
     double *L = cs__ws_alloc(ws, (size_t)nlmax * (size_t)nlmax * sizeof(double));
     int *piv = cs__ws_alloc(ws, (size_t)nlmax * sizeof(int));
-    double *afree = cs__ws_alloc(ws, (size_t)kmax * sizeof(double));
+    double *afree = cs__ws_alloc(ws, (size_t)nlmax * sizeof(double));
     double *mu = cs__ws_alloc(ws, (size_t)kmax * sizeof(double));
     double *work = cs__ws_alloc(ws, work_doubles(nlmax) * sizeof(double));
     if (!jt || !bodies || !joints || !rows || !vstar || !y || !L || !piv || !afree || !mu ||
