@@ -673,6 +673,30 @@ static void reduction_matches_dense_kkt(void **state) {
     cs_workspace_free(ws);
 }
 
+/* Validation names the joint field at fault, and the solver that takes no joints. */
+static void validation_names_the_field(void **state) {
+    (void)state;
+    cs_body B = body(1, 1, (double[3]){0, 0, 0});
+    cs_joint J = {.id = 1, .body_a = 1, .kind = CS_JOINT_SLIDER, .axis = {0, 0, 0.5}};
+    cs_scene s = {.dt = DT, .friction_dirs = 8, .nb = 1, .nj = 1, .bodies = &B, .joints = &J};
+    const cs_limits lim = {.max_bodies = 1, .max_joints = 1, .max_dirs = 8};
+    char err[256];
+    assert_int_equal(cs_scene_validate(&s, &lim, err, sizeof err), CS_EINPUT);
+    assert_string_equal(err, "joints[0].axis: not unit length (|a| = 0.5)");
+    J.kind = CS_JOINT_FIXED; // its axis is not used
+    assert_int_equal(cs_scene_validate(&s, &lim, err, sizeof err), 0);
+    J.body_a = 0;
+    J.body_b = 1;
+    assert_int_equal(cs_scene_validate(&s, &lim, err, sizeof err), CS_EINPUT);
+    assert_string_equal(err, "joints[0].body_a: 0 is the world; the world goes in body_b");
+    J.body_a = 1;
+    J.body_b = 0;
+    s.solver = CS_SOLVER_SAP;
+    assert_int_equal(cs_scene_validate(&s, &lim, err, sizeof err), CS_EINPUT);
+    assert_string_equal(err, "joints: solver 'sap' does not take joints (these do: dantzig, "
+                             "lemke, lemke-structural, lemke-standard, ncp)");
+}
+
 /* Frame time far past any deadline: the step's solver gives up at once. */
 static int64_t late_clock(void) {
     return INT64_MAX / 2;
@@ -725,6 +749,7 @@ int main(void) {
         cmocka_unit_test(arm_on_table_balances_forces),
         cmocka_unit_test(fallback_keeps_the_joints),
         cmocka_unit_test(workspace_holds_a_scene_at_its_limits),
+        cmocka_unit_test(validation_names_the_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
