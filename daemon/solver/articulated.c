@@ -235,6 +235,19 @@ static void joint_rows_at(cs__art_jrows *J, const cs_art_joint *jt, const cs_art
         }
     for (int k = 0; k < J->dim; k++)
         J->b[k] = -beta * err[k] / dt;
+    if (jt->ib < 0) {
+        // A moving world side (a kinematic body): the rows hold body_a's velocity to that of
+        // the world side's material point, at p_a for the slider's positional rows (as its rows
+        // see them) and at p_b for the others, and to its rotation for the angular rows.
+        const double *p = jt->kind == CS_JOINT_SLIDER ? pa : pb;
+        const double d[3] = {p[0] - jt->cb[0], p[1] - jt->cb[1], p[2] - jt->cb[2]};
+        double u[3];
+        cs_cross3(u, jt->vb + 3, d);
+        for (int i = 0; i < 3; i++)
+            u[i] += jt->vb[i];
+        for (int k = 0; k < J->dim; k++)
+            J->b[k] += cs_dot3(J->t[k], k < J->npos ? u : jt->vb + 3);
+    }
 }
 
 /* Row k of joint J on side s (0: body_a, 1: body_b, negated): out[6]. */

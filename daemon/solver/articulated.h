@@ -44,6 +44,10 @@ typedef struct cs_art_joint {
     double la[3], lb[3]; /* the anchor in body_a's frame, in body_b's frame, m */
     double fa[9], fb[9]; /* joint frame in body_a's / body_b's frame, row-major, rows: the axis
                           * and two unit vectors perpendicular to it */
+    double vb[6];        /* ib = -1: the world side's velocity, linear at cb then angular; 0 for
+                          * the fixed world, a kinematic body's prescribed velocity when the world
+                          * side is one (its geometry in lb, fb at its current pose) */
+    double cb[3];        /* ib = -1: the point vb's linear part is the velocity of, world */
 } cs_art_joint;
 
 /* Captures a joint whose anchor (world, m) and unit axis (world; ignored for ball and fixed,

@@ -6,16 +6,24 @@
  *     lambda_t in mu lambda_n F                                        (friction set)
  *     u_t != 0  =>  lambda_t minimises lambda_t . u_t over that set     (maximal dissipation)
  *     M (v - v*) = J^T lambda                                          (momentum balance)
- *     u_j = b_j, lambda_j free                                         (joint rows)
+ *     J_j v = b_j, lambda_j free                                       (joint rows)
  * where F is the unit disc (exact cone) or the polygon with vertices d_j (the pyramid of the
  * pivoting solvers), and each residual below measures the violation of one line in its own
  * units. Scales: impulses
  * compare with the largest impulse or free momentum, velocities with the largest body or contact
- * velocity plus the largest free-motion change over the step (g dt for a body at rest). */
+ * velocity plus the largest free-motion change over the step (g dt for a body at rest).
+ *
+ * With joints (joints.h) the momentum balance is taken on the full system, not the reduced one:
+ * M (v - v*) = J_c^T lambda + J_j^T lambda_j with v* the free velocity without joints and
+ * lambda_j every joint's impulse (loops included) under the contact impulses, so it checks the
+ * articulated solve as well; the joint residual is the largest |J_j v - b_j| over every joint
+ * row. */
 #include "solver/certify.h"
 
 #include <math.h>
 
+#include "solver/articulated.h"
+#include "solver/joints.h"
 #include "solver/linalg.h"
 #include "solver/workspace.h"
 
@@ -26,9 +34,9 @@
 #define CERT_TOL_DEFAULT 1e-6
 
 size_t cs_certify_size(const cs_limits *lim) {
-    return 3 * cs__ws_bytes(6 * (size_t)lim->max_bodies * sizeof(double)) +
-           cs__ws_bytes(3 * ((size_t)lim->max_contacts + (size_t)lim->max_joints) *
-                        sizeof(double)) +
+    return 4 * cs__ws_bytes(6 * (size_t)lim->max_bodies * sizeof(double)) +
+           cs__ws_bytes(3 * (size_t)lim->max_contacts * sizeof(double)) +
+           cs__ws_bytes(6 * (size_t)lim->max_joints * sizeof(double)) +
            cs__ws_bytes(2 * (size_t)lim->max_dirs * sizeof(double));
 }
 
@@ -107,36 +115,45 @@ static double outside(const polygon *p, double lx, double ly, double r) {
 cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, const double *v,
                      bool pyramid, cs_certificate *cert, uint8_t *state) {
     const int dirs = pyramid ? m->nd : 0;
-    const int nb = m->nb, nc = m->nc, nt = m->nc + m->nj;
+    const int nb = m->nb, nc = m->nc;
+    const int nrj = m->jt ? m->jt->art->rows : 0;
     const size_t mark = cs__ws_mark(ws);
     double *gen = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
     double *dv = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
     double *mdv = cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double));
-    double *u = cs__ws_alloc(ws, 3 * (size_t)nt * sizeof(double));
+    double *u = cs__ws_alloc(ws, 3 * (size_t)nc * sizeof(double));
     double *tab = dirs ? cs__ws_alloc(ws, 2 * (size_t)dirs * sizeof(double)) : NULL;
-    if ((nb && (!gen || !dv || !mdv)) || (nt && !u) || (dirs && !tab)) {
+    double *lj = cs__ws_alloc(ws, (size_t)nrj * sizeof(double));
+    double *vj = m->jt ? cs__ws_alloc(ws, 6 * (size_t)nb * sizeof(double)) : NULL;
+    if ((nb && (!gen || !dv || !mdv)) || (nc && !u) || (dirs && !tab) ||
+        (m->jt && (!lj || !vj))) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
     *cert = (cs_certificate){0};
     const polygon set = dirs ? polygon_build(dirs, tab) : (polygon){0};
 
-    // Scales.
+    // Scales. With joints v* is the free velocity without them, and their impulses count.
+    const double *vstar = m->jt ? m->jt->vstar : m->vstar;
     double vscale = 0, iscale = 0, gdt = 0;
     for (int k = 0; k < 6 * nb; k++)
-        vscale = maxn(vscale, maxn(fabs(v[k]), fabs(m->vstar[k])));
-    cs_model_mul(m, m->vstar, mdv);
+        vscale = maxn(vscale, maxn(fabs(v[k]), fabs(vstar[k])));
+    cs_model_mul(m, vstar, mdv);
     for (int k = 0; k < 6 * nb; k++)
         iscale = maxn(iscale, fabs(mdv[k]));
     for (int k = 0; k < 6 * nb; k++)
-        gdt = maxn(gdt, fabs(m->vstar[k] - m->v0[k]));
+        gdt = maxn(gdt, fabs(vstar[k] - m->v0[k]));
     cs_model_jv(m, v, u);
-    for (int i = 0; i < nt; i++) {
+    for (int i = 0; i < nc; i++) {
         const double *l = lambda + 3 * i, *ui = u + 3 * i;
-        const double *b = i < nc ? &m->bias[i] : m->jbias + 3 * (i - nc);
         iscale = maxn(iscale, maxn(fabs(l[0]), maxn(fabs(l[1]), fabs(l[2]))));
         vscale = maxn(vscale, maxn(fabs(ui[0]), maxn(fabs(ui[1]), fabs(ui[2]))));
-        vscale = maxn(vscale, maxn(fabs(b[0]), i < nc ? 0.0 : maxn(fabs(b[1]), fabs(b[2]))));
+        vscale = maxn(vscale, fabs(m->bias[i]));
+    }
+    if (m->jt) {
+        cs__joints_velocity(m->jt, lambda, vj, lj);
+        for (int r = 0; r < nrj; r++)
+            iscale = maxn(iscale, fabs(lj[r]));
     }
     // A body at rest with no load has no natural scale: fall back to 1 (SI units).
     vscale = vscale + gdt > 0 ? vscale + gdt : 1;
@@ -146,8 +163,10 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
 
     // Momentum balance; a kinematic body's is not the solve's to keep (its velocity is given).
     cs_model_jt(m, lambda, gen);
+    if (m->jt)
+        cs__joints_jt(m->jt, lj, gen);
     for (int k = 0; k < 6 * nb; k++)
-        dv[k] = v[k] - m->vstar[k];
+        dv[k] = v[k] - vstar[k];
     cs_model_mul(m, dv, mdv);
     for (int k = 0; k < 6 * nb; k++)
         if (!cs_model_is_kinematic(m, k / 6))
@@ -180,8 +199,8 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
         }
     }
     // Joint rows hold with impulses of either sign: only their velocity is judged.
-    for (int k = 3 * nc; k < 3 * nt; k++)
-        cert->joint = maxn(cert->joint, fabs(u[k] - m->jbias[k - 3 * nc]));
+    if (m->jt)
+        cert->joint = cs__joints_violation(m->jt, v);
     cs__ws_release(ws, mark);
     return CS_CONVERGED;
 }

@@ -10,7 +10,7 @@
 /* Workspace bytes cs_certify() takes for lim. */
 size_t cs_certify_size(const cs_limits *lim);
 
-/* Fills cert from impulses lambda [3 (nc + nj)] (contact frame, then joints' world frame) and
+/* Fills cert from contact impulses lambda [3 nc] (contact frame; joints: m->jt) and
  * post-step velocities v [6 nb], and, when state is not NULL, labels each contact [nc]: separate
  * when its normal impulse is ~0, slide when its tangential slip is above the velocity tolerance,
  * else stick. The friction set is the exact cone when pyramid is false, else the model's d-sided

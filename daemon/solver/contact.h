@@ -44,7 +44,9 @@ void cs_warmstart_reset(cs_warmstart *w);
  * positive definite (a kinematic body: mass and inertia all 0), unit quaternions and normals
  * (within 1e-6), known and distinct body ids, contacts with at least one side free to move (not
  * kinematic, not the world), mu >= 0, stiffness/dissipation >= 0, d even in [4, max_dirs], sizes
- * within lim, and a solver (other than CS_SOLVER_DEFAULT) that lim allows (cs_limits_allow).
+ * within lim, and a solver (other than CS_SOLVER_DEFAULT) that lim allows (cs_limits_allow);
+ * joints on a body (body_a, never the world) with a unit axis for hinge and slider, for a solver
+ * that takes joints.
  * Returns 0, or CS_EINPUT / CS_ENOSPACE with a message naming the field written to err
  * (e.g. "contacts[3].normal: not unit length (|n| = 0.12)", "solver: 'sap' was not declared for
  * this session (declared: dantzig, lemke)"). thread: any. rt-safe: yes. */
@@ -66,6 +68,9 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
  *    contact had one (out->carried of them); else zero impulses, CS_ANSWER_NONE and status
  *    CS_NOANSWER (when nc > 0; a scene without contacts keeps CS_DEADLINE / CS_FALLBACK).
  * out->primary is the solver's own outcome. warm may be NULL (nothing to carry).
+ * Joints (joints.h) hold in every answer: their forces and torques come from the articulated
+ * solve under the answer's contact impulses. warm keeps each joint's frames by id from its first
+ * frame, so the joint rows correct drift; with warm NULL there is no drift correction.
  * Returns out->status; CS_EINPUT for an unavailable solver and CS_ENOSPACE for one the
  * workspace's limits do not allow or a scene beyond them (zero impulses, CS_ANSWER_NONE).
  * Solvers check opt's deadline often enough to return within about 50 us of it.

@@ -107,7 +107,7 @@ size_t cs_dantzig_lcp_size(int n) {
 
 /* The frictional solve's own arrays: A and b of the 3 nc contact rows, kinds, normals, bounds. */
 static size_t frictional_size(const cs_limits *lim) {
-    const size_t n = 3 * ((size_t)lim->max_contacts + (size_t)lim->max_joints);
+    const size_t n = 3 * (size_t)lim->max_contacts;
     return cs__ws_bytes(n * n * sizeof(double)) + 2 * cs__ws_bytes(n * sizeof(double)) +
            cs__ws_bytes(n) + cs__ws_bytes(n * sizeof(int));
 }
@@ -118,10 +118,10 @@ size_t cs_dantzig_size(const cs_limits *lim) {
     const size_t del = cs_model_delassus_size(lim), lcp = cs_dantzig_lcp_size(lim->max_contacts);
     const size_t plain = cs__ws_bytes(n * n * sizeof(double)) + cs__ws_bytes(n * sizeof(double)) +
                          cs__ws_bytes(3 * n * sizeof(double)) + (del > lcp ? del : lcp);
-    // Frictional (or with joints): its arrays, then the Delassus scratch (3 rows a contact or
-    // joint) or the bounded solve's.
-    const size_t mlcp = cs_dantzig_mlcp_size(3 * (lim->max_contacts + lim->max_joints),
-                                             2 * lim->max_contacts, lim->max_dirs);
+    // Frictional: its arrays, then the Delassus scratch (3 rows a contact) or the bounded
+    // solve's.
+    const size_t mlcp =
+        cs_dantzig_mlcp_size(3 * lim->max_contacts, 2 * lim->max_contacts, lim->max_dirs);
     const size_t fric = frictional_size(lim) + (del > mlcp ? del : mlcp);
     return plain > fric ? plain : fric;
 }
@@ -1240,8 +1240,8 @@ static cs_status solve_frictionless(cs_workspace *ws, const cs_model *m, const c
     return status;
 }
 
-/* Every contact as a NORMAL row and a PAIR bounded by mu times it, on the model's nd-gon, and
- * every joint as three BILATERAL rows (section 4.5) after them. */
+/* Every contact as a NORMAL row and a PAIR bounded by mu times it, on the model's nd-gon (joints
+ * are in the model's Delassus matrix already, model.h). */
 static cs_status solve_frictional(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                                   cs__meter *meter, double *lambda, cs_stats *st) {
     const int n = cs_model_rows(m, 3);
@@ -1266,12 +1266,6 @@ static cs_status solve_frictional(cs_workspace *ws, const cs_model *m, const cs_
         bound[3 * i] = 0;
         bound[3 * i + 1] = bound[3 * i + 2] = m->mu[i];
     }
-    for (int k = 3 * m->nc; k < n; k++) {
-        b[k] -= m->jbias[k - 3 * m->nc];
-        kind[k] = CS_DANTZIG_BILATERAL;
-        normal[k] = -1;
-        bound[k] = 0;
-    }
     const cs_dantzig_problem p = {.n = n,
                                   .A = A,
                                   .lda = n,
@@ -1287,8 +1281,8 @@ cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options
                            double *lambda, cs_stats *st) {
     const size_t mark = cs__ws_mark(ws);
     *st = (cs_stats){0};
-    // Joints are rows of the bounded problem; without them and friction, the plain LCP does.
-    bool friction = m->nj > 0;
+    // Without friction the plain LCP does.
+    bool friction = false;
     for (int i = 0; i < m->nc; i++)
         friction = friction || m->mu[i] > 0;
     cs__meter meter = cs__meter_start(opt);

@@ -75,11 +75,10 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
  * A = J M^-1 J^T, b = J v* - (bias, 0, 0). Frictionless scenes (every mu = 0) solve the LCP of the
  * normal rows alone; otherwise each contact is a NORMAL row and a PAIR (t1, t2) bounded by
  * mu_i times it on the model's nd-gon, the pyramid the Lemke solvers use (cs_model_tangents,
- * cs_lemke_direction), so answers pass cs_certify(..., pyramid = true) judged frictional. The
- * model's joints are three BILATERAL rows each, after the contacts (J_j v = jbias).
- * lambda: [3 (nc + nj)] out, contact-frame impulses (normal, t1, t2), then joint impulses (world
- * frame). Statuses as cs_dantzig_lcp or cs_dantzig_mlcp. thread: any, one caller per
- * workspace. rt-safe: yes. */
+ * cs_lemke_direction), so answers pass cs_certify(..., pyramid = true) judged frictional. With
+ * joints, A and J v* are the model's reduced ones (joints reacting, model.h).
+ * lambda: [3 nc] out, contact-frame impulses (normal, t1, t2). Statuses as cs_dantzig_lcp or
+ * cs_dantzig_mlcp. thread: any, one caller per workspace. rt-safe: yes. */
 cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                            double *lambda, cs_stats *st);
 

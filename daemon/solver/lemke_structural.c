@@ -1174,6 +1174,8 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
                                     uint8_t *state, cs_stats *st) {
     const size_t mark = cs__ws_mark(ws);
     *st = (cs_stats){0};
+    if (m->jt)
+        return CS_EINPUT;
     lk L;
     if (!setup(&L, ws, m, opt, reduced)) {
         cs__ws_release(ws, mark);
@@ -1207,8 +1209,18 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
     return status;
 }
 
+size_t cs__lemke_structural_run_size(const cs_limits *lim) {
+    const size_t own = cs_lemke_structural_size(lim);
+    const size_t standard = lim->max_joints > 0 ? cs_lemke_standard_size(lim) : 0;
+    return own > standard ? own : standard;
+}
+
 static cs_status run_variant(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out,
                              bool reduced) {
+    if (in->m->jt) {
+        memset(out->basis, 0, (size_t)in->m->nc * sizeof(uint32_t));
+        return cs__lemke_standard_run(ws, in, out);
+    }
     const cs_status ret =
         cs_lemke_structural_solve(ws, in->m, in->opt, reduced, in->basis, out->lambda,
                                   out->basis, out->v, out->cert, out->state, out->st);

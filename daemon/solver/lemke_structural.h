@@ -25,6 +25,9 @@
 
 /* Scratch bytes of cs_lemke_structural_solve() for any problem within lim. */
 size_t cs_lemke_structural_size(const cs_limits *lim);
+/* Scratch bytes of the table's runs below: with joints allowed (lim->max_joints > 0) the larger
+ * of that and cs_lemke_standard_size(lim), which the runs use for a scene with joints. */
+size_t cs__lemke_structural_run_size(const cs_limits *lim);
 
 /* Solves eq. (6) of m on the d-sided pyramid. reduced: Lloyd's section VI variant. warm: [nc]
  * basis words of a previous answer in m's contact order (0 for unknown contacts), or NULL for a
@@ -37,8 +40,9 @@ size_t cs_lemke_structural_size(const cs_limits *lim);
  * v [6 nb], cert, state [nc]: out on CS_CONVERGED, the post-step velocity and the certificate and
  * contact states of the answer's check (the caller need not certify again). st: pivots.
  * Returns CS_CONVERGED, CS_RAY, CS_MAXITER (pivot cap from the LCP size, or cycling),
- * CS_SINGULAR (a kernel lost rank, or the last answer failed its check), CS_DEADLINE or
- * CS_ENOSPACE; lambda is only meaningful on CS_CONVERGED.
+ * CS_SINGULAR (a kernel lost rank, or the last answer failed its check), CS_DEADLINE,
+ * CS_ENOSPACE, or CS_EINPUT for a model with joints (its kernel would use the bodies' own mass
+ * matrix, not the joints' Mhat); lambda is only meaningful on CS_CONVERGED.
  * thread: any, one caller per workspace. rt-safe: yes. */
 cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                                     bool reduced, const uint32_t *warm, double *lambda,
@@ -46,7 +50,10 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
                                     uint8_t *state, cs_stats *st);
 
 /* cs_lemke_structural_solve() behind the solver table's signature (solvers.h): the structural
- * variant, and the reduced one ("lemke"). Warm from in->basis; out->certified on CS_CONVERGED. */
+ * variant, and the reduced one ("lemke"). Warm from in->basis; out->certified on CS_CONVERGED.
+ * A scene with joints has no block-diagonal mass matrix for the kernel (model.h): both run
+ * Lemke on the same pyramid LCP formed from the reduced Delassus matrix (lemke-standard,
+ * lemke_contact.h), cold, and leave out->basis zero. */
 cs_status cs__lemke_structural_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out);
 cs_status cs__lemke_structural_run_reduced(cs_workspace *ws, const cs__solve_in *in,
                                            cs__solve_out *out);

@@ -94,8 +94,12 @@ int cs__psd_factor(int n, double *A, int lda, int *piv, int *rank, double rel_to
             return -1;
         dmax = fmax(dmax, d);
     }
-    if (dmax == 0)
+    if (dmax == 0) {
+        // Rank 0: the solve zeroes every direction, through the identity permutation.
+        for (int i = 0; i < n; i++)
+            piv[i] = i;
         return 0;
+    }
     const double tol = rel_tol * dmax;
     if (n >= PSD_LAPACK_MIN && !cs__meter_armed(meter)) {
         int info = 0;

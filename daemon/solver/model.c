@@ -18,17 +18,16 @@
 
 #include "solver/deadline.h"
 #include "solver/idmap.h"
+#include "solver/joints.h"
 #include "solver/linalg.h"
 #include "solver/workspace.h"
 
 size_t cs_model_size(const cs_limits *lim) {
-    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts,
-                 nj = (size_t)lim->max_joints, nt = nc + nj;
+    const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts;
     return cs__ws_bytes(nb * sizeof(double)) + 2 * cs__ws_bytes(9 * nb * sizeof(double)) +
-           2 * cs__ws_bytes(6 * nb * sizeof(double)) + 2 * cs__ws_bytes(nt * sizeof(int)) +
-           cs__ws_bytes(9 * nt * sizeof(double)) + 2 * cs__ws_bytes(3 * nt * sizeof(double)) +
-           2 * cs__ws_bytes(nc * sizeof(double)) + cs__ws_bytes(3 * nj * sizeof(double)) +
-           cs__ws_bytes(nb * sizeof(cs_idpos));
+           2 * cs__ws_bytes(6 * nb * sizeof(double)) + 2 * cs__ws_bytes(nc * sizeof(int)) +
+           cs__ws_bytes(9 * nc * sizeof(double)) + 2 * cs__ws_bytes(3 * nc * sizeof(double)) +
+           2 * cs__ws_bytes(nc * sizeof(double)) + cs__ws_bytes(nb * sizeof(cs_idpos));
 }
 
 void cs_model_tangents(const double n[3], double t1[3], double t2[3]) {
@@ -70,12 +69,12 @@ static int body_index(const cs_idpos *ids, int nb, uint32_t id) {
 }
 
 cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
-    const int nb = s->nb, nc = s->nc, nj = s->nj;
-    const size_t nt = (size_t)nc + (size_t)nj;
+    const int nb = s->nb, nc = s->nc;
+    const size_t nt = (size_t)nc;
     const cs_limits *lim = cs__ws_limits(ws);
-    if (nb > lim->max_bodies || nc > lim->max_contacts || nj > lim->max_joints)
+    if (nb > lim->max_bodies || nc > lim->max_contacts)
         return CS_ENOSPACE;
-    *m = (cs_model){.nb = nb, .nc = nc, .nj = nj, .dt = s->dt,
+    *m = (cs_model){.nb = nb, .nc = nc, .dt = s->dt,
                     .nd = s->friction_dirs ? s->friction_dirs : CS_DIRS_DEFAULT};
     m->mass = cs__ws_alloc(ws, (size_t)nb * sizeof(double));
     m->iw = cs__ws_alloc(ws, 9 * (size_t)nb * sizeof(double));
@@ -89,11 +88,9 @@ cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
     m->rb = cs__ws_alloc(ws, 3 * nt * sizeof(double));
     m->mu = cs__ws_alloc(ws, (size_t)nc * sizeof(double));
     m->bias = cs__ws_alloc(ws, (size_t)nc * sizeof(double));
-    m->jbias = cs__ws_alloc(ws, 3 * (size_t)nj * sizeof(double));
     cs_idpos *ids = cs__ws_alloc(ws, (size_t)nb * sizeof(cs_idpos));
     if (!m->mass || !m->iw || !m->iw_inv || !m->v0 || !m->vstar || (nt && (!m->ia || !m->ib ||
-        !m->frame || !m->ra || !m->rb)) || (nc && (!m->mu || !m->bias)) || (nj && !m->jbias) ||
-        (nb && !ids))
+        !m->frame || !m->ra || !m->rb)) || (nc && (!m->mu || !m->bias)) || (nb && !ids))
         return CS_ENOSPACE;
 
     const double dt = s->dt;
@@ -155,24 +152,6 @@ cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
         // (no position stabilisation at the velocity level). Validated: the distance is finite.
         m->bias[i] = -(C->distance > 0 ? C->distance : 0.0) / dt;
     }
-    for (int j = 0; j < nj; j++) {
-        // A ball joint's rows are the world axes at the anchor: the relative velocity of the two
-        // bodies' anchor points must vanish.
-        const cs_joint *J = &s->joints[j];
-        const int i = nc + j;
-        const int a = body_index(ids, nb, J->body_a), b = body_index(ids, nb, J->body_b);
-        if (a == -2 || b == -2 || J->kind != CS_JOINT_BALL)
-            return CS_EINPUT;
-        double *F = m->frame + 9 * i;
-        for (int k = 0; k < 9; k++)
-            F[k] = k % 4 == 0 ? 1.0 : 0.0;
-        m->ia[i] = a;
-        m->ib[i] = b;
-        lever_arm(m->ra + 3 * i, J->anchor, a >= 0 ? s->bodies[a].pos : NULL);
-        lever_arm(m->rb + 3 * i, J->anchor, b >= 0 ? s->bodies[b].pos : NULL);
-        // One world anchor per frame gives no drift to correct: the rows hold the velocity only.
-        m->jbias[3 * j] = m->jbias[3 * j + 1] = m->jbias[3 * j + 2] = 0.0;
-    }
     return CS_CONVERGED;
 }
 
@@ -186,7 +165,7 @@ static inline void point_velocity(double out[3], const double vb[6], const doubl
 }
 
 void cs_model_jv(const cs_model *m, const double *v, double *out) {
-    for (int i = 0; i < m->nc + m->nj; i++) {
+    for (int i = 0; i < m->nc; i++) {
         // Relative velocity at the point, world frame.
         const int a = m->ia[i], b = m->ib[i];
         double rel[3] = {0, 0, 0};
@@ -209,7 +188,7 @@ void cs_model_jv(const cs_model *m, const double *v, double *out) {
 
 void cs_model_jt(const cs_model *m, const double *lambda, double *gen) {
     memset(gen, 0, 6 * (size_t)m->nb * sizeof(double));
-    for (int i = 0; i < m->nc + m->nj; i++) {
+    for (int i = 0; i < m->nc; i++) {
         // The impulse in the world frame, p = F^T l; on body_a it is (p, r_a x p).
         const double *F = m->frame + 9 * i, *l = lambda + 3 * i;
         const double l0 = l[0], l1 = l[1], l2 = l[2];
@@ -254,6 +233,10 @@ void cs_model_mul(const cs_model *m, const double *x, double *out) {
 }
 
 void cs_model_velocity(const cs_model *m, const double *lambda, double *v, double *scratch) {
+    if (m->jt) {
+        cs__joints_velocity(m->jt, lambda, v, NULL);
+        return;
+    }
     cs_model_jt(m, lambda, scratch);
     cs_model_minv(m, scratch, v);
     for (int k = 0; k < 6 * m->nb; k++)
@@ -261,22 +244,11 @@ void cs_model_velocity(const cs_model *m, const double *lambda, double *v, doubl
 }
 
 size_t cs_model_jacobian_size(const cs_limits *lim) {
-    const size_t nt = (size_t)lim->max_contacts + (size_t)lim->max_joints;
-    return cs__ws_bytes(3 * nt * 2 * 12 * sizeof(double));
+    return cs__ws_bytes(3 * (size_t)lim->max_contacts * 2 * 12 * sizeof(double));
 }
 
 int cs_model_rows(const cs_model *m, int rows) {
-    return rows * m->nc + 3 * m->nj;
-}
-
-/* The first row of triplet i (a contact's `rows` rows, then each joint's three). */
-static inline int first_row(const cs_model *m, int rows, int i) {
-    return i < m->nc ? rows * i : rows * m->nc + 3 * (i - m->nc);
-}
-
-/* The triplet row p belongs to. */
-static inline int triplet_of(const cs_model *m, int rows, int p) {
-    return p < rows * m->nc ? p / rows : m->nc + (p - rows * m->nc) / 3;
+    return rows * m->nc;
 }
 
 /* J[0..11] = 0 in plain stores, which gcc pairs; memset of 96 bytes is a call or a rep stos. */
@@ -286,14 +258,13 @@ static inline void zero12(double *J) {
 }
 
 void cs_model_jacobian(const cs_model *m, int rows, double *js) {
-    for (int i = 0; i < m->nc + m->nj; i++) {
-        const int nr = i < m->nc ? rows : 3;
+    for (int i = 0; i < m->nc; i++) {
         for (int side = 0; side < 2; side++) {
             const int b = side == 0 ? m->ia[i] : m->ib[i];
-            // Row 0 of the triplet; rows are 24 apart.
-            double *J = js + (size_t)first_row(m, rows, i) * 2 * 12 + 12 * side;
+            // Row 0 of contact i; rows are 24 apart.
+            double *J = js + (size_t)(rows * i) * 2 * 12 + 12 * side;
             if (b < 0) {
-                for (int r = 0; r < nr; r++)
+                for (int r = 0; r < rows; r++)
                     zero12(J + 24 * r);
                 continue;
             }
@@ -302,7 +273,7 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
             const double sign = side == 0 ? 1 : -1, mass = m->mass[b];
             const bool kin = cs_model_is_kinematic(m, b);
             const double *r = (side == 0 ? m->ra : m->rb) + 3 * i, *Ii = m->iw_inv + 9 * b;
-            for (int row = 0; row < nr; row++, J += 24) {
+            for (int row = 0; row < rows; row++, J += 24) {
                 const double *t = m->frame + 9 * i + 3 * row;
                 double g[6];
                 cs_cross3(g + 3, r, t);
@@ -320,7 +291,7 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
 }
 
 size_t cs_model_delassus_size(const cs_limits *lim) {
-    const size_t nr = 3 * ((size_t)lim->max_contacts + (size_t)lim->max_joints);
+    const size_t nr = 3 * (size_t)lim->max_contacts;
     return cs_model_jacobian_size(lim) + cs__ws_bytes(2 * nr * sizeof(int)) +
            cs__ws_bytes(((size_t)lim->max_bodies + 1) * sizeof(int));
 }
@@ -328,7 +299,7 @@ size_t cs_model_delassus_size(const cs_limits *lim) {
 /* Body on side 0 (body_a) or 1 (body_b) of row k of the Jacobian that keeps `rows` rows of each
  * contact (cs_model_rows), -1: the world. */
 static inline int row_body(const cs_model *m, int rows, int k, int side) {
-    const int i = triplet_of(m, rows, k);
+    const int i = k / rows;
     return side == 0 ? m->ia[i] : m->ib[i];
 }
 
@@ -338,6 +309,8 @@ static inline int row_body(const cs_model *m, int rows, int k, int side) {
 cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw,
                             cs__meter *meter) {
     const int nr = cs_model_rows(m, rows), nb = m->nb;
+    if (m->jt)
+        return cs__joints_delassus(m->jt, rows, W, ldw);
     const size_t mark = cs__ws_mark(ws);
     double *js = cs__ws_alloc(ws, (size_t)nr * 2 * 12 * sizeof(double));
     int *list = cs__ws_alloc(ws, 2 * (size_t)nr * sizeof(int));

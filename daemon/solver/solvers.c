@@ -15,7 +15,10 @@
 
 /* Indexed by cs_solver. The pivoting solvers solve Coulomb's law on the d-sided pyramid (Lloyd
  * 2005 eq. 6); SAP its regularized cone (Castro et al. 2022); ncp the exact cone (Todorov
- * 2010). */
+ * 2010). Joints reach a solver through the model's reduced Delassus form (joints.h): every
+ * solver on that form takes them, and both structural Lemke variants switch to it for a scene
+ * with joints (lemke_structural.h). SAP works on the Jacobian and the bodies' own mass matrix:
+ * no joints yet. */
 static const cs__solver_desc table[] = {
     [CS_SOLVER_DEFAULT] = {.solver = CS_SOLVER_DEFAULT, .name = "default"},
     [CS_SOLVER_DANTZIG] = {.solver = CS_SOLVER_DANTZIG, .name = "dantzig",
@@ -23,22 +26,25 @@ static const cs__solver_desc table[] = {
                            .warm = CS__WARM_NONE, .size = cs_dantzig_size,
                            .run = cs__dantzig_run},
     [CS_SOLVER_LEMKE] = {.solver = CS_SOLVER_LEMKE, .name = "lemke",
-                         .friction = CS__FRICTION_PYRAMID, .warm = CS__WARM_BASIS,
-                         .size = cs_lemke_structural_size, .run = cs__lemke_structural_run_reduced},
+                         .friction = CS__FRICTION_PYRAMID, .joints = true, .warm = CS__WARM_BASIS,
+                         .size = cs__lemke_structural_run_size,
+                         .run = cs__lemke_structural_run_reduced},
     [CS_SOLVER_LEMKE_STRUCTURAL] = {.solver = CS_SOLVER_LEMKE_STRUCTURAL,
                                     .name = "lemke-structural", .friction = CS__FRICTION_PYRAMID,
-                                    .warm = CS__WARM_BASIS, .size = cs_lemke_structural_size,
+                                    .joints = true, .warm = CS__WARM_BASIS,
+                                    .size = cs__lemke_structural_run_size,
                                     .run = cs__lemke_structural_run},
     [CS_SOLVER_LEMKE_STANDARD] = {.solver = CS_SOLVER_LEMKE_STANDARD, .name = "lemke-standard",
-                                  .friction = CS__FRICTION_PYRAMID, .delassus_rows = 3,
+                                  .friction = CS__FRICTION_PYRAMID, .joints = true,
+                                  .delassus_rows = 3,
                                   .warm = CS__WARM_NONE, .size = cs_lemke_standard_size,
                                   .run = cs__lemke_standard_run},
     [CS_SOLVER_SAP] = {.solver = CS_SOLVER_SAP, .name = "sap", .friction = CS__FRICTION_CONE,
                        .regularized = true, .iterates = true, .warm = CS__WARM_ANSWER,
                        .size = cs_sap_size, .run = cs__sap_run, .warm_up = cs__sap_warm_up},
     [CS_SOLVER_NCP] = {.solver = CS_SOLVER_NCP, .name = "ncp", .friction = CS__FRICTION_CONE,
-                       .delassus_rows = 3, .warm = CS__WARM_ANSWER, .size = cs__ncp_run_size,
-                       .run = cs__ncp_run},
+                       .joints = true, .delassus_rows = 3, .warm = CS__WARM_ANSWER,
+                       .size = cs__ncp_run_size, .run = cs__ncp_run},
 };
 
 // A value without a row would read as "not in this build"; one beyond the enum could never run.

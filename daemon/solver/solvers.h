@@ -84,7 +84,7 @@ typedef struct cs__solver_desc {
                                   * itself and its iterate at the deadline goes out, labelled
                                   * CS_ANSWER_ITERATE (needs regularized, whose certificate judges
                                   * an iterate) */
-    bool joints;                 /* solves joint rows (cs_model's bilateral triplets) */
+    bool joints;                 /* takes scenes with joints (the model's reduced form, joints.h) */
     int delassus_rows;           /* rows per contact of the Delassus matrix W = J M^-1 J^T it forms
                                   * (cs_model_delassus): 0 none, 1 normals, 3 full */
     cs__warm warm;

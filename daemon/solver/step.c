@@ -9,23 +9,29 @@
  * impulse to carry, there is no answer: zero impulses, CS_ANSWER_NONE, and a negative status
  * (CS_NOANSWER), so nobody mistakes the zeros for forces. SAP is the exception at the deadline
  * once it has an iterate: each of its iterates lowers its convex cost, so its iterate goes out,
- * labelled CS_DEADLINE and CS_ANSWER_ITERATE, and is never stored as certified. */
+ * labelled CS_DEADLINE and CS_ANSWER_ITERATE, and is never stored as certified.
+ *
+ * Joints (joints.h) are reduced onto the contacts before the solver runs; whatever contact
+ * impulses go out, every joint's impulse follows from them by the articulated solve, so the
+ * joints hold in a carried answer too. */
 #include "solver/step.h"
 
 #include <math.h>
 #include <string.h>
 
+#include "solver/articulated.h"
 #include "solver/certify.h"
 #include "solver/contact.h"
 #include "solver/deadline.h"
+#include "solver/joints.h"
 #include "solver/model.h"
 #include "solver/solvers.h"
 #include "solver/warmstart.h"
 #include "solver/workspace.h"
 
 size_t cs_step_size(const cs_limits *lim) {
-    return cs__ws_bytes(3 * ((size_t)lim->max_contacts + (size_t)lim->max_joints) *
-                        sizeof(double)) +
+    return cs__ws_bytes(3 * (size_t)lim->max_contacts * sizeof(double)) +
+           cs__ws_bytes(6 * (size_t)lim->max_joints * sizeof(double)) +
            2 * cs__ws_bytes(6 * (size_t)lim->max_bodies * sizeof(double)) +
            cs__ws_bytes((size_t)lim->max_contacts * sizeof(uint32_t));
 }
@@ -64,8 +70,10 @@ static cs_status run_solver(cs_workspace *ws, const cs__solver_desc *d, const cs
     return ret;
 }
 
-/* Impulses, world forces and velocities of an answer into out. */
-static void emit(const cs_model *m, const double *lambda, const double *v, cs_result *out) {
+/* Impulses, world forces and velocities of an answer into out; with joints, every joint's force
+ * and torque under those contact impulses. lj: [joint rows], scratch: [6 nb]. */
+static void emit(const cs_model *m, const double *lambda, const double *v, double *lj,
+                 double *scratch, cs_result *out) {
     for (int i = 0; i < m->nc; i++) {
         const double *F = m->frame + 9 * i, *l = lambda + 3 * i;
         for (int k = 0; k < 3; k++) {
@@ -74,14 +82,12 @@ static void emit(const cs_model *m, const double *lambda, const double *v, cs_re
         }
     }
     memcpy(out->v, v, 6 * (size_t)m->nb * sizeof(double));
-    // A ball joint passes a force through its anchor and no torque about it.
-    for (int j = 0; j < m->nj; j++) {
-        const double *l = lambda + 3 * (m->nc + j);
-        for (int k = 0; k < 3; k++) {
-            out->joint_force[3 * j + k] = l[k] / m->dt;
-            out->joint_torque[3 * j + k] = 0;
-        }
-    }
+    if (!m->jt)
+        return;
+    cs__joints_velocity(m->jt, lambda, scratch, lj);
+    for (int j = 0; j < m->jt->art->nj; j++)
+        cs_articulated_joint_wrench(m->jt->art, j, lj, out->joint_force + 3 * j,
+                                    out->joint_torque + 3 * j);
 }
 
 /* True when every number out sends is finite. */
@@ -153,12 +159,19 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     cs__ws_reset_peak(ws);
     cs_model m;
     cs_status st = cs_model_build(&m, ws, s);
-    // Contact impulses, then joint impulses (cs_model's triplet order).
-    double *lambda = cs__ws_alloc(ws, 3 * ((size_t)s->nc + (size_t)s->nj) * sizeof(double));
+    // The joints' reduction is part of the model. Cut short by the deadline it still holds the
+    // joints, and the deadline check below takes the fallback.
+    cs__meter meter = cs__meter_start(opt);
+    if (st == CS_CONVERGED)
+        st = cs__joints_build(&m, ws, s, warm, &meter);
+    if (st == CS_DEADLINE && m.jt)
+        st = CS_CONVERGED;
+    double *lambda = cs__ws_alloc(ws, 3 * (size_t)s->nc * sizeof(double));
+    double *lj = cs__ws_alloc(ws, 6 * (size_t)s->nj * sizeof(double));
     double *v = cs__ws_alloc(ws, 6 * (size_t)s->nb * sizeof(double));
     double *scratch = cs__ws_alloc(ws, 6 * (size_t)s->nb * sizeof(double));
     uint32_t *basis = cs__ws_zalloc(ws, (size_t)s->nc * sizeof(uint32_t));
-    if (st == CS_CONVERGED && (s->nc || s->nj || s->nb) && (!lambda || !v || !scratch || !basis))
+    if (st == CS_CONVERGED && (!lambda || !lj || !v || !scratch || !basis))
         st = CS_ENOSPACE;
     if (st != CS_CONVERGED) {
         cs__ws_release(ws, mark);
@@ -199,9 +212,9 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         // Certified: the answer goes out and is what a later failed step carries.
         out->status = st;
         out->answer = CS_ANSWER_SOLVER;
-        emit(&m, lambda, v, out);
+        emit(&m, lambda, v, lj, scratch, out);
         if (warm) {
-            cs__warm_store(warm, out, lambda + 3 * (size_t)s->nc);
+            cs__warm_store(warm, out);
             if (d->warm == CS__WARM_BASIS)
                 cs__warm_store_basis(warm, basis, m.nd);
         }
@@ -209,25 +222,23 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         // The iterate: usable, labelled, never stored as certified.
         out->status = CS_DEADLINE;
         out->answer = CS_ANSWER_ITERATE;
-        emit(&m, lambda, v, out);
+        emit(&m, lambda, v, lj, scratch, out);
     } else {
-        // Carry the last certified impulses by contact and joint id, zero for those it does not
-        // know.
+        // Carry the last certified impulses by contact id, zero for those it does not know; the
+        // joints react to them (emit), so they hold whatever was carried.
         int carried = 0;
         for (int i = 0; i < s->nc; i++)
             carried += cs__warm_impulse(warm, s->contacts[i].id, lambda + 3 * i);
-        for (int j = 0; j < s->nj; j++)
-            carried += cs__warm_joint_impulse(warm, s->joints[j].id, lambda + 3 * (s->nc + j));
         cs_model_velocity(&m, lambda, v, scratch);
         cs_certify(ws, &m, lambda, v, pyramid, &out->cert, out->state);
         out->carried = carried;
         out->answer = carried > 0 ? CS_ANSWER_LAST_CERTIFIED : CS_ANSWER_NONE;
-        // Zero impulses that no certified answer backs are no answer (a scene without contacts
-        // or joints needs none).
-        out->status = carried == 0 && s->nc + s->nj > 0 ? CS_NOANSWER
+        // Zero contact impulses that no certified answer backs are no answer (a scene without
+        // contacts needs none: its joints' impulses are exact).
+        out->status = carried == 0 && s->nc > 0 ? CS_NOANSWER
                       : st == CS_DEADLINE      ? CS_DEADLINE
                                                : CS_FALLBACK;
-        emit(&m, lambda, v, out);
+        emit(&m, lambda, v, lj, scratch, out);
     }
     // Whatever the path, nothing non-finite leaves: such an answer is no answer.
     if (!finite_answer(out)) {

@@ -56,7 +56,7 @@ unsigned cs_solver_mask(bool available_only);
  * len > 0); returns the characters written. For messages and help text. thread: any. */
 size_t cs_solver_list(unsigned mask, cs_solver first, char *buf, size_t len);
 
-/* True when solver s solves scenes with joints (bilateral rows). */
+/* True when solver s solves scenes with joints (joints.h: every solver on the Delassus form). */
 bool cs_solver_takes_joints(cs_solver s);
 
 typedef enum cs_contact_state {
@@ -170,13 +170,14 @@ typedef struct cs_certificate {
 
 /* Where the impulses of a result come from (cs_step's fallback rule, step.c). 0 claims nothing. */
 typedef enum cs_answer {
-    CS_ANSWER_NONE = 0,           /* no certified answer exists for any contact or joint of the
-                                   * scene: zero impulses; the status is negative when there is
-                                   * one */
+    CS_ANSWER_NONE = 0,           /* no certified answer exists for any contact of the scene:
+                                   * zero contact impulses (joints react to them); the status is
+                                   * negative when there is a contact */
     CS_ANSWER_SOLVER = 1,         /* the solver's own answer of this frame, certified */
     CS_ANSWER_ITERATE = 2,        /* SAP's best iterate at the deadline: usable, not certified */
-    CS_ANSWER_LAST_CERTIFIED = 3, /* the session's last certified impulses by contact and joint
-                                   * id (new ones zero); carried says how many had one */
+    CS_ANSWER_LAST_CERTIFIED = 3, /* the session's last certified impulses by contact id (new
+                                   * ones zero), the joints solved under them; carried says how
+                                   * many had one */
 } cs_answer;
 
 /* "none", "solver", "iterate", "last-certified"; "unknown" when out of range. */
@@ -187,7 +188,7 @@ typedef struct cs_result {
     cs_status status;
     cs_status primary;    /* the solver's own outcome; differs from status after a fallback */
     cs_answer answer;     /* where impulse comes from */
-    int carried;          /* contacts and joints whose impulse is the last certified answer's
+    int carried;          /* contacts whose impulse is the last certified answer's
                            * (0 unless answer is CS_ANSWER_LAST_CERTIFIED) */
     cs_solver solver;     /* the solver that produced it */
     uint64_t seq;         /* the scene's seq */

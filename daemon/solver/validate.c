@@ -152,9 +152,10 @@ static int validate_joint(const cs_scene *s, const cs_joint *J, int i, char *err
     if (J->kind < CS_JOINT_BALL || J->kind > CS_JOINT_FIXED)
         return fail(CS_EINPUT, err, errlen, "joints[%d].kind: unknown joint kind %d", i,
                     (int)J->kind);
-    if (J->kind != CS_JOINT_BALL)
+    // Forces are reported on body_a: it must be a body.
+    if (J->body_a == 0)
         return fail(CS_EINPUT, err, errlen,
-                    "joints[%d].kind: only ball joints are accepted in this build", i);
+                    "joints[%d].body_a: 0 is the world; the world goes in body_b", i);
     if (!body_known(s, J->body_a))
         return fail(CS_EINPUT, err, errlen, "joints[%d].body_a: unknown body id %u", i,
                     J->body_a);
@@ -165,8 +166,18 @@ static int validate_joint(const cs_scene *s, const cs_joint *J, int i, char *err
         return fail(CS_EINPUT, err, errlen,
                     "joints[%d].body_b: same body as body_a (%u); a joint joins two bodies", i,
                     J->body_a);
+    // The solve moves body_a: a kinematic body (a moving world) goes in body_b, as the world does.
+    if (!body_is_free(s, J->body_a))
+        return fail(CS_EINPUT, err, errlen,
+                    "joints[%d].body_a: body %u is kinematic; put the body the joint moves in "
+                    "body_a and the kinematic one in body_b", i, J->body_a);
     CHECK3(J->anchor, "joints", i, "anchor");
     CHECK3(J->axis, "joints", i, "axis");
+    // A hinge turns about its axis, a slider moves along it: both need one.
+    const double an = sqrt(cs_dot3(J->axis, J->axis));
+    if ((J->kind == CS_JOINT_HINGE || J->kind == CS_JOINT_SLIDER) && fabs(an - 1) > UNIT_TOL)
+        return fail(CS_EINPUT, err, errlen, "joints[%d].axis: not unit length (|a| = %.9g)", i,
+                    an);
     return 0;
 }
 
@@ -177,6 +188,17 @@ static int solver_refused(cs_solver s, const cs_limits *lim, char *err, size_t e
         cs_solver_list(cs_limits_mask(lim), CS_SOLVER_DEFAULT, declared, sizeof declared);
     return fail(CS_ENOSPACE, err, errlen, "solver: '%s' was not declared for this session "
                 "(declared: %s)", cs_solver_name(s), len ? declared : "none");
+}
+
+/* Solver s takes no joints: name it, and those that do. */
+static int joints_refused(cs_solver s, char *err, size_t errlen) {
+    unsigned mask = 0;
+    for (int k = 0; k < CS_SOLVER_COUNT; k++)
+        mask |= cs_solver_takes_joints((cs_solver)k) ? 1u << k : 0;
+    char takes[128];
+    const size_t len = cs_solver_list(mask, CS_SOLVER_DEFAULT, takes, sizeof takes);
+    return fail(CS_EINPUT, err, errlen, "joints: solver '%s' does not take joints (these do: %s)",
+                cs_solver_name(s), len ? takes : "none");
 }
 
 int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t errlen) {
@@ -238,7 +260,6 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
                             s->joints[i].id);
     }
     if (s->nj > 0 && s->solver != CS_SOLVER_DEFAULT && !cs_solver_takes_joints(s->solver))
-        return fail(CS_EINPUT, err, errlen, "joints: solver '%s' does not take joints",
-                    cs_solver_name(s->solver));
+        return joints_refused(s->solver, err, errlen);
     return 0;
 }

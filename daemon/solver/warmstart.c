@@ -8,7 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "solver/articulated.h"
 #include "solver/idmap.h"
+
+/* A joint's frames in its bodies, with what they were captured for. */
+typedef struct warm_joint {
+    uint32_t body_a, body_b;
+    cs_joint_kind kind;
+    cs_art_joint frames; /* la, lb, fa, fb; its body indices are the scene's of that frame */
+} warm_joint;
 
 struct cs_warmstart {
     cs_limits lim;
@@ -20,8 +28,8 @@ struct cs_warmstart {
     cs_idpos *bmap;   /* [max_bodies] sorted by body id -> row of v */
     double *v;        /* [6 max_bodies] */
     int nj;
-    cs_idpos *jmap;   /* [max_joints] sorted by joint id -> row of joint_impulse */
-    double *joint_impulse; /* [3 max_joints] world frame */
+    cs_idpos *jmap;   /* [max_joints] sorted by joint id -> row of joint */
+    warm_joint *joint; /* [max_joints] */
 };
 
 /* Each piece of the block starts aligned for any type. */
@@ -45,7 +53,7 @@ size_t cs_warmstart_size(const cs_limits *lim) {
     return piece(sizeof(cs_warmstart)) + piece(nc * sizeof(cs_idpos)) +
            piece(3 * nc * sizeof(double)) + piece(nc * sizeof(uint32_t)) +
            piece(nb * sizeof(cs_idpos)) + piece(6 * nb * sizeof(double)) +
-           piece(nj * sizeof(cs_idpos)) + piece(3 * nj * sizeof(double));
+           piece(nj * sizeof(cs_idpos)) + piece(nj * sizeof(warm_joint));
 }
 
 cs_warmstart *cs_warmstart_new(const cs_limits *lim) {
@@ -63,7 +71,7 @@ cs_warmstart *cs_warmstart_new(const cs_limits *lim) {
     w->bmap = take(&p, nb * sizeof(cs_idpos));
     w->v = take(&p, 6 * nb * sizeof(double));
     w->jmap = take(&p, nj * sizeof(cs_idpos));
-    w->joint_impulse = take(&p, 3 * nj * sizeof(double));
+    w->joint = take(&p, nj * sizeof(warm_joint));
     return w;
 }
 
@@ -75,7 +83,7 @@ void cs_warmstart_reset(cs_warmstart *w) {
     w->nc = w->nb = w->nj = w->basis_d = 0;
 }
 
-void cs__warm_store(cs_warmstart *w, const cs_result *r, const double *joint_impulse) {
+void cs__warm_store(cs_warmstart *w, const cs_result *r) {
     w->nc = r->nc <= w->lim.max_contacts ? r->nc : 0;
     w->basis_d = 0;
     for (int i = 0; i < w->nc; i++)
@@ -87,18 +95,28 @@ void cs__warm_store(cs_warmstart *w, const cs_result *r, const double *joint_imp
         w->bmap[b] = (cs_idpos){.id = r->body_id[b], .pos = b};
     memcpy(w->v, r->v, 6 * (size_t)w->nb * sizeof(double));
     cs__idmap_sort(w->bmap, w->nb);
-    w->nj = r->nj <= w->lim.max_joints ? r->nj : 0;
-    for (int j = 0; j < w->nj; j++)
-        w->jmap[j] = (cs_idpos){.id = r->joint_id[j], .pos = j};
-    memcpy(w->joint_impulse, joint_impulse, 3 * (size_t)w->nj * sizeof(double));
-    cs__idmap_sort(w->jmap, w->nj);
 }
 
-bool cs__warm_joint_impulse(const cs_warmstart *w, uint32_t id, double out[3]) {
-    const int k = w ? cs__idmap_find(w->jmap, w->nj, id) : -1;
-    for (int j = 0; j < 3; j++)
-        out[j] = k >= 0 ? w->joint_impulse[3 * k + j] : 0;
-    return k >= 0;
+bool cs__warm_joint_frame(const cs_warmstart *w, const cs_joint *J, cs_art_joint *ret) {
+    const int k = w ? cs__idmap_find(w->jmap, w->nj, J->id) : -1;
+    if (k < 0)
+        return false;
+    const warm_joint *x = &w->joint[k];
+    if (x->kind != J->kind || x->body_a != J->body_a || x->body_b != J->body_b)
+        return false;
+    *ret = x->frames;
+    return true;
+}
+
+void cs__warm_store_joints(cs_warmstart *w, const cs_joint *joints, int nj,
+                           const cs_art_joint *captured) {
+    w->nj = nj <= w->lim.max_joints ? nj : 0;
+    for (int j = 0; j < w->nj; j++) {
+        w->jmap[j] = (cs_idpos){.id = joints[j].id, .pos = j};
+        w->joint[j] = (warm_joint){.body_a = joints[j].body_a, .body_b = joints[j].body_b,
+                                   .kind = joints[j].kind, .frames = captured[j]};
+    }
+    cs__idmap_sort(w->jmap, w->nj);
 }
 
 bool cs__warm_impulse(const cs_warmstart *w, uint64_t id, double out[3]) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "solver/certify.h"
+#include "solver/joints.h"
 #include "solver/model.h"
 #include "solver/solvers.h"
 #include "solver/step.h"
@@ -43,8 +44,9 @@ static bool limits_ok(const cs_limits *lim) {
            (lim->solvers & ~cs_solver_mask(true)) == 0;
 }
 
-/* Bytes of the stack for lim. The model and the answer persist through a step; one solver runs
- * at a time, then the certificate: the largest of those follows. */
+/* Bytes of the stack for lim. The model (with its joints' reduction when lim has joints) and the
+ * answer persist through a step; one solver runs at a time, then the certificate: the largest of
+ * those follows. */
 static size_t stack_size(const cs_limits *lim) {
     size_t scratch = cs_certify_size(lim);
     for (int s = 0; s < CS_SOLVER_COUNT; s++) {
@@ -52,7 +54,7 @@ static size_t stack_size(const cs_limits *lim) {
             cs_limits_allow(lim, (cs_solver)s) ? cs__solver_row((cs_solver)s)->size(lim) : 0;
         scratch = need > scratch ? need : scratch;
     }
-    return cs__ws_bytes(cs_model_size(lim) + cs_step_size(lim) + scratch);
+    return cs__ws_bytes(cs_model_size(lim) + cs__joints_size(lim) + cs_step_size(lim) + scratch);
 }
 
 size_t cs_workspace_size(const cs_limits *lim) {

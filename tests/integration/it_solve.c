@@ -2,8 +2,8 @@
 /* End to end: the box resting on a plane, sent over the Unix socket and over TCP with the client
  * library and with `contactctl send`, comes back with status OK, normal forces summing to m g,
  * the same forces as an in-process solve, and a consistent timing record; the Welcome carries the
- * granted limits, rate and budget; Stats count what happened; a ball joint's force comes back;
- * a kinematic probe pushes the box.
+ * granted limits, rate and budget; Stats count what happened; a ball joint's and a hinge's
+ * forces come back; a kinematic probe pushes the box.
  * Arguments: the contactd and contactctl executables. */
 #include <math.h>
 #include <stdio.h>
@@ -113,8 +113,10 @@ static Contactd__V1__ServerMessage *exchange_ok(cdc_conn *c, cs_scene *s, uint64
 }
 
 /* The box hangs from a ball joint to the world above its centre: with `dantzig`, which takes
- * joints, the Result's JointForce holds its weight up; a session whose solver takes none gets an
- * Error naming the field, and goes on. */
+ * joints, the Result's JointForce holds its weight up; then from a hinge about x, pushed by a
+ * torque about y that the hinge must hold (torque -tau about the anchor, no force beyond the
+ * weight). A session whose solver takes none (`sap`) gets an Error naming the field, and goes
+ * on. */
 static void joint_forces_come_back(void **state) {
     (void)state;
     cs_scene s = box;
@@ -138,16 +140,35 @@ static void joint_forces_come_back(void **state) {
     assert_near(r->joints[0]->force->x, 0, 1e-9 * mg);
     assert_true(r->residuals->joint <= 1e-12);
     cdc_msg_free(m);
+
+    // The hinge: a new joint id, so its frames are captured at this pose.
+    cs_body hb = box.bodies[0];
+    hb.tau[1] = 0.7;
+    s.bodies = &hb;
+    j = (cs_joint){.id = 6, .body_a = hb.id, .kind = CS_JOINT_HINGE, .axis = {1, 0, 0},
+                   .anchor = {hb.pos[0], hb.pos[1], hb.pos[2] + 0.5}};
+    m = exchange_ok(c, &s, 60);
+    r = m->result;
+    assert_int_equal(r->status, CONTACTD__V1__STATUS__STATUS_OK);
+    assert_int_equal(r->joints[0]->id, 6);
+    assert_near(r->joints[0]->force->z, mg, 1e-9 * mg);
+    assert_near(r->joints[0]->force->x, 0, 1e-9 * mg);
+    assert_near(r->joints[0]->torque->y, -0.7, 1e-9);
+    assert_near(r->joints[0]->torque->x, 0, 1e-12);
+    assert_true(r->residuals->joint <= 1e-12);
+    cdc_msg_free(m);
     cdc_conn_close(c);
 
-    const cdc_hello lemke = {.client_name = "it_solve", .solver_name = "lemke",
-                             .limits = hello.limits};
-    c = it_session_open(&d, false, &lemke);
+    const cdc_hello sap = {.client_name = "it_solve", .solver_name = "sap",
+                           .limits = hello.limits};
+    c = it_session_open(&d, false, &sap);
     s.seq = 50;
     assert_int_equal(cdc_frame_send(c, &s), 0);
     m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
     assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
-    assert_string_equal(m->error->message, "joints: solver 'lemke' does not take joints");
+    assert_string_equal(m->error->message, "joints: solver 'sap' does not take joints (these do: "
+                                           "dantzig, lemke, lemke-structural, lemke-standard, "
+                                           "ncp)");
     cdc_msg_free(m);
     // The session goes on: the box on its plane, no joint.
     m = it_frame_exchange(c, &box, 51);

@@ -279,9 +279,9 @@ static void joint_unknown_body(Contactd__V1__Frame *f) {
 static void joint_to_itself(Contactd__V1__Frame *f) {
     add_joint(f, CONTACTD__V1__JOINT_KIND__JOINT_BALL, 9, 9);
 }
-static void joint_lemke(Contactd__V1__Frame *f) {
+static void joint_sap(Contactd__V1__Frame *f) {
     joint(f);
-    f->solver = CONTACTD__V1__SOLVER__SOLVER_LEMKE;
+    f->solver = CONTACTD__V1__SOLVER__SOLVER_SAP;
 }
 // Body index i made kinematic as a client would send it: flag set, no inertia, mass left as is.
 static void make_kinematic(Contactd__V1__Frame *f, int i) {
@@ -322,14 +322,12 @@ static void invalid_frames_name_the_field(void **state) {
     expect_error(eight_inertia, &lim, CS_EINPUT, "bodies[0].inertia: expected 9 values, got 8");
     expect_error(joint, &lim, CS_ENOSPACE, "joints: 1 joints exceed the session limit of 0");
     expect_error(joint_no_kind, &lim_joints, CS_EINPUT, "joints[0].kind: unknown joint kind 0");
-    expect_error(joint_hinge, &lim_joints, CS_EINPUT,
-                 "joints[0].kind: only ball joints are accepted");
+    expect_error(joint_hinge, &lim_joints, CS_EINPUT, "joints[0].axis: not unit length");
     expect_error(joint_unknown_body, &lim_joints, CS_EINPUT,
                  "joints[0].body_b: unknown body id 8");
     expect_error(joint_to_itself, &lim_joints, CS_EINPUT,
                  "joints[0].body_b: same body as body_a (9)");
-    expect_error(joint_lemke, &lim_joints, CS_EINPUT,
-                 "joints: solver 'lemke' does not take joints");
+    expect_error(joint_sap, &lim_joints, CS_EINPUT, "joints: solver 'sap' does not take joints");
     expect_error(unknown_name, &lim, CS_EINPUT,
                  "solver_name: unknown solver 'fast' (known: dantzig, lemke");
     expect_error(bad_enum, &lim, CS_EINPUT, "solver: unknown solver value 77");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The contact model: tangent frames, Jacobian adjointness, the Delassus operator against its
- * definition (contacts and ball joints), free-motion velocities (gravity, applied wrench,
- * gyroscopic term) and the world inertia of a rotated body. */
+ * definition, free-motion velocities (gravity, applied wrench, gyroscopic term) and the world
+ * inertia of a rotated body. Joints are not the model's rows (test_joints.c). */
 #include "solver/model.h"
 
 #include <math.h>
@@ -13,19 +13,17 @@
 
 #define NB 3
 #define NC 6
-#define NJ 2
-#define NT (NC + NJ)        /* contact and joint triplets */
-#define NR1 (NC + 3 * NJ)   /* rows with one row per contact */
+#define NT NC               /* contact triplets */
+#define NR1 NC              /* rows with one row per contact */
 
 static cs_workspace *ws;
 static cs_body bodies[NB];
 static cs_contact contacts[NC];
-static cs_joint joints[NJ];
 
 static int setup(void **state) {
     (void)state;
     ws = cs_workspace_new(
-        &(cs_limits){.max_bodies = NB, .max_contacts = NC, .max_joints = NJ, .max_dirs = 8});
+        &(cs_limits){.max_bodies = NB, .max_contacts = NC, .max_dirs = 8});
     return ws ? 0 : -1;
 }
 
@@ -54,8 +52,7 @@ static void random_pair(t_rng *r, uint32_t *a, uint32_t *b) {
     *b = j < NB && j != i ? bodies[j].id : 0;
 }
 
-/* A random scene of NB bodies with random poses, NC contacts and NJ ball joints between random
- * pairs. */
+/* A random scene of NB bodies with random poses and NC contacts between random pairs. */
 static cs_scene random_scene(t_rng *r) {
     for (int b = 0; b < NB; b++) {
         double q[4], qn = 0;
@@ -84,15 +81,8 @@ static cs_scene random_scene(t_rng *r) {
         for (int k = 0; k < 3; k++)
             C->point[k] = t_rng_range(r, -1, 1);
     }
-    for (int j = 0; j < NJ; j++) {
-        cs_joint *J = &joints[j];
-        *J = (cs_joint){.id = (uint32_t)j, .kind = CS_JOINT_BALL};
-        random_pair(r, &J->body_a, &J->body_b);
-        for (int k = 0; k < 3; k++)
-            J->anchor[k] = t_rng_range(r, -1, 1);
-    }
-    return (cs_scene){.dt = 1e-3, .gravity = {0, 0, -9.81}, .nb = NB, .nc = NC, .nj = NJ,
-                      .bodies = bodies, .contacts = contacts, .joints = joints};
+    return (cs_scene){.dt = 1e-3, .gravity = {0, 0, -9.81}, .nb = NB, .nc = NC,
+                      .bodies = bodies, .contacts = contacts};
 }
 
 static void tangents_are_orthonormal(void **state) {
@@ -146,9 +136,7 @@ static void jacobian_is_adjoint(void **state) {
 /* Row of triplet row q (3 rows per triplet) in the Jacobian with one row per contact; -1 for a
  * contact's tangent row, which that Jacobian leaves out. */
 static int one_row_index(int q) {
-    if (q < 3 * NC)
-        return q % 3 == 0 ? q / 3 : -1;
-    return NC + (q - 3 * NC);
+    return q % 3 == 0 ? q / 3 : -1;
 }
 
 /* W = J M^-1 J^T, column by column through jt, minv and jv on unit impulses. */
@@ -199,10 +187,8 @@ static void jacobian_table_matches_jt(void **state) {
                 js[k] = NAN;
             cs_model_jacobian(&m, rows, js);
             for (int i = 0; i < NT; i++) {
-                // A joint keeps its three rows whatever a contact keeps.
-                const int nr = i < NC ? rows : 3;
-                const int first = i < NC ? rows * i : rows * NC + 3 * (i - NC);
-                for (int r = 0; r < nr; r++) {
+                const int first = rows * i;
+                for (int r = 0; r < rows; r++) {
                     double l[3 * NT] = {0}, g[6 * NB], mg[6 * NB];
                     l[3 * i + r] = 1;
                     cs_model_jt(&m, l, g);
@@ -260,34 +246,6 @@ static void world_inertia_rotates(void **state) {
 }
 
 /* The bias lets a positive gap close within the step and never pushes a penetration apart. */
-/* A ball joint's rows are the velocity of body_a's anchor point relative to body_b's, in world
- * axes: v_a + w_a x (p - x_a) - v_b - w_b x (p - x_b). */
-static void joint_rows_are_anchor_velocity(void **state) {
-    (void)state;
-    cs_body B[2] = {
-        {.id = 1, .mass = 1, .inertia = {1, 0, 0, 0, 1, 0, 0, 0, 1}, .quat = {1, 0, 0, 0},
-         .pos = {0, 0, 1}, .v = {1, 0, 0}, .w = {0, 0, 2}},
-        {.id = 2, .mass = 1, .inertia = {1, 0, 0, 0, 1, 0, 0, 0, 1}, .quat = {1, 0, 0, 0},
-         .pos = {1, 0, 1}, .v = {0, 0, 3}, .w = {1, 0, 0}},
-    };
-    cs_joint J[2] = {{.id = 1, .body_a = 1, .body_b = 0, .kind = CS_JOINT_BALL,
-                      .anchor = {0, 1, 1}},
-                     {.id = 2, .body_a = 1, .body_b = 2, .kind = CS_JOINT_BALL,
-                      .anchor = {1, 1, 1}}};
-    const cs_scene s = {.dt = 0.01, .nb = 2, .nj = 2, .bodies = B, .joints = J};
-    const size_t mark = cs__ws_mark(ws);
-    cs_model m;
-    assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
-    double u[6];
-    cs_model_jv(&m, m.v0, u);
-    // Joint 1: (1, 0, 0) + (0, 0, 2) x (0, 1, 0) = (-1, 0, 0).
-    assert_near(u[0], -1, 1e-15), assert_near(u[1], 0, 1e-15), assert_near(u[2], 0, 1e-15);
-    // Joint 2: body 1 at (1, 1, 0) from its COM: (1, 0, 0) + (-2, 2, 0) = (-1, 2, 0); body 2 at
-    // (0, 1, 0): (0, 0, 3) + (1, 0, 0) x (0, 1, 0) = (0, 0, 4).
-    assert_near(u[3], -1, 1e-15), assert_near(u[4], 2, 1e-15), assert_near(u[5], -4, 1e-15);
-    cs__ws_release(ws, mark);
-}
-
 static void gap_bias(void **state) {
     (void)state;
     cs_body B = {.id = 1, .mass = 1, .inertia = {1, 0, 0, 0, 1, 0, 0, 0, 1}, .quat = {1, 0, 0, 0}};
@@ -311,7 +269,6 @@ int main(void) {
         cmocka_unit_test(free_motion),
         cmocka_unit_test(world_inertia_rotates),
         cmocka_unit_test(gap_bias),
-        cmocka_unit_test(joint_rows_are_anchor_velocity),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
