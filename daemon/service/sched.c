@@ -60,7 +60,10 @@ int cd_sched_run(cd_sched *w, int64_t wake_late_ns, int64_t *ret_next_ns, int *r
             .clock_ns = w->clock_ns,
             .counts = &w->counts,
         };
-        work += cd_session_run(best, &job, &run);
+        // A session its worker serves writes its own results (loop.c): no work for the I/O
+        // thread, which must not be woken for it.
+        const int pushed = cd_session_run(best, &job, &run);
+        work += pushed && !cd_session_is_attached(best);
         others += run.solve_ns;
         moved += place(w, best);
         now = w->clock_ns();

@@ -32,7 +32,8 @@ typedef struct cd_sched {
  * background) is moved to w->partner after its solve. wake_late_ns: how late the wake-up before
  * this call was (recorded in each result's timing). Sets *ret_next_ns to the first tick after the
  * last clock reading and *ret_moved to the number of sessions moved. Returns the results pushed
- * plus the sessions let go of: when positive the I/O thread has work. thread: the worker.
+ * for the I/O thread (an attached session's worker writes its own) plus the sessions let go of:
+ * when positive the I/O thread has work. thread: the worker.
  * rt-safe: yes (bounded: at most table size * (CD_REQUEST_QUEUE + 1) solves per call). */
 int cd_sched_run(cd_sched *w, int64_t wake_late_ns, int64_t *ret_next_ns, int *ret_moved);
 
