@@ -327,9 +327,9 @@ static bool pick_cpus(const cd_loop *l, int *cpus) {
 
 // Returns true when all present and future memory of the process is locked.
 static bool lock_memory(void) {
-#if defined(__SANITIZE_ADDRESS__)
-    // ASan maps terabytes of shadow memory; locking it all would exhaust the machine.
-    cd_log(CD_LOG_WARNING, "mlockall skipped in an AddressSanitizer build, memory stays pageable");
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    // ASan and TSan map terabytes of shadow memory; locking it all would exhaust the machine.
+    cd_log(CD_LOG_WARNING, "mlockall skipped in a sanitizer build, memory stays pageable");
     return false;
 #else
     if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0) {

@@ -334,6 +334,11 @@ void cd_session_attach(cd_session *s, int fd, int epfd, const cd_endpoint_ops *o
 }
 
 bool cd_session_is_ours(const cd_session *s, int worker) {
+    // acquire: pairs with the release in cd_session_attach, which the I/O thread stored after it
+    // inserted s: a worker that learned of s from its epoll then sees s->table and s->entry.
+    if (!atomic_load_explicit(&s->ep.attached, memory_order_acquire)) {
+        return false;
+    }
     // acquire: as in cd_session_table_claim (a session moved to us, or closed under us).
     return atomic_load_explicit(&s->table->e[s->entry].state, memory_order_acquire) == LIVE &&
            atomic_load_explicit(&s->worker, memory_order_acquire) == worker;
@@ -362,7 +367,10 @@ static void endpoint_end(cd_session *s) {
 }
 
 bool cd_session_pump(cd_session *s, cd_counts *counts) {
-    if (atomic_load_explicit(&s->ep.ended, memory_order_relaxed)) {
+    // acquire: pairs with the release in cd_session_attach. The epoll event that led here came
+    // after the fields were written, but only this load says so in C11's terms.
+    if (!atomic_load_explicit(&s->ep.attached, memory_order_acquire) ||
+        atomic_load_explicit(&s->ep.ended, memory_order_relaxed)) {
         return false;
     }
     const bool ok = s->ep.ops->pump(s->ep.ctx, counts);
