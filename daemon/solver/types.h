@@ -132,6 +132,22 @@ typedef struct cs_joint {
 #define CS_DT_MIN 1e-7
 #define CS_DT_MAX 1.0
 
+/* The physical ranges validation accepts (cs_scene_validate): wide enough for any haptic or robot
+ * scene (a 1 mg particle to a 1000 t press), narrow enough that no product a solver forms from
+ * them overflows or loses every digit. Vectors are bounded by their length. */
+#define CS_MASS_MIN 1e-6        /* kg */
+#define CS_MASS_MAX 1e6         /* kg */
+#define CS_INERTIA_MAX 1e9      /* kg m^2, each entry */
+#define CS_POSITION_MAX 1e4     /* m */
+#define CS_SPEED_MAX 1e3        /* m/s */
+#define CS_SPIN_MAX 1e4         /* rad/s */
+#define CS_FORCE_MAX 1e9        /* N, also N m for torques */
+#define CS_GRAVITY_MAX 1e3      /* m/s^2 */
+#define CS_DISTANCE_MAX 1e3     /* m, a contact's gap either way */
+#define CS_FRICTION_MAX 1e2     /* Coulomb mu */
+#define CS_STIFFNESS_MAX 1e15   /* N/m */
+#define CS_DISSIPATION_MAX 1e3  /* s */
+
 /* One contact configuration. The arrays belong to whoever filled the scene. */
 typedef struct cs_scene {
     uint64_t seq;

@@ -34,6 +34,17 @@ static bool finite3(const double v[3]) {
                         prefix, idx);                                                             \
     } while (0)
 
+/* CHECK3, and the vector's length at most most (unit: its unit, for the message). */
+#define CHECK3_RANGE(v, prefix, idx, name, most, unit)                                            \
+    do {                                                                                          \
+        CHECK3(v, prefix, idx, name);                                                             \
+        const double len_ = sqrt(cs_dot3(v, v));                                                  \
+        if (len_ > (most))                                                                        \
+            return fail(CS_EINPUT, err, errlen,                                                   \
+                        "%s[%d]." name ": length %g is beyond the physical range [0, %g] " unit, \
+                        prefix, idx, len_, (double)(most));                                       \
+    } while (0)
+
 /* A kinematic body's velocity is prescribed: any mass or inertia it is given would be ignored,
  * so it is refused rather than silently dropped. */
 static int validate_kinematic_mass(const cs_body *B, int i, char *err, size_t errlen) {
@@ -50,10 +61,19 @@ static int validate_mass(const cs_body *B, int i, char *err, size_t errlen) {
     if (!isfinite(B->mass) || !(B->mass > 0))
         return fail(CS_EINPUT, err, errlen, "bodies[%d].mass: must be finite and > 0 (got %g)", i,
                     B->mass);
-    for (int k = 0; k < 9; k++)
+    if (B->mass < CS_MASS_MIN || B->mass > CS_MASS_MAX)
+        return fail(CS_EINPUT, err, errlen,
+                    "bodies[%d].mass: %g is outside the physical range [%g, %g] kg", i, B->mass,
+                    CS_MASS_MIN, CS_MASS_MAX);
+    for (int k = 0; k < 9; k++) {
         if (!isfinite(B->inertia[k]))
             return fail(CS_EINPUT, err, errlen, "bodies[%d].inertia[%d]: not a finite number", i,
                         k);
+        if (fabs(B->inertia[k]) > CS_INERTIA_MAX)
+            return fail(CS_EINPUT, err, errlen,
+                        "bodies[%d].inertia[%d]: %g is outside the physical range [-%g, %g] "
+                        "kg m^2", i, k, B->inertia[k], CS_INERTIA_MAX, CS_INERTIA_MAX);
+    }
     const double *I = B->inertia;
     const double scale = fabs(I[0]) + fabs(I[4]) + fabs(I[8]);
     // Symmetry within rounding of the values a client would send.
@@ -76,11 +96,11 @@ static int validate_body(const cs_body *B, int i, char *err, size_t errlen) {
                                : validate_mass(B, i, err, errlen);
     if (r)
         return r;
-    CHECK3(B->pos, "bodies", i, "position");
-    CHECK3(B->v, "bodies", i, "linear_velocity");
-    CHECK3(B->w, "bodies", i, "angular_velocity");
-    CHECK3(B->f, "bodies", i, "force");
-    CHECK3(B->tau, "bodies", i, "torque");
+    CHECK3_RANGE(B->pos, "bodies", i, "position", CS_POSITION_MAX, "m");
+    CHECK3_RANGE(B->v, "bodies", i, "linear_velocity", CS_SPEED_MAX, "m/s");
+    CHECK3_RANGE(B->w, "bodies", i, "angular_velocity", CS_SPIN_MAX, "rad/s");
+    CHECK3_RANGE(B->f, "bodies", i, "force", CS_FORCE_MAX, "N");
+    CHECK3_RANGE(B->tau, "bodies", i, "torque", CS_FORCE_MAX, "N m");
     const double *q = B->quat;
     if (!isfinite(q[0]) || !isfinite(q[1]) || !isfinite(q[2]) || !isfinite(q[3]))
         return fail(CS_EINPUT, err, errlen, "bodies[%d].orientation: not a finite number", i);
@@ -126,25 +146,28 @@ static int validate_contact(const cs_scene *s, const cs_contact *C, int i, char 
                     "contacts[%d].%s: body_a (%u) and body_b (%u) are each kinematic or the "
                     "world; a contact needs a body the solve moves", i,
                     C->body_b == 0 ? "body_a" : "body_b", C->body_a, C->body_b);
-    CHECK3(C->point, "contacts", i, "point");
+    CHECK3_RANGE(C->point, "contacts", i, "point", CS_POSITION_MAX, "m");
     CHECK3(C->normal, "contacts", i, "normal");
     const double nn = sqrt(cs_dot3(C->normal, C->normal));
     if (fabs(nn - 1) > UNIT_TOL)
         return fail(CS_EINPUT, err, errlen, "contacts[%d].normal: not unit length (|n| = %.9g)",
                     i, nn);
-    if (!isfinite(C->distance))
-        return fail(CS_EINPUT, err, errlen, "contacts[%d].distance: not a finite number", i);
-    if (!isfinite(C->mu) || C->mu < 0)
+    if (!isfinite(C->distance) || fabs(C->distance) > CS_DISTANCE_MAX)
         return fail(CS_EINPUT, err, errlen,
-                    "contacts[%d].friction: must be finite and >= 0 (got %g)", i, C->mu);
-    if (!isfinite(C->stiffness) || C->stiffness < 0)
+                    "contacts[%d].distance: %g is outside the physical range [-%g, %g] m", i,
+                    C->distance, CS_DISTANCE_MAX, CS_DISTANCE_MAX);
+    if (!isfinite(C->mu) || C->mu < 0 || C->mu > CS_FRICTION_MAX)
         return fail(CS_EINPUT, err, errlen,
-                    "contacts[%d].stiffness: must be finite and >= 0 (0 = not given; got %g)", i,
-                    C->stiffness);
-    if (!isfinite(C->dissipation) || C->dissipation < 0)
+                    "contacts[%d].friction: %g is outside the physical range [0, %g]", i, C->mu,
+                    CS_FRICTION_MAX);
+    if (!isfinite(C->stiffness) || C->stiffness < 0 || C->stiffness > CS_STIFFNESS_MAX)
         return fail(CS_EINPUT, err, errlen,
-                    "contacts[%d].dissipation: must be finite and >= 0 (0 = not given; got %g)", i,
-                    C->dissipation);
+                    "contacts[%d].stiffness: %g is outside the physical range [0, %g] N/m "
+                    "(0 = not given)", i, C->stiffness, CS_STIFFNESS_MAX);
+    if (!isfinite(C->dissipation) || C->dissipation < 0 || C->dissipation > CS_DISSIPATION_MAX)
+        return fail(CS_EINPUT, err, errlen,
+                    "contacts[%d].dissipation: %g is outside the physical range [0, %g] s "
+                    "(0 = not given)", i, C->dissipation, CS_DISSIPATION_MAX);
     return 0;
 }
 
@@ -171,7 +194,7 @@ static int validate_joint(const cs_scene *s, const cs_joint *J, int i, char *err
         return fail(CS_EINPUT, err, errlen,
                     "joints[%d].body_a: body %u is kinematic; put the body the joint moves in "
                     "body_a and the kinematic one in body_b", i, J->body_a);
-    CHECK3(J->anchor, "joints", i, "anchor");
+    CHECK3_RANGE(J->anchor, "joints", i, "anchor", CS_POSITION_MAX, "m");
     CHECK3(J->axis, "joints", i, "axis");
     // A hinge turns about its axis, a slider moves along it: both need one.
     const double an = sqrt(cs_dot3(J->axis, J->axis));
@@ -218,6 +241,11 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
                     CS_DT_MAX, s->dt);
     if (!finite3(s->gravity))
         return fail(CS_EINPUT, err, errlen, "gravity: not a finite number");
+    const double g = sqrt(cs_dot3(s->gravity, s->gravity));
+    if (g > CS_GRAVITY_MAX)
+        return fail(CS_EINPUT, err, errlen,
+                    "gravity: length %g is beyond the physical range [0, %g] m/s^2", g,
+                    CS_GRAVITY_MAX);
     const int d = s->friction_dirs ? s->friction_dirs : CS_DIRS_DEFAULT;
     if (d < 4 || d % 2 != 0)
         return fail(CS_EINPUT, err, errlen,

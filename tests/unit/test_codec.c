@@ -248,6 +248,11 @@ static void expect_error(void (*edit)(Contactd__V1__Frame *), const cs_limits *l
 static void nan_point(Contactd__V1__Frame *f) { f->contacts[1]->point->y = NAN; }
 static void negative_mass(Contactd__V1__Frame *f) { f->bodies[1]->mass = -1.0; }
 static void unknown_body(Contactd__V1__Frame *f) { f->contacts[2]->body_b = 99; }
+// Finite but beyond physics (issue 16: a frame with dt = 1e300 once gave 4e285 N s, labelled OK).
+static void huge_mass(Contactd__V1__Frame *f) { f->bodies[1]->mass = 1e300; }
+static void fast_body(Contactd__V1__Frame *f) { f->bodies[0]->linear_velocity->x = 5e3; }
+static void far_point(Contactd__V1__Frame *f) { f->contacts[1]->point->y = -2e4; }
+static void sticky(Contactd__V1__Frame *f) { f->contacts[0]->friction = 1e6; }
 static void short_normal(Contactd__V1__Frame *f) { f->contacts[0]->normal->z = 0.5; }
 static void eight_inertia(Contactd__V1__Frame *f) { f->bodies[0]->n_inertia = 8; }
 // Edits allocate what they attach: the decoded message is released with free_unpacked.
@@ -318,6 +323,14 @@ static void invalid_frames_name_the_field(void **state) {
     expect_error(nan_point, &lim, CS_EINPUT, "contacts[1].point");
     expect_error(negative_mass, &lim, CS_EINPUT, "bodies[1].mass");
     expect_error(unknown_body, &lim, CS_EINPUT, "contacts[2].body_b");
+    expect_error(huge_mass, &lim, CS_EINPUT,
+                 "bodies[1].mass: 1e+300 is outside the physical range [1e-06, 1e+06] kg");
+    expect_error(fast_body, &lim, CS_EINPUT,
+                 "bodies[0].linear_velocity: length 5000 is beyond the physical range [0, 1000] "
+                 "m/s");
+    expect_error(far_point, &lim, CS_EINPUT, "contacts[1].point: length");
+    expect_error(sticky, &lim, CS_EINPUT,
+                 "contacts[0].friction: 1e+06 is outside the physical range [0, 100]");
     expect_error(short_normal, &lim, CS_EINPUT, "contacts[0].normal");
     expect_error(eight_inertia, &lim, CS_EINPUT, "bodies[0].inertia: expected 9 values, got 8");
     expect_error(joint, &lim, CS_ENOSPACE, "joints: 1 joints exceed the session limit of 0");
