@@ -5,7 +5,8 @@
 Run from anywhere: /usr/bin/python3 tests/data/make_scenes.py. The geometry is analytic so that
 tests can state the expected physics: a box of side 2h resting on a plane, the same box on an
 incline (one case sticking, one sliding), a square peg wedged in a square hole (16 contacts on
-its 4 faces, Lloyd 2005 Fig. 3) under a fixed pseudo-random wrench, and a stack of 3 boxes.
+its 4 faces, Lloyd 2005 Fig. 3) under a fixed pseudo-random wrench, a stack of 3 boxes, and a
+two-link arm hinged to the world whose tip rests on a table (joints).
 """
 import json
 import math
@@ -106,6 +107,26 @@ def stack(k):
     return frame(bodies, cs)
 
 
+def joint(jid, kind, a, b, anchor, axis=(0, 0, 0)):
+    return {"id": jid, "kind": kind, "bodyA": a, "bodyB": b, "anchor": vec(anchor),
+            "axis": vec(axis)}
+
+
+def arm_on_table():
+    """Two rods of 0.4 m along x, 1 kg each: a hinge about y to the world at the shoulder, a
+    fixed joint at the elbow, and the tip resting on a table (mu 0.5). At rest the tip carries
+    (0.2 + 0.6) / 0.8 of the weight 2 m g, m g, and the shoulder the other m g."""
+    L, m, r = 0.4, 1.0, 0.02
+    rod = box_inertia(m, L, 2 * r, 2 * r)
+    z = 0.1
+    bodies = [body(1, m, rod, (L / 2, 0, z)), body(2, m, rod, (3 * L / 2, 0, z))]
+    joints = [joint(1, "JOINT_HINGE", 1, 0, (0, 0, z), (0, 1, 0)),
+              joint(2, "JOINT_FIXED", 2, 1, (L, 0, z))]
+    f = frame(bodies, [contact(1, 2, 0, (2 * L, 0, z), (0, 0, 1), 0.5)])
+    f["joints"] = joints
+    return f
+
+
 SCENES = {
     "box_on_plane.json": box_on_plane(),
     # tan(20 deg) = 0.364: mu = 0.5 sticks, mu = 0.2 slides.
@@ -113,6 +134,7 @@ SCENES = {
     "box_on_incline_slide.json": box_on_incline(0.2, 20.0),
     "peg_in_hole.json": peg_in_hole(),
     "stack_3.json": stack(3),
+    "arm_on_table.json": arm_on_table(),
 }
 
 if __name__ == "__main__":
