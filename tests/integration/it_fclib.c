@@ -201,6 +201,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     contactctl = argv[1];
+    t_require_shared("fclib");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(json_fields_and_written_solution),
         cmocka_unit_test(text_output_is_one_row),

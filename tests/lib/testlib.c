@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void t_assert_near(double a, double b, double tol, const char *as, const char *bs,
                    const char *file, int line) {
@@ -187,6 +188,20 @@ const char *t_data_path(const char *name) {
 
 const char *t_shared_path(const char *name) {
     return join("CONTACTD_SHARED", "../shared", name);
+}
+
+void t_require_shared(const char *dir) {
+    const char *path = t_shared_path(dir);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return;
+    const char *tap = getenv("CMOCKA_MESSAGE_OUTPUT");
+    if (tap && strcmp(tap, "TAP") == 0) {
+        printf("1..0 # SKIP %s is absent (the shared test data; set CONTACTD_SHARED)\n", path);
+        exit(0);
+    }
+    printf("skipped: %s is absent (the shared test data; set CONTACTD_SHARED)\n", path);
+    exit(77);
 }
 
 void t_scene_copy(cs_scene *dst, const cs_scene *src, uint64_t seq) {

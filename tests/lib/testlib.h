@@ -55,4 +55,9 @@ const char *t_data_path(const char *name);
 void t_scene_copy(cs_scene *dst, const cs_scene *src, uint64_t seq);
 const char *t_shared_path(const char *name);
 
+/* For a test whose every case reads ../shared/<dir> (or $CONTACTD_SHARED/<dir>): when it is
+ * absent (a user's own clone), says which path and exits so that meson reports the test skipped:
+ * a TAP plan "1..0 # SKIP ..." under CMOCKA_MESSAGE_OUTPUT=TAP, else exit status 77. */
+void t_require_shared(const char *dir);
+
 #endif /* CONTACTD_TESTS_TESTLIB_H */

@@ -433,6 +433,7 @@ static void dantzig_solves_block_collide(void **state) {
 }
 
 int main(void) {
+    t_require_shared("artisynth");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lemke_standard_matches_artisynth),
         cmocka_unit_test(lemke_structural_matches_artisynth),

@@ -595,6 +595,7 @@ static void local_solution_reads_back(void **state) {
 }
 
 int main(void) {
+    t_require_shared("fclib");
     // The six global-form files of ../shared/fclib/README.md, smallest first, and the two
     // small local-form ones whose W is symmetric (KaplasTower's, 1710 x 1710, takes seconds).
     static const char *const files[] = {
