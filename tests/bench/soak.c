@@ -358,12 +358,12 @@ int main(int argc, char **argv) {
             printf("png: %s\n", png);
         }
     }
-    const bool ok = alive && lost == 0 && dup == 0 && other == 0 && rss_flat && fds_flat &&
+    // A clean exit (0 after SIGTERM) also says a sanitizer build found no leak at the end.
+    const bool stopped = alive && t_daemon_stop(&d) == 0;
+    printf("daemon stop: %s\n", stopped ? "clean (exit 0)" : "NOT CLEAN");
+    const bool ok = stopped && lost == 0 && dup == 0 && other == 0 && rss_flat && fds_flat &&
                     atomic_load(&churn_failed) == 0;
     printf("soak: %s\n", ok ? "PASS" : "FAIL");
-    if (alive) {
-        t_daemon_stop(&d);
-    }
     t_daemon_cleanup(&d, ok ? NULL : stderr);
     cd_scene_json_free(&peg);
     return ok ? 0 : 1;
