@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,6 +306,12 @@ int main(int argc, char **argv) {
     }
     // A client that disconnects while we write must cost an EPIPE, not the process.
     signal(SIGPIPE, SIG_IGN);
+    // Sessions come and go all day, and with the memory locked (mlockall) whatever the allocator
+    // keeps stays resident (madvise cannot release locked pages). So every block of a session's
+    // size is its own mapping, returned whole when the session is freed (no threshold that
+    // rises after the first frees), and the admission threads share a couple of arenas.
+    mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+    mallopt(M_ARENA_MAX, 2);
     raise_fd_limit(d.cfg.max_connections);
 
     int status = EXIT_FAILURE;

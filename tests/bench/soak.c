@@ -182,7 +182,17 @@ static void drain(struct session *s, int64_t wait_ns) {
                    m->error->code == CONTACTD__V1__ERROR_CODE__ERROR_LIMIT) {
             mark(s, m->error->seq, REFUSED);
         } else {
-            s->other++;
+            // Anything else is unexpected: the first few are shown.
+            if (s->other++ < 3) {
+                printf("# unexpected: %s%s\n",
+                       m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR ? "Error: " :
+                       m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE ? "Goodbye: "
+                                                                                : "message ",
+                       m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR ? m->error->message
+                       : m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE
+                           ? m->goodbye->reason
+                           : "of another kind");
+            }
         }
         cdc_msg_free(m);
     }
@@ -273,8 +283,9 @@ int main(int argc, char **argv) {
                 continue;
             }
             peg.seq = ++ses[i].sent;
-            if (cdc_frame_send(ses[i].c, &peg) < 0) {
-                ses[i].other++;
+            const int r = cdc_frame_send(ses[i].c, &peg);
+            if (r < 0 && ses[i].other++ < 3) {
+                printf("# session %d: send: %s\n", i, strerror(-r));
             }
         }
         for (int i = 0; i < nses; i++) {
