@@ -42,4 +42,13 @@ void cd_counts_add(const cd_counts *c, cd_stats *ret) {
     ret->solve_ns.count += v.count;
     ret->solve_ns.sum += v.sum;
     ret->solve_ns.max = v.max > ret->solve_ns.max ? v.max : ret->solve_ns.max;
+    for (int i = 0; i < CD_MISS_KINDS; i++) {
+        ret->misses[i] += cd_stat_get(&c->misses[i]);
+    }
+    for (int i = 0; i < CD_STATUS_KINDS; i++) {
+        ret->statuses[i] += cd_stat_get(&c->statuses[i]);
+    }
+    cd_hist_add(&c->solve_hist, &ret->solve_hist);
+    cd_hist_add(&c->wake_late_hist, &ret->wake_late_hist);
+    cd_hist_add(&c->latency_hist, &ret->latency_hist);
 }
