@@ -8,6 +8,7 @@
 #define CONTACTD_SERVICE_STATS_H
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "service/histogram.h"
@@ -94,5 +95,27 @@ uint64_t cd_stat_get(const _Atomic uint64_t *n);
  * leaves the other fields (ticks, wake_late_ns, sessions, realtime) as they are. thread: any.
  * rt-safe: yes. */
 void cd_counts_add(const cd_counts *c, cd_stats *ret);
+
+/* Seconds of per-second deadline-miss samples the headline keeps. */
+#define CD_HEADLINE_SECONDS 60
+
+/* The daemon's headline (the STATUS= line) from snapshots taken about once a second: open
+ * sessions, ticks per second and the p99 of received -> sent latency since the previous
+ * snapshot, and deadline misses in the last minute, from a ring of the cumulative miss counts of
+ * the last CD_HEADLINE_SECONDS + 1 snapshots. Zero-initialised storage is empty.
+ * thread: one (io). */
+typedef struct cd_headline {
+    uint64_t misses[CD_HEADLINE_SECONDS + 1]; /* ring: cumulative misses at each snapshot */
+    int n, next;                              /* snapshots in the ring; where the next goes */
+    uint64_t ticks;                           /* at the previous snapshot */
+    int64_t at_ns;                            /* the previous snapshot's time, 0 before one */
+    cd_hist_value latency;                    /* at the previous snapshot */
+} cd_headline;
+
+/* Takes the snapshot st (made at now_ns) and writes the headline into buf, e.g. "2 sessions,
+ * 1000 ticks/s, p99 latency 41 us, 0 deadline misses in the last minute" ("-" for a rate or
+ * percentile that needs a previous snapshot, or results, it does not have yet). thread: h's. */
+void cd_headline_update(cd_headline *h, const cd_stats *st, int64_t now_ns, char *buf,
+                        size_t len);
 
 #endif /* CONTACTD_SERVICE_STATS_H */

@@ -6,7 +6,8 @@
  * percentiles in order (p50 <= p99 <= p99.9 <= max); the daemon's totals agree with the sessions'.
  * Asking for one session id lists that one only, an unknown id none, and the request-mode
  * session's own connection (served by its worker) gets its own session only. `contactctl stats
- * --json` prints the same (parsed with cJSON), and `contactctl top` draws a row per session.
+ * --json` prints the same (parsed with cJSON), `contactctl top` draws a row per session, and
+ * the STATUS= line the daemon refreshes names its address and the headline.
  * Arguments: the contactd and contactctl executables. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,6 +243,22 @@ static void contactctl_top_draws_sessions(void **state) {
     assert_non_null(strstr(second, "SOLVED/S"));
 }
 
+// The STATUS= refresh (the harness plays systemd): where the daemon listens and the headline.
+static void status_line_refreshes(void **state) {
+    (void)state;
+    char dgram[1024];
+    assert_int_equal(it_notify_wait(&d, "STATUS=listening on", IT_TIMEOUT_MS, dgram,
+                                    sizeof dgram), 0);
+    // The first refresh may predate the sessions; a later one counts both.
+    if (!strstr(dgram, "; 2 sessions, ")) {
+        assert_int_equal(it_notify_wait(&d, "; 2 sessions, ", IT_TIMEOUT_MS, dgram,
+                                        sizeof dgram), 0);
+    }
+    assert_non_null(strstr(dgram, d.socket));
+    assert_non_null(strstr(dgram, " ticks/s, p99 latency "));
+    assert_non_null(strstr(dgram, " deadline misses in the last minute"));
+}
+
 int main(int argc, char **argv) {
     if (it_args(argc, argv, true, &contactd_path, &contactctl_path) < 0) {
         return 2;
@@ -252,6 +269,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(stats_of_one_session),
         cmocka_unit_test(contactctl_stats_json),
         cmocka_unit_test(contactctl_top_draws_sessions),
+        cmocka_unit_test(status_line_refreshes),
         IT_SIGTERM_TEST(&d),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -2,12 +2,18 @@
 /* The log-linear histogram: its buckets tile the values without gaps and are at most 1/16 wide,
  * percentiles of known distributions fall within one bucket above the true value, snapshots sum,
  * and a reader running beside the one writer sees counts that only grow and percentiles in
- * order, and at the end exactly what was recorded. */
+ * order, and at the end exactly what was recorded. The STATUS headline built from snapshots
+ * (stats.h) reports the tick rate, the latency p99 of the last interval only, and the deadline
+ * misses of exactly the last 60 snapshots. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <stdio.h>
+#include <string.h>
+
 #include "service/histogram.h"
+#include "service/stats.h"
 #include "testlib.h"
 
 // v within [truth, truth + truth / 16]: the bucket's upper edge is never below the true value.
@@ -138,6 +144,40 @@ static void concurrent_writer_and_reader(void **state) {
     assert_int_equal(v.max, 100000);
 }
 
+static void headline_counts_the_last_minute(void **state) {
+    (void)state;
+    static cd_headline h;
+    static cd_stats st;
+    static cd_hist lat;
+    static uint64_t per_second[100];
+    char line[256], want[256];
+    st.sessions = 2;
+    cd_headline_update(&h, &st, INT64_C(1000000000), line, sizeof line);
+    assert_string_equal(line, "2 sessions, - ticks/s, p99 latency -, 0 deadline misses in the "
+                              "last minute");
+    for (int k = 1; k < 100; k++) {
+        // Second k: 1000 ticks, k % 7 misses, and 100 results 10 us (k even) or 1 ms (odd) late.
+        per_second[k] = (uint64_t)(k % 7);
+        st.ticks += 1000;
+        st.deadline_misses += per_second[k];
+        for (int i = 0; i < 100; i++) {
+            cd_hist_record(&lat, k % 2 ? 1000000 : 10000);
+        }
+        st.latency_hist = (cd_hist_value){0};
+        cd_hist_add(&lat, &st.latency_hist);
+        cd_headline_update(&h, &st, INT64_C(1000000000) * (k + 1), line, sizeof line);
+        uint64_t minute = 0;
+        for (int j = k > 60 ? k - 59 : 1; j <= k; j++) {
+            minute += per_second[j];
+        }
+        // The bucket of 10 us ends at 10239 ns; 1 ms is the max, which caps its bucket's edge.
+        snprintf(want, sizeof want, "2 sessions, 1000 ticks/s, p99 latency %s, %llu deadline "
+                 "misses in the last minute", k % 2 ? "1000 us" : "10 us",
+                 (unsigned long long)minute);
+        assert_string_equal(line, want);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(buckets_tile_the_values),
@@ -146,6 +186,7 @@ int main(void) {
         cmocka_unit_test(tail_percentiles),
         cmocka_unit_test(snapshots_sum),
         cmocka_unit_test(concurrent_writer_and_reader),
+        cmocka_unit_test(headline_counts_the_last_minute),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
