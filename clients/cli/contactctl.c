@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* contactctl: the command-line tool. `solve` and `bench` run libcontact in-process on a scene
  * file (no daemon); `fclib` solves an FCLIB problem file in-process (fclib_io.h); `send`,
- * `stream`, `stats` and `top` talk to a running contactd through libcontactd-client. Results print as
- * text or, with --json, in the canonical proto3 JSON mapping, so scripts and tests read the same
- * numbers the wire carries. Exit status: 0 success, 1 a solve,
- * status or daemon failure, 2 a usage error. */
+ * `stream`, `stats` and `top` talk to a running contactd through libcontactd-client. Results
+ * print as text or, with --json, in the canonical proto3 JSON mapping, so scripts and tests read
+ * the same numbers the wire carries. Exit status: 0 success, 1 a solve, status or daemon
+ * failure, 2 a usage error. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>

@@ -12,12 +12,12 @@
  * that fails validation gets an Error (ERROR_INVALID, or ERROR_LIMIT when it exceeds the
  * session's limits) carrying its seq and naming the field, and no Result; the session goes on. A
  * StatsRequest, before or after Hello, gets the daemon-wide Stats with every open session's (or
- * the one it names; on a request-mode session's own connection, only that session). Errors after which the
- * connection closes (once the Error is written): undecodable bytes (ERROR_DECODE), a message over
- * max_message_bytes (ERROR_TOO_LARGE), a wrong protocol version, a second Hello or a Frame before
- * Hello (ERROR_PROTOCOL), no session free (ERROR_BUSY). A Hello naming an unknown solver gets
- * ERROR_INVALID, one over the memory limits ERROR_MEMORY, and the connection waits for a better
- * Hello.
+ * the one it names; on a request-mode session's own connection, only that session). Errors
+ * after which the connection closes (once the Error is written): undecodable bytes
+ * (ERROR_DECODE), a message over max_message_bytes (ERROR_TOO_LARGE), a wrong protocol version,
+ * a second Hello or a Frame before Hello (ERROR_PROTOCOL), no session free (ERROR_BUSY). A Hello
+ * naming an unknown solver gets ERROR_INVALID, one over the memory limits ERROR_MEMORY, and the
+ * connection waits for a better Hello.
  *
  * Output: the workers wake the loop through one uv_async_t; the wake drains every session's
  * ring. Any message is written only while the connection's unsent backlog is below

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Talking to the service manager: sd_notify READY=1 (with a STATUS line saying where the daemon
  * listens), STOPPING=1, WATCHDOG=1 from a timer on the I/O loop while the tick thread is alive,
- * a STATUS line refreshed from another timer, and sockets handed over by socket activation. Every call is a no-op when the daemon was not
- * started by systemd (no $NOTIFY_SOCKET, $WATCHDOG_USEC or $LISTEN_FDS). */
+ * a STATUS line refreshed from another timer, and sockets handed over by socket activation.
+ * Every call is a no-op when the daemon was not started by systemd (no $NOTIFY_SOCKET,
+ * $WATCHDOG_USEC or $LISTEN_FDS). */
 #ifndef CONTACTD_SYS_NOTIFY_H
 #define CONTACTD_SYS_NOTIFY_H
 #include <stdbool.h>

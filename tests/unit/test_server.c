@@ -3,8 +3,9 @@
  * of this test), so that the workers' heap allocations can be counted: a request-mode session's
  * socket is read, decoded, validated, solved, encoded and written on its worker, and none of that
  * may allocate once the session is admitted, also when the session's solves make it move to the
- * background worker (its socket moves with it), nor may answering its StatsRequests there. Counted by thread name ("cd-"), so the client in
- * this thread and the I/O thread do not count. Correctness only: no duration is asserted. */
+ * background worker (its socket moves with it), nor may answering its StatsRequests there.
+ * Counted by thread name ("cd-"), so the client in this thread and the I/O thread do not count.
+ * Correctness only: no duration is asserted. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

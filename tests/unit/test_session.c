@@ -7,7 +7,8 @@
  * answer; a full output ring drops and counts; a
  * closed session is let go of by its worker and then reaped; a session is only ever stepped by
  * its owner; each solve's time, wake-up lateness, received -> sent latency, status and miss cause
- * land in the session's histograms and counts; the memory formula is what the session allocates and grows with what it declares. */
+ * land in the session's histograms and counts; the memory formula is what the session allocates
+ * and grows with what it declares. */
 #include <errno.h>
 #include <string.h>
 
