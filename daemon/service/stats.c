@@ -79,8 +79,9 @@ void cd_headline_update(cd_headline *h, const cd_stats *st, int64_t now_ns, char
             snprintf(p99, sizeof p99, "%.0f us", (double)cd_hist_quantile(d, 0.99) / 1e3);
         }
     }
-    snprintf(buf, len, "%u sessions, %s ticks/s, p99 latency %s, %llu deadline misses in the "
-             "last minute", (unsigned)st->sessions, ticks, p99, (unsigned long long)misses);
+    snprintf(buf, len, "%u session%s, %s ticks/s, p99 latency %s, %llu deadline misses in the "
+             "last minute", (unsigned)st->sessions, st->sessions == 1 ? "" : "s", ticks, p99,
+             (unsigned long long)misses);
     h->ticks = st->ticks;
     h->at_ns = now_ns;
     h->latency = st->latency_hist;
