@@ -879,7 +879,7 @@ static void session_stats_build(struct session_stats_msg *sm, const cd_session *
     m->statuses = sm->parts.status_ptr;
 }
 
-// Whether c's session is open and asked for (want_id 0: every session).
+// Whether c's session is open and asked for (want_id 0: every session). thread: io.
 static bool conn_session_is_listed(const struct conn *c, uint64_t want_id) {
     return c->session && !c->session_closed &&
            (want_id == 0 || cd_session_id(c->session) == want_id);
@@ -921,7 +921,8 @@ static void on_stats(struct conn *c, const Contactd__V1__StatsRequest *req) {
     struct session_stats_msg own, *list = NULL;
     Contactd__V1__SessionStats *own_ptr = &own.m, **ptrs = NULL;
     if (c->direct) {
-        if (conn_session_is_listed(c, want_id)) {
+        // session_closed is the I/O thread's; the session itself stays ours until we let go.
+        if (want_id == 0 || cd_session_id(c->session) == want_id) {
             session_stats_build(&own, c->session, &scratch);
             m.n_session_stats = 1;
             m.session_stats = &own_ptr;
