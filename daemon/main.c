@@ -17,6 +17,7 @@
 #include <uv.h>
 
 #include "io/server.h"
+#include "service/clock.h"
 #include "service/loop.h"
 #include "service/session.h"
 #include "sys/config.h"
@@ -57,8 +58,10 @@ static void usage(FILE *f) {
 "  [log]     level = info (err, warning, notice, info, debug)\n"
 "\n"
 "The daemon tells systemd READY=1 (STATUS= names the addresses it listens on, with the bound\n"
-"port), STOPPING=1 on shutdown, and WATCHDOG=1 while the workers tick when WatchdogSec= is\n"
-"set; it accepts sockets from socket activation. As root it creates the socket's directory.\n"
+"port, and is refreshed every 5 s with sessions, ticks/s, p99 latency and deadline misses in\n"
+"the last minute), STOPPING=1 on shutdown, and WATCHDOG=1 while the workers tick when\n"
+"WatchdogSec= is set; it accepts sockets from socket activation. As root it creates the\n"
+"socket's directory.\n"
 "\n"
 "Signals: SIGINT, SIGTERM: finish the current tick, send each client its last results and a\n"
 "Goodbye, remove the socket file and exit 0. SIGHUP: read the config file again (a bad file\n"
@@ -188,6 +191,8 @@ struct daemon {
     cd_server *server;
     cd_loop *ticker;
     cd_watchdog watchdog;
+    cd_status status;
+    cd_headline headline;         /* the STATUS line's samples */
     uv_signal_t sigint, sigterm, sighup;
     bool signals_open;
     uint64_t ticks_seen;
@@ -205,6 +210,18 @@ static bool ticker_alive(void *arg) {
     return moved;
 }
 
+// The STATUS= line: where the daemon listens, then the headline of a fresh snapshot.
+static void status_line(void *arg, char *buf, size_t len) {
+    struct daemon *d = arg;
+    cd_stats st = {0};
+    cd_loop_stats(d->ticker, &st);
+    cd_session_table_stats(d->table, &st);
+    const int n = snprintf(buf, len, "listening on %s; ", cd_server_address(d->server));
+    if (n > 0 && (size_t)n < len) {
+        cd_headline_update(&d->headline, &st, cd_clock_ns(), buf + n, len - (size_t)n);
+    }
+}
+
 // Takes down what runs on the loop, in reverse order of start; uv_run returns once every handle
 // has finished closing. The workers stop first (each finishes the tick it is in): they must not
 // wake a closed handle. goodbye: as cd_server_close.
@@ -215,6 +232,7 @@ static void stop_running(struct daemon *d, const char *goodbye) {
         uv_close((uv_handle_t *)&d->sighup, NULL);
         d->signals_open = false;
     }
+    cd_status_stop(&d->status);
     cd_watchdog_stop(&d->watchdog);
     if (d->ticker) {
         cd_loop_stop(d->ticker);
@@ -362,6 +380,11 @@ int main(int argc, char **argv) {
     r = cd_watchdog_start(&d.watchdog, &d.loop, ticker_alive, &d);
     if (r < 0) {
         cd_log(CD_LOG_ERR, "watchdog: %s", uv_strerror(r));
+        goto out_running;
+    }
+    r = cd_status_start(&d.status, &d.loop, status_line, &d);
+    if (r < 0) {
+        cd_log(CD_LOG_ERR, "STATUS refresh: %s", uv_strerror(r));
         goto out_running;
     }
     cd_log(CD_LOG_NOTICE, "contactd %s listening on %s", CONTACTD_VERSION,

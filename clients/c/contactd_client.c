@@ -247,7 +247,7 @@ static int open_fd(int fd, const cdc_hello *h, int64_t timeout_ns, cdc_conn **re
     }
     r = set_nonblocking(fd);
     if (r == 0) {
-        r = handshake(c, h, timeout_ns, err, errlen);
+        r = h && h->no_session ? 0 : handshake(c, h, timeout_ns, err, errlen);
     } else {
         snprintf(err, errlen, "fcntl: %s", strerror(-r));
     }
@@ -326,7 +326,7 @@ int cdc_conn_open_tcp(const char *hostport, const cdc_hello *hello, int64_t time
 }
 
 const Contactd__V1__Welcome *cdc_conn_welcome(const cdc_conn *c) {
-    return c->hello->welcome;
+    return c->hello ? c->hello->welcome : NULL;
 }
 
 int cdc_conn_fd(const cdc_conn *c) {
@@ -364,8 +364,13 @@ int cdc_frame_send(cdc_conn *c, const cs_scene *s) {
 }
 
 int cdc_stats_request(cdc_conn *c) {
+    return cdc_stats_request_session(c, 0);
+}
+
+int cdc_stats_request_session(cdc_conn *c, uint64_t session_id) {
     Contactd__V1__ClientMessage env = CONTACTD__V1__CLIENT_MESSAGE__INIT;
     Contactd__V1__StatsRequest req = CONTACTD__V1__STATS_REQUEST__INIT;
+    req.session_id = session_id;
     env.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_STATS_REQUEST;
     env.stats_request = &req;
     return send_msg(c, &env.base);

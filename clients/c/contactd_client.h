@@ -31,6 +31,9 @@ typedef struct cdc_hello {
                                       * only the default solver */
     const char *token;       /* TCP: the daemon's auth token ([server] auth_token_file); NULL:
                               * none. Unused over the Unix socket. */
+    bool no_session;         /* send no Hello and wait for no Welcome: a connection for
+                              * cdc_stats_request* only (no frames), which the daemon closes
+                              * after its [server] hello_timeout_ms */
 } cdc_hello;
 
 /* Connects to the daemon's Unix-domain socket at path, sends Hello (hello may be NULL for all
@@ -47,7 +50,8 @@ int cdc_conn_open_unix(const char *path, const cdc_hello *hello, int64_t timeout
 int cdc_conn_open_tcp(const char *hostport, const cdc_hello *hello, int64_t timeout_ns,
                       cdc_conn **ret, char *err, size_t errlen);
 
-/* The daemon's Welcome (granted limits, rate, deadline), owned by c. */
+/* The daemon's Welcome (granted limits, rate, deadline), owned by c; NULL for a no_session
+ * connection. */
 const Contactd__V1__Welcome *cdc_conn_welcome(const cdc_conn *c);
 
 /* The socket, for callers that poll several sources (readable = cdc_msg_recv has work). */
@@ -72,6 +76,10 @@ int cdc_conn_send_packed(cdc_conn *c, const uint8_t *buf, size_t len);
 /* Asks for the daemon's Stats; the answer arrives through cdc_msg_recv. Returns as
  * cdc_frame_send. thread: the one sending thread of c. */
 int cdc_stats_request(cdc_conn *c);
+
+/* Same, for the daemon's Stats with only session session_id's SessionStats (0: every open
+ * session's, as cdc_stats_request). */
+int cdc_stats_request_session(cdc_conn *c, uint64_t session_id);
 
 /* Receives the next ServerMessage, waiting up to timeout_ns (0: only what has arrived, < 0:
  * forever; the wait ends as soon as a message is complete, so arrival times can be measured).

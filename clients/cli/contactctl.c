@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* contactctl: the command-line tool. `solve` and `bench` run libcontact in-process on a scene
  * file (no daemon); `fclib` solves an FCLIB problem file in-process (fclib_io.h); `send`,
- * `stream` and `stats` talk to a running contactd through libcontactd-client. Results print as
- * text or, with --json, in the canonical proto3 JSON mapping, so scripts and tests read the same
- * numbers the wire carries. Exit status: 0 success, 1 a solve,
- * status or daemon failure, 2 a usage error. */
+ * `stream`, `stats` and `top` talk to a running contactd through libcontactd-client. Results
+ * print as text or, with --json, in the canonical proto3 JSON mapping, so scripts and tests read
+ * the same numbers the wire carries. Exit status: 0 success, 1 a solve, status or daemon
+ * failure, 2 a usage error. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -40,7 +41,7 @@ static const char usage_text[] =
     "Usage: contactctl COMMAND SCENE.json [OPTIONS]\n"
     "       contactctl fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard] [--json]\n"
     "                        [--write-solution OUT]\n"
-    "       contactctl stats [--socket PATH | --tcp HOST:PORT] [--json]\n"
+    "       contactctl stats|top [--socket PATH | --tcp HOST:PORT] [--session ID] [...]\n"
     "       contactctl --help | --version\n"
     "\n"
     "Solve contact configurations with libcontact in-process, or talk to a running contactd.\n"
@@ -80,8 +81,18 @@ static const char usage_text[] =
     "      then solves the global form M = I, H^T H = W, f = 0, w = q: the same answer r, u).\n"
     "      SAP solves a regularized (compliant, convex) model, so the Coulomb term is not at\n"
     "      round-off: up to |R r| + mu |u_T| per contact (README, FCLIB problems).\n"
-    "  stats [--socket PATH | --tcp HOST:PORT] [--json]\n"
-    "      Print the daemon's counters (ticks, frames, deadline misses, solve time, sessions).\n"
+    "\n";
+
+// The daemon's own figures: a third literal, as above.
+static const char usage_daemon_text[] =
+    "  stats [--socket PATH | --tcp HOST:PORT] [--session ID] [--json]\n"
+    "      Print the daemon's counters (ticks, frames, deadline misses by cause, solver\n"
+    "      statuses, sessions) and count/p50/p99/p99.9/max of solve time, latency (frame\n"
+    "      received to result handed to the socket, measured in the daemon) and wake-up\n"
+    "      lateness, for the daemon and per open session (--session: that one only).\n"
+    "  top [--socket PATH | --tcp HOST:PORT] [--session ID] [--iterations N]\n"
+    "      The same per session, one row each, redrawn every second like top(1); stops after\n"
+    "      N refreshes (default: when interrupted).\n"
     "\n";
 
 // Split from usage_text to keep each literal under the 4095 characters ISO C guarantees; the
@@ -104,7 +115,9 @@ static const char usage_options_text[] =
     "  --tcp HOST:PORT  connect over TCP instead (the daemon listens on 127.0.0.1:7411)\n"
     "  --rate HZ        stream: frames per second (default 1000)\n"
     "  --duration S     stream: seconds to stream (default 5)\n"
-    "  --timeout MS     send/stats: how long to wait for the answer (default 2000)\n"
+    "  --timeout MS     send/stats/top: how long to wait for the answer (default 2000)\n"
+    "  --session ID     stats/top: only this session's figures (the daemon's are always shown)\n"
+    "  --iterations N   top: refreshes before it exits\n"
     "  --request        send/stream: open the session in request mode (every frame answered as\n"
     "                   soon as it arrives; at most one frame per tick period on average)\n"
     "                   instead of stream mode (the newest frame solved at the next tick)\n"
@@ -136,9 +149,18 @@ static const char usage_options_text[] =
     "  contactctl send tests/data/box_on_plane.json --tcp 127.0.0.1:7411\n"
     "  contactctl stream tests/data/box_on_plane.json --rate 1000 --duration 5 --json\n"
     "  contactctl fclib ../shared/fclib/TwoRods/GFC3D_TwoRods1.hdf5 --json\n"
-    "  contactctl stats\n";
+    "  contactctl stats\n"
+    "  contactctl top --session 3\n";
 
-typedef enum command { CMD_SOLVE, CMD_BENCH, CMD_SEND, CMD_STREAM, CMD_STATS, CMD_FCLIB } command;
+typedef enum command {
+    CMD_SOLVE,
+    CMD_BENCH,
+    CMD_SEND,
+    CMD_STREAM,
+    CMD_STATS,
+    CMD_TOP,
+    CMD_FCLIB,
+} command;
 
 // Long options. getopt_long returns OPT_BASE + index; a command's options are a mask of BIT()s.
 enum {
@@ -156,6 +178,9 @@ enum {
     O_REQUEST,
     O_BUDGET,
     O_TOKEN_FILE,
+    O_SESSION,
+    O_ITERATIONS,
+    O_END, /* the number of O_* options */
 };
 #define OPT_BASE 0x100
 #define BIT(o) (1u << (o))
@@ -173,6 +198,8 @@ enum {
 #define OPT_REQUEST BIT(O_REQUEST)
 #define OPT_BUDGET BIT(O_BUDGET)
 #define OPT_TOKEN_FILE BIT(O_TOKEN_FILE)
+#define OPT_SESSION BIT(O_SESSION)
+#define OPT_ITERATIONS BIT(O_ITERATIONS)
 
 static const struct {
     const char *name;
@@ -186,7 +213,8 @@ static const struct {
     [CMD_STREAM] = {"stream", OPT_SOLVER | OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_RATE |
                                   OPT_DURATION | OPT_REQUEST | OPT_BUDGET | OPT_TOKEN_FILE,
                     true},
-    [CMD_STATS] = {"stats", OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT, false},
+    [CMD_STATS] = {"stats", OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT | OPT_SESSION, false},
+    [CMD_TOP] = {"top", OPT_SOCKET | OPT_TCP | OPT_TIMEOUT | OPT_SESSION | OPT_ITERATIONS, false},
     [CMD_FCLIB] = {"fclib", OPT_SOLVER | OPT_JSON | OPT_WRITE_SOLUTION, true},
 };
 
@@ -203,12 +231,15 @@ typedef struct args {
     long timeout_ms;
     const char *write_solution;
     const char *token_file;
+    long session_id;  /* stats, top: 0 = every session */
+    long iterations;  /* top: refreshes, 0 = until interrupted */
 } args;
 
 static void usage_print(void) {
     char names[128];
     cs_solver_list(cs_solver_mask(true), CS_SOLVER_DEFAULT, names, sizeof names);
     fputs(usage_text, stdout);
+    fputs(usage_daemon_text, stdout);
     printf("Options:\n"
            "  --solver NAME    %s\n"
            "                   (default: the scene's solver, else %s for solve/bench and the\n"
@@ -267,6 +298,8 @@ static int parse_args(int argc, char **argv, args *a) {
         {"request", no_argument, NULL, OPT_BASE + O_REQUEST},
         {"budget", required_argument, NULL, OPT_BASE + O_BUDGET},
         {"token-file", required_argument, NULL, OPT_BASE + O_TOKEN_FILE},
+        {"session", required_argument, NULL, OPT_BASE + O_SESSION},
+        {"iterations", required_argument, NULL, OPT_BASE + O_ITERATIONS},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -333,6 +366,16 @@ static int parse_args(int argc, char **argv, args *a) {
                 return usage_error("--budget: expected microseconds >= 1, got '%s'", optarg);
             }
             break;
+        case O_SESSION:
+            if (!parse_long(optarg, 1, &a->session_id)) {
+                return usage_error("--session: expected a session id >= 1, got '%s'", optarg);
+            }
+            break;
+        case O_ITERATIONS:
+            if (!parse_long(optarg, 1, &a->iterations)) {
+                return usage_error("--iterations: expected an integer >= 1, got '%s'", optarg);
+            }
+            break;
         case O_TIMEOUT:
             if (!parse_long(optarg, 1, &a->timeout_ms)) {
                 return usage_error("--timeout: expected milliseconds >= 1, got '%s'", optarg);
@@ -375,7 +418,7 @@ static int parse_args(int argc, char **argv, args *a) {
     a->scene_path = want == 2 ? operands[1] : NULL;
     const unsigned stray = a->given & ~commands[a->cmd].options;
     // longopts lists the O_* options first, in enum order.
-    for (int o = 0; stray && o <= O_WRITE_SOLUTION; o++) {
+    for (int o = 0; stray && o < O_END; o++) {
         if (stray & BIT(o)) {
             return usage_error("%s does not take --%s", operands[0], longopts[o].name);
         }
@@ -654,8 +697,10 @@ out_free:
 // (may be NULL), in the mode and with the budget asked for.
 static int connect_daemon(const args *a, const cs_scene *s, cdc_conn **ret) {
     char path[256], err[512];
+    // stats and top need no session: Stats are answered before any Hello.
     cdc_hello hello = {.client_name = "contactctl", .request_mode = a->request,
-                       .budget_ns = (int64_t)a->budget_us * 1000};
+                       .budget_ns = (int64_t)a->budget_us * 1000,
+                       .no_session = a->cmd == CMD_STATS || a->cmd == CMD_TOP};
     if (s) {
         hello.limits = (cs_limits){.max_bodies = s->nb, .max_contacts = s->nc,
                                    .max_joints = s->nj, .max_dirs = s->friction_dirs};
@@ -788,41 +833,180 @@ static int cmd_send(const args *a) {
     return r;
 }
 
+// Asks for the Stats (a->session_id's session only, when given) and waits for them. Returns -1
+// with *ret set, or an exit status.
+static int stats_fetch(cdc_conn *c, const args *a, Contactd__V1__ServerMessage **ret) {
+    const int r = cdc_stats_request_session(c, (uint64_t)a->session_id);
+    if (r < 0) {
+        fprintf(stderr, "contactctl: sending the request: %s\n", strerror(-r));
+        return EXIT_FAIL;
+    }
+    return await(c, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS, (int64_t)a->timeout_ms * 1000000,
+                 ret);
+}
+
+static void print_percentiles(const char *what, const Contactd__V1__Percentiles *p) {
+    if (!p) {
+        return;
+    }
+    printf("  %-14s %10" PRIu64 " %10.3f %10.3f %10.3f %10.3f\n", what, p->count,
+           (double)p->p50_ns / 1e3, (double)p->p99_ns / 1e3, (double)p->p999_ns / 1e3,
+           (double)p->max_ns / 1e3);
+}
+
+static void print_histograms(const Contactd__V1__Percentiles *solve,
+                             const Contactd__V1__Percentiles *latency,
+                             const Contactd__V1__Percentiles *wake_late) {
+    printf("  %-14s %10s %10s %10s %10s %10s\n", "(us)", "count", "p50", "p99", "p99.9", "max");
+    print_percentiles("solve", solve);
+    print_percentiles("latency", latency);
+    print_percentiles("wake-up late", wake_late);
+}
+
+static void print_misses_statuses(const Contactd__V1__MissCounts *m, size_t n_statuses,
+                                  Contactd__V1__StatusCount *const *statuses) {
+    if (m) {
+        printf("  misses by cause: host %" PRIu64 ", solver %" PRIu64 ", scheduling %" PRIu64
+               ", io %" PRIu64 "\n", m->host, m->solver, m->scheduling, m->io);
+    }
+    printf("  solver statuses:");
+    for (size_t i = 0; i < n_statuses; i++) {
+        printf("%s %s %" PRIu64, i ? "," : "", statuses[i]->status, statuses[i]->count);
+    }
+    printf("%s\n", n_statuses ? "" : " none yet");
+}
+
+static void print_stats(const Contactd__V1__Stats *st) {
+    const double mean = st->frames_solved
+                            ? (double)st->solve_ns_sum / (double)st->frames_solved / 1e3
+                            : 0.0;
+    printf("ticks              %" PRIu64 "\n", st->ticks);
+    printf("sessions           %" PRIu32 "\n", st->sessions);
+    printf("frames received    %" PRIu64 "\n", st->frames_received);
+    printf("frames solved      %" PRIu64 "\n", st->frames_solved);
+    printf("frames superseded  %" PRIu64 "\n", st->frames_superseded);
+    printf("frames refused     %" PRIu64 "\n", st->frames_refused);
+    printf("deadline misses    %" PRIu64 "\n", st->deadline_misses);
+    printf("results dropped    %" PRIu64 "\n", st->results_dropped);
+    printf("solve mean / max   %.3f / %.3f us\n", mean, (double)st->solve_ns_max / 1e3);
+    printf("wake-up late max   %.3f us\n", (double)st->wake_late_ns_max / 1e3);
+    printf("realtime           %s\n", st->realtime ? "yes (SCHED_FIFO)" : "no");
+    print_misses_statuses(st->misses, st->n_statuses, st->statuses);
+    print_histograms(st->solve, st->latency, st->wake_late);
+    for (size_t i = 0; i < st->n_session_stats; i++) {
+        const Contactd__V1__SessionStats *ss = st->session_stats[i];
+        printf("\nsession %" PRIu64 " (%s): received %" PRIu64 ", solved %" PRIu64
+               ", superseded %" PRIu64 ", refused %" PRIu64 ", missed %" PRIu64
+               ", dropped %" PRIu64 "\n", ss->session_id,
+               ss->mode == CONTACTD__V1__SESSION_MODE__MODE_REQUEST ? "request" : "stream",
+               ss->frames_received, ss->frames_solved, ss->frames_superseded,
+               ss->frames_refused, ss->deadline_misses, ss->results_dropped);
+        print_misses_statuses(ss->misses, ss->n_statuses, ss->statuses);
+        print_histograms(ss->solve, ss->latency, ss->wake_late);
+    }
+}
+
 static int cmd_stats(const args *a) {
     cdc_conn *c = NULL;
     int r = connect_daemon(a, NULL, &c);
     if (r >= 0) {
         return r;
     }
-    r = cdc_stats_request(c);
     Contactd__V1__ServerMessage *m = NULL;
-    if (r < 0) {
-        fprintf(stderr, "contactctl: sending the request: %s\n", strerror(-r));
-        r = EXIT_FAIL;
-    } else if ((r = await(c, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS,
-                          (int64_t)a->timeout_ms * 1000000, &m)) < 0) {
-        const Contactd__V1__Stats *st = m->stats;
+    if ((r = stats_fetch(c, a, &m)) < 0) {
         if (a->json) {
-            print_json(&st->base);
+            print_json(&m->stats->base);
         } else {
-            const double mean = st->frames_solved
-                                    ? (double)st->solve_ns_sum / (double)st->frames_solved / 1e3
-                                    : 0.0;
-            printf("ticks              %" PRIu64 "\n", st->ticks);
-            printf("sessions           %" PRIu32 "\n", st->sessions);
-            printf("frames received    %" PRIu64 "\n", st->frames_received);
-            printf("frames solved      %" PRIu64 "\n", st->frames_solved);
-            printf("frames superseded  %" PRIu64 "\n", st->frames_superseded);
-            printf("deadline misses    %" PRIu64 "\n", st->deadline_misses);
-            printf("results dropped    %" PRIu64 "\n", st->results_dropped);
-            printf("solve mean / max   %.3f / %.3f us\n", mean, (double)st->solve_ns_max / 1e3);
-            printf("wake-up late max   %.3f us\n", (double)st->wake_late_ns_max / 1e3);
-            printf("realtime           %s\n", st->realtime ? "yes (SCHED_FIFO)" : "no");
+            print_stats(m->stats);
         }
         cdc_msg_free(m);
         r = EXIT_OK;
     }
     cdc_conn_close(c);
+    return r;
+}
+
+// A session's frames solved in the previous Stats (prev may be NULL), to make a rate.
+static uint64_t solved_before(const Contactd__V1__Stats *prev, uint64_t session_id) {
+    for (size_t i = 0; prev && i < prev->n_session_stats; i++) {
+        if (prev->session_stats[i]->session_id == session_id) {
+            return prev->session_stats[i]->frames_solved;
+        }
+    }
+    return 0;
+}
+
+// A histogram a message left out (an older daemon's) reads as empty.
+static const Contactd__V1__Percentiles *or_empty(const Contactd__V1__Percentiles *p) {
+    static const Contactd__V1__Percentiles empty = CONTACTD__V1__PERCENTILES__INIT;
+    return p ? p : &empty;
+}
+
+// One screen: the daemon's headline and a row per session; rates over dt_s since prev (none on
+// the first screen).
+static void top_draw(const Contactd__V1__Stats *st, const Contactd__V1__Stats *prev, double dt_s) {
+    if (isatty(STDOUT_FILENO)) {
+        fputs("\033[H\033[2J", stdout); /* home, clear: top(1)'s redraw */
+    }
+    char ticks[32] = "-";
+    if (prev && dt_s > 0) {
+        snprintf(ticks, sizeof ticks, "%.0f", (double)(st->ticks - prev->ticks) / dt_s);
+    }
+    printf("contactd: %" PRIu32 " sessions, %s ticks/s, %" PRIu64 " solved, %" PRIu64
+           " deadline misses, latency p99 %.3f us, %s\n\n", st->sessions, ticks,
+           st->frames_solved, st->deadline_misses, (double)or_empty(st->latency)->p99_ns / 1e3,
+           st->realtime ? "SCHED_FIFO" : "not realtime");
+    printf("%8s %-7s %9s %7s %7s %7s %9s %9s %9s %9s %9s %9s %9s\n", "SESSION", "MODE",
+           "SOLVED/S", "MISSED", "REFUSED", "DROPPED", "SOLVE50", "SOLVE99", "SOLVEMAX", "LAT50",
+           "LAT99", "LAT99.9", "LATMAX");
+    for (size_t i = 0; i < st->n_session_stats; i++) {
+        const Contactd__V1__SessionStats *ss = st->session_stats[i];
+        char rate[32] = "-";
+        if (prev && dt_s > 0) {
+            snprintf(rate, sizeof rate, "%.0f",
+                     (double)(ss->frames_solved - solved_before(prev, ss->session_id)) / dt_s);
+        }
+        const Contactd__V1__Percentiles *sv = or_empty(ss->solve), *l = or_empty(ss->latency);
+        printf("%8" PRIu64 " %-7s %9s %7" PRIu64 " %7" PRIu64 " %7" PRIu64
+               " %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", ss->session_id,
+               ss->mode == CONTACTD__V1__SESSION_MODE__MODE_REQUEST ? "request" : "stream", rate,
+               ss->deadline_misses, ss->frames_refused, ss->results_dropped,
+               (double)sv->p50_ns / 1e3, (double)sv->p99_ns / 1e3, (double)sv->max_ns / 1e3,
+               (double)l->p50_ns / 1e3, (double)l->p99_ns / 1e3, (double)l->p999_ns / 1e3,
+               (double)l->max_ns / 1e3);
+    }
+    printf("\n(times in us; latency: frame received -> result handed to the socket)\n");
+    fflush(stdout);
+}
+
+// A connection per refresh: one without a Hello is closed by the daemon after hello_timeout_ms.
+static int cmd_top(const args *a) {
+    Contactd__V1__ServerMessage *prev = NULL;
+    int64_t prev_ns = 0;
+    int r = EXIT_OK;
+    for (long k = 0; a->iterations == 0 || k < a->iterations; k++) {
+        if (k > 0) {
+            const struct timespec second = {.tv_sec = 1};
+            (void)nanosleep(&second, NULL);
+        }
+        cdc_conn *c = NULL;
+        Contactd__V1__ServerMessage *m = NULL;
+        int f = connect_daemon(a, NULL, &c);
+        if (f < 0) {
+            f = stats_fetch(c, a, &m);
+        }
+        cdc_conn_close(c);
+        if (f >= 0) {
+            r = f;
+            break;
+        }
+        const int64_t now = cd_clock_ns();
+        top_draw(m->stats, prev ? prev->stats : NULL, (double)(now - prev_ns) / 1e9);
+        cdc_msg_free(prev);
+        prev = m;
+        prev_ns = now;
+    }
+    cdc_msg_free(prev);
     return r;
 }
 
@@ -1096,6 +1280,7 @@ int main(int argc, char **argv) {
     case CMD_SEND: return cmd_send(&a);
     case CMD_STREAM: return cmd_stream(&a);
     case CMD_STATS: return cmd_stats(&a);
+    case CMD_TOP: return cmd_top(&a);
     case CMD_FCLIB: return cmd_fclib(&a);
     }
     return EXIT_USAGE;

@@ -11,12 +11,13 @@
  * rate limit or the queue get ERROR_LIMIT). Closed sessions are freed on the pool too. A frame
  * that fails validation gets an Error (ERROR_INVALID, or ERROR_LIMIT when it exceeds the
  * session's limits) carrying its seq and naming the field, and no Result; the session goes on. A
- * StatsRequest, before or after Hello, gets the daemon-wide Stats. Errors after which the
- * connection closes (once the Error is written): undecodable bytes (ERROR_DECODE), a message over
- * max_message_bytes (ERROR_TOO_LARGE), a wrong protocol version, a second Hello or a Frame before
- * Hello (ERROR_PROTOCOL), no session free (ERROR_BUSY). A Hello naming an unknown solver gets
- * ERROR_INVALID, one over the memory limits ERROR_MEMORY, and the connection waits for a better
- * Hello.
+ * StatsRequest, before or after Hello, gets the daemon-wide Stats with every open session's (or
+ * the one it names; on a request-mode session's own connection, only that session). Errors
+ * after which the connection closes (once the Error is written): undecodable bytes
+ * (ERROR_DECODE), a message over max_message_bytes (ERROR_TOO_LARGE), a wrong protocol version,
+ * a second Hello or a Frame before Hello (ERROR_PROTOCOL), no session free (ERROR_BUSY). A Hello
+ * naming an unknown solver gets ERROR_INVALID, one over the memory limits ERROR_MEMORY, and the
+ * connection waits for a better Hello.
  *
  * Output: the workers wake the loop through one uv_async_t; the wake drains every session's
  * ring. Any message is written only while the connection's unsent backlog is below
@@ -808,8 +809,89 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
     }
 }
 
-static void on_stats(struct conn *c) {
-    cd_stats st = {0};
+// The nested messages of a Stats or a SessionStats, built from a cd_stats snapshot.
+struct stats_parts {
+    Contactd__V1__MissCounts misses;
+    Contactd__V1__Percentiles solve, latency, wake_late;
+    Contactd__V1__StatusCount status[CD_STATUS_KINDS];
+    Contactd__V1__StatusCount *status_ptr[CD_STATUS_KINDS];
+    size_t n_status;
+};
+
+struct session_stats_msg {
+    Contactd__V1__SessionStats m;
+    struct stats_parts parts;
+};
+
+static void percentiles_build(Contactd__V1__Percentiles *m, const cd_hist_value *v) {
+    cd_percentiles p;
+    cd_hist_percentiles(v, &p);
+    contactd__v1__percentiles__init(m);
+    m->count = p.count;
+    m->p50_ns = p.p50;
+    m->p99_ns = p.p99;
+    m->p999_ns = p.p999;
+    m->max_ns = p.max;
+}
+
+static void stats_parts_build(struct stats_parts *p, const cd_stats *st) {
+    contactd__v1__miss_counts__init(&p->misses);
+    p->misses.host = st->misses[CD_MISS_HOST];
+    p->misses.solver = st->misses[CD_MISS_SOLVER];
+    p->misses.scheduling = st->misses[CD_MISS_SCHEDULING];
+    p->misses.io = st->misses[CD_MISS_IO];
+    percentiles_build(&p->solve, &st->solve_hist);
+    percentiles_build(&p->latency, &st->latency_hist);
+    percentiles_build(&p->wake_late, &st->wake_late_hist);
+    p->n_status = 0;
+    for (int i = 0; i < CD_STATUS_KINDS; i++) {
+        if (st->statuses[i] == 0) {
+            continue;
+        }
+        Contactd__V1__StatusCount *m = &p->status[p->n_status];
+        contactd__v1__status_count__init(m);
+        m->status = (char *)cs_status_name((cs_status)(i + CD_STATUS_MIN));
+        m->count = st->statuses[i];
+        p->status_ptr[p->n_status++] = m;
+    }
+}
+
+// st: scratch, overwritten.
+static void session_stats_build(struct session_stats_msg *sm, const cd_session *s, cd_stats *st) {
+    *st = (cd_stats){0};
+    cd_session_stats(s, st);
+    stats_parts_build(&sm->parts, st);
+    Contactd__V1__SessionStats *m = &sm->m;
+    contactd__v1__session_stats__init(m);
+    m->session_id = cd_session_id(s);
+    m->mode = (Contactd__V1__SessionMode)cd_session_params_of(s)->mode;
+    m->frames_received = st->frames_received;
+    m->frames_solved = st->frames_solved;
+    m->frames_superseded = st->frames_superseded;
+    m->frames_refused = st->frames_invalid;
+    m->deadline_misses = st->deadline_misses;
+    m->misses = &sm->parts.misses;
+    m->results_dropped = st->results_dropped;
+    m->solve = &sm->parts.solve;
+    m->latency = &sm->parts.latency;
+    m->wake_late = &sm->parts.wake_late;
+    m->n_statuses = sm->parts.n_status;
+    m->statuses = sm->parts.status_ptr;
+}
+
+// Whether c's session is open and asked for (want_id 0: every session). thread: io.
+static bool conn_session_is_listed(const struct conn *c, uint64_t want_id) {
+    return c->session && !c->session_closed &&
+           (want_id == 0 || cd_session_id(c->session) == want_id);
+}
+
+// thread: io, or the worker of a direct connection; there it allocates nothing and lists only
+// the connection's own session (another worker's session may be freed under it), here every
+// open session, in one allocation freed once the reply is packed.
+static void on_stats(struct conn *c, const Contactd__V1__StatsRequest *req) {
+    const uint64_t want_id = req ? req->session_id : 0;
+    _Static_assert(sizeof(cd_stats) < 16384, "two cd_stats sit on a worker's stack");
+    cd_stats st = {0}, scratch;
     cd_loop_stats(c->srv->ticker, &st);
     cd_session_table_stats(c->srv->table, &st);
     Contactd__V1__Stats m = CONTACTD__V1__STATS__INIT;
@@ -826,10 +908,50 @@ static void on_stats(struct conn *c) {
     m.realtime = st.realtime;
     m.hello_timeouts = atomic_load_explicit(&c->srv->hello_timeouts, memory_order_relaxed);
     m.connections_refused = atomic_load_explicit(&c->srv->refused, memory_order_relaxed);
+    m.frames_refused = st.frames_invalid;
+    struct stats_parts parts;
+    stats_parts_build(&parts, &st);
+    m.misses = &parts.misses;
+    m.solve = &parts.solve;
+    m.latency = &parts.latency;
+    m.wake_late = &parts.wake_late;
+    m.n_statuses = parts.n_status;
+    m.statuses = parts.status_ptr;
+
+    struct session_stats_msg own, *list = NULL;
+    Contactd__V1__SessionStats *own_ptr = &own.m, **ptrs = NULL;
+    if (c->direct) {
+        // session_closed is the I/O thread's; the session itself stays ours until we let go.
+        if (want_id == 0 || cd_session_id(c->session) == want_id) {
+            session_stats_build(&own, c->session, &scratch);
+            m.n_session_stats = 1;
+            m.session_stats = &own_ptr;
+        }
+    } else {
+        size_t n = 0;
+        for (const struct conn *k = c->srv->conns; k; k = k->next) {
+            n += conn_session_is_listed(k, want_id);
+        }
+        list = n ? malloc(n * (sizeof *list + sizeof *ptrs)) : NULL;
+        if (list) {
+            ptrs = (Contactd__V1__SessionStats **)(list + n);
+            for (const struct conn *k = c->srv->conns; k && m.n_session_stats < n; k = k->next) {
+                if (conn_session_is_listed(k, want_id)) {
+                    session_stats_build(&list[m.n_session_stats], k->session, &scratch);
+                    ptrs[m.n_session_stats] = &list[m.n_session_stats].m;
+                    m.n_session_stats++;
+                }
+            }
+            m.session_stats = ptrs;
+        }
+    }
     Contactd__V1__ServerMessage env = CONTACTD__V1__SERVER_MESSAGE__INIT;
     env.msg_case = CONTACTD__V1__SERVER_MESSAGE__MSG_STATS;
     env.stats = &m;
     (void)conn_send(c, &env.base);
+    if (list) {
+        free(list);
+    }
 }
 
 static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
@@ -859,7 +981,7 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
         on_frame(c, m->frame);
         break;
     case CONTACTD__V1__CLIENT_MESSAGE__MSG_STATS_REQUEST:
-        on_stats(c);
+        on_stats(c, m->stats_request);
         break;
     default:
         // A newer client's message kind, or none: say so, and keep the connection.

@@ -261,6 +261,10 @@ static void *worker_main(void *arg) {
             late = cd_clock_ns() - next;
             cd_stat_inc(&w->ticks);
             cd_counter_add(&w->wake_late_ns, late);
+            if (!w->sched.background) {
+                // The daemon's histogram is the foreground workers', as ticks are.
+                cd_hist_record(&w->sched.counts.wake_late_hist, late);
+            }
         } else if (why == WAKE_SOCKET) {
             // The socket woke us the moment its bytes came: there is no lateness to speak of
             // beyond what the frame's own timing record shows.

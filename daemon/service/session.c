@@ -24,6 +24,10 @@
 
 enum entry_state { FREE, LIVE, CLOSING, RETIRED };
 
+// The status counts (stats.h) span cs_status from its lowest value to its highest.
+_Static_assert(CS_NOANSWER == CD_STATUS_MIN && CS_FALLBACK == CD_STATUS_MIN + CD_STATUS_KINDS - 1,
+               "cd_counts.statuses must cover every cs_status");
+
 /* A solve that starts more than this after its release started late: the miss is the host's or
  * the scheduler's, not the solver's. 50 us is the issue's bound on a solver's own overrun. */
 #define LATE_START_NS 50000
@@ -158,10 +162,12 @@ cd_session *cd_session_new(const cd_session_params *p) {
     if (!params_are_valid(p)) {
         return NULL;
     }
-    cd_session *s = calloc(1, sizeof *s);
+    // Written whole here (not calloc's untouched zero pages): its histograms are the worker's.
+    cd_session *s = aligned_alloc(64, round64(sizeof *s));
     if (!s) {
         return NULL;
     }
+    memset(s, 0, sizeof *s);
     s->p = *p;
     s->ep.epfd = -1;
     atomic_init(&s->worker, 0);
@@ -560,9 +566,16 @@ int cd_session_run(cd_session *s, const cd_job *job, cd_run *run) {
     cd_stat_inc(&wc->frames_solved);
     cd_counter_add(&s->counts.solve_ns, end_ns - start_ns);
     cd_counter_add(&wc->solve_ns, end_ns - start_ns);
+    cd_hist_record(&s->counts.solve_hist, end_ns - start_ns);
+    cd_hist_record(&wc->solve_hist, end_ns - start_ns);
+    cd_hist_record(&s->counts.wake_late_hist, run->wake_late_ns);
+    cd_stat_inc(&s->counts.statuses[st - CD_STATUS_MIN]);
+    cd_stat_inc(&wc->statuses[st - CD_STATUS_MIN]);
     if (!met) {
         cd_stat_inc(&s->counts.deadline_misses);
         cd_stat_inc(&wc->deadline_misses);
+        cd_stat_inc(&s->counts.misses[out->timing.miss]);
+        cd_stat_inc(&wc->misses[out->timing.miss]);
     }
     if (overflow) {
         cd_stat_inc(&s->counts.results_overflow);
@@ -582,12 +595,18 @@ cd_output *cd_session_result_peek(cd_session *s) {
 }
 
 void cd_session_result_pop(cd_session *s, bool unsent, cd_counts *counts) {
-    cd_ring_pop(&s->out);
-    s->answered++;
+    cd_counts *g = counts ? counts : &s->table->counts;
+    const cd_output *o = cd_ring_peek(&s->out);
     if (unsent) {
         cd_stat_inc(&s->counts.results_unsent);
-        cd_stat_inc(&(counts ? counts : &s->table->counts)->results_unsent);
+        cd_stat_inc(&g->results_unsent);
+    } else {
+        const int64_t latency = o->timing.sent_ns - o->timing.received_ns;
+        cd_hist_record(&s->counts.latency_hist, latency);
+        cd_hist_record(&g->latency_hist, latency);
     }
+    cd_ring_pop(&s->out);
+    s->answered++;
 }
 
 void cd_session_stats(const cd_session *s, cd_stats *ret) {

@@ -238,8 +238,9 @@ int64_t cd_session_cost_ns(const cd_session *s);
 cd_output *cd_session_result_peek(cd_session *s);
 
 /* Releases the result cd_session_result_peek returned. unsent: it was dropped rather than
- * written (the client's write queue was full); it is counted, in counts (as above). thread: io,
- * or the worker of an attached session. */
+ * written (the client's write queue was full); it is counted, in counts (as above). Otherwise
+ * its timing's sent_ns (set by the caller) - received_ns goes into the latency histograms, the
+ * session's and counts'. thread: io, or the worker of an attached session. */
 void cd_session_result_pop(cd_session *s, bool unsent, cd_counts *counts);
 
 /* This session's counters into *ret (frames, results, solve time; other fields untouched).

@@ -3,6 +3,8 @@
  * nothing else, it only must not tear, and a reader accepts a value that is a moment old. */
 #include "service/stats.h"
 
+#include <stdio.h>
+
 void cd_counter_add(cd_counter *c, int64_t v) {
     atomic_store_explicit(&c->count, atomic_load_explicit(&c->count, memory_order_relaxed) + 1,
                           memory_order_relaxed);
@@ -42,4 +44,45 @@ void cd_counts_add(const cd_counts *c, cd_stats *ret) {
     ret->solve_ns.count += v.count;
     ret->solve_ns.sum += v.sum;
     ret->solve_ns.max = v.max > ret->solve_ns.max ? v.max : ret->solve_ns.max;
+    for (int i = 0; i < CD_MISS_KINDS; i++) {
+        ret->misses[i] += cd_stat_get(&c->misses[i]);
+    }
+    for (int i = 0; i < CD_STATUS_KINDS; i++) {
+        ret->statuses[i] += cd_stat_get(&c->statuses[i]);
+    }
+    cd_hist_add(&c->solve_hist, &ret->solve_hist);
+    cd_hist_add(&c->wake_late_hist, &ret->wake_late_hist);
+    cd_hist_add(&c->latency_hist, &ret->latency_hist);
+}
+
+void cd_headline_update(cd_headline *h, const cd_stats *st, int64_t now_ns, char *buf,
+                        size_t len) {
+    h->misses[h->next] = st->deadline_misses;
+    h->next = (h->next + 1) % (CD_HEADLINE_SECONDS + 1);
+    h->n += h->n < CD_HEADLINE_SECONDS + 1;
+    // The oldest snapshot kept is CD_HEADLINE_SECONDS snapshots before the newest.
+    const int oldest = h->n < CD_HEADLINE_SECONDS + 1 ? 0 : h->next;
+    const uint64_t misses = st->deadline_misses - h->misses[oldest];
+    char ticks[32] = "-", p99[32] = "-";
+    if (h->at_ns > 0 && now_ns > h->at_ns) {
+        snprintf(ticks, sizeof ticks, "%.0f",
+                 (double)(st->ticks - h->ticks) * 1e9 / (double)(now_ns - h->at_ns));
+        // The latency histogram since the previous snapshot: the difference of the two.
+        cd_hist_value *d = &h->latency;
+        d->count = 0;
+        for (int i = 0; i < CD_HIST_BUCKETS; i++) {
+            d->n[i] = st->latency_hist.n[i] - d->n[i];
+            d->count += d->n[i];
+        }
+        d->max = st->latency_hist.max;
+        if (d->count > 0) {
+            snprintf(p99, sizeof p99, "%.0f us", (double)cd_hist_quantile(d, 0.99) / 1e3);
+        }
+    }
+    snprintf(buf, len, "%u session%s, %s ticks/s, p99 latency %s, %llu deadline misses in the "
+             "last minute", (unsigned)st->sessions, st->sessions == 1 ? "" : "s", ticks, p99,
+             (unsigned long long)misses);
+    h->ticks = st->ticks;
+    h->at_ns = now_ns;
+    h->latency = st->latency_hist;
 }

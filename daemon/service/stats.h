@@ -8,7 +8,17 @@
 #define CONTACTD_SERVICE_STATS_H
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "service/histogram.h"
+
+/* Solver statuses counted: cs_status from CS_NOANSWER (-6) to CS_FALLBACK (3), at index
+ * status - CD_STATUS_MIN. */
+#define CD_STATUS_MIN (-6)
+#define CD_STATUS_KINDS 10
+/* Miss causes counted, by cd_miss (index 0, CD_MISS_NONE, stays 0). */
+#define CD_MISS_KINDS 5
 
 /* {count, sum, max} of a series of values (ns). Zero-initialised storage is an empty counter.
  * thread: one writer, any readers. */
@@ -36,9 +46,17 @@ typedef struct cd_counts {
     _Atomic uint64_t deadline_misses;   /* rt: answered after the deadline, or CS_DEADLINE */
     _Atomic uint64_t results_overflow;  /* rt: dropped because the output ring was full */
     cd_counter solve_ns;                /* rt: wall time of cs_step */
+    _Atomic uint64_t misses[CD_MISS_KINDS];     /* rt: deadline misses by cause (cd_miss) */
+    _Atomic uint64_t statuses[CD_STATUS_KINDS]; /* rt: solves by cs_status (CD_STATUS_MIN) */
+    cd_hist solve_hist;     /* rt: wall time of cs_step */
+    cd_hist wake_late_hist; /* rt: a session's: how late the wake-up before each solve was; a
+                             * foreground worker's: how late each wake-up at a tick was */
+    cd_hist latency_hist;   /* whoever writes the results (io, or the worker of an attached
+                             * session): frame received -> its result handed to the socket */
 } cd_counts;
 
-/* A snapshot of everything the daemon counts, plain data (what a Stats message carries). */
+/* A snapshot of everything the daemon counts, plain data (what a Stats message carries). About
+ * 12 KiB (three histograms): fine on any thread's stack, never in a ring. */
 typedef struct cd_stats {
     uint64_t ticks;             /* tick-thread wake-ups */
     uint64_t overruns;          /* ticks whose work ran past the next tick's start */
@@ -50,6 +68,11 @@ typedef struct cd_stats {
     uint64_t results_dropped;   /* output ring full + client write queue full */
     cd_counter_value solve_ns;
     cd_counter_value wake_late_ns; /* how late each tick-thread wake-up was */
+    uint64_t misses[CD_MISS_KINDS];
+    uint64_t statuses[CD_STATUS_KINDS];
+    cd_hist_value solve_hist;
+    cd_hist_value wake_late_hist;
+    cd_hist_value latency_hist;
     uint32_t sessions;          /* sessions admitted and not yet closed */
     bool realtime;              /* SCHED_FIFO obtained for the tick thread */
 } cd_stats;
@@ -67,9 +90,32 @@ void cd_stat_inc(_Atomic uint64_t *n);
 /* Reads n. thread: any. rt-safe: yes. */
 uint64_t cd_stat_get(const _Atomic uint64_t *n);
 
-/* Adds c's frame, result and solve-time counts to those of *ret (a snapshot summed over several
- * writers: the I/O thread's counts and each worker's); leaves the other fields (ticks, lateness,
- * sessions, realtime) as they are. thread: any. */
+/* Adds c's frame, result, miss, status and solve-time counts and its histograms to those of
+ * *ret (a snapshot summed over several writers: the I/O thread's counts and each worker's);
+ * leaves the other fields (ticks, wake_late_ns, sessions, realtime) as they are. thread: any.
+ * rt-safe: yes. */
 void cd_counts_add(const cd_counts *c, cd_stats *ret);
+
+/* Seconds of per-second deadline-miss samples the headline keeps. */
+#define CD_HEADLINE_SECONDS 60
+
+/* The daemon's headline (the STATUS= line) from snapshots taken about once a second: open
+ * sessions, ticks per second and the p99 of received -> sent latency since the previous
+ * snapshot, and deadline misses in the last minute, from a ring of the cumulative miss counts of
+ * the last CD_HEADLINE_SECONDS + 1 snapshots. Zero-initialised storage is empty.
+ * thread: one (io). */
+typedef struct cd_headline {
+    uint64_t misses[CD_HEADLINE_SECONDS + 1]; /* ring: cumulative misses at each snapshot */
+    int n, next;                              /* snapshots in the ring; where the next goes */
+    uint64_t ticks;                           /* at the previous snapshot */
+    int64_t at_ns;                            /* the previous snapshot's time, 0 before one */
+    cd_hist_value latency;                    /* at the previous snapshot */
+} cd_headline;
+
+/* Takes the snapshot st (made at now_ns) and writes the headline into buf, e.g. "2 sessions,
+ * 1000 ticks/s, p99 latency 41 us, 0 deadline misses in the last minute" ("-" for a rate or
+ * percentile that needs a previous snapshot, or results, it does not have yet). thread: h's. */
+void cd_headline_update(cd_headline *h, const cd_stats *st, int64_t now_ns, char *buf,
+                        size_t len);
 
 #endif /* CONTACTD_SERVICE_STATS_H */

@@ -2,9 +2,10 @@
 /* One worker's scheduling with a fake clock (no threads, no wall time): due solves run earliest
  * deadline first whatever the table order; a session whose solve overruns (a clock that jumps
  * forward during its solve stands in for an expensive solver) is handed to the background worker
- * and cannot delay the foreground's sessions; misses are attributed to the host (late wake-up),
+ * and cannot delay the foreground's sessions (its histograms keep every solve, whichever worker
+ * ran it); misses are attributed to the host (late wake-up),
  * the scheduler (other work first), the I/O thread (frame handed over after it was due) or the
- * solver (a prompt start that used up the budget); the
+ * solver (a prompt start that used up the budget), and counted by cause; the
  * next wake-up is the next tick; closed sessions are let go of. */
 #include <string.h>
 
@@ -149,6 +150,21 @@ static void an_overrunning_session_moves_to_the_background(void **state) {
     }
     assert_int_equal(cd_session_worker(hog), 0);
     assert_int_equal(cd_session_worker(light), 0);
+    // The hog's histograms hold every solve, whichever worker ran it; the workers' own counts
+    // split the same solves between them.
+    static cd_stats hs, ls, ws;
+    hs = ls = ws = (cd_stats){0};
+    cd_session_stats(hog, &hs);
+    cd_session_stats(light, &ls);
+    assert_true(hs.frames_solved > 3);
+    assert_int_equal(hs.solve_hist.count, hs.frames_solved);
+    assert_int_equal(hs.wake_late_hist.count, hs.frames_solved);
+    assert_int_equal(hs.solve_hist.max, hs.solve_ns.max);
+    cd_counts_add(&fg.counts, &ws);
+    cd_counts_add(&bg.counts, &ws);
+    assert_int_equal(ws.solve_hist.count, hs.frames_solved + ls.frames_solved);
+    assert_int_equal(ws.solve_hist.max,
+                     hs.solve_ns.max > ls.solve_ns.max ? hs.solve_ns.max : ls.solve_ns.max);
     cd_session_table_free(t);
 }
 
@@ -199,6 +215,18 @@ static void misses_say_why(void **state) {
     tm = drain(s);
     assert_false(tm.deadline_met);
     assert_int_equal(tm.miss, CD_MISS_IO);
+    // The session and the worker counted each miss by its cause, and the late wake-up.
+    static cd_stats st, ws;
+    st = ws = (cd_stats){0};
+    cd_session_stats(s, &st);
+    cd_counts_add(&w.counts, &ws);
+    const uint64_t want[CD_MISS_KINDS] = {[CD_MISS_HOST] = 2, [CD_MISS_SOLVER] = 1,
+                                          [CD_MISS_IO] = 1};
+    assert_memory_equal(st.misses, want, sizeof want);
+    assert_memory_equal(ws.misses, want, sizeof want);
+    assert_int_equal(st.deadline_misses, 4);
+    assert_int_equal(st.wake_late_hist.count, 4);
+    assert_int_equal(st.wake_late_hist.max, 400000);
     cd_session_table_free(t);
 }
 

@@ -3,8 +3,9 @@
  * of this test), so that the workers' heap allocations can be counted: a request-mode session's
  * socket is read, decoded, validated, solved, encoded and written on its worker, and none of that
  * may allocate once the session is admitted, also when the session's solves make it move to the
- * background worker (its socket moves with it). Counted by thread name ("cd-"), so the client in
- * this thread and the I/O thread do not count. Correctness only: no duration is asserted. */
+ * background worker (its socket moves with it), nor may answering its StatsRequests there.
+ * Counted by thread name ("cd-"), so the client in this thread and the I/O thread do not count.
+ * Correctness only: no duration is asserted. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,16 @@ static void exchanges_allocate_nothing(int64_t long_solve_ns) {
         assert_int_equal(m->result->seq, seq);
         assert_int_equal(m->result->n_contacts, (size_t)box.nc);
         cdc_msg_free(m);
+        if (seq % 50 == 0) {
+            // Stats on this connection are built on the worker too: its own session only.
+            assert_int_equal(cdc_stats_request(c), 0);
+            assert_int_equal(cdc_msg_recv(c, WAIT_NS, &m), 1);
+            assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS);
+            assert_int_equal(m->stats->n_session_stats, 1);
+            assert_int_equal(m->stats->session_stats[0]->frames_solved, seq);
+            assert_int_equal(m->stats->session_stats[0]->solve->count, seq);
+            cdc_msg_free(m);
+        }
         const struct timespec ms = {.tv_nsec = 1000000};
         nanosleep(&ms, NULL);
     }

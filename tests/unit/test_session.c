@@ -6,7 +6,9 @@
  * order, refuses a full queue, frames over the rate and frames with no room left for their
  * answer; a full output ring drops and counts; a
  * closed session is let go of by its worker and then reaped; a session is only ever stepped by
- * its owner; the memory formula is what the session allocates and grows with what it declares. */
+ * its owner; each solve's time, wake-up lateness, received -> sent latency, status and miss cause
+ * land in the session's histograms and counts; the memory formula is what the session allocates
+ * and grows with what it declares. */
 #include <errno.h>
 #include <string.h>
 
@@ -300,6 +302,85 @@ static void full_ring_drops_and_counts(void **state) {
     cd_session_table_free(t);
 }
 
+// A clock that moves on at every read, so every solve takes a non-zero time.
+static int64_t ticking_clock(void) {
+    return fake_now += 700;
+}
+
+static void records_histograms_and_misses(void **state) {
+    (void)state;
+    static cd_counts wc;
+    static cd_hist solve, late, latency;
+    wc = (cd_counts){0};
+    solve = late = latency = (cd_hist){0};
+    cd_session_table *t = cd_session_table_new(1);
+    cd_session *s = admit(t, &stream_params);
+    enum { N = 20, LATE = 5 };
+    for (int k = 0; k < N; k++) {
+        const int64_t tick = EPOCH + (20 + k) * PERIOD;
+        publish_box(s, (uint64_t)k, tick - PERIOD + 100);
+        // The last LATE wake-ups come after the budget: missed, and the host's doing.
+        const int64_t wake_late = k < N - LATE ? 1000 * k : 900000;
+        fake_now = tick + wake_late;
+        cd_job job;
+        assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+        cd_run run = {.tick = (uint64_t)(20 + k), .wake_late_ns = wake_late,
+                      .clock_ns = ticking_clock, .counts = &wc};
+        assert_int_equal(cd_session_run(s, &job, &run), 1);
+        cd_output *o = cd_session_result_peek(s);
+        assert_non_null(o);
+        assert_true(o->timing.solve_ns > 0);
+        assert_int_equal(o->timing.deadline_met, k < N - LATE);
+        o->timing.sent_ns = fake_now + 5000 * k;
+        cd_hist_record(&solve, o->timing.solve_ns);
+        cd_hist_record(&late, o->timing.wake_late_ns);
+        cd_hist_record(&latency, o->timing.sent_ns - o->timing.received_ns);
+        cd_session_result_pop(s, false, NULL);
+    }
+    static cd_stats st, ws, io;
+    st = ws = io = (cd_stats){0};
+    cd_session_stats(s, &st);
+    assert_int_equal(st.frames_solved, N);
+    // The session's histograms hold exactly what its timing records said.
+    static cd_hist_value want;
+    want = (cd_hist_value){0};
+    cd_hist_add(&solve, &want);
+    assert_memory_equal(st.solve_hist.n, want.n, sizeof want.n);
+    assert_int_equal(st.solve_hist.max, want.max);
+    want = (cd_hist_value){0};
+    cd_hist_add(&late, &want);
+    assert_memory_equal(st.wake_late_hist.n, want.n, sizeof want.n);
+    assert_int_equal(st.wake_late_hist.max, 900000);
+    want = (cd_hist_value){0};
+    cd_hist_add(&latency, &want);
+    assert_memory_equal(st.latency_hist.n, want.n, sizeof want.n);
+    assert_int_equal(st.latency_hist.count, N);
+    cd_percentiles p;
+    cd_hist_percentiles(&st.latency_hist, &p);
+    assert_true(p.p50 <= p.p99 && p.p99 <= p.p999 && p.p999 <= p.max);
+    // Misses by cause: the late wake-ups are the host's; every solve has a status.
+    assert_int_equal(st.deadline_misses, LATE);
+    assert_int_equal(st.misses[CD_MISS_HOST], LATE);
+    assert_int_equal(st.misses[CD_MISS_SOLVER] + st.misses[CD_MISS_SCHEDULING] +
+                     st.misses[CD_MISS_IO] + st.misses[CD_MISS_NONE], 0);
+    uint64_t statuses = 0;
+    for (int i = 0; i < CD_STATUS_KINDS; i++) {
+        statuses += st.statuses[i];
+    }
+    assert_int_equal(statuses, N);
+    assert_int_equal(st.statuses[CS_CONVERGED - CD_STATUS_MIN], N - LATE);
+    // The worker's counts have the solves and misses; its wake-up histogram is the loop's (per
+    // tick), not the sessions'. The latency went to the I/O thread's counts (the table's).
+    cd_counts_add(&wc, &ws);
+    assert_memory_equal(ws.solve_hist.n, st.solve_hist.n, sizeof st.solve_hist.n);
+    assert_int_equal(ws.misses[CD_MISS_HOST], LATE);
+    assert_int_equal(ws.wake_late_hist.count, 0);
+    assert_int_equal(ws.latency_hist.count, 0);
+    cd_session_table_stats(t, &io);
+    assert_memory_equal(io.latency_hist.n, st.latency_hist.n, sizeof st.latency_hist.n);
+    cd_session_table_free(t);
+}
+
 static void memory_follows_the_declaration(void **state) {
     (void)state;
     // The small session: 4 bodies, 16 contacts, 8 directions, lemke.
@@ -337,6 +418,7 @@ int main(void) {
         cmocka_unit_test(request_answers_every_frame_in_order),
         cmocka_unit_test(a_request_always_has_room_for_its_answer),
         cmocka_unit_test(full_ring_drops_and_counts),
+        cmocka_unit_test(records_histograms_and_misses),
         cmocka_unit_test(memory_follows_the_declaration),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
