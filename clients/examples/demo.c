@@ -4,8 +4,9 @@
  * and a probe point that sways slowly from side to side) pushes it sideways. At every tick
  * (1 kHz by default, absolute-time pacing) the demo sends the box's state to contactd, takes
  * whatever answers arrive before the next tick and integrates the box with the newest post-step
- * velocities, so it visibly slides back and forth on the (frictionless, with
- * the Dantzig solver) plane.
+ * velocities: with friction mu = 0.1 (the daemon's default solver, frictional), the box sticks
+ * while the coupling pushes less than mu m g = 1.96 N and slides when it pushes more, so it
+ * visibly starts, slides and stops as the probe sways.
  * About ten times a second it prints one line: tick, seq, status, total contact force, the four
  * normal forces, the daemon's solve time and the measured latency over the last interval, and
  * deadline misses. Ctrl-C prints a summary. The session is in request mode, as a haptic loop's
@@ -30,7 +31,7 @@
 #define HALF 0.1     // box half-extent, m
 #define MASS 2.0     // kg
 #define GRAVITY 9.81 // m/s^2
-#define MU 0.5       // sent with each contact; the Dantzig solver treats contacts as frictionless
+#define MU 0.1       // Coulomb friction of each contact: the push (up to ~9 N) beats it at times
 // Virtual coupling: a critically damped spring pulling the box towards the probe point, which
 // sways +-0.15 m with a 6 s period, so the push varies slowly and stays a few newtons.
 #define COUPLING_K 60.0                               // N/m
