@@ -30,11 +30,24 @@
 #define G 9.81
 #define DT 1e-3
 
-/* The solvers that take joints by the brief of this suite (every one but sap). */
+/* Every solver takes joints: the rigid ones through the reduction, sap as rows of its own
+ * problem (sap.h). */
 static const cs_solver joint_solvers[] = {CS_SOLVER_DANTZIG, CS_SOLVER_LEMKE,
                                           CS_SOLVER_LEMKE_STANDARD, CS_SOLVER_LEMKE_STRUCTURAL,
-                                          CS_SOLVER_NCP};
+                                          CS_SOLVER_NCP, CS_SOLVER_SAP};
 #define N_SOLVERS (int)(sizeof joint_solvers / sizeof joint_solvers[0])
+
+/* SAP holds each joint row to its near-rigid compliance (sap.h): R = beta_joint^2 w / (4 pi^2)
+ * = 2.5e-6 w (default beta_joint 0.01), w the row's own M^-1 norm. Its joint impulses then
+ * solve (W + R) l = W l_rigid (W = J_j M^-1 J_j^T) rather than W l = ..., off by
+ * |(W + R)^-1 R| <= 2.5e-6 max w / min eig(W) relative; on these scenes of up to 4 links W's
+ * spread stays below 100 (the hanging chains' errors, 5e-5 .. 6.2e-5, say about 25), so
+ * 2.5e-4 of the load; and the joints give way at R l, the same fraction of the velocity the
+ * load makes in one step. The rigid solvers' tolerances are rounding. */
+#define SAP_REL 2.5e-4
+static double rel_tol(cs_solver sv, double rigid) {
+    return sv == CS_SOLVER_SAP ? SAP_REL : rigid;
+}
 
 /* A session for s's sizes and solver sv, with a warm start when warm is true. */
 typedef struct session {
@@ -115,9 +128,10 @@ static void redundant_weld_holds(void **state) {
         session x;
         session_open(&x, &s, joint_solvers[k], false);
         const cs_result *r = step(&x, &s, joint_solvers[k]);
-        assert_near(r->joint_force[2] + r->joint_force[5], B.mass * G, 1e-9 * B.mass * G);
+        assert_near(r->joint_force[2] + r->joint_force[5], B.mass * G,
+                    rel_tol(joint_solvers[k], 1e-9) * B.mass * G);
         for (int c = 0; c < 6; c++)
-            assert_near(r->v[c], 0, 1e-12);
+            assert_near(r->v[c], 0, rel_tol(joint_solvers[k], 1e-12 / (G * DT)) * G * DT);
         session_close(&x);
     }
 }
@@ -140,16 +154,21 @@ static void chain_carries_the_weight_below(void **state) {
                 double below = 0;
                 for (int i = j; i < CHAIN; i++)
                     below += B[i].mass * G;
+                const double ft = rel_tol(joint_solvers[k], 1e-9) * below;
                 assert_int_equal(r->joint_id[j], J[j].id);
-                assert_near(r->joint_force[3 * j + 2], below, 1e-9 * below);
+                print_message("# %-16s %d joint %d: force %.9g N of %.9g N (rel %.2g)\n",
+                              cs_solver_name(joint_solvers[k]), kk, j, r->joint_force[3 * j + 2],
+                              below, fabs(r->joint_force[3 * j + 2] / below - 1));
+                assert_near(r->joint_force[3 * j + 2], below, ft);
                 for (int c = 0; c < 2; c++)
-                    assert_near(r->joint_force[3 * j + c], 0, 1e-9 * below);
+                    assert_near(r->joint_force[3 * j + c], 0, ft);
                 for (int c = 0; c < 3; c++)
-                    assert_near(r->joint_torque[3 * j + c], 0, 1e-9 * below);
+                    assert_near(r->joint_torque[3 * j + c], 0, ft);
             }
+            const double vt = rel_tol(joint_solvers[k], 1e-12 / (G * DT)) * G * DT;
             for (int k6 = 0; k6 < 6 * CHAIN; k6++)
-                assert_near(r->v[k6], 0, 1e-12);
-            assert_true(r->cert.joint <= 1e-12);
+                assert_near(r->v[k6], 0, vt);
+            assert_true(r->cert.joint <= vt);
             session_close(&x);
         }
     }
@@ -196,7 +215,7 @@ static void joints_allow_only_their_motion(void **state) {
             double vs = G * DT;
             for (int c = 0; c < 12; c++)
                 vs = fmax(vs, fabs(r->v[c]));
-            const double tol = 1e-12 * vs;
+            const double tol = rel_tol(joint_solvers[k], 1e-12) * vs;
             for (int j = 0; j < 2; j++) {
                 // Relative linear velocity at the anchor, relative angular velocity.
                 const double *va = r->v + 6 * (J[j].body_a - 1);
@@ -505,7 +524,9 @@ static void workspace_holds_a_scene_at_its_limits(void **state) {
         print_message("# %-16s peak %zu of %zu bytes\n", cs_solver_name(joint_solvers[k]),
                       r->stats.peak_bytes, cs_workspace_capacity(x.ws));
         assert_true(r->stats.peak_bytes <= cs_workspace_capacity(x.ws));
-        assert_true(r->cert.joint <= 1e-9);
+        print_message("# %-16s joint residual %.3g m/s\n", cs_solver_name(joint_solvers[k]),
+                      r->cert.joint);
+        assert_true(r->cert.joint <= rel_tol(joint_solvers[k], 1e-9 / (G * DT)) * G * DT);
         session_close(&x);
     }
 }
@@ -694,7 +715,8 @@ static void reduction_matches_dense_kkt(void **state) {
     cs_workspace_free(ws);
 }
 
-/* Validation names the joint field at fault, and the solver that takes no joints. */
+/* Validation names the joint field at fault; every solver of the build takes joints, sap
+ * too, so no solver is refused for them. */
 static void validation_names_the_field(void **state) {
     (void)state;
     cs_body B = body(1, 1, (double[3]){0, 0, 0});
@@ -712,10 +734,13 @@ static void validation_names_the_field(void **state) {
     assert_string_equal(err, "joints[0].body_a: 0 is the world; the world goes in body_b");
     J.body_a = 1;
     J.body_b = 0;
-    s.solver = CS_SOLVER_SAP;
-    assert_int_equal(cs_scene_validate(&s, &lim, err, sizeof err), CS_EINPUT);
-    assert_string_equal(err, "joints: solver 'sap' does not take joints (these do: dantzig, "
-                             "lemke, lemke-structural, lemke-standard, ncp)");
+    for (int sv = CS_SOLVER_DEFAULT + 1; sv < CS_SOLVER_COUNT; sv++) {
+        if (!cs_solver_is_available((cs_solver)sv))
+            continue;
+        assert_true(cs_solver_takes_joints((cs_solver)sv));
+        s.solver = (cs_solver)sv;
+        assert_int_equal(cs_scene_validate(&s, &lim, err, sizeof err), 0);
+    }
     // A kinematic body is a moving world: it goes in body_b.
     s.solver = CS_SOLVER_DEFAULT;
     B = (cs_body){.id = 1, .kinematic = true, .quat = {1, 0, 0, 0}};
