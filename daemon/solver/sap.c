@@ -309,9 +309,11 @@ cs_status cs_sap_solve_joints(cs_workspace *ws, const cs_model *m, const cs_scen
     cs__sap_work_init(&w, work_mem, nv, nk, nmax);
     const cs_status status =
         cs__sap_newton(&prob, &is, &P, opt, &w, v, gamma, region, &st->iterations);
-    if (jt && status >= 0) {
+    if (jt && status >= 0 && nc > 0) {
         memcpy(lambda, gamma, 3 * (size_t)nc * sizeof(double));
         memcpy(state, region, (size_t)nc);
+    }
+    if (jt && status >= 0) {
         if (lambda_j)
             joint_impulses(jt->art, gamma, nc, lambda_j);
     }
