@@ -27,6 +27,7 @@
 #include "solver/articulated.h"
 #include "solver/joints.h"
 #include "solver/linalg.h"
+#include "solver/sap.h"
 #include "solver/workspace.h"
 
 /* Labels: an impulse below 1e-9 of the impulse scale is zero; a slip below 1e-6 of the velocity
@@ -226,6 +227,28 @@ bool cs_certificate_is_ok(const cs_certificate *c, double tol, bool frictional) 
     return ok && (!frictional || c->dissipation <= tol * is);
 }
 
+/* max |J_r v - b_r + R_r lambda_r| over the joint rows r, R_r SAP's regularization of the row
+ * (cs__sap_joint_regularization, the step's defaults): how far the joint impulses lambda_j are
+ * from SAP's law at v, m/s (a NaN stays). */
+static double joint_law(const cs_model *m, const double *lambda_j, const double *v) {
+    const cs_articulated *a = m->jt->art;
+    double worst = 0;
+    for (int j = 0; j < a->nj; j++) {
+        cs_art_row rows[6];
+        cs_articulated_joint_rows(a, j, rows);
+        for (int r = 0; r < a->row_off[j + 1] - a->row_off[j]; r++) {
+            const cs_art_row *R = &rows[r];
+            double miss = -R->b + cs__sap_joint_regularization(m, R, NULL) *
+                                      lambda_j[a->row_off[j] + r];
+            for (int i = 0; i < 6; i++)
+                miss += (R->ia >= 0 ? R->ja[i] * v[6 * R->ia + i] : 0) +
+                        (R->ib >= 0 ? R->jb[i] * v[6 * R->ib + i] : 0);
+            worst = maxn(worst, fabs(miss));
+        }
+    }
+    return worst;
+}
+
 /* SAP's absolute stopping tolerance per island, sqrt(J) (its eps_a, sap.md section 9). */
 #define SAP_ABS_TOL 1e-14
 
@@ -264,5 +287,6 @@ bool cs_certificate_is_ok_regularized(cs_workspace *ws, const cs_model *m, const
     }
     cs__ws_release(ws, mark);
     return sqrt(res) <= SAP_ABS_TOL * sqrt(nv) + tol * sqrt(scale) &&
-           cert->cone <= tol * cert->impulse_scale;
+           cert->cone <= tol * cert->impulse_scale &&
+           (!m->jt || !lambda_j || joint_law(m, lambda_j, v) <= tol * cert->velocity_scale);
 }

@@ -46,9 +46,12 @@ bool cs_certificate_is_ok(const cs_certificate *cert, double tol, bool frictiona
  * islands by Minkowski's inequality, so every answer SAP calls converged at tol passes.
  * Complementarity, normal velocity and maximal dissipation hold only up to the regularization
  * (compliance R_n gamma_n, stiction slip R_t |gamma_t|, gliding; sap.md section 3.4): they are
- * reported in cert, not judged. So does the joint residual: SAP's joint rows hold to their
- * compliance, |J_j v - b_j| = R_j |lambda_j| (sap.h), which SAP's lambda_j, computed from v by
- * that law, satisfy by construction; their law is judged through g, like the contacts'. cs_certificate_is_ok() (the pivoting solvers') is unchanged.
+ * reported in cert, not judged. So is the joint residual: SAP's joint rows hold to their
+ * compliance, J_j v - b_j = -R_j lambda_j (sap.h), not to the rigid rows' rounding. What is
+ * judged of them is SAP's law itself: lambda_j is in g, and with lambda_j given, every row's
+ * |J_r v - b_r + R_r lambda_r| <= tol cert->velocity_scale (R_r from
+ * cs__sap_joint_regularization() at the defaults, which cs_step's SAP uses).
+ * cs_certificate_is_ok() (the pivoting solvers') is unchanged.
  * Scratch from ws (within cs_certify_size); false when it is short. thread: any. rt-safe: yes. */
 bool cs_certificate_is_ok_regularized(cs_workspace *ws, const cs_model *m, const double *lambda,
                                       const double *lambda_j, const double *v,

@@ -21,7 +21,24 @@
  * i.e. SAP's near-rigid regime with beta = 1 (the contact period is one time step), and
  * critical damping (tau_d = dt / pi there). Users set physics only; beta and sigma are not on the
  * wire. The initial guess is the previous answer's velocity of each body, by body id, and v* for
- * bodies the warm start does not know. */
+ * bodies the warm start does not know.
+ *
+ * JOINTS. SAP does not take the joints through Baraff's reduction onto the contacts (joints.h),
+ * which the Delassus-form solvers read: its problem is the momentum balance over every velocity
+ * with each constraint a term of one convex cost, so the joints join it as holonomic rows, as
+ * in Drake's SAP (SapHolonomicConstraint; Castro et al. 2022 section VIII names bilateral
+ * constraints as the extension). The step builds the joints with cs__joints_build_rows() (the
+ * frames captured per session in the warm start, a kinematic body_b as a moving world, the
+ * model's v* left free of them), and each joint's rows (cs__joints_rows: up to 6, with the
+ * articulated module's Baumgarte target b) become blocks of up to three rows of the core's J,
+ * each row with the quadratic law gamma = -(row v - b) / R, unbounded (sap_contact.h),
+ * R = beta_joint^2 w / (4 pi^2), w = row M^-1 row^T exact for the block-diagonal M. Why
+ * regularized rows rather than the reduction: the cost stays strongly convex whatever the
+ * joints (redundant loop rows, a planar four-bar's, need no rank decision), a row costs O(1)
+ * instead of the reduction's 3 nc articulated solves and k x k matrix, and Newton's matrix is
+ * A + J^T G J as for contacts, so islands, line search and the deadline are unchanged. The
+ * price is the law: the joints hold to R, about 2.5e-6 of the velocity their impulse makes (at
+ * beta_joint = 0.01), and the certificate judges them on that law (certify.h). */
 #include "solver/sap.h"
 
 #include <math.h>
@@ -165,6 +182,17 @@ static double row_minv(const cs_model *m, int b, const double *g) {
     return w + g[3] * x[0] + g[4] * x[1] + g[5] * x[2];
 }
 
+double cs__sap_joint_regularization(const cs_model *m, const cs_art_row *R,
+                                    const cs_sap_params *prm) {
+    const cs_sap_params P = cs__sap_params_resolve(prm);
+    const double w = (R->ia >= 0 ? row_minv(m, R->ia, R->ja) : 0) +
+                     (R->ib >= 0 ? row_minv(m, R->ib, R->jb) : 0);
+    // No stiffness given: the near-rigid branch, R = beta_joint^2 w / (4 pi^2).
+    double r, rt, taud;
+    cs__sap_regularize(w, m->dt, 0, 0, P.beta_joint, P.sigma, &r, &rt, &taud);
+    return r;
+}
+
 /* The joints' part of SAP's problem, from block k0 on (ptr[k0] set): every joint's rows (rows,
  * cs__joints_rows) in blocks of up to three over the joint's bodies' dofs (ascending, the world
  * left out, padding rows zero), bias -b so that v_c = J v - b, and each row's near-rigid
@@ -199,15 +227,10 @@ static int joint_blocks(const cs_model *m, const cs_articulated *a, const cs_art
                     continue;
                 }
                 const cs_art_row *R = &rows[r0 + i];
-                double w = 0, rt, taud;
-                for (int e = 0; e < nbody; e++) {
-                    const double *g = side[e] == 0 ? R->ja : R->jb;
-                    memcpy(row + 6 * e, g, 6 * sizeof(double));
-                    w += row_minv(m, body[e], g);
-                }
+                for (int e = 0; e < nbody; e++)
+                    memcpy(row + 6 * e, side[e] == 0 ? R->ja : R->jb, 6 * sizeof(double));
                 bias[3 * k + i] = -R->b;
-                // No stiffness given: the near-rigid branch, R = beta_joint^2 w / (4 pi^2).
-                cs__sap_regularize(w, m->dt, 0, 0, P->beta_joint, P->sigma, &r[i], &rt, &taud);
+                r[i] = cs__sap_joint_regularization(m, R, P);
             }
             cs__sap_holonomic_set(&con[k], r);
         }

@@ -66,8 +66,8 @@ typedef struct cs_sap_params {
 /* Workspace bytes cs_sap_solve() takes for any scene within lim (besides the model). */
 size_t cs_sap_size(const cs_limits *lim);
 
-/* The scene path, without joints (cs_sap_solve_joints() takes them). Solves the contact step
- * of model m (built from scene s, whose per-contact
+/* The scene path (cs_sap_solve_joints(), which it calls, also gives the joints' impulses).
+ * Solves the contact step of model m (built from scene s, whose per-contact
  * distance, stiffness and dissipation set each contact's compliance; 0 = not given: near-rigid,
  * critically damped; see sap.c) starting from the previous velocities in warm (by body id; v*
  * for bodies it does not know; warm may be NULL). prm: NULL for the defaults.
@@ -101,6 +101,13 @@ cs_status cs_sap_solve_joints(cs_workspace *ws, const cs_model *m, const cs_scen
                               const cs_options *opt, const cs_sap_params *prm,
                               const cs_warmstart *warm, double *lambda, double *lambda_j,
                               double *v, uint8_t *state, bool *no_iterate, cs_stats *st);
+
+typedef struct cs_art_row cs_art_row;
+/* The regularization R of joint row R (cs__joints_rows) under prm (NULL: the defaults), 1/kg
+ * or 1/(kg m^2): R = beta_joint^2 w / (4 pi^2), w = R M^-1 R^T over the model's bodies' own
+ * mass, so SAP's law for that row is gamma = -(R v - b) / R. thread: any. rt-safe: yes. */
+double cs__sap_joint_regularization(const cs_model *m, const cs_art_row *R,
+                                    const cs_sap_params *prm);
 
 /* cs_sap_solve() behind the solver table's signature (solvers.h), stopping at the tolerance its
  * answer is certified at (opt->cert_tol). */

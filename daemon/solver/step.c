@@ -50,8 +50,8 @@ static const uint32_t *warm_basis(const cs_warmstart *warm, const cs_scene *s, i
 
 /* Runs solver d on m with what its row says it starts from (solvers.h). basis: [nc] out, the
  * solver's basis words (CS__WARM_BASIS), and the previous tick's in: the solver reads them before
- * writing its own. lj [joint rows], v [6 nb], state [nc], cert: out as cs__solve_out says; *certified is set when
- * the solver checked its own answer (the step need not repeat it). */
+ * writing its own. lj [joint rows], v [6 nb], state [nc], cert: out as cs__solve_out says;
+ * *certified is set when the solver checked its own answer (the step need not repeat it). */
 static cs_status run_solver(cs_workspace *ws, const cs__solver_desc *d, const cs_model *m,
                             const cs_scene *s, const cs_options *opt, const cs_warmstart *warm,
                             double *lambda, double *lj, uint32_t *basis, double *v,

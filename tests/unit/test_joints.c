@@ -20,6 +20,7 @@
 
 #include "alloc_count.h"
 #include "solver/articulated.h"
+#include "solver/certify.h"
 #include "solver/joints.h"
 #include "solver/linalg.h"
 #include "solver/model.h"
@@ -823,6 +824,42 @@ static void sap_joints_converge_to_rigid(void **state) {
     cs_workspace_free(ws);
 }
 
+/* SAP's certificate judges its joint rows on SAP's law (certify.h): its own answer passes;
+ * the free motion with no joint impulse keeps the momentum balance exactly but breaks the law
+ * (the joints give way with nothing pushing back), and is refused. */
+static void sap_certificate_judges_the_joint_law(void **state) {
+    (void)state;
+    cs_body B[CHAIN];
+    cs_joint J[CHAIN];
+    cs_scene s;
+    hanging_chain(CS_JOINT_BALL, B, J, &s);
+    const cs_limits lim = {.max_bodies = CHAIN, .max_joints = CHAIN, .max_dirs = 8,
+                           .solvers = 1u << CS_SOLVER_SAP};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    assert_non_null(ws);
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
+    assert_int_equal(cs__joints_build_rows(&m, ws, &s, NULL), CS_CONVERGED);
+    double lj[6 * CHAIN] = {0}, v[6 * CHAIN];
+    uint8_t st8[1];
+    bool no_iterate;
+    cs_stats st;
+    assert_int_equal(cs_sap_solve_joints(ws, &m, &s, NULL, NULL, NULL, NULL, lj, v, st8,
+                                         &no_iterate, &st),
+                     CS_CONVERGED);
+    cs_certificate c;
+    assert_int_equal(cs_certify_joints(ws, &m, NULL, lj, v, false, &c, NULL), CS_CONVERGED);
+    assert_true(cs_certificate_is_ok_regularized(ws, &m, NULL, lj, v, &c, 0));
+    assert_true(c.momentum <= 1e-6 * c.impulse_scale);
+    memset(lj, 0, sizeof lj);
+    memcpy(v, m.vstar, sizeof v);
+    assert_int_equal(cs_certify_joints(ws, &m, NULL, lj, v, false, &c, NULL), CS_CONVERGED);
+    assert_true(c.momentum == 0);
+    assert_true(c.joint > 0.5 * G * DT); // the chain falls freely
+    assert_false(cs_certificate_is_ok_regularized(ws, &m, NULL, lj, v, &c, 0));
+    cs_workspace_free(ws);
+}
+
 /* Frame time far past any deadline: the step's solver gives up at once. */
 static int64_t late_clock(void) {
     return INT64_MAX / 2;
@@ -873,6 +910,7 @@ int main(void) {
         cmocka_unit_test(joints_allow_only_their_motion),
         cmocka_unit_test(four_bar_stays_closed),
         cmocka_unit_test(sap_joints_converge_to_rigid),
+        cmocka_unit_test(sap_certificate_judges_the_joint_law),
         cmocka_unit_test(frames_are_kept_by_joint_id),
         cmocka_unit_test(arm_on_table_balances_forces),
         cmocka_unit_test(fallback_keeps_the_joints),
