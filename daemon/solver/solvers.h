@@ -86,9 +86,10 @@ typedef struct cs__solver_desc {
                                   * itself and its iterate at the deadline goes out, labelled
                                   * CS_ANSWER_ITERATE (needs regularized, whose certificate judges
                                   * an iterate) */
-    bool joints;                 /* takes scenes with joints (the model's reduced form, joints.h) */
-    bool joint_rows;             /* takes them as rows of its own problem instead
-                                  * (cs__joints_build_rows) and returns their impulses */
+    bool joints;                 /* takes scenes with joints: through the model's reduced form
+                                  * (joints.h), or, with joint_rows, as rows of its own problem
+                                  * (cs__joints_build_rows), returning their impulses */
+    bool joint_rows;
     int delassus_rows;           /* rows per contact of the Delassus matrix W = J M^-1 J^T it forms
                                   * (cs_model_delassus): 0 none, 1 normals, 3 full */
     cs__warm warm;
