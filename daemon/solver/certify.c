@@ -17,14 +17,17 @@
  * M (v - v*) = J_c^T lambda + J_j^T lambda_j with v* the free velocity without joints and
  * lambda_j every joint's impulse (loops included) under the contact impulses, so it checks the
  * articulated solve as well; the joint residual is the largest |J_j v - b_j| over every joint
- * row. */
+ * row. A solver that solves the joint rows itself (SAP) gives its own lambda_j instead
+ * (cs_certify_joints). */
 #include "solver/certify.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "solver/articulated.h"
 #include "solver/joints.h"
 #include "solver/linalg.h"
+#include "solver/sap.h"
 #include "solver/workspace.h"
 
 /* Labels: an impulse below 1e-9 of the impulse scale is zero; a slip below 1e-6 of the velocity
@@ -112,8 +115,9 @@ static double outside(const polygon *p, double lx, double ly, double r) {
     return max_projection(p, 1, lx, ly) - r * p->tab[2];
 }
 
-cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, const double *v,
-                     bool pyramid, cs_certificate *cert, uint8_t *state) {
+cs_status cs_certify_joints(cs_workspace *ws, const cs_model *m, const double *lambda,
+                           const double *lambda_j, const double *v, bool pyramid,
+                           cs_certificate *cert, uint8_t *state) {
     const int dirs = pyramid ? m->nd : 0;
     const int nb = m->nb, nc = m->nc;
     const int nrj = m->jt ? m->jt->art->rows : 0;
@@ -151,7 +155,10 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
         vscale = maxn(vscale, fabs(m->bias[i]));
     }
     if (m->jt) {
-        cs__joints_velocity(m->jt, lambda, vj, lj);
+        if (lambda_j)
+            memcpy(lj, lambda_j, (size_t)nrj * sizeof(double));
+        else
+            cs__joints_velocity(m->jt, lambda, vj, lj);
         for (int r = 0; r < nrj; r++)
             iscale = maxn(iscale, fabs(lj[r]));
     }
@@ -205,6 +212,11 @@ cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, 
     return CS_CONVERGED;
 }
 
+cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, const double *v,
+                     bool pyramid, cs_certificate *cert, uint8_t *state) {
+    return cs_certify_joints(ws, m, lambda, NULL, v, pyramid, cert, state);
+}
+
 bool cs_certificate_is_ok(const cs_certificate *c, double tol, bool frictional) {
     if (!(tol > 0))
         tol = CERT_TOL_DEFAULT;
@@ -215,11 +227,34 @@ bool cs_certificate_is_ok(const cs_certificate *c, double tol, bool frictional) 
     return ok && (!frictional || c->dissipation <= tol * is);
 }
 
+/* max |J_r v - b_r + R_r lambda_r| over the joint rows r, R_r SAP's regularization of the row
+ * (cs__sap_joint_regularization, the step's defaults): how far the joint impulses lambda_j are
+ * from SAP's law at v, m/s (a NaN stays). */
+static double joint_law(const cs_model *m, const double *lambda_j, const double *v) {
+    const cs_articulated *a = m->jt->art;
+    double worst = 0;
+    for (int j = 0; j < a->nj; j++) {
+        cs_art_row rows[6];
+        cs_articulated_joint_rows(a, j, rows);
+        for (int r = 0; r < a->row_off[j + 1] - a->row_off[j]; r++) {
+            const cs_art_row *R = &rows[r];
+            double miss = -R->b + cs__sap_joint_regularization(m, R, NULL) *
+                                      lambda_j[a->row_off[j] + r];
+            for (int i = 0; i < 6; i++)
+                miss += (R->ia >= 0 ? R->ja[i] * v[6 * R->ia + i] : 0) +
+                        (R->ib >= 0 ? R->jb[i] * v[6 * R->ib + i] : 0);
+            worst = maxn(worst, fabs(miss));
+        }
+    }
+    return worst;
+}
+
 /* SAP's absolute stopping tolerance per island, sqrt(J) (its eps_a, sap.md section 9). */
 #define SAP_ABS_TOL 1e-14
 
 bool cs_certificate_is_ok_regularized(cs_workspace *ws, const cs_model *m, const double *lambda,
-                                      const double *v, const cs_certificate *cert, double tol) {
+                                      const double *lambda_j, const double *v,
+                                      const cs_certificate *cert, double tol) {
     if (!(tol > 0))
         tol = CERT_TOL_DEFAULT;
     const int nv = 6 * m->nb;
@@ -232,6 +267,9 @@ bool cs_certificate_is_ok_regularized(cs_workspace *ws, const cs_model *m, const
         return false;
     }
     cs_model_jt(m, lambda, jtl);
+    // The joints' rows are SAP's too: their impulses are in its momentum balance.
+    if (m->jt && lambda_j)
+        cs__joints_jt(m->jt, lambda_j, jtl);
     cs_model_mul(m, v, mv);
     cs_model_mul(m, m->vstar, mvs);
     double res = 0, scale = 0;
@@ -249,5 +287,6 @@ bool cs_certificate_is_ok_regularized(cs_workspace *ws, const cs_model *m, const
     }
     cs__ws_release(ws, mark);
     return sqrt(res) <= SAP_ABS_TOL * sqrt(nv) + tol * sqrt(scale) &&
-           cert->cone <= tol * cert->impulse_scale;
+           cert->cone <= tol * cert->impulse_scale &&
+           (!m->jt || !lambda_j || joint_law(m, lambda_j, v) <= tol * cert->velocity_scale);
 }

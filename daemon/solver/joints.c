@@ -229,8 +229,10 @@ static cs_status reduce(cs_joints *jt, cs_workspace *ws, cs__meter *meter) {
     return CS_CONVERGED;
 }
 
-cs_status cs__joints_build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_warmstart *warm,
-                           cs__meter *meter) {
+/* cs__joints_build() (reduce: the contacts' reduction and v_f in m->vstar) and
+ * cs__joints_build_rows() (neither). */
+static cs_status build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_warmstart *warm,
+                       cs__meter *meter, bool reduced) {
     m->jt = NULL;
     if (s->nj == 0)
         return CS_CONVERGED;
@@ -252,7 +254,7 @@ cs_status cs__joints_build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_
         return CS_ENOSPACE;
     memcpy(vstar, m->vstar, 6 * (size_t)nb * sizeof(double));
     *jt = (cs_joints){.nb = nb, .nc = s->nc, .rows = rows, .L = L, .piv = piv, .afree = afree,
-                      .vstar = vstar, .mu = mu, .work = work, .y = y};
+                      .vstar = vstar, .mu = mu, .work = work, .y = y, .reduced = reduced};
 
     art_bodies(bodies, m, s);
     const size_t mark = cs__ws_mark(ws);
@@ -271,11 +273,14 @@ cs_status cs__joints_build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_
     jt->k = art->naux + 3 * s->nc;
     memcpy(rows, art->aux_rows, (size_t)art->naux * sizeof(cs_art_row));
     st = contact_rows(m, ws, rows + art->naux);
+    // Without the reduction v_f is not the model's: the solver's own rows hold the joints.
     if (st == CS_CONVERGED)
-        st = close_loops(jt, ws, m->vstar);
+        st = close_loops(jt, ws, reduced ? m->vstar : y);
     if (st != CS_CONVERGED)
         return st;
     m->jt = jt;
+    if (!reduced)
+        return CS_CONVERGED;
     double *A = cs__ws_alloc(ws, (size_t)jt->k * (size_t)jt->k * sizeof(double));
     if (!A && jt->k > 0)
         return CS_ENOSPACE;
@@ -284,6 +289,16 @@ cs_status cs__joints_build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_
     if (st != CS_CONVERGED)
         jt->A = NULL;
     return st;
+}
+
+cs_status cs__joints_build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_warmstart *warm,
+                           cs__meter *meter) {
+    return build(m, ws, s, warm, meter, true);
+}
+
+cs_status cs__joints_build_rows(cs_model *m, cs_workspace *ws, const cs_scene *s,
+                                cs_warmstart *warm) {
+    return build(m, ws, s, warm, NULL, false);
 }
 
 void cs__joints_velocity(const cs_joints *jt, const double *lambda, double *v, double *lambda_j) {
@@ -328,6 +343,13 @@ cs_status cs__joints_delassus(const cs_joints *jt, int rows, double *W, int ldw)
 static int joint_rows(const cs_joints *jt, int j, cs_art_row rows[6]) {
     cs_articulated_joint_rows(jt->art, j, rows);
     return jt->art->row_off[j + 1] - jt->art->row_off[j];
+}
+
+int cs__joints_rows(const cs_joints *jt, cs_art_row *rows) {
+    const cs_articulated *a = jt->art;
+    for (int j = 0; j < a->nj; j++)
+        joint_rows(jt, j, rows + a->row_off[j]);
+    return a->rows;
 }
 
 void cs__joints_jt(const cs_joints *jt, const double *lambda_j, double *gen) {

@@ -36,6 +36,7 @@ typedef struct cs_joints {
                        * block; NULL when the deadline cut the reduction short */
     const double *vstar; /* [6 nb] free-motion velocity without joints */
     double *mu, *work, *y; /* scratch: [k], [max(nl, cs_psd_work(nl))], [6 nb] */
+    bool reduced;     /* built by cs__joints_build (the model's vstar is v_f), not _rows */
 } cs_joints;
 
 /* Workspace bytes cs__joints_build() keeps for any scene within lim: 0 when lim->max_joints is
@@ -53,6 +54,25 @@ size_t cs__joints_size(const cs_limits *lim);
  * joint rows) with m->jt NULL or unusable. thread: the workspace's caller. rt-safe: yes. */
 cs_status cs__joints_build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_warmstart *warm,
                            cs__meter *meter);
+
+/* cs__joints_build() for a solver that takes the joints as rows of its own problem (SAP,
+ * sap.c): the joints' frames, factor and loops as there, so that a carried answer and the
+ * certificate see rigid joints (cs__joints_velocity), but no reduction onto the contacts: m->vstar
+ * stays the free velocity without joints, cs_model_delassus() is not available, and the solver
+ * reads the rows from cs__joints_rows(). SAP takes this path because its problem is the
+ * momentum balance over all velocities with every constraint a row of its convex cost
+ * (Castro et al. 2022; Drake's SapHolonomicConstraint): the joints become near-rigid
+ * regularized rows there, at O(rows) cost, whereas the reduction would cost 3 nc articulated
+ * solves and a dense k x k matrix SAP never reads. Returns as cs__joints_build() (never
+ * CS_DEADLINE). thread: the workspace's caller. rt-safe: yes. */
+cs_status cs__joints_build_rows(cs_model *m, cs_workspace *ws, const cs_scene *s,
+                                cs_warmstart *warm);
+
+/* Every joint's rows at the current poses into rows [jt->art->rows], in the order of the joint
+ * impulses (joint j's at art->row_off[j]), loops included, with their Baumgarte targets (a
+ * kinematic body_b as a moving world: ib = -1, its velocity in the target). Returns the number
+ * of rows. thread: the workspace's caller. rt-safe: yes. */
+int cs__joints_rows(const cs_joints *jt, cs_art_row *rows);
 
 /* Post-step velocity v [6 nb] under contact impulses lambda [3 nc] (contact frame), the joints
  * and their loops reacting, and, when lambda_j is not NULL, every joint's impulse into it

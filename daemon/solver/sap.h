@@ -53,6 +53,8 @@ typedef enum cs_sap_line_search {
 typedef struct cs_sap_params {
     double beta;         /* near-rigid threshold: contact period below beta dt is near-rigid [1] */
     double sigma;        /* friction regularization R_t = sigma w_i, dimensionless [1e-3] */
+    double beta_joint;   /* near-rigid factor of the joint rows: R = beta_joint^2 w / (4 pi^2),
+                          * w the row's M^-1 norm [0.01; sap_core.c says why] */
     double rel_tol;      /* stopping: scaled momentum residual, relative [1e-6] */
     double abs_tol;      /* the same, absolute, sqrt(J) [1e-14] */
     double cost_rel_tol; /* stopping: cost change, relative [1e-15] */
@@ -64,7 +66,8 @@ typedef struct cs_sap_params {
 /* Workspace bytes cs_sap_solve() takes for any scene within lim (besides the model). */
 size_t cs_sap_size(const cs_limits *lim);
 
-/* The scene path. Solves the contact step of model m (built from scene s, whose per-contact
+/* The scene path (cs_sap_solve_joints(), which it calls, also gives the joints' impulses).
+ * Solves the contact step of model m (built from scene s, whose per-contact
  * distance, stiffness and dissipation set each contact's compliance; 0 = not given: near-rigid,
  * critically damped; see sap.c) starting from the previous velocities in warm (by body id; v*
  * for bodies it does not know; warm may be NULL). prm: NULL for the defaults.
@@ -82,6 +85,29 @@ cs_status cs_sap_solve(cs_workspace *ws, const cs_model *m, const cs_scene *s,
                        const cs_options *opt, const cs_sap_params *prm,
                        const cs_warmstart *warm, double *lambda, double *v, uint8_t *state,
                        bool *no_iterate, cs_stats *st);
+
+/* cs_sap_solve() for a model with joints too (m->jt from cs__joints_build_rows(); a model with
+ * the joints' reduction is CS_EINPUT). Each joint row (cs__joints_rows) is a holonomic
+ * constraint of SAP's convex problem: with w = row M^-1 row^T, its impulse is
+ * gamma = -(row v - b) / R with R = beta_joint^2 w / (4 pi^2) (the near-rigid regime of Castro
+ * et al. 2022 section V, period beta_joint dt; Drake's SapHolonomicConstraint), unbounded, at
+ * the cost R gamma^2 / 2. So the joints hold to that compliance, |row v - b| = R |gamma|, about
+ * beta_joint^2 / (4 pi^2) = 2.5e-6 of the velocity their impulse makes, and their impulses are
+ * those of the rigid joints to that order times W's spread (W + R instead of W); b is the
+ * articulated rows' Baumgarte target, so the drift is corrected as with the other solvers.
+ * lambda_j [m->jt->art->rows] out (may be NULL): every joint's impulse, on body_a, in its row
+ * frame (joints.h). Else as cs_sap_solve(). */
+cs_status cs_sap_solve_joints(cs_workspace *ws, const cs_model *m, const cs_scene *s,
+                              const cs_options *opt, const cs_sap_params *prm,
+                              const cs_warmstart *warm, double *lambda, double *lambda_j,
+                              double *v, uint8_t *state, bool *no_iterate, cs_stats *st);
+
+typedef struct cs_art_row cs_art_row;
+/* The regularization R of joint row R (cs__joints_rows) under prm (NULL: the defaults), 1/kg
+ * or 1/(kg m^2): R = beta_joint^2 w / (4 pi^2), w = R M^-1 R^T over the model's bodies' own
+ * mass, so SAP's law for that row is gamma = -(R v - b) / R. thread: any. rt-safe: yes. */
+double cs__sap_joint_regularization(const cs_model *m, const cs_art_row *R,
+                                    const cs_sap_params *prm);
 
 /* cs_sap_solve() behind the solver table's signature (solvers.h), stopping at the tolerance its
  * answer is certified at (opt->cert_tol). */

@@ -47,6 +47,33 @@ void cs__sap_contact_set(cs__sap_contact *c, double mu, double rn, double rt) {
                            .slide_gain = 1 / (1 + mu_tilde2)};
 }
 
+void cs__sap_holonomic_set(cs__sap_contact *c, const double r[3]) {
+    *c = (cs__sap_contact){.holonomic = true};
+    for (int k = 0; k < 3; k++) {
+        c->r[k] = r[k];
+        c->inv_r[k] = r[k] > 0 ? 1 / r[k] : 0;
+    }
+}
+
+/* A holonomic block at velocity vc: gamma, G (may be NULL), and with d [3] (may be NULL)
+ * *ret_curv = d^T G d; returns the cost. */
+static double holonomic(const cs__sap_contact *c, const double vc[3], double gamma[3],
+                        double G[9], const double *d, double *ret_curv) {
+    double cost = 0, curv = 0;
+    for (int k = 0; k < 3; k++) {
+        gamma[k] = -vc[k] * c->inv_r[k];
+        cost += 0.5 * c->r[k] * gamma[k] * gamma[k];
+        if (d)
+            curv += c->inv_r[k] * d[k] * d[k];
+    }
+    if (G)
+        for (int k = 0; k < 9; k++)
+            G[k] = k % 4 == 0 ? c->inv_r[k / 4] : 0;
+    if (d)
+        *ret_curv = curv;
+    return cost;
+}
+
 /* cs__sap_project() with y = (yn, y1, y2) passed in registers: the callers compute y just
  * before, and read back from memory its fresh stores stall the loads (store forwarding fails on
  * the paired load of y1, y2), which cost a third of a projection. With d [3] (may be NULL), also
@@ -121,6 +148,11 @@ static double cost(const cs__sap_contact *c, const double gamma[3]) {
 
 double cs__sap_contact_eval(const cs__sap_contact *c, const double vc[3], double gamma[3],
                             uint8_t *region, double G[9]) {
+    if (c->holonomic) {
+        if (region)
+            *region = CS_STATE_STICK;
+        return holonomic(c, vc, gamma, G, NULL, NULL);
+    }
     const cs_contact_state st = project(c, -vc[0] * c->inv_rn, -vc[1] * c->inv_rt,
                                         -vc[2] * c->inv_rt, gamma, G, NULL, NULL);
     if (region)
@@ -131,6 +163,8 @@ double cs__sap_contact_eval(const cs__sap_contact *c, const double vc[3], double
 double cs__sap_contact_line(const cs__sap_contact *c, const double vc[3], const double dvc[3],
                             double alpha, double gamma[3], double *ret_curv) {
     const double va[3] = {vc[0] + alpha * dvc[0], vc[1] + alpha * dvc[1], vc[2] + alpha * dvc[2]};
+    if (c->holonomic)
+        return holonomic(c, va, gamma, NULL, ret_curv ? dvc : NULL, ret_curv);
     project(c, -va[0] * c->inv_rn, -va[1] * c->inv_rt, -va[2] * c->inv_rt, gamma, NULL,
             ret_curv ? dvc : NULL, ret_curv);
     return cost(c, gamma);

@@ -21,6 +21,9 @@ typedef struct cs__sap_contact {
     double mu_tilde2;      /* mu^2 rt / rn */
     double inv_rn, inv_rt; /* 1 / rn, 1 / rt, kg */
     double slide_gain;     /* 1 / (1 + mu_tilde2): region II's normal gain */
+    bool holonomic;        /* a block of joint rows (cs__sap_holonomic_set): no cone */
+    double r[3], inv_r[3]; /* holonomic: each row's regularization and its inverse, 1/kg or
+                            * 1/(kg m^2); 0 and 0 for a padding row */
 } cs__sap_contact;
 
 /* Physical parameters of a contact to its regularization. w: Delassus estimate of the contact,
@@ -32,6 +35,13 @@ void cs__sap_regularize(double w, double h, double k, double taud, double beta, 
 
 /* Fills c from mu and the regularization (rn, rt > 0). */
 void cs__sap_contact_set(cs__sap_contact *c, double mu, double rn, double rt);
+
+/* Fills c as a block of up to three holonomic rows (joint rows, sap.c): row k's impulse is
+ * gamma_k = -vc_k / r[k], unbounded, its cost r[k] gamma_k^2 / 2 and its Hessian 1 / r[k], the
+ * quadratic law of a near-rigid bilateral constraint (Drake's SapHolonomicConstraint without
+ * impulse limits). r[k] = 0 marks a padding row (no row: gamma_k = 0, no cost). The block's
+ * region is always CS_STATE_STICK. */
+void cs__sap_holonomic_set(cs__sap_contact *c, const double r[3]);
 
 /* gamma = P_F(y) in the R-norm, and its region; G (3x3 row-major, may be NULL) = dP/dy R^-1,
  * the Hessian of the contact's cost w.r.t. its velocity. y, gamma: [3] N s.

@@ -198,6 +198,10 @@ cs_sap_params cs__sap_params_resolve(const cs_sap_params *prm) {
     // Drake's defaults (sap.md section 9): the paper's own values were lost with its equations.
     r.beta = r.beta > 0 ? r.beta : 1.0;
     r.sigma = r.sigma > 0 ? r.sigma : 1e-3;
+    // Ten times below Drake's SapHolonomicConstraint default (0.1), which holds loop closures
+    // and welds only (Drake's tree joints are coordinates, exact): here every joint is a row, so
+    // the joint forces come from them. The dense island Newton factor takes the stiffer rows.
+    r.beta_joint = r.beta_joint > 0 ? r.beta_joint : 0.01;
     r.rel_tol = r.rel_tol > 0 ? r.rel_tol : 1e-6;
     r.abs_tol = r.abs_tol > 0 ? r.abs_tol : 1e-14;
     r.cost_rel_tol = r.cost_rel_tol > 0 ? r.cost_rel_tol : 1e-15;

@@ -18,7 +18,7 @@
  * 2010). Joints reach a solver through the model's reduced Delassus form (joints.h): every
  * solver on that form takes them, and both structural Lemke variants switch to it for a scene
  * with joints (lemke_structural.h). SAP works on the Jacobian and the bodies' own mass matrix:
- * no joints yet. */
+ * it takes the joints as near-rigid holonomic rows of its own convex problem (sap.h). */
 static const cs__solver_desc table[] = {
     [CS_SOLVER_DEFAULT] = {.solver = CS_SOLVER_DEFAULT, .name = "default"},
     [CS_SOLVER_DANTZIG] = {.solver = CS_SOLVER_DANTZIG, .name = "dantzig",
@@ -40,7 +40,8 @@ static const cs__solver_desc table[] = {
                                   .warm = CS__WARM_NONE, .size = cs_lemke_standard_size,
                                   .run = cs__lemke_standard_run},
     [CS_SOLVER_SAP] = {.solver = CS_SOLVER_SAP, .name = "sap", .friction = CS__FRICTION_CONE,
-                       .regularized = true, .iterates = true, .warm = CS__WARM_ANSWER,
+                       .regularized = true, .iterates = true, .joints = true,
+                       .joint_rows = true, .warm = CS__WARM_ANSWER,
                        .size = cs_sap_size, .run = cs__sap_run, .warm_up = cs__sap_warm_up},
     [CS_SOLVER_NCP] = {.solver = CS_SOLVER_NCP, .name = "ncp", .friction = CS__FRICTION_CONE,
                        .joints = true, .delassus_rows = 3, .warm = CS__WARM_ANSWER,

@@ -62,6 +62,8 @@ typedef struct cs__solve_out {
     double *v;            /* [6 nb] post-step velocities, when the solver gives them (a regularized
                            * solver always; any solver that sets certified) */
     uint8_t *state;       /* [nc] cs_contact_state, with v */
+    double *lambda_j;     /* [joint rows] joint_rows solvers: every joint's impulse (joints.h),
+                           * with v */
     cs_certificate *cert; /* set with certified */
     bool certified;       /* the solver checked its own answer: cert holds that check */
     bool no_iterate;      /* an `iterates` solver stopped at the deadline before its first
@@ -84,7 +86,10 @@ typedef struct cs__solver_desc {
                                   * itself and its iterate at the deadline goes out, labelled
                                   * CS_ANSWER_ITERATE (needs regularized, whose certificate judges
                                   * an iterate) */
-    bool joints;                 /* takes scenes with joints (the model's reduced form, joints.h) */
+    bool joints;                 /* takes scenes with joints: through the model's reduced form
+                                  * (joints.h), or, with joint_rows, as rows of its own problem
+                                  * (cs__joints_build_rows), returning their impulses */
+    bool joint_rows;
     int delassus_rows;           /* rows per contact of the Delassus matrix W = J M^-1 J^T it forms
                                   * (cs_model_delassus): 0 none, 1 normals, 3 full */
     cs__warm warm;

@@ -13,7 +13,9 @@
  *
  * Joints (joints.h) are reduced onto the contacts before the solver runs; whatever contact
  * impulses go out, every joint's impulse follows from them by the articulated solve, so the
- * joints hold in a carried answer too. */
+ * joints hold in a carried answer too. A solver that takes the joints as rows of its own
+ * problem (SAP, solvers.h joint_rows) gets them unreduced and returns their impulses: its own
+ * answers (certified, or its iterate) emit those; a carried answer the rigid joints' as above. */
 #include "solver/step.h"
 
 #include <math.h>
@@ -48,13 +50,13 @@ static const uint32_t *warm_basis(const cs_warmstart *warm, const cs_scene *s, i
 
 /* Runs solver d on m with what its row says it starts from (solvers.h). basis: [nc] out, the
  * solver's basis words (CS__WARM_BASIS), and the previous tick's in: the solver reads them before
- * writing its own. v [6 nb], state [nc], cert: out as cs__solve_out says; *certified is set when
- * the solver checked its own answer (the step need not repeat it). */
+ * writing its own. lj [joint rows], v [6 nb], state [nc], cert: out as cs__solve_out says;
+ * *certified is set when the solver checked its own answer (the step need not repeat it). */
 static cs_status run_solver(cs_workspace *ws, const cs__solver_desc *d, const cs_model *m,
                             const cs_scene *s, const cs_options *opt, const cs_warmstart *warm,
-                            double *lambda, uint32_t *basis, double *v, uint8_t *state,
-                            cs_certificate *cert, bool *certified, bool *no_iterate,
-                            cs_stats *st) {
+                            double *lambda, double *lj, uint32_t *basis, double *v,
+                            uint8_t *state, cs_certificate *cert, bool *certified,
+                            bool *no_iterate, cs_stats *st) {
     const cs__solve_in in = {
         .m = m,
         .s = s,
@@ -62,7 +64,8 @@ static cs_status run_solver(cs_workspace *ws, const cs__solver_desc *d, const cs
         .warm = d->warm == CS__WARM_ANSWER ? warm : NULL,
         .basis = d->warm == CS__WARM_BASIS && warm ? warm_basis(warm, s, m->nd, basis) : NULL,
     };
-    cs__solve_out out = {.lambda = lambda, .basis = basis, .v = v, .state = state, .cert = cert,
+    cs__solve_out out = {.lambda = lambda, .basis = basis, .v = v, .state = state,
+                         .lambda_j = d->joint_rows ? lj : NULL, .cert = cert,
                          .certified = false, .no_iterate = false, .st = st};
     const cs_status ret = d->run(ws, &in, &out);
     *certified = out.certified;
@@ -71,9 +74,10 @@ static cs_status run_solver(cs_workspace *ws, const cs__solver_desc *d, const cs
 }
 
 /* Impulses, world forces and velocities of an answer into out; with joints, every joint's force
- * and torque under those contact impulses. lj: [joint rows], scratch: [6 nb]. */
+ * and torque: from the joint impulses lj [joint rows] when lj_given (a solver's own joint rows),
+ * else from the rigid joints under the contact impulses (lj then scratch, as is [6 nb]). */
 static void emit(const cs_model *m, const double *lambda, const double *v, double *lj,
-                 double *scratch, cs_result *out) {
+                 bool lj_given, double *scratch, cs_result *out) {
     for (int i = 0; i < m->nc; i++) {
         const double *F = m->frame + 9 * i, *l = lambda + 3 * i;
         for (int k = 0; k < 3; k++) {
@@ -84,7 +88,8 @@ static void emit(const cs_model *m, const double *lambda, const double *v, doubl
     memcpy(out->v, v, 6 * (size_t)m->nb * sizeof(double));
     if (!m->jt)
         return;
-    cs__joints_velocity(m->jt, lambda, scratch, lj);
+    if (!lj_given)
+        cs__joints_velocity(m->jt, lambda, scratch, lj);
     for (int j = 0; j < m->jt->art->nj; j++)
         cs_articulated_joint_wrench(m->jt->art, j, lj, out->joint_force + 3 * j,
                                     out->joint_torque + 3 * j);
@@ -163,7 +168,8 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     // joints, and the deadline check below takes the fallback.
     cs__meter meter = cs__meter_start(opt);
     if (st == CS_CONVERGED)
-        st = cs__joints_build(&m, ws, s, warm, &meter);
+        st = d->joint_rows ? cs__joints_build_rows(&m, ws, s, warm)
+                           : cs__joints_build(&m, ws, s, warm, &meter);
     if (st == CS_DEADLINE && m.jt)
         st = CS_CONVERGED;
     double *lambda = cs__ws_alloc(ws, 3 * (size_t)s->nc * sizeof(double));
@@ -187,18 +193,21 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         no_iterate = true;
     } else {
         const int64_t t0 = opt->clock_ns ? opt->clock_ns() : 0;
-        st = run_solver(ws, d, &m, s, opt, warm, lambda, basis, v, out->state, &out->cert,
+        st = run_solver(ws, d, &m, s, opt, warm, lambda, lj, basis, v, out->state, &out->cert,
                         &certified, &no_iterate, &out->stats);
         out->stats.solve_ns = opt->clock_ns ? opt->clock_ns() - t0 : 0;
     }
     out->primary = st;
     const bool iterate = d->iterates && !no_iterate;
+    // The solver's own joint impulses, for an answer of its own (a carried one's are rigid).
+    const bool own_lj = d->joint_rows && m.jt && st >= 0 && !no_iterate;
     if (d->regularized && st >= 0 && !no_iterate) {
         // A regularized answer (SAP's) is judged on what it solves (certify.h); at the deadline
         // its iterate is the answer, labelled, with the certificate it has.
-        cs_certify(ws, &m, lambda, v, pyramid, &out->cert, NULL);
-        if (st != CS_DEADLINE &&
-            !cs_certificate_is_ok_regularized(ws, &m, lambda, v, &out->cert, opt->cert_tol))
+        const double *lj_own = own_lj ? lj : NULL;
+        cs_certify_joints(ws, &m, lambda, lj_own, v, pyramid, &out->cert, NULL);
+        if (st != CS_DEADLINE && !cs_certificate_is_ok_regularized(ws, &m, lambda, lj_own, v,
+                                                                   &out->cert, opt->cert_tol))
             st = out->primary = CS_UNCERTIFIED;
     } else if (st == CS_CONVERGED || st == CS_MAXITER) {
         if (!certified) {
@@ -212,7 +221,7 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         // Certified: the answer goes out and is what a later failed step carries.
         out->status = st;
         out->answer = CS_ANSWER_SOLVER;
-        emit(&m, lambda, v, lj, scratch, out);
+        emit(&m, lambda, v, lj, own_lj, scratch, out);
         if (warm) {
             cs__warm_store(warm, out);
             if (d->warm == CS__WARM_BASIS)
@@ -222,7 +231,7 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         // The iterate: usable, labelled, never stored as certified.
         out->status = CS_DEADLINE;
         out->answer = CS_ANSWER_ITERATE;
-        emit(&m, lambda, v, lj, scratch, out);
+        emit(&m, lambda, v, lj, own_lj, scratch, out);
     } else {
         // Carry the last certified impulses by contact id, zero for those it does not know; the
         // joints react to them (emit), so they hold whatever was carried.
@@ -238,7 +247,7 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         out->status = carried == 0 && s->nc > 0 ? CS_NOANSWER
                       : st == CS_DEADLINE      ? CS_DEADLINE
                                                : CS_FALLBACK;
-        emit(&m, lambda, v, lj, scratch, out);
+        emit(&m, lambda, v, lj, false, scratch, out);
     }
     // Whatever the path, nothing non-finite leaves: such an answer is no answer.
     if (!finite_answer(out)) {

@@ -284,10 +284,6 @@ static void joint_unknown_body(Contactd__V1__Frame *f) {
 static void joint_to_itself(Contactd__V1__Frame *f) {
     add_joint(f, CONTACTD__V1__JOINT_KIND__JOINT_BALL, 9, 9);
 }
-static void joint_sap(Contactd__V1__Frame *f) {
-    joint(f);
-    f->solver = CONTACTD__V1__SOLVER__SOLVER_SAP;
-}
 // Body index i made kinematic as a client would send it: flag set, no inertia, mass left as is.
 static void make_kinematic(Contactd__V1__Frame *f, int i) {
     f->bodies[i]->kinematic = true;
@@ -340,7 +336,6 @@ static void invalid_frames_name_the_field(void **state) {
                  "joints[0].body_b: unknown body id 8");
     expect_error(joint_to_itself, &lim_joints, CS_EINPUT,
                  "joints[0].body_b: same body as body_a (9)");
-    expect_error(joint_sap, &lim_joints, CS_EINPUT, "joints: solver 'sap' does not take joints");
     expect_error(unknown_name, &lim, CS_EINPUT,
                  "solver_name: unknown solver 'fast' (known: dantzig, lemke");
     expect_error(bad_enum, &lim, CS_EINPUT, "solver: unknown solver value 77");

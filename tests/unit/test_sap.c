@@ -139,6 +139,54 @@ static void contact_line_matches_hessian(void **state) {
                 seen[CS_STATE_SEPARATE] > 100);
 }
 
+/* A holonomic block (joint rows, cs__sap_holonomic_set) with a padding row: the impulse is
+ * -vc / r per row and 0 on the padding row, the cost r gamma^2 / 2 with gradient -gamma (central
+ * differences), G = diag(1 / r, 0 for the padding row), the region stick, and the line search's
+ * evaluation agrees with it. */
+static void holonomic_block_law(void **state) {
+    (void)state;
+    t_rng rng = t_rng_seed(0x401);
+    for (int trial = 0; trial < 500; trial++) {
+        const int pad = (int)t_rng_below(&rng, 4); // 3: no padding row
+        double r[3];
+        for (int k = 0; k < 3; k++)
+            r[k] = k == pad ? 0 : t_rng_range(&rng, 1e-8, 1e-2);
+        cs__sap_contact c;
+        cs__sap_holonomic_set(&c, r);
+        double vc[3], dvc[3], g[3], Gm[9];
+        for (int k = 0; k < 3; k++) {
+            vc[k] = t_rng_range(&rng, -1, 1);
+            dvc[k] = t_rng_range(&rng, -1, 1);
+        }
+        uint8_t region;
+        const double cost = cs__sap_contact_eval(&c, vc, g, &region, Gm);
+        assert_int_equal(region, CS_STATE_STICK);
+        double want_cost = 0, curv_want = 0;
+        for (int k = 0; k < 3; k++) {
+            const double gk = k == pad ? 0 : -vc[k] / r[k];
+            assert_near(g[k], gk, 1e-14 * fabs(gk));
+            want_cost += 0.5 * (k == pad ? 0 : vc[k] * vc[k] / r[k]);
+            curv_want += k == pad ? 0 : dvc[k] * dvc[k] / r[k];
+            for (int l = 0; l < 3; l++)
+                assert_near(Gm[3 * k + l], k == l && k != pad ? 1 / r[k] : 0, 0);
+            // d cost / d vc_k = -gamma_k.
+            const double h = 1e-6 * (1 + fabs(vc[k]));
+            double vp[3] = {vc[0], vc[1], vc[2]}, vm[3] = {vc[0], vc[1], vc[2]}, gp[3];
+            vp[k] += h, vm[k] -= h;
+            const double fd = (cs__sap_contact_eval(&c, vp, gp, NULL, NULL) -
+                               cs__sap_contact_eval(&c, vm, gp, NULL, NULL)) /
+                              (2 * h);
+            assert_near(fd, -g[k], 1e-6 * (1 + fabs(g[k])));
+        }
+        assert_near(cost, want_cost, 1e-14 * want_cost);
+        double gl[3], curv;
+        const double cost0 = cs__sap_contact_line(&c, vc, (double[3]){0, 0, 0}, 0.7, gl, NULL);
+        assert_near(cost0, cost, 1e-14 * cost);
+        cs__sap_contact_line(&c, vc, dvc, 0, gl, &curv);
+        assert_near(curv, curv_want, 1e-13 * curv_want);
+    }
+}
+
 /* sap.md 12 common data: one particle, h = 1 ms, k = 1e5, tau_d = 0.01, beta = 1,
  * sigma = 1e-3, mu = 0.5; the near-rigid switch at k = 1e7; the defaults when k or tau_d are not
  * given. */
@@ -1257,6 +1305,7 @@ int main(void) {
         cmocka_unit_test(projection_table),
         cmocka_unit_test(hessian_matches_finite_differences),
         cmocka_unit_test(contact_line_matches_hessian),
+        cmocka_unit_test(holonomic_block_law),
         cmocka_unit_test(regularization_from_physics),
         cmocka_unit_test(worked_example_stiction),
         cmocka_unit_test(worked_example_sliding),
