@@ -518,7 +518,7 @@ static void kinematic_at_rest_is_world(void **state) {
 /* tests/data/arm_on_table.json (the README's jointed scene): two 1 kg rods hinged to the world
  * at the shoulder and welded at the elbow, the tip on a table. At rest the tip carries m g, the
  * shoulder the other m g, and the weld the torque 0.2 m g about y that keeps the outer rod
- * straight; every solver that takes joints says so. */
+ * straight; every solver that takes joints says so (SAP within its compliance). */
 static void arm_on_table_file(void **state) {
     (void)state;
     cs_scene s;
@@ -532,12 +532,20 @@ static void arm_on_table_file(void **state) {
             continue;
         void *mem;
         const cs_result r = step(sv, &s, &mem);
-        assert_near(r.force[2], mg, 1e-6 * mg);
-        assert_near(r.joint_force[2], mg, 1e-6 * mg);
-        assert_near(r.joint_force[5], 0, 1e-6 * mg);
-        assert_near(r.joint_torque[3 + 1], 0.2 * mg, 1e-6 * mg);
+        // SAP's compliance leaves up to R_n / (R_n + w_eff) of the tip's load to the next step:
+        // R_n = w / 4 pi^2 from the tip's own Delassus w = 1/m + r^2/I = 4 1/kg, against
+        // w_eff = 1.5 1/kg through the hinge (the two rods turning about the shoulder): 6.3 %.
+        const double ftol_arm = regularized(sv) ? 0.063 * mg : 1e-6 * mg;
+        assert_near(r.force[2], mg, ftol_arm);
+        assert_near(r.joint_force[2], mg, ftol_arm);
+        assert_near(r.joint_force[5], 0, ftol_arm);
+        assert_near(r.joint_torque[3 + 1], 0.2 * mg, ftol_arm);
+        // The same fraction of the turn one unsupported step would give the rods about the
+        // shoulder (omega = 2 m g 0.4 dt / (2 m 0.8^2 / 3)), in rad/s and, at most 0.8 m out,
+        // in m/s.
+        const double omega = 2 * mg * 0.4 * s.dt / (2 * s.bodies[0].mass * 0.64 / 3);
         for (int k = 0; k < 12; k++)
-            assert_near(r.v[k], 0, 1e-9);
+            assert_near(r.v[k], 0, regularized(sv) ? 0.063 * omega : 1e-9);
         free(mem);
         ran++;
     }
