@@ -43,14 +43,16 @@
 #include "solver/model.h"
 #include "solver/workspace.h"
 
-/* A block row of H: a body (dim 6) or a primary joint (dim = its rows). */
+/* A block row of H: a body (dim 6) or a primary joint (dim = its rows). With sg = +1 for a body
+ * and -1 for a joint, S = sg D is positive definite, and G = -H_{n,par(n)} is the joint's rows on
+ * the body's side (a body under a joint: G = j^T; a joint under a body: G = j). */
 struct cs__art_node {
     int id;     /* body i: i; joint j: nb + j */
     int dim;
     int parent; /* position in the order, -1 at a root */
     int side;   /* 0/1: which side (body_a/body_b) of the joint the body of this edge is */
-    double P[36]; /* D, then the Cholesky factor of D (body) or -D (joint): lower, row-major */
-    double U[36]; /* D^-1 H_{n,parent}: dim x dim(parent), row-major */
+    double L[36]; /* S, then its Cholesky factor L (lower, dim x dim, 1 / L_ii on the diagonal) */
+    double W[36]; /* G^T, then (L^-1 G)^T: dim(parent) x dim */
 };
 
 /* A joint's rows at this frame. */
@@ -305,46 +307,68 @@ static int uf_find(int *uf, int n, int x) {
     return x;
 }
 
-/* In-place Cholesky of the n x n SPD matrix P (row-major, lower part used). false when a pivot
- * is at or below CHOL_REL_TOL of the largest diagonal (or not finite). */
-static bool chol_small(double *P, int n) {
+/* SMALL BLOCKS. Every block is d x d or d x pd with d, pd in {3, 5, 6} (a body: 6; a joint: its
+ * rows), so the kernels below take their sizes as arguments that node_factor() and the solve's
+ * passes give as constants, one case per shape: the compiler unrolls each case. Blocks are
+ * row-major with stride d; a factor L keeps 1 / L_ii on its diagonal, so solves multiply. The
+ * sizes are constants only once a kernel is inlined into its case, hence always_inline. */
+#define KERNEL static inline __attribute__((always_inline))
+#define UNROLL _Pragma("GCC unroll 6")
+
+/* In-place Cholesky S = L L^T of the d x d SPD S (lower part read and written). false when a
+ * pivot is at or below CHOL_REL_TOL of the largest diagonal (or not finite). */
+KERNEL bool chol_fixed(double *S, int d) {
     double dmax = 0;
-    for (int i = 0; i < n; i++)
-        dmax = P[i * n + i] > dmax ? P[i * n + i] : dmax;
-    for (int j = 0; j < n; j++) {
-        double d = P[j * n + j];
+    UNROLL
+    for (int i = 0; i < d; i++)
+        dmax = S[i * d + i] > dmax ? S[i * d + i] : dmax;
+    UNROLL
+    for (int j = 0; j < d; j++) {
+        double p = S[j * d + j];
+        UNROLL
         for (int k = 0; k < j; k++)
-            d -= P[j * n + k] * P[j * n + k];
-        if (!(d > CHOL_REL_TOL * dmax))
+            p -= S[j * d + k] * S[j * d + k];
+        if (!(p > CHOL_REL_TOL * dmax))
             return false;
-        const double l = sqrt(d);
-        P[j * n + j] = l;
-        for (int i = j + 1; i < n; i++) {
-            double s = P[i * n + j];
+        const double inv = 1.0 / sqrt(p);
+        S[j * d + j] = inv;
+        UNROLL
+        for (int i = j + 1; i < d; i++) {
+            double s = S[i * d + j];
+            UNROLL
             for (int k = 0; k < j; k++)
-                s -= P[i * n + k] * P[j * n + k];
-            P[i * n + j] = s / l;
+                s -= S[i * d + k] * S[j * d + k];
+            S[i * d + j] = s * inv;
         }
     }
     return true;
 }
 
-/* x = sg (L L^T)^-1 x for the factor L of chol_small; x strided by incx. */
-static void chol_apply(const double *L, int n, double sg, double *x, int incx) {
-    for (int i = 0; i < n; i++) {
-        double s = x[i * incx];
+/* x = L^-1 x. */
+KERNEL void lsolve_fixed(const double *restrict L, int d, double *restrict x) {
+    UNROLL
+    for (int i = 0; i < d; i++) {
+        double s = x[i];
+        UNROLL
         for (int k = 0; k < i; k++)
-            s -= L[i * n + k] * x[k * incx];
-        x[i * incx] = s / L[i * n + i];
+            s -= L[i * d + k] * x[k];
+        x[i] = s * L[i * d + i];
     }
-    for (int i = n - 1; i >= 0; i--) {
-        double s = x[i * incx];
-        for (int k = i + 1; k < n; k++)
-            s -= L[k * n + i] * x[k * incx];
-        x[i * incx] = s / L[i * n + i];
+}
+
+/* x = sg L^-T x. */
+KERNEL void ltsolve_fixed(const double *restrict L, int d, double sg, double *restrict x) {
+    UNROLL
+    for (int i = d - 1; i >= 0; i--) {
+        double s = x[i];
+        UNROLL
+        for (int k = i + 1; k < d; k++)
+            s -= L[k * d + i] * x[k];
+        x[i] = s * L[i * d + i];
     }
-    for (int i = 0; i < n; i++)
-        x[i * incx] *= sg;
+    UNROLL
+    for (int i = 0; i < d; i++)
+        x[i] *= sg;
 }
 
 /* Ordering scratch: per node id (body i, joint nb + j). */
@@ -465,79 +489,89 @@ static cs_status order_nodes(art_private *p, cs_workspace *ws, const cs_art_join
         // The edge to the parent joins a body and a joint: which side of the joint is the body.
         const int body = u < nb ? u : pu, joint = u < nb ? pu - nb : u - nb;
         n->side = pu >= 0 && a->jr[joint].ia != body;
-        if (u < nb)
+        // S = sg H_nn: the body's mass matrix, zero for a joint.
+        memset(n->L, 0, (size_t)(n->dim * n->dim) * sizeof(double));
+        if (u < nb) {
             p->bpos[u] = q;
-        else
+            for (int r = 0; r < 3; r++) {
+                n->L[r * 6 + r] = p->mass[u];
+                for (int c = 0; c < 3; c++)
+                    n->L[(3 + r) * 6 + 3 + c] = p->iw[9 * u + 3 * r + c];
+            }
+        } else
             p->jpos[u - nb] = q;
     }
     return CS_CONVERGED;
 }
 
-/* H_{n,par(n)} of node n into Hb (dim x dim(parent), row-major): -j^T for a body under a
- * joint, -j for a joint under a body. */
-static void off_block(const cs_articulated *a, const cs__art_node *n, double *Hb) {
+/* G^T of node n's edge to its parent into Gt (dim(parent) x dim, row-major): the joint's rows
+ * on the body's side, or their transpose for a joint under a body. */
+static void edge_block(const cs_articulated *a, const cs__art_node *n, double *Gt) {
     const int nb = a->nb;
-    const cs__art_node *q = &a->node[n->parent];
-    const int joint = n->id < nb ? q->id - nb : n->id - nb;
-    const cs__art_jrows *J = &a->jr[joint];
+    const bool body = n->id < nb;
+    const cs__art_jrows *J = &a->jr[body ? a->node[n->parent].id - nb : n->id - nb];
     double row[6];
     for (int k = 0; k < J->dim; k++) {
-        jrow(J, k, n->side, row);
-        for (int i = 0; i < 6; i++) {
-            if (n->id < nb)
-                Hb[i * J->dim + k] = -row[i];
-            else
-                Hb[k * 6 + i] = -row[i];
-        }
+        jrow(J, k, n->side, body ? Gt + 6 * k : row);
+        if (!body)
+            for (int i = 0; i < 6; i++)
+                Gt[i * J->dim + k] = row[i];
     }
 }
 
-/* sparsefactor (section 7.3), children pushing their Schur complements into their parents. */
+/* The shapes (dim, dim(parent)) of nodes: a root has no parent (0). */
+#define NODE_SHAPES(X) X(6, 0) X(6, 3) X(6, 5) X(6, 6) X(3, 0) X(3, 6) X(5, 0) X(5, 6)
+#define SHAPE(d, pd) (8 * (d) + (pd))
+
+/* Eliminates a node of shape (d, pd): S = L L^T, W = L^-1 G (Wt: G^T in, W^T out), and its
+ * Schur complement into the parent's S (Sp, lower part): D_par - H^T D^-1 H = sg_par (S_par +
+ * W^T W), since an edge joins a body and a joint (sg_par = -sg). */
+KERNEL bool eliminate_fixed(double *restrict L, double *restrict Wt, double *restrict Sp, int d,
+                               int pd) {
+    if (!chol_fixed(L, d))
+        return false;
+    UNROLL
+    for (int c = 0; c < pd; c++)
+        lsolve_fixed(L, d, Wt + c * d);
+    UNROLL
+    for (int r = 0; r < pd; r++)
+        UNROLL
+        for (int c = 0; c <= r; c++) {
+            double s = 0;
+            UNROLL
+            for (int k = 0; k < d; k++)
+                s += Wt[r * d + k] * Wt[c * d + k];
+            Sp[r * pd + c] += s;
+        }
+    return true;
+}
+
+static bool eliminate(cs__art_node *n, double *Sp, int pd) {
+    switch (SHAPE(n->dim, pd)) {
+#define CASE(D, PD)                                                                                \
+    case SHAPE(D, PD): return eliminate_fixed(n->L, n->W, Sp, D, PD);
+        NODE_SHAPES(CASE)
+#undef CASE
+    }
+    CS_ASSERT(false);
+    return false;
+}
+
+/* sparsefactor (section 7.3), children pushing their Schur complements into their parents
+ * (each S starts as sg H_nn: order_nodes() sets it). */
 static cs_status factor(art_private *p, cs__meter *meter) {
     cs_articulated *a = &p->pub;
-    const int nb = a->nb;
-    for (int q = 0; q < a->nnodes; q++) {
-        cs__art_node *n = &a->node[q];
-        memset(n->P, 0, sizeof n->P);
-        if (n->id < nb) {
-            const int i = n->id;
-            for (int r = 0; r < 3; r++) {
-                n->P[r * 6 + r] = p->mass[i];
-                for (int c = 0; c < 3; c++)
-                    n->P[(3 + r) * 6 + 3 + c] = p->iw[9 * i + 3 * r + c];
-            }
-        }
-    }
     int64_t work = 0;
     for (int q = 0; q < a->nnodes; q++) {
         cs__art_node *n = &a->node[q];
         const int d = n->dim;
-        const double sg = n->id < nb ? 1.0 : -1.0;
-        // A joint's D is negative definite: factor -D.
-        if (sg < 0)
-            for (int i = 0; i < d * d; i++)
-                n->P[i] = -n->P[i];
-        if (!chol_small(n->P, d))
+        cs__art_node *par = n->parent >= 0 ? &a->node[n->parent] : NULL;
+        const int pd = par ? par->dim : 0;
+        if (par)
+            edge_block(a, n, n->W);
+        if (!eliminate(n, par ? par->L : NULL, pd))
             return CS_SINGULAR;
-        int64_t units = d * d * d / 6;
-        if (n->parent >= 0) {
-            cs__art_node *par = &a->node[n->parent];
-            const int pd = par->dim;
-            double Hb[36];
-            off_block(a, n, Hb);
-            memcpy(n->U, Hb, (size_t)(d * pd) * sizeof(double));
-            for (int c = 0; c < pd; c++)
-                chol_apply(n->P, d, sg, n->U + c, pd);
-            // D_par -= Hb^T D^-1 Hb.
-            for (int r = 0; r < pd; r++)
-                for (int c = 0; c < pd; c++) {
-                    double s = 0;
-                    for (int k = 0; k < d; k++)
-                        s += Hb[k * pd + r] * n->U[k * pd + c];
-                    par->P[r * pd + c] -= s;
-                }
-            units += (int64_t)d * d * pd + (int64_t)d * pd * pd;
-        }
+        const int64_t units = d * d * d / 6 + pd * d * d / 2 + pd * (pd + 1) / 2 * d;
         work += units;
         if (meter && cs__meter_add(meter, units))
             return CS_DEADLINE;
@@ -628,6 +662,52 @@ static double row_dot(const cs_art_row *r, const double *v) {
     return s;
 }
 
+/* The upward step of sparsesolve at a node of shape (d, pd): u = L^-1 y in x, y_par += sg W^T u
+ * in xp. */
+KERNEL void up_fixed(const double *restrict L, const double *restrict Wt, double sg,
+                     double *restrict x, double *restrict xp, int d, int pd) {
+    lsolve_fixed(L, d, x);
+    UNROLL
+    for (int c = 0; c < pd; c++) {
+        double s = 0;
+        UNROLL
+        for (int k = 0; k < d; k++)
+            s += Wt[c * d + k] * x[k];
+        xp[c] += sg * s;
+    }
+}
+
+/* The downward step: x = sg L^-T (u + W x_par). */
+KERNEL void down_fixed(const double *restrict L, const double *restrict Wt, double sg,
+                       double *restrict x, const double *restrict xp, int d, int pd) {
+    UNROLL
+    for (int c = 0; c < pd; c++)
+        UNROLL
+        for (int k = 0; k < d; k++)
+            x[k] += Wt[c * d + k] * xp[c];
+    ltsolve_fixed(L, d, sg, x);
+}
+
+static void up(const cs__art_node *n, double sg, double *x, double *xp, int pd) {
+    switch (SHAPE(n->dim, pd)) {
+#define CASE(D, PD)                                                                                \
+    case SHAPE(D, PD): up_fixed(n->L, n->W, sg, x, xp, D, PD); return;
+        NODE_SHAPES(CASE)
+#undef CASE
+    }
+    CS_ASSERT(false);
+}
+
+static void down(const cs__art_node *n, double sg, double *x, const double *xp, int pd) {
+    switch (SHAPE(n->dim, pd)) {
+#define CASE(D, PD)                                                                                \
+    case SHAPE(D, PD): down_fixed(n->L, n->W, sg, x, xp, D, PD); return;
+        NODE_SHAPES(CASE)
+#undef CASE
+    }
+    CS_ASSERT(false);
+}
+
 /* sparsesolve (section 7.3) of H x = [M vstar + J_k^T mu; -b]: vstar NULL counts as 0, and
  * with_b false drops the joints' targets (the response to an impulse alone). */
 static cs_status solve(const cs_articulated *a, const double *vstar, bool with_b, int k,
@@ -661,39 +741,20 @@ static cs_status solve(const cs_articulated *a, const double *vstar, bool with_b
                 x[6 * p->bpos[R->ib] + i] += R->jb[i] * mu[r];
         }
     }
-    // y = U^-T z, leaves first; then D^-1 and x = w - U x_par, roots first.
+    // Upwards, leaves first: u_n = L^-1 y_n, y_par += sg W^T u_n (y_par -= U^T y_n, U = D^-1 H).
     for (int q = 0; q < nn; q++) {
         const cs__art_node *n = &a->node[q];
-        if (n->parent < 0)
-            continue;
-        const int d = n->dim, pd = a->node[n->parent].dim;
-        double *xp = x + 6 * n->parent;
-        const double *xn = x + 6 * q;
-        for (int c = 0; c < pd; c++) {
-            double s = 0;
-            for (int r = 0; r < d; r++)
-                s += n->U[r * pd + c] * xn[r];
-            xp[c] -= s;
-        }
-        if (meter && cs__meter_add(meter, 2 * d * pd))
+        const int pd = n->parent >= 0 ? a->node[n->parent].dim : 0;
+        up(n, n->id < nb ? 1.0 : -1.0, x + 6 * q, pd ? x + 6 * n->parent : NULL, pd);
+        if (meter && cs__meter_add(meter, n->dim * n->dim / 2 + n->dim * pd))
             return CS_DEADLINE;
     }
+    // Downwards, roots first: x_n = sg L^-T (u_n + W x_par) (= D^-1 y_n - U x_par).
     for (int q = nn - 1; q >= 0; q--) {
         const cs__art_node *n = &a->node[q];
-        const int d = n->dim;
-        double *xn = x + 6 * q;
-        chol_apply(n->P, d, n->id < nb ? 1.0 : -1.0, xn, 1);
-        if (n->parent >= 0) {
-            const int pd = a->node[n->parent].dim;
-            const double *xp = x + 6 * n->parent;
-            for (int r = 0; r < d; r++) {
-                double s = 0;
-                for (int c = 0; c < pd; c++)
-                    s += n->U[r * pd + c] * xp[c];
-                xn[r] -= s;
-            }
-        }
-        if (meter && cs__meter_add(meter, d * d + 6 * d))
+        const int pd = n->parent >= 0 ? a->node[n->parent].dim : 0;
+        down(n, n->id < nb ? 1.0 : -1.0, x + 6 * q, pd ? x + 6 * n->parent : NULL, pd);
+        if (meter && cs__meter_add(meter, n->dim * n->dim / 2 + n->dim * pd))
             return CS_DEADLINE;
     }
     for (int i = 0; i < nb; i++)
