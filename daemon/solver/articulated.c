@@ -52,7 +52,7 @@ struct cs__art_node {
     int parent; /* position in the order, -1 at a root */
     int side;   /* 0/1: which side (body_a/body_b) of the joint the body of this edge is */
     double L[36]; /* S, then its Cholesky factor L (lower, dim x dim, 1 / L_ii on the diagonal) */
-    double W[36]; /* G^T, then (L^-1 G)^T: dim(parent) x dim */
+    double W[36]; /* G, then L^-1 G: dim x dim(parent) */
 };
 
 /* A joint's rows at this frame. */
@@ -252,22 +252,18 @@ static void joint_rows_at(cs__art_jrows *J, const cs_art_joint *jt, const cs_art
     }
 }
 
-/* Row k of joint J on side s (0: body_a, 1: body_b, negated): out[6]. */
-static void jrow(const cs__art_jrows *J, int k, int s, double out[6]) {
+/* Row k of joint J on side s (0: body_a, 1: body_b, negated): out[i * inc], i < 6. */
+static inline void jrow(const cs__art_jrows *J, int k, int s, double *out, int inc) {
     const double sg = s ? -1.0 : 1.0;
     const double *t = J->t[k];
-    if (k < J->npos) {
-        double rt[3];
+    double rt[3] = {0, 0, 0};
+    if (k < J->npos)
         cs_cross3(rt, s ? J->rb : J->ra, t);
-        for (int i = 0; i < 3; i++) {
-            out[i] = sg * t[i];
-            out[3 + i] = sg * rt[i];
-        }
-    } else
-        for (int i = 0; i < 3; i++) {
-            out[i] = 0;
-            out[3 + i] = sg * t[i];
-        }
+    const bool pos = k < J->npos;
+    for (int i = 0; i < 3; i++) {
+        out[i * inc] = pos ? sg * t[i] : 0.0;
+        out[(3 + i) * inc] = sg * (pos ? rt[i] : t[i]);
+    }
 }
 
 void cs_articulated_joint_rows(const cs_articulated *a, int j, cs_art_row *rows) {
@@ -276,9 +272,9 @@ void cs_articulated_joint_rows(const cs_articulated *a, int j, cs_art_row *rows)
         cs_art_row *r = &rows[k];
         r->ia = J->ia;
         r->ib = J->ib;
-        jrow(J, k, 0, r->ja);
+        jrow(J, k, 0, r->ja, 1);
         if (J->ib >= 0)
-            jrow(J, k, 1, r->jb);
+            jrow(J, k, 1, r->jb, 1);
         else
             memset(r->jb, 0, sizeof r->jb);
         r->b = J->b[k];
@@ -308,63 +304,78 @@ static int uf_find(int *uf, int n, int x) {
 }
 
 /* SMALL BLOCKS. Every block is d x d or d x pd with d, pd in {3, 5, 6} (a body: 6; a joint: its
- * rows), so the kernels below take their sizes as arguments that node_factor() and the solve's
- * passes give as constants, one case per shape: the compiler unrolls each case. Blocks are
- * row-major with stride d; a factor L keeps 1 / L_ii on its diagonal, so solves multiply. The
- * sizes are constants only once a kernel is inlined into its case, hence always_inline. */
+ * rows), so the kernels below take their sizes as arguments that eliminate() and the solve's
+ * passes give as constants, one case per shape: the compiler unrolls each case. The sizes are
+ * constants only once a kernel is inlined into its case, hence always_inline. Blocks are
+ * row-major with row stride LD whatever their size; a factor L keeps 1 / L_ii on its diagonal,
+ * so solves multiply. */
+#define LD 6
 #define KERNEL static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 6")
 
+/* Two doubles at once (GNU vector extension: SSE2 on x86-64, scalar pairs elsewhere). Rows of
+ * W and of S are worked on in pairs of columns; the odd column of a 3- or 5-wide block is a zero
+ * pad. Loads and stores through memcpy: no alignment or aliasing assumed. */
+typedef double v2 __attribute__((vector_size(16)));
+KERNEL v2 ld2(const double *p) {
+    v2 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+KERNEL void st2(double *p, v2 v) {
+    memcpy(p, &v, sizeof v);
+}
+
 /* In-place Cholesky S = L L^T of the d x d SPD S (lower part read and written). false when a
  * pivot is at or below CHOL_REL_TOL of the largest diagonal (or not finite). */
-KERNEL bool chol_fixed(double *S, int d) {
+KERNEL bool chol_fixed(double *restrict S, int d) {
     double dmax = 0;
     UNROLL
     for (int i = 0; i < d; i++)
-        dmax = S[i * d + i] > dmax ? S[i * d + i] : dmax;
+        dmax = S[i * LD + i] > dmax ? S[i * LD + i] : dmax;
     UNROLL
     for (int j = 0; j < d; j++) {
-        double p = S[j * d + j];
+        double p = S[j * LD + j];
         UNROLL
         for (int k = 0; k < j; k++)
-            p -= S[j * d + k] * S[j * d + k];
+            p -= S[j * LD + k] * S[j * LD + k];
         if (!(p > CHOL_REL_TOL * dmax))
             return false;
         const double inv = 1.0 / sqrt(p);
-        S[j * d + j] = inv;
+        S[j * LD + j] = inv;
         UNROLL
         for (int i = j + 1; i < d; i++) {
-            double s = S[i * d + j];
+            double s = S[i * LD + j];
             UNROLL
             for (int k = 0; k < j; k++)
-                s -= S[i * d + k] * S[j * d + k];
-            S[i * d + j] = s * inv;
+                s -= S[i * LD + k] * S[j * LD + k];
+            S[i * LD + j] = s * inv;
         }
     }
     return true;
 }
 
-/* x = L^-1 x. */
+/* x = L^-1 x (x: [d]). */
 KERNEL void lsolve_fixed(const double *restrict L, int d, double *restrict x) {
     UNROLL
     for (int i = 0; i < d; i++) {
         double s = x[i];
         UNROLL
         for (int k = 0; k < i; k++)
-            s -= L[i * d + k] * x[k];
-        x[i] = s * L[i * d + i];
+            s -= L[i * LD + k] * x[k];
+        x[i] = s * L[i * LD + i];
     }
 }
 
-/* x = sg L^-T x. */
+/* x = sg L^-T x (x: [d]). */
 KERNEL void ltsolve_fixed(const double *restrict L, int d, double sg, double *restrict x) {
     UNROLL
     for (int i = d - 1; i >= 0; i--) {
         double s = x[i];
         UNROLL
         for (int k = i + 1; k < d; k++)
-            s -= L[k * d + i] * x[k];
-        x[i] = s * L[i * d + i];
+            s -= L[k * LD + i] * x[k];
+        x[i] = s * L[i * LD + i];
     }
     UNROLL
     for (int i = 0; i < d; i++)
@@ -490,7 +501,7 @@ static cs_status order_nodes(art_private *p, cs_workspace *ws, const cs_art_join
         const int body = u < nb ? u : pu, joint = u < nb ? pu - nb : u - nb;
         n->side = pu >= 0 && a->jr[joint].ia != body;
         // S = sg H_nn: the body's mass matrix, zero for a joint.
-        memset(n->L, 0, (size_t)(n->dim * n->dim) * sizeof(double));
+        memset(n->L, 0, sizeof n->L);
         if (u < nb) {
             p->bpos[u] = q;
             for (int r = 0; r < 3; r++) {
@@ -504,45 +515,52 @@ static cs_status order_nodes(art_private *p, cs_workspace *ws, const cs_art_join
     return CS_CONVERGED;
 }
 
-/* G^T of node n's edge to its parent into Gt (dim(parent) x dim, row-major): the joint's rows
- * on the body's side, or their transpose for a joint under a body. */
-static void edge_block(const cs_articulated *a, const cs__art_node *n, double *Gt) {
+/* G of node n's edge to its parent into W (dim x dim(parent), stride LD, zero up to an even
+ * column count): the joint's rows on the body's side, transposed for a body under a joint. */
+static void edge_block(const cs_articulated *a, const cs__art_node *n, double *W) {
     const int nb = a->nb;
     const bool body = n->id < nb;
     const cs__art_jrows *J = &a->jr[body ? a->node[n->parent].id - nb : n->id - nb];
-    double row[6];
-    for (int k = 0; k < J->dim; k++) {
-        jrow(J, k, n->side, body ? Gt + 6 * k : row);
-        if (!body)
-            for (int i = 0; i < 6; i++)
-                Gt[i * J->dim + k] = row[i];
-    }
+    for (int k = 0; k < J->dim; k++)
+        jrow(J, k, n->side, body ? W + k : W + k * LD, body ? LD : 1);
+    if (body && J->dim % 2)
+        for (int i = 0; i < 6; i++)
+            W[i * LD + J->dim] = 0;
 }
 
 /* The shapes (dim, dim(parent)) of nodes: a root has no parent (0). */
 #define NODE_SHAPES(X) X(6, 0) X(6, 3) X(6, 5) X(6, 6) X(3, 0) X(3, 6) X(5, 0) X(5, 6)
 #define SHAPE(d, pd) (8 * (d) + (pd))
 
-/* Eliminates a node of shape (d, pd): S = L L^T, W = L^-1 G (Wt: G^T in, W^T out), and its
- * Schur complement into the parent's S (Sp, lower part): D_par - H^T D^-1 H = sg_par (S_par +
- * W^T W), since an edge joins a body and a joint (sg_par = -sg). */
-KERNEL bool eliminate_fixed(double *restrict L, double *restrict Wt, double *restrict Sp, int d,
-                               int pd) {
+/* Eliminates a node of shape (d, pd): S = L L^T, W = L^-1 G, and its Schur complement into the
+ * parent's S (Sp, lower part): D_par - H^T D^-1 H = sg_par (S_par + W^T W), since an edge joins
+ * a body and a joint (sg_par = -sg). Columns go in pairs (w of them: vector-friendly). */
+KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *restrict Sp, int d,
+                            int pd) {
     if (!chol_fixed(L, d))
         return false;
     UNROLL
-    for (int c = 0; c < pd; c++)
-        lsolve_fixed(L, d, Wt + c * d);
-    UNROLL
-    for (int r = 0; r < pd; r++)
+    for (int i = 0; i < d; i++) {
         UNROLL
-        for (int c = 0; c <= r; c++) {
-            double s = 0;
+        for (int c = 0; c < pd; c += 2) {
+            v2 wi = ld2(W + i * LD + c);
+            UNROLL
+            for (int k = 0; k < i; k++)
+                wi -= L[i * LD + k] * ld2(W + k * LD + c);
+            st2(W + i * LD + c, L[i * LD + i] * wi);
+        }
+    }
+    UNROLL
+    for (int r = 0; r < pd; r++) {
+        UNROLL
+        for (int c = 0; c <= r; c += 2) {
+            v2 s = ld2(Sp + r * LD + c);
             UNROLL
             for (int k = 0; k < d; k++)
-                s += Wt[r * d + k] * Wt[c * d + k];
-            Sp[r * pd + c] += s;
+                s += W[k * LD + r] * ld2(W + k * LD + c);
+            st2(Sp + r * LD + c, s);
         }
+    }
     return true;
 }
 
@@ -664,27 +682,30 @@ static double row_dot(const cs_art_row *r, const double *v) {
 
 /* The upward step of sparsesolve at a node of shape (d, pd): u = L^-1 y in x, y_par += sg W^T u
  * in xp. */
-KERNEL void up_fixed(const double *restrict L, const double *restrict Wt, double sg,
+KERNEL void up_fixed(const double *restrict L, const double *restrict W, double sg,
                      double *restrict x, double *restrict xp, int d, int pd) {
     lsolve_fixed(L, d, x);
     UNROLL
-    for (int c = 0; c < pd; c++) {
-        double s = 0;
+    for (int c = 0; c < pd; c += 2) {
+        v2 s = ld2(xp + c);
         UNROLL
         for (int k = 0; k < d; k++)
-            s += Wt[c * d + k] * x[k];
-        xp[c] += sg * s;
+            s += (sg * x[k]) * ld2(W + k * LD + c);
+        st2(xp + c, s);
     }
 }
 
 /* The downward step: x = sg L^-T (u + W x_par). */
-KERNEL void down_fixed(const double *restrict L, const double *restrict Wt, double sg,
+KERNEL void down_fixed(const double *restrict L, const double *restrict W, double sg,
                        double *restrict x, const double *restrict xp, int d, int pd) {
     UNROLL
-    for (int c = 0; c < pd; c++)
+    for (int k = 0; k < d; k++) {
+        v2 s = {0, 0};
         UNROLL
-        for (int k = 0; k < d; k++)
-            x[k] += Wt[c * d + k] * xp[c];
+        for (int c = 0; c < pd; c += 2)
+            s += ld2(W + k * LD + c) * ld2(xp + c);
+        x[k] += s[0] + s[1];
+    }
     ltsolve_fixed(L, d, sg, x);
 }
 
@@ -721,8 +742,9 @@ static cs_status solve(const cs_articulated *a, const double *vstar, bool with_b
         double *z = x + 6 * q;
         if (n->id >= nb) {
             const cs__art_jrows *J = &a->jr[n->id - nb];
-            for (int r = 0; r < n->dim; r++)
-                z[r] = with_b ? -J->b[r] : 0.0;
+            // Up to 6: the padding the kernels' column pairs read stays zero.
+            for (int r = 0; r < 6; r++)
+                z[r] = with_b && r < n->dim ? -J->b[r] : 0.0;
         } else if (vstar) {
             const int i = n->id;
             const double *vs = vstar + 6 * i;
