@@ -172,18 +172,20 @@ static void joint_rows_at(cs__art_jrows *J, const cs_art_joint *jt, const cs_art
     static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     const cs_art_body *A = &bodies[jt->ia];
     double Fa[9], Fb[9], pa[3], pb[3], e[3];
+    // The frames' rows the kind needs: a ball none, a hinge body_b's axis alone.
+    const int nfa = jt->kind == CS_JOINT_BALL ? 0 : 3, nfb = jt->kind == CS_JOINT_HINGE ? 1 : nfa;
     cs_mat3_vec(J->ra, A->rot, jt->la);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < nfa; k++)
         cs_mat3_vec(Fa + 3 * k, A->rot, jt->fa + 3 * k);
+    for (int k = 0; k < 3; k++)
         pa[k] = A->pos[k] + J->ra[k];
-    }
     if (jt->ib >= 0) {
         const cs_art_body *B = &bodies[jt->ib];
         cs_mat3_vec(J->rb, B->rot, jt->lb);
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < nfb; k++)
             cs_mat3_vec(Fb + 3 * k, B->rot, jt->fb + 3 * k);
+        for (int k = 0; k < 3; k++)
             pb[k] = B->pos[k] + J->rb[k];
-        }
     } else {
         memset(J->rb, 0, sizeof J->rb);
         memcpy(Fb, jt->fb, sizeof Fb);
@@ -197,7 +199,7 @@ static void joint_rows_at(cs__art_jrows *J, const cs_art_joint *jt, const cs_art
     if (jt->kind == CS_JOINT_HINGE)
         cs_cross3(rot, Fb, Fa);
     else
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < nfa; k++) {
             cs_cross3(c, Fb + 3 * k, Fa + 3 * k);
             for (int i = 0; i < 3; i++)
                 rot[i] += 0.5 * c[i];
@@ -235,8 +237,9 @@ static void joint_rows_at(cs__art_jrows *J, const cs_art_joint *jt, const cs_art
             memcpy(J->t[r], I3 + 3 * i, 3 * sizeof(double));
             err[r] = rot[i];
         }
+    const double gain = -beta / dt;
     for (int k = 0; k < J->dim; k++)
-        J->b[k] = -beta * err[k] / dt;
+        J->b[k] = gain * err[k];
     if (jt->ib < 0) {
         // A moving world side (a kinematic body): the rows hold body_a's velocity to that of
         // the world side's material point, at p_a for the slider's positional rows (as its rows
@@ -256,14 +259,18 @@ static void joint_rows_at(cs__art_jrows *J, const cs_art_joint *jt, const cs_art
 static inline void jrow(const cs__art_jrows *J, int k, int s, double *out, int inc) {
     const double sg = s ? -1.0 : 1.0;
     const double *t = J->t[k];
-    double rt[3] = {0, 0, 0};
-    if (k < J->npos)
+    if (k < J->npos) {
+        double rt[3];
         cs_cross3(rt, s ? J->rb : J->ra, t);
-    const bool pos = k < J->npos;
-    for (int i = 0; i < 3; i++) {
-        out[i * inc] = pos ? sg * t[i] : 0.0;
-        out[(3 + i) * inc] = sg * (pos ? rt[i] : t[i]);
-    }
+        for (int i = 0; i < 3; i++) {
+            out[i * inc] = sg * t[i];
+            out[(3 + i) * inc] = sg * rt[i];
+        }
+    } else
+        for (int i = 0; i < 3; i++) {
+            out[i * inc] = 0;
+            out[(3 + i) * inc] = sg * t[i];
+        }
 }
 
 void cs_articulated_joint_rows(const cs_articulated *a, int j, cs_art_row *rows) {
@@ -326,56 +333,60 @@ KERNEL void st2(double *p, v2 v) {
     memcpy(p, &v, sizeof v);
 }
 
-/* In-place Cholesky S = L L^T of the d x d SPD S (lower part read and written). false when a
- * pivot is at or below CHOL_REL_TOL of the largest diagonal (or not finite). */
-KERNEL bool chol_fixed(double *restrict S, int d) {
+/* In-place root-free Cholesky S = L Delta L^T of the d x d SPD S (lower part read and written):
+ * L unit lower below the diagonal, 1 / Delta_jj on it (right-looking: no square root or division
+ * but one per pivot on the chain from one pivot to the next). false when a pivot is at or below
+ * CHOL_REL_TOL of the largest diagonal (or not finite). */
+KERNEL bool ldl_fixed(double *restrict S, int d) {
     double dmax = 0;
     UNROLL
     for (int i = 0; i < d; i++)
         dmax = S[i * LD + i] > dmax ? S[i * LD + i] : dmax;
     UNROLL
     for (int j = 0; j < d; j++) {
-        double p = S[j * LD + j];
-        UNROLL
-        for (int k = 0; k < j; k++)
-            p -= S[j * LD + k] * S[j * LD + k];
+        const double p = S[j * LD + j];
         if (!(p > CHOL_REL_TOL * dmax))
             return false;
-        const double inv = 1.0 / sqrt(p);
+        const double inv = 1.0 / p;
         S[j * LD + j] = inv;
+        double l[LD];
+        UNROLL
+        for (int i = j + 1; i < d; i++)
+            l[i] = S[i * LD + j] * inv;
         UNROLL
         for (int i = j + 1; i < d; i++) {
-            double s = S[i * LD + j];
             UNROLL
-            for (int k = 0; k < j; k++)
-                s -= S[i * LD + k] * S[j * LD + k];
-            S[i * LD + j] = s * inv;
+            for (int k = j + 1; k <= i; k++)
+                S[i * LD + k] -= l[i] * S[k * LD + j];
         }
+        UNROLL
+        for (int i = j + 1; i < d; i++)
+            S[i * LD + j] = l[i];
     }
     return true;
 }
 
-/* x = L^-1 x (x: [d]). */
+/* x = L^-1 x (x: [d]), L unit lower. */
 KERNEL void lsolve_fixed(const double *restrict L, int d, double *restrict x) {
     UNROLL
-    for (int i = 0; i < d; i++) {
+    for (int i = 1; i < d; i++) {
         double s = x[i];
         UNROLL
         for (int k = 0; k < i; k++)
             s -= L[i * LD + k] * x[k];
-        x[i] = s * L[i * LD + i];
+        x[i] = s;
     }
 }
 
-/* x = sg L^-T x (x: [d]). */
+/* x = sg L^-T x (x: [d]), L unit lower. */
 KERNEL void ltsolve_fixed(const double *restrict L, int d, double sg, double *restrict x) {
     UNROLL
-    for (int i = d - 1; i >= 0; i--) {
+    for (int i = d - 2; i >= 0; i--) {
         double s = x[i];
         UNROLL
         for (int k = i + 1; k < d; k++)
             s -= L[k * LD + i] * x[k];
-        x[i] = s * L[i * LD + i];
+        x[i] = s;
     }
     UNROLL
     for (int i = 0; i < d; i++)
@@ -521,8 +532,12 @@ static void edge_block(const cs_articulated *a, const cs__art_node *n, double *W
     const int nb = a->nb;
     const bool body = n->id < nb;
     const cs__art_jrows *J = &a->jr[body ? a->node[n->parent].id - nb : n->id - nb];
-    for (int k = 0; k < J->dim; k++)
-        jrow(J, k, n->side, body ? W + k : W + k * LD, body ? LD : 1);
+    if (body)
+        for (int k = 0; k < J->dim; k++)
+            jrow(J, k, n->side, W + k, LD);
+    else
+        for (int k = 0; k < J->dim; k++)
+            jrow(J, k, n->side, W + k * LD, 1);
     if (body && J->dim % 2)
         for (int i = 0; i < 6; i++)
             W[i * LD + J->dim] = 0;
@@ -537,8 +552,9 @@ static void edge_block(const cs_articulated *a, const cs__art_node *n, double *W
  * a body and a joint (sg_par = -sg). Columns go in pairs (w of them: vector-friendly). */
 KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *restrict Sp, int d,
                             int pd) {
-    if (!chol_fixed(L, d))
+    if (!ldl_fixed(L, d))
         return false;
+    double V[LD * LD]; // Delta^-1 W
     UNROLL
     for (int i = 0; i < d; i++) {
         UNROLL
@@ -547,7 +563,8 @@ KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *rest
             UNROLL
             for (int k = 0; k < i; k++)
                 wi -= L[i * LD + k] * ld2(W + k * LD + c);
-            st2(W + i * LD + c, L[i * LD + i] * wi);
+            st2(W + i * LD + c, wi);
+            st2(V + i * LD + c, L[i * LD + i] * wi);
         }
     }
     UNROLL
@@ -557,7 +574,7 @@ KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *rest
             v2 s = ld2(Sp + r * LD + c);
             UNROLL
             for (int k = 0; k < d; k++)
-                s += W[k * LD + r] * ld2(W + k * LD + c);
+                s += W[k * LD + r] * ld2(V + k * LD + c);
             st2(Sp + r * LD + c, s);
         }
     }
@@ -680,11 +697,14 @@ static double row_dot(const cs_art_row *r, const double *v) {
     return s;
 }
 
-/* The upward step of sparsesolve at a node of shape (d, pd): u = L^-1 y in x, y_par += sg W^T u
- * in xp. */
+/* The upward step of sparsesolve at a node of shape (d, pd): u = Delta^-1 L^-1 y in x, y_par +=
+ * sg W^T u in xp. */
 KERNEL void up_fixed(const double *restrict L, const double *restrict W, double sg,
                      double *restrict x, double *restrict xp, int d, int pd) {
     lsolve_fixed(L, d, x);
+    UNROLL
+    for (int k = 0; k < d; k++)
+        x[k] *= L[k * LD + k];
     UNROLL
     for (int c = 0; c < pd; c += 2) {
         v2 s = ld2(xp + c);
@@ -695,7 +715,7 @@ KERNEL void up_fixed(const double *restrict L, const double *restrict W, double 
     }
 }
 
-/* The downward step: x = sg L^-T (u + W x_par). */
+/* The downward step: x = sg L^-T (u + Delta^-1 W x_par). */
 KERNEL void down_fixed(const double *restrict L, const double *restrict W, double sg,
                        double *restrict x, const double *restrict xp, int d, int pd) {
     UNROLL
@@ -704,7 +724,7 @@ KERNEL void down_fixed(const double *restrict L, const double *restrict W, doubl
         UNROLL
         for (int c = 0; c < pd; c += 2)
             s += ld2(W + k * LD + c) * ld2(xp + c);
-        x[k] += s[0] + s[1];
+        x[k] += L[k * LD + k] * (s[0] + s[1]);
     }
     ltsolve_fixed(L, d, sg, x);
 }
