@@ -393,6 +393,22 @@ KERNEL void ltsolve_fixed(const double *restrict L, int d, double sg, double *re
         x[i] *= sg;
 }
 
+/* S = sg H_nn of a node: a body's mass matrix (mass m, world inertia iw), zero for a joint (iw
+ * NULL): its lower part and the column pairs the kernels read (no memset: a string store costs
+ * more than these few stores). */
+static void diag_block(double *S, int d, double m, const double *iw) {
+    const v2 zero = {0, 0};
+    for (int r = 0; r < d; r++)
+        for (int c = 0; c <= r; c += 2)
+            st2(S + r * LD + c, zero);
+    if (iw)
+        for (int r = 0; r < 3; r++) {
+            S[r * LD + r] = m;
+            for (int c = 0; c <= r; c++)
+                S[(3 + r) * LD + 3 + c] = iw[3 * r + c];
+        }
+}
+
 /* Ordering scratch: per node id (body i, joint nb + j). */
 typedef struct order_scratch {
     int *adj_off, *adj; /* bodies' primary joints (CSR) */
@@ -511,17 +527,13 @@ static cs_status order_nodes(art_private *p, cs_workspace *ws, const cs_art_join
         // The edge to the parent joins a body and a joint: which side of the joint is the body.
         const int body = u < nb ? u : pu, joint = u < nb ? pu - nb : u - nb;
         n->side = pu >= 0 && a->jr[joint].ia != body;
-        // S = sg H_nn: the body's mass matrix, zero for a joint.
-        memset(n->L, 0, sizeof n->L);
         if (u < nb) {
             p->bpos[u] = q;
-            for (int r = 0; r < 3; r++) {
-                n->L[r * 6 + r] = p->mass[u];
-                for (int c = 0; c < 3; c++)
-                    n->L[(3 + r) * 6 + 3 + c] = p->iw[9 * u + 3 * r + c];
-            }
-        } else
+            diag_block(n->L, 6, p->mass[u], p->iw + 9 * u);
+        } else {
             p->jpos[u - nb] = q;
+            diag_block(n->L, n->dim, 0, NULL);
+        }
     }
     return CS_CONVERGED;
 }
