@@ -393,20 +393,19 @@ KERNEL void ltsolve_fixed(const double *restrict L, int d, double sg, double *re
         x[i] *= sg;
 }
 
-/* S = sg H_nn of a node: a body's mass matrix (mass m, world inertia iw), zero for a joint (iw
- * NULL): its lower part and the column pairs the kernels read (no memset: a string store costs
- * more than these few stores). */
-static void diag_block(double *S, int d, double m, const double *iw) {
-    const v2 zero = {0, 0};
-    for (int r = 0; r < d; r++)
-        for (int c = 0; c <= r; c += 2)
-            st2(S + r * LD + c, zero);
-    if (iw)
-        for (int r = 0; r < 3; r++) {
-            S[r * LD + r] = m;
-            for (int c = 0; c <= r; c++)
-                S[(3 + r) * LD + 3 + c] = iw[3 * r + c];
-        }
+/* S = H_nn of a body: its mass matrix (mass m, world inertia iw), written out (a joint's S is
+ * written whole by its one child, and a memset's string store costs more than these stores). */
+static void body_block(double *S, double m, const double *iw) {
+    const v2 z = {0, 0};
+    for (int r = 0; r < 3; r++) {
+        const double *row = iw + 3 * r;
+        st2(S + r * LD, r == 0 ? (v2){m, 0} : r == 1 ? (v2){0, m} : z);
+        st2(S + r * LD + 2, r == 2 ? (v2){m, 0} : z);
+        st2(S + r * LD + 4, z);
+        st2(S + (3 + r) * LD, z);
+        st2(S + (3 + r) * LD + 2, (v2){0, row[0]});
+        st2(S + (3 + r) * LD + 4, (v2){row[1], row[2]});
+    }
 }
 
 /* Ordering scratch: per node id (body i, joint nb + j). */
@@ -529,11 +528,9 @@ static cs_status order_nodes(art_private *p, cs_workspace *ws, const cs_art_join
         n->side = pu >= 0 && a->jr[joint].ia != body;
         if (u < nb) {
             p->bpos[u] = q;
-            diag_block(n->L, 6, p->mass[u], p->iw + 9 * u);
-        } else {
+            body_block(n->L, p->mass[u], p->iw + 9 * u);
+        } else
             p->jpos[u - nb] = q;
-            diag_block(n->L, n->dim, 0, NULL);
-        }
     }
     return CS_CONVERGED;
 }
@@ -558,12 +555,19 @@ static void edge_block(const cs_articulated *a, const cs__art_node *n, double *W
 /* The shapes (dim, dim(parent)) of nodes: a root has no parent (0). */
 #define NODE_SHAPES(X) X(6, 0) X(6, 3) X(6, 5) X(6, 6) X(3, 0) X(3, 6) X(5, 0) X(5, 6)
 #define SHAPE(d, pd) (8 * (d) + (pd))
+/* The same with whether the node is a body: a body's parent is a joint, whose S is its child's
+ * Schur complement alone (H_jj = 0 and a joint has one child: the body of its two that is not
+ * its parent, or its one body at the world), so a body sets its parent's S rather than add. */
+#define ELIM_SHAPES(X)                                                                             \
+    X(6, 0, 1) X(6, 3, 1) X(6, 5, 1) X(6, 6, 1) X(3, 0, 0) X(3, 6, 0) X(5, 0, 0) X(5, 6, 0)         \
+        X(6, 0, 0) X(6, 6, 0)
+#define ELIM_SHAPE(d, pd, body) (16 * (body) + SHAPE(d, pd))
 
-/* Eliminates a node of shape (d, pd): S = L L^T, W = L^-1 G, and its Schur complement into the
- * parent's S (Sp, lower part): D_par - H^T D^-1 H = sg_par (S_par + W^T W), since an edge joins
- * a body and a joint (sg_par = -sg). Columns go in pairs (w of them: vector-friendly). */
+/* Eliminates a node of shape (d, pd): S = L Delta L^T, W = L^-1 G, and its Schur complement
+ * into the parent's S (Sp, lower part): D_par - H^T D^-1 H = sg_par (S_par + W^T Delta^-1 W),
+ * since an edge joins a body and a joint (sg_par = -sg); set rather than added when set. */
 KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *restrict Sp, int d,
-                            int pd) {
+                            int pd, bool set) {
     if (!ldl_fixed(L, d))
         return false;
     double V[LD * LD]; // Delta^-1 W
@@ -583,7 +587,7 @@ KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *rest
     for (int r = 0; r < pd; r++) {
         UNROLL
         for (int c = 0; c <= r; c += 2) {
-            v2 s = ld2(Sp + r * LD + c);
+            v2 s = set ? (v2){0, 0} : ld2(Sp + r * LD + c);
             UNROLL
             for (int k = 0; k < d; k++)
                 s += W[k * LD + r] * ld2(V + k * LD + c);
@@ -593,11 +597,11 @@ KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *rest
     return true;
 }
 
-static bool eliminate(cs__art_node *n, double *Sp, int pd) {
-    switch (SHAPE(n->dim, pd)) {
-#define CASE(D, PD)                                                                                \
-    case SHAPE(D, PD): return eliminate_fixed(n->L, n->W, Sp, D, PD);
-        NODE_SHAPES(CASE)
+static bool eliminate(cs__art_node *n, bool body, double *Sp, int pd) {
+    switch (ELIM_SHAPE(n->dim, pd, body)) {
+#define CASE(D, PD, BODY)                                                                          \
+    case ELIM_SHAPE(D, PD, BODY): return eliminate_fixed(n->L, n->W, Sp, D, PD, BODY);
+        ELIM_SHAPES(CASE)
 #undef CASE
     }
     CS_ASSERT(false);
@@ -605,7 +609,7 @@ static bool eliminate(cs__art_node *n, double *Sp, int pd) {
 }
 
 /* sparsefactor (section 7.3), children pushing their Schur complements into their parents
- * (each S starts as sg H_nn: order_nodes() sets it). */
+ * (a body's S starts as its mass matrix: order_nodes() sets it; a joint's is its child's). */
 static cs_status factor(art_private *p, cs__meter *meter) {
     cs_articulated *a = &p->pub;
     int64_t work = 0;
@@ -616,7 +620,7 @@ static cs_status factor(art_private *p, cs__meter *meter) {
         const int pd = par ? par->dim : 0;
         if (par)
             edge_block(a, n, n->W);
-        if (!eliminate(n, par ? par->L : NULL, pd))
+        if (!eliminate(n, n->id < a->nb, par ? par->L : NULL, pd))
             return CS_SINGULAR;
         const int64_t units = d * d * d / 6 + pd * d * d / 2 + pd * (pd + 1) / 2 * d;
         work += units;
