@@ -47,11 +47,13 @@
  * and -1 for a joint, S = sg D is positive definite, and G = -H_{n,par(n)} is the joint's rows on
  * the body's side (a body under a joint: G = j^T; a joint under a body: G = j). */
 struct cs__art_node {
-    int id;     /* body i: i; joint j: nb + j */
-    int dim;
-    int parent; /* position in the order, -1 at a root */
-    int side;   /* 0/1: which side (body_a/body_b) of the joint the body of this edge is */
-    double L[36]; /* S, then its Cholesky factor L (lower, dim x dim, 1 / L_ii on the diagonal) */
+    int id;       /* body i: i; joint j: nb + j */
+    int parent;   /* position in the order, -1 at a root */
+    uint8_t dim;
+    uint8_t side; /* 0/1: which side (body_a/body_b) of the joint the body of this edge is */
+    uint8_t lead; /* a body under a joint: the zeros G starts with (LEAD_*); else LEAD_NONE */
+    double L[36]; /* S, then S = L Delta L^T: L unit lower below the diagonal, sg / Delta_ii on
+                   * it (dim x dim, stride 6) */
     double W[36]; /* G, then L^-1 G: dim x dim(parent) */
 };
 
@@ -311,11 +313,10 @@ static int uf_find(int *uf, int n, int x) {
 }
 
 /* SMALL BLOCKS. Every block is d x d or d x pd with d, pd in {3, 5, 6} (a body: 6; a joint: its
- * rows), so the kernels below take their sizes as arguments that eliminate() and the solve's
- * passes give as constants, one case per shape: the compiler unrolls each case. The sizes are
- * constants only once a kernel is inlined into its case, hence always_inline. Blocks are
- * row-major with row stride LD whatever their size; a factor L keeps 1 / L_ii on its diagonal,
- * so solves multiply. */
+ * rows), so the kernels below take their sizes as arguments that the dispatchers (eliminate(),
+ * up(), down()) give as constants, one case per shape: the compiler unrolls each case. The
+ * sizes are constants only once a kernel is inlined into its case, hence always_inline. Blocks
+ * are row-major with row stride LD whatever their size. */
 #define LD 6
 #define KERNEL static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 6")
@@ -333,11 +334,30 @@ KERNEL void st2(double *p, v2 v) {
     memcpy(p, &v, sizeof v);
 }
 
-/* In-place root-free Cholesky S = L Delta L^T of the d x d SPD S (lower part read and written):
- * L unit lower below the diagonal, 1 / Delta_jj on it (right-looking: no square root or division
- * but one per pivot on the chain from one pivot to the next). false when a pivot is at or below
- * CHOL_REL_TOL of the largest diagonal (or not finite). */
-KERNEL bool ldl_fixed(double *restrict S, int d) {
+/* Leading zeros of G = j^T for a body under a joint: column c is the joint's row c, zero in the
+ * body's linear coordinates when angular, and above coordinate k when positional along the world
+ * axis e_k. LEAD_AXES: ball, hinge, fixed (positional rows along the world axes, then angular
+ * ones); LEAD_SLIDER: two positional rows along its frame, then angular rows along the world
+ * axes. The kernels skip those zeros, which stay zero in W = L^-1 G. */
+enum { LEAD_NONE, LEAD_AXES, LEAD_SLIDER };
+
+/* First row of column c of G that may be nonzero. */
+KERNEL int lead_row(int lead, int c) {
+    return lead == LEAD_AXES ? (c < 3 ? c : 3) : lead == LEAD_SLIDER ? (c < 2 ? 0 : c + 1) : 0;
+}
+
+/* The same for the pair of columns (c, c + 1). */
+KERNEL int lead_pair(int lead, int c) {
+    const int r0 = lead_row(lead, c), r1 = lead_row(lead, c + 1);
+    return r0 < r1 ? r0 : r1;
+}
+
+/* In-place root-free Cholesky S = L Delta L^T of the d x d SPD S (lower part read and written),
+ * right-looking: L unit lower below the diagonal, sg / Delta_jj on it (sg: the node's sign, so
+ * that the solves need no other). One division per pivot and no square root on the chain from
+ * a pivot to the next. false when a pivot is at or below CHOL_REL_TOL of the largest diagonal
+ * (or not finite). */
+KERNEL bool ldl_fixed(double *restrict S, int d, double sg) {
     double dmax = 0;
     UNROLL
     for (int i = 0; i < d; i++)
@@ -348,20 +368,16 @@ KERNEL bool ldl_fixed(double *restrict S, int d) {
         if (!(p > CHOL_REL_TOL * dmax))
             return false;
         const double inv = 1.0 / p;
-        S[j * LD + j] = inv;
-        double l[LD];
-        UNROLL
-        for (int i = j + 1; i < d; i++)
-            l[i] = S[i * LD + j] * inv;
+        S[j * LD + j] = sg * inv;
         UNROLL
         for (int i = j + 1; i < d; i++) {
+            // S_ik -= S_ij S_kj / p, with column j normalized in place up to row i.
+            const double e = S[i * LD + j];
+            S[i * LD + j] = e * inv;
             UNROLL
             for (int k = j + 1; k <= i; k++)
-                S[i * LD + k] -= l[i] * S[k * LD + j];
+                S[i * LD + k] -= e * S[k * LD + j];
         }
-        UNROLL
-        for (int i = j + 1; i < d; i++)
-            S[i * LD + j] = l[i];
     }
     return true;
 }
@@ -378,8 +394,8 @@ KERNEL void lsolve_fixed(const double *restrict L, int d, double *restrict x) {
     }
 }
 
-/* x = sg L^-T x (x: [d]), L unit lower. */
-KERNEL void ltsolve_fixed(const double *restrict L, int d, double sg, double *restrict x) {
+/* x = L^-T x (x: [d]), L unit lower. */
+KERNEL void ltsolve_fixed(const double *restrict L, int d, double *restrict x) {
     UNROLL
     for (int i = d - 2; i >= 0; i--) {
         double s = x[i];
@@ -388,9 +404,6 @@ KERNEL void ltsolve_fixed(const double *restrict L, int d, double sg, double *re
             s -= L[k * LD + i] * x[k];
         x[i] = s;
     }
-    UNROLL
-    for (int i = 0; i < d; i++)
-        x[i] *= sg;
 }
 
 /* S = H_nn of a body: its mass matrix (mass m, world inertia iw), written out (a joint's S is
@@ -526,6 +539,9 @@ static cs_status order_nodes(art_private *p, cs_workspace *ws, const cs_art_join
         // The edge to the parent joins a body and a joint: which side of the joint is the body.
         const int body = u < nb ? u : pu, joint = u < nb ? pu - nb : u - nb;
         n->side = pu >= 0 && a->jr[joint].ia != body;
+        n->lead = u >= nb || pu < 0 ? LEAD_NONE
+                  : a->jr[joint].npos == 2 ? LEAD_SLIDER
+                                           : LEAD_AXES;
         if (u < nb) {
             p->bpos[u] = q;
             body_block(n->L, p->mass[u], p->iw + 9 * u);
@@ -552,44 +568,48 @@ static void edge_block(const cs_articulated *a, const cs__art_node *n, double *W
             W[i * LD + J->dim] = 0;
 }
 
-/* The shapes (dim, dim(parent)) of nodes: a root has no parent (0). */
-#define NODE_SHAPES(X) X(6, 0) X(6, 3) X(6, 5) X(6, 6) X(3, 0) X(3, 6) X(5, 0) X(5, 6)
-#define SHAPE(d, pd) (8 * (d) + (pd))
-/* The same with whether the node is a body: a body's parent is a joint, whose S is its child's
- * Schur complement alone (H_jj = 0 and a joint has one child: the body of its two that is not
- * its parent, or its one body at the world), so a body sets its parent's S rather than add. */
-#define ELIM_SHAPES(X)                                                                             \
-    X(6, 0, 1) X(6, 3, 1) X(6, 5, 1) X(6, 6, 1) X(3, 0, 0) X(3, 6, 0) X(5, 0, 0) X(5, 6, 0)         \
-        X(6, 0, 0) X(6, 6, 0)
-#define ELIM_SHAPE(d, pd, body) (16 * (body) + SHAPE(d, pd))
+/* The shapes of nodes: (dim, dim(parent), lead); a root has no parent (0). A body is the node
+ * with a lead: its parent is a joint, whose S is its child's Schur complement alone (H_jj = 0,
+ * and a joint has one child: of its two bodies the one that is not its parent, or its one body
+ * at the world), so a body sets its parent's S rather than add to it. */
+#define NODE_SHAPES(X)                                                                             \
+    X(6, 0, LEAD_NONE) X(3, 0, LEAD_NONE) X(5, 0, LEAD_NONE) X(3, 6, LEAD_NONE)                    \
+        X(5, 6, LEAD_NONE) X(6, 6, LEAD_NONE) X(6, 3, LEAD_AXES) X(6, 5, LEAD_AXES)                \
+            X(6, 5, LEAD_SLIDER) X(6, 6, LEAD_AXES)
+#define SHAPE(d, pd, lead) (64 * (lead) + 8 * (d) + (pd))
 
-/* Eliminates a node of shape (d, pd): S = L Delta L^T, W = L^-1 G, and its Schur complement
- * into the parent's S (Sp, lower part): D_par - H^T D^-1 H = sg_par (S_par + W^T Delta^-1 W),
- * since an edge joins a body and a joint (sg_par = -sg); set rather than added when set. */
+/* Eliminates a node of shape (d, pd, lead) and sign sg (body +1, joint -1): S = L Delta L^T,
+ * W = L^-1 G, and its Schur complement into the parent's S (Sp, lower part):
+ *     D_par - H^T D^-1 H = sg_par (S_par + W^T Delta^-1 W),
+ * since an edge joins a body and a joint (sg_par = -sg). Returns false when S is singular. */
 KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *restrict Sp, int d,
-                            int pd, bool set) {
-    if (!ldl_fixed(L, d))
+                            int pd, int lead, double sg) {
+    if (!ldl_fixed(L, d, sg))
         return false;
-    double V[LD * LD]; // Delta^-1 W
+    double V[LD * LD]; // Delta^-1 W (rows from each pair's lead)
     UNROLL
-    for (int i = 0; i < d; i++) {
+    for (int c = 0; c < pd; c += 2) {
+        const int r0 = lead_pair(lead, c);
         UNROLL
-        for (int c = 0; c < pd; c += 2) {
+        for (int i = r0; i < d; i++) {
             v2 wi = ld2(W + i * LD + c);
             UNROLL
-            for (int k = 0; k < i; k++)
+            for (int k = r0; k < i; k++)
                 wi -= L[i * LD + k] * ld2(W + k * LD + c);
             st2(W + i * LD + c, wi);
-            st2(V + i * LD + c, L[i * LD + i] * wi);
+            st2(V + i * LD + c, (sg * L[i * LD + i]) * wi);
         }
     }
+    const bool set = lead != LEAD_NONE;
     UNROLL
     for (int r = 0; r < pd; r++) {
         UNROLL
         for (int c = 0; c <= r; c += 2) {
+            const int k0 = lead_row(lead, r) > lead_pair(lead, c) ? lead_row(lead, r)
+                                                                   : lead_pair(lead, c);
             v2 s = set ? (v2){0, 0} : ld2(Sp + r * LD + c);
             UNROLL
-            for (int k = 0; k < d; k++)
+            for (int k = k0; k < d; k++)
                 s += W[k * LD + r] * ld2(V + k * LD + c);
             st2(Sp + r * LD + c, s);
         }
@@ -597,15 +617,21 @@ KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *rest
     return true;
 }
 
-static bool eliminate(cs__art_node *n, bool body, double *Sp, int pd) {
-    switch (ELIM_SHAPE(n->dim, pd, body)) {
-#define CASE(D, PD, BODY)                                                                          \
-    case ELIM_SHAPE(D, PD, BODY): return eliminate_fixed(n->L, n->W, Sp, D, PD, BODY);
-        ELIM_SHAPES(CASE)
+/* Multiply-adds of eliminating a node of shape (d, pd). */
+#define ELIM_WORK(d, pd) ((d) * (d) * (d) / 6 + (pd) * (d) * (d) / 2 + (pd) * ((pd) + 1) / 2 * (d))
+
+/* Eliminates node n (its shape's case) into its parent's S (Sp; NULL at a root, pd = 0).
+ * Returns its multiply-adds, or -1 when its S is singular. */
+static int eliminate(cs__art_node *n, double sg, double *Sp, int pd) {
+    switch (SHAPE(n->dim, pd, n->lead)) {
+#define CASE(D, PD, LEAD)                                                                          \
+    case SHAPE(D, PD, LEAD):                                                                       \
+        return eliminate_fixed(n->L, n->W, Sp, D, PD, LEAD, sg) ? ELIM_WORK(D, PD) : -1;
+        NODE_SHAPES(CASE)
 #undef CASE
     }
     CS_ASSERT(false);
-    return false;
+    return -1;
 }
 
 /* sparsefactor (section 7.3), children pushing their Schur complements into their parents
@@ -615,14 +641,13 @@ static cs_status factor(art_private *p, cs__meter *meter) {
     int64_t work = 0;
     for (int q = 0; q < a->nnodes; q++) {
         cs__art_node *n = &a->node[q];
-        const int d = n->dim;
         cs__art_node *par = n->parent >= 0 ? &a->node[n->parent] : NULL;
-        const int pd = par ? par->dim : 0;
         if (par)
             edge_block(a, n, n->W);
-        if (!eliminate(n, n->id < a->nb, par ? par->L : NULL, pd))
+        const int units = eliminate(n, n->id < a->nb ? 1.0 : -1.0, par ? par->L : NULL,
+                                    par ? par->dim : 0);
+        if (units < 0)
             return CS_SINGULAR;
-        const int64_t units = d * d * d / 6 + pd * d * d / 2 + pd * (pd + 1) / 2 * d;
         work += units;
         if (meter && cs__meter_add(meter, units))
             return CS_DEADLINE;
@@ -713,10 +738,10 @@ static double row_dot(const cs_art_row *r, const double *v) {
     return s;
 }
 
-/* The upward step of sparsesolve at a node of shape (d, pd): u = Delta^-1 L^-1 y in x, y_par +=
- * sg W^T u in xp. */
-KERNEL void up_fixed(const double *restrict L, const double *restrict W, double sg,
-                     double *restrict x, double *restrict xp, int d, int pd) {
+/* The upward step of sparsesolve at a node of shape (d, pd, lead): x = sg Delta^-1 L^-1 y
+ * (= sg u), then y_par += W^T x in xp. */
+KERNEL void up_fixed(const double *restrict L, const double *restrict W, double *restrict x,
+                     double *restrict xp, int d, int pd, int lead) {
     lsolve_fixed(L, d, x);
     UNROLL
     for (int k = 0; k < d; k++)
@@ -725,40 +750,41 @@ KERNEL void up_fixed(const double *restrict L, const double *restrict W, double 
     for (int c = 0; c < pd; c += 2) {
         v2 s = ld2(xp + c);
         UNROLL
-        for (int k = 0; k < d; k++)
-            s += (sg * x[k]) * ld2(W + k * LD + c);
+        for (int k = lead_pair(lead, c); k < d; k++)
+            s += x[k] * ld2(W + k * LD + c);
         st2(xp + c, s);
     }
 }
 
-/* The downward step: x = sg L^-T (u + Delta^-1 W x_par). */
-KERNEL void down_fixed(const double *restrict L, const double *restrict W, double sg,
-                       double *restrict x, const double *restrict xp, int d, int pd) {
+/* The downward step: x = L^-T (x + sg Delta^-1 W x_par) = sg L^-T (u + Delta^-1 W x_par). */
+KERNEL void down_fixed(const double *restrict L, const double *restrict W, double *restrict x,
+                       const double *restrict xp, int d, int pd, int lead) {
     UNROLL
     for (int k = 0; k < d; k++) {
         v2 s = {0, 0};
         UNROLL
         for (int c = 0; c < pd; c += 2)
-            s += ld2(W + k * LD + c) * ld2(xp + c);
+            if (lead_pair(lead, c) <= k)
+                s += ld2(W + k * LD + c) * ld2(xp + c);
         x[k] += L[k * LD + k] * (s[0] + s[1]);
     }
-    ltsolve_fixed(L, d, sg, x);
+    ltsolve_fixed(L, d, x);
 }
 
-static void up(const cs__art_node *n, double sg, double *x, double *xp, int pd) {
-    switch (SHAPE(n->dim, pd)) {
-#define CASE(D, PD)                                                                                \
-    case SHAPE(D, PD): up_fixed(n->L, n->W, sg, x, xp, D, PD); return;
+static void up(const cs__art_node *n, double *x, double *xp, int pd) {
+    switch (SHAPE(n->dim, pd, n->lead)) {
+#define CASE(D, PD, LEAD)                                                                          \
+    case SHAPE(D, PD, LEAD): up_fixed(n->L, n->W, x, xp, D, PD, LEAD); return;
         NODE_SHAPES(CASE)
 #undef CASE
     }
     CS_ASSERT(false);
 }
 
-static void down(const cs__art_node *n, double sg, double *x, const double *xp, int pd) {
-    switch (SHAPE(n->dim, pd)) {
-#define CASE(D, PD)                                                                                \
-    case SHAPE(D, PD): down_fixed(n->L, n->W, sg, x, xp, D, PD); return;
+static void down(const cs__art_node *n, double *x, const double *xp, int pd) {
+    switch (SHAPE(n->dim, pd, n->lead)) {
+#define CASE(D, PD, LEAD)                                                                          \
+    case SHAPE(D, PD, LEAD): down_fixed(n->L, n->W, x, xp, D, PD, LEAD); return;
         NODE_SHAPES(CASE)
 #undef CASE
     }
@@ -799,19 +825,20 @@ static cs_status solve(const cs_articulated *a, const double *vstar, bool with_b
                 x[6 * p->bpos[R->ib] + i] += R->jb[i] * mu[r];
         }
     }
-    // Upwards, leaves first: u_n = L^-1 y_n, y_par += sg W^T u_n (y_par -= U^T y_n, U = D^-1 H).
+    // Upwards, leaves first: u_n = Delta^-1 L^-1 y_n, y_par += sg W^T u_n (y_par -= U^T y_n,
+    // U = D^-1 H).
     for (int q = 0; q < nn; q++) {
         const cs__art_node *n = &a->node[q];
         const int pd = n->parent >= 0 ? a->node[n->parent].dim : 0;
-        up(n, n->id < nb ? 1.0 : -1.0, x + 6 * q, pd ? x + 6 * n->parent : NULL, pd);
+        up(n, x + 6 * q, pd ? x + 6 * n->parent : NULL, pd);
         if (meter && cs__meter_add(meter, n->dim * n->dim / 2 + n->dim * pd))
             return CS_DEADLINE;
     }
-    // Downwards, roots first: x_n = sg L^-T (u_n + W x_par) (= D^-1 y_n - U x_par).
+    // Downwards, roots first: x_n = sg L^-T (u_n + Delta^-1 W x_par) (= D^-1 y_n - U x_par).
     for (int q = nn - 1; q >= 0; q--) {
         const cs__art_node *n = &a->node[q];
         const int pd = n->parent >= 0 ? a->node[n->parent].dim : 0;
-        down(n, n->id < nb ? 1.0 : -1.0, x + 6 * q, pd ? x + 6 * n->parent : NULL, pd);
+        down(n, x + 6 * q, pd ? x + 6 * n->parent : NULL, pd);
         if (meter && cs__meter_add(meter, n->dim * n->dim / 2 + n->dim * pd))
             return CS_DEADLINE;
     }
