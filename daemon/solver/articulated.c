@@ -52,9 +52,9 @@ struct cs__art_node {
     uint8_t dim;
     uint8_t side; /* 0/1: which side (body_a/body_b) of the joint the body of this edge is */
     uint8_t lead; /* a body under a joint: the zeros G starts with (LEAD_*); else LEAD_NONE */
-    double L[36]; /* S, then S = L Delta L^T: L unit lower below the diagonal, sg / Delta_ii on
-                   * it (dim x dim, stride 6) */
-    double W[36]; /* G, then L^-1 G: dim x dim(parent) */
+    double W[36]; /* G, then L^-1 G: dim x dim(parent), stride 6 */
+    double L[24]; /* S, then S = L Delta L^T: L unit lower below the diagonal, sg / Delta_ii on
+                   * it (lower part, row i at LO(i)) */
 };
 
 /* A joint's rows at this frame. */
@@ -315,9 +315,11 @@ static int uf_find(int *uf, int n, int x) {
 /* SMALL BLOCKS. Every block is d x d or d x pd with d, pd in {3, 5, 6} (a body: 6; a joint: its
  * rows), so the kernels below take their sizes as arguments that the dispatchers (eliminate(),
  * up(), down()) give as constants, one case per shape: the compiler unrolls each case. The
- * sizes are constants only once a kernel is inlined into its case, hence always_inline. Blocks
- * are row-major with row stride LD whatever their size. */
+ * sizes are constants only once a kernel is inlined into its case, hence always_inline. W is
+ * row-major with row stride LD whatever its size; S and L keep their lower part, row i at LO(i)
+ * and padded to an even length, so a pair of columns never leaves its row. */
 #define LD 6
+#define LO(i) (2 * ((i) / 2 + 1) * ((i) / 2 + (i) % 2))
 #define KERNEL static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 6")
 
@@ -361,22 +363,22 @@ KERNEL bool ldl_fixed(double *restrict S, int d, double sg) {
     double dmax = 0;
     UNROLL
     for (int i = 0; i < d; i++)
-        dmax = S[i * LD + i] > dmax ? S[i * LD + i] : dmax;
+        dmax = S[LO(i) + i] > dmax ? S[LO(i) + i] : dmax;
     UNROLL
     for (int j = 0; j < d; j++) {
-        const double p = S[j * LD + j];
+        const double p = S[LO(j) + j];
         if (!(p > CHOL_REL_TOL * dmax))
             return false;
         const double inv = 1.0 / p;
-        S[j * LD + j] = sg * inv;
+        S[LO(j) + j] = sg * inv;
         UNROLL
         for (int i = j + 1; i < d; i++) {
             // S_ik -= S_ij S_kj / p, with column j normalized in place up to row i.
-            const double e = S[i * LD + j];
-            S[i * LD + j] = e * inv;
+            const double e = S[LO(i) + j];
+            S[LO(i) + j] = e * inv;
             UNROLL
             for (int k = j + 1; k <= i; k++)
-                S[i * LD + k] -= e * S[k * LD + j];
+                S[LO(i) + k] -= e * S[LO(k) + j];
         }
     }
     return true;
@@ -389,7 +391,7 @@ KERNEL void lsolve_fixed(const double *restrict L, int d, double *restrict x) {
         double s = x[i];
         UNROLL
         for (int k = 0; k < i; k++)
-            s -= L[i * LD + k] * x[k];
+            s -= L[LO(i) + k] * x[k];
         x[i] = s;
     }
 }
@@ -401,7 +403,7 @@ KERNEL void ltsolve_fixed(const double *restrict L, int d, double *restrict x) {
         double s = x[i];
         UNROLL
         for (int k = i + 1; k < d; k++)
-            s -= L[k * LD + i] * x[k];
+            s -= L[LO(k) + i] * x[k];
         x[i] = s;
     }
 }
@@ -410,14 +412,16 @@ KERNEL void ltsolve_fixed(const double *restrict L, int d, double *restrict x) {
  * written whole by its one child, and a memset's string store costs more than these stores). */
 static void body_block(double *S, double m, const double *iw) {
     const v2 z = {0, 0};
-    for (int r = 0; r < 3; r++) {
-        const double *row = iw + 3 * r;
-        st2(S + r * LD, r == 0 ? (v2){m, 0} : r == 1 ? (v2){0, m} : z);
-        st2(S + r * LD + 2, r == 2 ? (v2){m, 0} : z);
-        st2(S + r * LD + 4, z);
-        st2(S + (3 + r) * LD, z);
-        st2(S + (3 + r) * LD + 2, (v2){0, row[0]});
-        st2(S + (3 + r) * LD + 4, (v2){row[1], row[2]});
+    st2(S + LO(0), (v2){m, 0});
+    st2(S + LO(1), (v2){0, m});
+    st2(S + LO(2), z);
+    st2(S + LO(2) + 2, (v2){m, 0});
+    for (int r = 3; r < 6; r++) {
+        const double *row = iw + 3 * (r - 3);
+        st2(S + LO(r), z);
+        st2(S + LO(r) + 2, (v2){0, row[0]});
+        if (r > 3)
+            st2(S + LO(r) + 4, (v2){row[1], row[2]});
     }
 }
 
@@ -595,9 +599,9 @@ KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *rest
             v2 wi = ld2(W + i * LD + c);
             UNROLL
             for (int k = r0; k < i; k++)
-                wi -= L[i * LD + k] * ld2(W + k * LD + c);
+                wi -= L[LO(i) + k] * ld2(W + k * LD + c);
             st2(W + i * LD + c, wi);
-            st2(V + i * LD + c, (sg * L[i * LD + i]) * wi);
+            st2(V + i * LD + c, (sg * L[LO(i) + i]) * wi);
         }
     }
     const bool set = lead != LEAD_NONE;
@@ -607,11 +611,11 @@ KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *rest
         for (int c = 0; c <= r; c += 2) {
             const int k0 = lead_row(lead, r) > lead_pair(lead, c) ? lead_row(lead, r)
                                                                    : lead_pair(lead, c);
-            v2 s = set ? (v2){0, 0} : ld2(Sp + r * LD + c);
+            v2 s = set ? (v2){0, 0} : ld2(Sp + LO(r) + c);
             UNROLL
             for (int k = k0; k < d; k++)
                 s += W[k * LD + r] * ld2(V + k * LD + c);
-            st2(Sp + r * LD + c, s);
+            st2(Sp + LO(r) + c, s);
         }
     }
     return true;
@@ -745,7 +749,7 @@ KERNEL void up_fixed(const double *restrict L, const double *restrict W, double 
     lsolve_fixed(L, d, x);
     UNROLL
     for (int k = 0; k < d; k++)
-        x[k] *= L[k * LD + k];
+        x[k] *= L[LO(k) + k];
     UNROLL
     for (int c = 0; c < pd; c += 2) {
         v2 s = ld2(xp + c);
@@ -766,7 +770,7 @@ KERNEL void down_fixed(const double *restrict L, const double *restrict W, doubl
         for (int c = 0; c < pd; c += 2)
             if (lead_pair(lead, c) <= k)
                 s += ld2(W + k * LD + c) * ld2(xp + c);
-        x[k] += L[k * LD + k] * (s[0] + s[1]);
+        x[k] += L[LO(k) + k] * (s[0] + s[1]);
     }
     ltsolve_fixed(L, d, x);
 }
