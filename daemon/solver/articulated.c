@@ -18,9 +18,14 @@
  * H = U^T D U with U_n = D_n^-1 H_{n,par(n)} has no fill-in:
  *     D_n = H_nn - sum_{c child of n} H_{c,n}^T D_c^-1 H_{c,n}             (sparsefactor)
  * A body's D is M plus positive semidefinite terms, a joint's is minus a positive definite sum
- * when its rows are independent, so each is factored by a small Cholesky of +D or -D (Baraff's
- * footnote 8). sparsesolve: y_n = z_n - sum_c U_c^T y_c upwards, then x_n = D_n^-1 y_n -
- * U_n x_par(n) downwards. Both take O(1) work per node (blocks are at most 6 x 6).
+ * when its rows are independent, so S_n = sg_n D_n (sg: +1 body, -1 joint) is positive definite
+ * (Baraff's footnote 8) and is factored S = L Delta L^T, root-free. With G_n = -H_{n,par(n)}
+ * (the joint's rows on the body's side) and W_n = L^-1 G_n, a child's term in its parent is
+ * sg_par W^T Delta^-1 W (an edge joins a body and a joint, so sg_par = -sg), and U_n = D^-1 H
+ * is never formed: sparsesolve's y_par -= U_n^T y_n upwards is y_par += sg W^T u_n with
+ * u_n = Delta^-1 L^-1 y_n, and x_n = D_n^-1 y_n - U_n x_par downwards is
+ * x_n = sg L^-T (u_n + Delta^-1 W x_par). Both take O(1) work per node (blocks are at most
+ * 6 x 6), done by kernels unrolled for each block shape (SMALL BLOCKS below).
  *
  * ANTICIPATION (section 8.1). For k one-dimensional auxiliary rows, solve once for the free
  * velocity (primary joints only) and once per row i with the impulse J_i^T alone on the right:
