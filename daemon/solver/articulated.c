@@ -18,9 +18,14 @@
  * H = U^T D U with U_n = D_n^-1 H_{n,par(n)} has no fill-in:
  *     D_n = H_nn - sum_{c child of n} H_{c,n}^T D_c^-1 H_{c,n}             (sparsefactor)
  * A body's D is M plus positive semidefinite terms, a joint's is minus a positive definite sum
- * when its rows are independent, so each is factored by a small Cholesky of +D or -D (Baraff's
- * footnote 8). sparsesolve: y_n = z_n - sum_c U_c^T y_c upwards, then x_n = D_n^-1 y_n -
- * U_n x_par(n) downwards. Both take O(1) work per node (blocks are at most 6 x 6).
+ * when its rows are independent, so S_n = sg_n D_n (sg: +1 body, -1 joint) is positive definite
+ * (Baraff's footnote 8) and is factored S = L Delta L^T, root-free. With G_n = -H_{n,par(n)}
+ * (the joint's rows on the body's side) and W_n = L^-1 G_n, a child's term in its parent is
+ * sg_par W^T Delta^-1 W (an edge joins a body and a joint, so sg_par = -sg), and U_n = D^-1 H
+ * is never formed: sparsesolve's y_par -= U_n^T y_n upwards is y_par += sg W^T u_n with
+ * u_n = Delta^-1 L^-1 y_n, and x_n = D_n^-1 y_n - U_n x_par downwards is
+ * x_n = sg L^-T (u_n + Delta^-1 W x_par). Both take O(1) work per node (blocks are at most
+ * 6 x 6), done by kernels unrolled for each block shape (SMALL BLOCKS below).
  *
  * ANTICIPATION (section 8.1). For k one-dimensional auxiliary rows, solve once for the free
  * velocity (primary joints only) and once per row i with the impulse J_i^T alone on the right:
@@ -43,14 +48,18 @@
 #include "solver/model.h"
 #include "solver/workspace.h"
 
-/* A block row of H: a body (dim 6) or a primary joint (dim = its rows). */
+/* A block row of H: a body (dim 6) or a primary joint (dim = its rows). With sg = +1 for a body
+ * and -1 for a joint, S = sg D is positive definite, and G = -H_{n,par(n)} is the joint's rows on
+ * the body's side (a body under a joint: G = j^T; a joint under a body: G = j). */
 struct cs__art_node {
-    int id;     /* body i: i; joint j: nb + j */
-    int dim;
-    int parent; /* position in the order, -1 at a root */
-    int side;   /* 0/1: which side (body_a/body_b) of the joint the body of this edge is */
-    double P[36]; /* D, then the Cholesky factor of D (body) or -D (joint): lower, row-major */
-    double U[36]; /* D^-1 H_{n,parent}: dim x dim(parent), row-major */
+    int id;       /* body i: i; joint j: nb + j */
+    int parent;   /* position in the order, -1 at a root */
+    uint8_t dim;
+    uint8_t side; /* 0/1: which side (body_a/body_b) of the joint the body of this edge is */
+    uint8_t lead; /* a body under a joint: the zeros G starts with (LEAD_*); else LEAD_NONE */
+    double W[36]; /* G, then L^-1 G: dim x dim(parent), stride 6 */
+    double L[24]; /* S, then S = L Delta L^T: L unit lower below the diagonal, sg / Delta_ii on
+                   * it (lower part, row i at LO(i)) */
 };
 
 /* A joint's rows at this frame. */
@@ -170,18 +179,20 @@ static void joint_rows_at(cs__art_jrows *J, const cs_art_joint *jt, const cs_art
     static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     const cs_art_body *A = &bodies[jt->ia];
     double Fa[9], Fb[9], pa[3], pb[3], e[3];
+    // The frames' rows the kind needs: a ball none, a hinge body_b's axis alone.
+    const int nfa = jt->kind == CS_JOINT_BALL ? 0 : 3, nfb = jt->kind == CS_JOINT_HINGE ? 1 : nfa;
     cs_mat3_vec(J->ra, A->rot, jt->la);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < nfa; k++)
         cs_mat3_vec(Fa + 3 * k, A->rot, jt->fa + 3 * k);
+    for (int k = 0; k < 3; k++)
         pa[k] = A->pos[k] + J->ra[k];
-    }
     if (jt->ib >= 0) {
         const cs_art_body *B = &bodies[jt->ib];
         cs_mat3_vec(J->rb, B->rot, jt->lb);
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < nfb; k++)
             cs_mat3_vec(Fb + 3 * k, B->rot, jt->fb + 3 * k);
+        for (int k = 0; k < 3; k++)
             pb[k] = B->pos[k] + J->rb[k];
-        }
     } else {
         memset(J->rb, 0, sizeof J->rb);
         memcpy(Fb, jt->fb, sizeof Fb);
@@ -195,7 +206,7 @@ static void joint_rows_at(cs__art_jrows *J, const cs_art_joint *jt, const cs_art
     if (jt->kind == CS_JOINT_HINGE)
         cs_cross3(rot, Fb, Fa);
     else
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < nfa; k++) {
             cs_cross3(c, Fb + 3 * k, Fa + 3 * k);
             for (int i = 0; i < 3; i++)
                 rot[i] += 0.5 * c[i];
@@ -233,8 +244,9 @@ static void joint_rows_at(cs__art_jrows *J, const cs_art_joint *jt, const cs_art
             memcpy(J->t[r], I3 + 3 * i, 3 * sizeof(double));
             err[r] = rot[i];
         }
+    const double gain = -beta / dt;
     for (int k = 0; k < J->dim; k++)
-        J->b[k] = -beta * err[k] / dt;
+        J->b[k] = gain * err[k];
     if (jt->ib < 0) {
         // A moving world side (a kinematic body): the rows hold body_a's velocity to that of
         // the world side's material point, at p_a for the slider's positional rows (as its rows
@@ -250,21 +262,21 @@ static void joint_rows_at(cs__art_jrows *J, const cs_art_joint *jt, const cs_art
     }
 }
 
-/* Row k of joint J on side s (0: body_a, 1: body_b, negated): out[6]. */
-static void jrow(const cs__art_jrows *J, int k, int s, double out[6]) {
+/* Row k of joint J on side s (0: body_a, 1: body_b, negated): out[i * inc], i < 6. */
+static inline void jrow(const cs__art_jrows *J, int k, int s, double *out, int inc) {
     const double sg = s ? -1.0 : 1.0;
     const double *t = J->t[k];
     if (k < J->npos) {
         double rt[3];
         cs_cross3(rt, s ? J->rb : J->ra, t);
         for (int i = 0; i < 3; i++) {
-            out[i] = sg * t[i];
-            out[3 + i] = sg * rt[i];
+            out[i * inc] = sg * t[i];
+            out[(3 + i) * inc] = sg * rt[i];
         }
     } else
         for (int i = 0; i < 3; i++) {
-            out[i] = 0;
-            out[3 + i] = sg * t[i];
+            out[i * inc] = 0;
+            out[(3 + i) * inc] = sg * t[i];
         }
 }
 
@@ -274,9 +286,9 @@ void cs_articulated_joint_rows(const cs_articulated *a, int j, cs_art_row *rows)
         cs_art_row *r = &rows[k];
         r->ia = J->ia;
         r->ib = J->ib;
-        jrow(J, k, 0, r->ja);
+        jrow(J, k, 0, r->ja, 1);
         if (J->ib >= 0)
-            jrow(J, k, 1, r->jb);
+            jrow(J, k, 1, r->jb, 1);
         else
             memset(r->jb, 0, sizeof r->jb);
         r->b = J->b[k];
@@ -305,46 +317,117 @@ static int uf_find(int *uf, int n, int x) {
     return x;
 }
 
-/* In-place Cholesky of the n x n SPD matrix P (row-major, lower part used). false when a pivot
- * is at or below CHOL_REL_TOL of the largest diagonal (or not finite). */
-static bool chol_small(double *P, int n) {
+/* SMALL BLOCKS. Every block is d x d or d x pd with d, pd in {3, 5, 6} (a body: 6; a joint: its
+ * rows), so the kernels below take their sizes as arguments that the dispatchers (eliminate(),
+ * up(), down()) give as constants, one case per shape: the compiler unrolls each case. The
+ * sizes are constants only once a kernel is inlined into its case, hence always_inline. W is
+ * row-major with row stride LD whatever its size; S and L keep their lower part, row i at LO(i)
+ * and padded to an even length, so a pair of columns never leaves its row. */
+#define LD 6
+#define LO(i) (2 * ((i) / 2 + 1) * ((i) / 2 + (i) % 2))
+#define KERNEL static inline __attribute__((always_inline))
+#define UNROLL _Pragma("GCC unroll 6")
+
+/* Two doubles at once (GNU vector extension: SSE2 on x86-64, scalar pairs elsewhere). Rows of
+ * W and of S are worked on in pairs of columns; the odd column of a 3- or 5-wide block is a zero
+ * pad. Loads and stores through memcpy: no alignment or aliasing assumed. */
+typedef double v2 __attribute__((vector_size(16)));
+KERNEL v2 ld2(const double *p) {
+    v2 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+KERNEL void st2(double *p, v2 v) {
+    memcpy(p, &v, sizeof v);
+}
+
+/* Leading zeros of G = j^T for a body under a joint: column c is the joint's row c, zero in the
+ * body's linear coordinates when angular, and above coordinate k when positional along the world
+ * axis e_k. LEAD_AXES: ball, hinge, fixed (positional rows along the world axes, then angular
+ * ones); LEAD_SLIDER: two positional rows along its frame, then angular rows along the world
+ * axes. The kernels skip those zeros, which stay zero in W = L^-1 G. */
+enum { LEAD_NONE, LEAD_AXES, LEAD_SLIDER };
+
+/* First row of column c of G that may be nonzero. */
+KERNEL int lead_row(int lead, int c) {
+    return lead == LEAD_AXES ? (c < 3 ? c : 3) : lead == LEAD_SLIDER ? (c < 2 ? 0 : c + 1) : 0;
+}
+
+/* The same for the pair of columns (c, c + 1). */
+KERNEL int lead_pair(int lead, int c) {
+    const int r0 = lead_row(lead, c), r1 = lead_row(lead, c + 1);
+    return r0 < r1 ? r0 : r1;
+}
+
+/* In-place root-free Cholesky S = L Delta L^T of the d x d SPD S (lower part read and written),
+ * right-looking: L unit lower below the diagonal, sg / Delta_jj on it (sg: the node's sign, so
+ * that the solves need no other). One division per pivot and no square root on the chain from
+ * a pivot to the next. false when a pivot is at or below CHOL_REL_TOL of the largest diagonal
+ * (or not finite). */
+KERNEL bool ldl_fixed(double *restrict S, int d, double sg) {
     double dmax = 0;
-    for (int i = 0; i < n; i++)
-        dmax = P[i * n + i] > dmax ? P[i * n + i] : dmax;
-    for (int j = 0; j < n; j++) {
-        double d = P[j * n + j];
-        for (int k = 0; k < j; k++)
-            d -= P[j * n + k] * P[j * n + k];
-        if (!(d > CHOL_REL_TOL * dmax))
+    UNROLL
+    for (int i = 0; i < d; i++)
+        dmax = S[LO(i) + i] > dmax ? S[LO(i) + i] : dmax;
+    UNROLL
+    for (int j = 0; j < d; j++) {
+        const double p = S[LO(j) + j];
+        if (!(p > CHOL_REL_TOL * dmax))
             return false;
-        const double l = sqrt(d);
-        P[j * n + j] = l;
-        for (int i = j + 1; i < n; i++) {
-            double s = P[i * n + j];
-            for (int k = 0; k < j; k++)
-                s -= P[i * n + k] * P[j * n + k];
-            P[i * n + j] = s / l;
+        const double inv = 1.0 / p;
+        S[LO(j) + j] = sg * inv;
+        UNROLL
+        for (int i = j + 1; i < d; i++) {
+            // S_ik -= S_ij S_kj / p, with column j normalized in place up to row i.
+            const double e = S[LO(i) + j];
+            S[LO(i) + j] = e * inv;
+            UNROLL
+            for (int k = j + 1; k <= i; k++)
+                S[LO(i) + k] -= e * S[LO(k) + j];
         }
     }
     return true;
 }
 
-/* x = sg (L L^T)^-1 x for the factor L of chol_small; x strided by incx. */
-static void chol_apply(const double *L, int n, double sg, double *x, int incx) {
-    for (int i = 0; i < n; i++) {
-        double s = x[i * incx];
+/* x = L^-1 x (x: [d]), L unit lower. */
+KERNEL void lsolve_fixed(const double *restrict L, int d, double *restrict x) {
+    UNROLL
+    for (int i = 1; i < d; i++) {
+        double s = x[i];
+        UNROLL
         for (int k = 0; k < i; k++)
-            s -= L[i * n + k] * x[k * incx];
-        x[i * incx] = s / L[i * n + i];
+            s -= L[LO(i) + k] * x[k];
+        x[i] = s;
     }
-    for (int i = n - 1; i >= 0; i--) {
-        double s = x[i * incx];
-        for (int k = i + 1; k < n; k++)
-            s -= L[k * n + i] * x[k * incx];
-        x[i * incx] = s / L[i * n + i];
+}
+
+/* x = L^-T x (x: [d]), L unit lower. */
+KERNEL void ltsolve_fixed(const double *restrict L, int d, double *restrict x) {
+    UNROLL
+    for (int i = d - 2; i >= 0; i--) {
+        double s = x[i];
+        UNROLL
+        for (int k = i + 1; k < d; k++)
+            s -= L[LO(k) + i] * x[k];
+        x[i] = s;
     }
-    for (int i = 0; i < n; i++)
-        x[i * incx] *= sg;
+}
+
+/* S = H_nn of a body: its mass matrix (mass m, world inertia iw), written out (a joint's S is
+ * written whole by its one child, and a memset's string store costs more than these stores). */
+static void body_block(double *S, double m, const double *iw) {
+    const v2 z = {0, 0};
+    st2(S + LO(0), (v2){m, 0});
+    st2(S + LO(1), (v2){0, m});
+    st2(S + LO(2), z);
+    st2(S + LO(2) + 2, (v2){m, 0});
+    for (int r = 3; r < 6; r++) {
+        const double *row = iw + 3 * (r - 3);
+        st2(S + LO(r), z);
+        st2(S + LO(r) + 2, (v2){0, row[0]});
+        if (r > 3)
+            st2(S + LO(r) + 4, (v2){row[1], row[2]});
+    }
 }
 
 /* Ordering scratch: per node id (body i, joint nb + j). */
@@ -465,79 +548,115 @@ static cs_status order_nodes(art_private *p, cs_workspace *ws, const cs_art_join
         // The edge to the parent joins a body and a joint: which side of the joint is the body.
         const int body = u < nb ? u : pu, joint = u < nb ? pu - nb : u - nb;
         n->side = pu >= 0 && a->jr[joint].ia != body;
-        if (u < nb)
+        n->lead = u >= nb || pu < 0 ? LEAD_NONE
+                  : a->jr[joint].npos == 2 ? LEAD_SLIDER
+                                           : LEAD_AXES;
+        if (u < nb) {
             p->bpos[u] = q;
-        else
+            body_block(n->L, p->mass[u], p->iw + 9 * u);
+        } else
             p->jpos[u - nb] = q;
     }
     return CS_CONVERGED;
 }
 
-/* H_{n,par(n)} of node n into Hb (dim x dim(parent), row-major): -j^T for a body under a
- * joint, -j for a joint under a body. */
-static void off_block(const cs_articulated *a, const cs__art_node *n, double *Hb) {
+/* G of node n's edge to its parent into W (dim x dim(parent), stride LD, zero up to an even
+ * column count): the joint's rows on the body's side, transposed for a body under a joint. */
+static void edge_block(const cs_articulated *a, const cs__art_node *n, double *W) {
     const int nb = a->nb;
-    const cs__art_node *q = &a->node[n->parent];
-    const int joint = n->id < nb ? q->id - nb : n->id - nb;
-    const cs__art_jrows *J = &a->jr[joint];
-    double row[6];
-    for (int k = 0; k < J->dim; k++) {
-        jrow(J, k, n->side, row);
-        for (int i = 0; i < 6; i++) {
-            if (n->id < nb)
-                Hb[i * J->dim + k] = -row[i];
-            else
-                Hb[k * 6 + i] = -row[i];
-        }
-    }
+    const bool body = n->id < nb;
+    const cs__art_jrows *J = &a->jr[body ? a->node[n->parent].id - nb : n->id - nb];
+    if (body)
+        for (int k = 0; k < J->dim; k++)
+            jrow(J, k, n->side, W + k, LD);
+    else
+        for (int k = 0; k < J->dim; k++)
+            jrow(J, k, n->side, W + k * LD, 1);
+    if (body && J->dim % 2)
+        for (int i = 0; i < 6; i++)
+            W[i * LD + J->dim] = 0;
 }
 
-/* sparsefactor (section 7.3), children pushing their Schur complements into their parents. */
-static cs_status factor(art_private *p, cs__meter *meter) {
-    cs_articulated *a = &p->pub;
-    const int nb = a->nb;
-    for (int q = 0; q < a->nnodes; q++) {
-        cs__art_node *n = &a->node[q];
-        memset(n->P, 0, sizeof n->P);
-        if (n->id < nb) {
-            const int i = n->id;
-            for (int r = 0; r < 3; r++) {
-                n->P[r * 6 + r] = p->mass[i];
-                for (int c = 0; c < 3; c++)
-                    n->P[(3 + r) * 6 + 3 + c] = p->iw[9 * i + 3 * r + c];
-            }
+/* The shapes of nodes: (dim, dim(parent), lead); a root has no parent (0). A body is the node
+ * with a lead: its parent is a joint, whose S is its child's Schur complement alone (H_jj = 0,
+ * and a joint has one child: of its two bodies the one that is not its parent, or its one body
+ * at the world), so a body sets its parent's S rather than add to it. */
+#define NODE_SHAPES(X)                                                                             \
+    X(6, 0, LEAD_NONE) X(3, 0, LEAD_NONE) X(5, 0, LEAD_NONE) X(3, 6, LEAD_NONE)                    \
+        X(5, 6, LEAD_NONE) X(6, 6, LEAD_NONE) X(6, 3, LEAD_AXES) X(6, 5, LEAD_AXES)                \
+            X(6, 5, LEAD_SLIDER) X(6, 6, LEAD_AXES)
+#define SHAPE(d, pd, lead) (64 * (lead) + 8 * (d) + (pd))
+
+/* Eliminates a node of shape (d, pd, lead) and sign sg (body +1, joint -1): S = L Delta L^T,
+ * W = L^-1 G, and its Schur complement into the parent's S (Sp, lower part):
+ *     D_par - H^T D^-1 H = sg_par (S_par + W^T Delta^-1 W),
+ * since an edge joins a body and a joint (sg_par = -sg). Returns false when S is singular. */
+KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *restrict Sp, int d,
+                            int pd, int lead, double sg) {
+    if (!ldl_fixed(L, d, sg))
+        return false;
+    double V[LD * LD]; // Delta^-1 W (rows from each pair's lead)
+    UNROLL
+    for (int c = 0; c < pd; c += 2) {
+        const int r0 = lead_pair(lead, c);
+        UNROLL
+        for (int i = r0; i < d; i++) {
+            v2 wi = ld2(W + i * LD + c);
+            UNROLL
+            for (int k = r0; k < i; k++)
+                wi -= L[LO(i) + k] * ld2(W + k * LD + c);
+            st2(W + i * LD + c, wi);
+            st2(V + i * LD + c, (sg * L[LO(i) + i]) * wi);
         }
     }
+    const bool set = lead != LEAD_NONE;
+    UNROLL
+    for (int r = 0; r < pd; r++) {
+        UNROLL
+        for (int c = 0; c <= r; c += 2) {
+            const int k0 = lead_row(lead, r) > lead_pair(lead, c) ? lead_row(lead, r)
+                                                                   : lead_pair(lead, c);
+            v2 s = set ? (v2){0, 0} : ld2(Sp + LO(r) + c);
+            UNROLL
+            for (int k = k0; k < d; k++)
+                s += W[k * LD + r] * ld2(V + k * LD + c);
+            st2(Sp + LO(r) + c, s);
+        }
+    }
+    return true;
+}
+
+/* Multiply-adds of eliminating a node of shape (d, pd). */
+#define ELIM_WORK(d, pd) ((d) * (d) * (d) / 6 + (pd) * (d) * (d) / 2 + (pd) * ((pd) + 1) / 2 * (d))
+
+/* Eliminates node n (its shape's case) into its parent's S (Sp; NULL at a root, pd = 0).
+ * Returns its multiply-adds, or -1 when its S is singular. */
+static int eliminate(cs__art_node *n, double sg, double *Sp, int pd) {
+    switch (SHAPE(n->dim, pd, n->lead)) {
+#define CASE(D, PD, LEAD)                                                                          \
+    case SHAPE(D, PD, LEAD):                                                                       \
+        return eliminate_fixed(n->L, n->W, Sp, D, PD, LEAD, sg) ? ELIM_WORK(D, PD) : -1;
+        NODE_SHAPES(CASE)
+#undef CASE
+    }
+    CS_ASSERT(false);
+    return -1;
+}
+
+/* sparsefactor (section 7.3), children pushing their Schur complements into their parents
+ * (a body's S starts as its mass matrix: order_nodes() sets it; a joint's is its child's). */
+static cs_status factor(art_private *p, cs__meter *meter) {
+    cs_articulated *a = &p->pub;
     int64_t work = 0;
     for (int q = 0; q < a->nnodes; q++) {
         cs__art_node *n = &a->node[q];
-        const int d = n->dim;
-        const double sg = n->id < nb ? 1.0 : -1.0;
-        // A joint's D is negative definite: factor -D.
-        if (sg < 0)
-            for (int i = 0; i < d * d; i++)
-                n->P[i] = -n->P[i];
-        if (!chol_small(n->P, d))
+        cs__art_node *par = n->parent >= 0 ? &a->node[n->parent] : NULL;
+        if (par)
+            edge_block(a, n, n->W);
+        const int units = eliminate(n, n->id < a->nb ? 1.0 : -1.0, par ? par->L : NULL,
+                                    par ? par->dim : 0);
+        if (units < 0)
             return CS_SINGULAR;
-        int64_t units = d * d * d / 6;
-        if (n->parent >= 0) {
-            cs__art_node *par = &a->node[n->parent];
-            const int pd = par->dim;
-            double Hb[36];
-            off_block(a, n, Hb);
-            memcpy(n->U, Hb, (size_t)(d * pd) * sizeof(double));
-            for (int c = 0; c < pd; c++)
-                chol_apply(n->P, d, sg, n->U + c, pd);
-            // D_par -= Hb^T D^-1 Hb.
-            for (int r = 0; r < pd; r++)
-                for (int c = 0; c < pd; c++) {
-                    double s = 0;
-                    for (int k = 0; k < d; k++)
-                        s += Hb[k * pd + r] * n->U[k * pd + c];
-                    par->P[r * pd + c] -= s;
-                }
-            units += (int64_t)d * d * pd + (int64_t)d * pd * pd;
-        }
         work += units;
         if (meter && cs__meter_add(meter, units))
             return CS_DEADLINE;
@@ -628,6 +747,59 @@ static double row_dot(const cs_art_row *r, const double *v) {
     return s;
 }
 
+/* The upward step of sparsesolve at a node of shape (d, pd, lead): x = sg Delta^-1 L^-1 y
+ * (= sg u), then y_par += W^T x in xp. */
+KERNEL void up_fixed(const double *restrict L, const double *restrict W, double *restrict x,
+                     double *restrict xp, int d, int pd, int lead) {
+    lsolve_fixed(L, d, x);
+    UNROLL
+    for (int k = 0; k < d; k++)
+        x[k] *= L[LO(k) + k];
+    UNROLL
+    for (int c = 0; c < pd; c += 2) {
+        v2 s = ld2(xp + c);
+        UNROLL
+        for (int k = lead_pair(lead, c); k < d; k++)
+            s += x[k] * ld2(W + k * LD + c);
+        st2(xp + c, s);
+    }
+}
+
+/* The downward step: x = L^-T (x + sg Delta^-1 W x_par) = sg L^-T (u + Delta^-1 W x_par). */
+KERNEL void down_fixed(const double *restrict L, const double *restrict W, double *restrict x,
+                       const double *restrict xp, int d, int pd, int lead) {
+    UNROLL
+    for (int k = 0; k < d; k++) {
+        v2 s = {0, 0};
+        UNROLL
+        for (int c = 0; c < pd; c += 2)
+            if (lead_pair(lead, c) <= k)
+                s += ld2(W + k * LD + c) * ld2(xp + c);
+        x[k] += L[LO(k) + k] * (s[0] + s[1]);
+    }
+    ltsolve_fixed(L, d, x);
+}
+
+static void up(const cs__art_node *n, double *x, double *xp, int pd) {
+    switch (SHAPE(n->dim, pd, n->lead)) {
+#define CASE(D, PD, LEAD)                                                                          \
+    case SHAPE(D, PD, LEAD): up_fixed(n->L, n->W, x, xp, D, PD, LEAD); return;
+        NODE_SHAPES(CASE)
+#undef CASE
+    }
+    CS_ASSERT(false);
+}
+
+static void down(const cs__art_node *n, double *x, const double *xp, int pd) {
+    switch (SHAPE(n->dim, pd, n->lead)) {
+#define CASE(D, PD, LEAD)                                                                          \
+    case SHAPE(D, PD, LEAD): down_fixed(n->L, n->W, x, xp, D, PD, LEAD); return;
+        NODE_SHAPES(CASE)
+#undef CASE
+    }
+    CS_ASSERT(false);
+}
+
 /* sparsesolve (section 7.3) of H x = [M vstar + J_k^T mu; -b]: vstar NULL counts as 0, and
  * with_b false drops the joints' targets (the response to an impulse alone). */
 static cs_status solve(const cs_articulated *a, const double *vstar, bool with_b, int k,
@@ -641,8 +813,9 @@ static cs_status solve(const cs_articulated *a, const double *vstar, bool with_b
         double *z = x + 6 * q;
         if (n->id >= nb) {
             const cs__art_jrows *J = &a->jr[n->id - nb];
-            for (int r = 0; r < n->dim; r++)
-                z[r] = with_b ? -J->b[r] : 0.0;
+            // Up to 6: the padding the kernels' column pairs read stays zero.
+            for (int r = 0; r < 6; r++)
+                z[r] = with_b && r < n->dim ? -J->b[r] : 0.0;
         } else if (vstar) {
             const int i = n->id;
             const double *vs = vstar + 6 * i;
@@ -661,39 +834,21 @@ static cs_status solve(const cs_articulated *a, const double *vstar, bool with_b
                 x[6 * p->bpos[R->ib] + i] += R->jb[i] * mu[r];
         }
     }
-    // y = U^-T z, leaves first; then D^-1 and x = w - U x_par, roots first.
+    // Upwards, leaves first: u_n = Delta^-1 L^-1 y_n, y_par += sg W^T u_n (y_par -= U^T y_n,
+    // U = D^-1 H).
     for (int q = 0; q < nn; q++) {
         const cs__art_node *n = &a->node[q];
-        if (n->parent < 0)
-            continue;
-        const int d = n->dim, pd = a->node[n->parent].dim;
-        double *xp = x + 6 * n->parent;
-        const double *xn = x + 6 * q;
-        for (int c = 0; c < pd; c++) {
-            double s = 0;
-            for (int r = 0; r < d; r++)
-                s += n->U[r * pd + c] * xn[r];
-            xp[c] -= s;
-        }
-        if (meter && cs__meter_add(meter, 2 * d * pd))
+        const int pd = n->parent >= 0 ? a->node[n->parent].dim : 0;
+        up(n, x + 6 * q, pd ? x + 6 * n->parent : NULL, pd);
+        if (meter && cs__meter_add(meter, n->dim * n->dim / 2 + n->dim * pd))
             return CS_DEADLINE;
     }
+    // Downwards, roots first: x_n = sg L^-T (u_n + Delta^-1 W x_par) (= D^-1 y_n - U x_par).
     for (int q = nn - 1; q >= 0; q--) {
         const cs__art_node *n = &a->node[q];
-        const int d = n->dim;
-        double *xn = x + 6 * q;
-        chol_apply(n->P, d, n->id < nb ? 1.0 : -1.0, xn, 1);
-        if (n->parent >= 0) {
-            const int pd = a->node[n->parent].dim;
-            const double *xp = x + 6 * n->parent;
-            for (int r = 0; r < d; r++) {
-                double s = 0;
-                for (int c = 0; c < pd; c++)
-                    s += n->U[r * pd + c] * xp[c];
-                xn[r] -= s;
-            }
-        }
-        if (meter && cs__meter_add(meter, d * d + 6 * d))
+        const int pd = n->parent >= 0 ? a->node[n->parent].dim : 0;
+        down(n, x + 6 * q, pd ? x + 6 * n->parent : NULL, pd);
+        if (meter && cs__meter_add(meter, n->dim * n->dim / 2 + n->dim * pd))
             return CS_DEADLINE;
     }
     for (int i = 0; i < nb; i++)
