@@ -190,6 +190,38 @@ const char *t_shared_path(const char *name) {
     return join("CONTACTD_SHARED", "../shared", name);
 }
 
+bool t_dense_solve(int n, double *A, double *x, double tiny) {
+#define AT(i, j) A[(size_t)(j) * (size_t)n + (size_t)(i)]
+    for (int k = 0; k < n; k++) {
+        int p = k;
+        for (int i = k + 1; i < n; i++)
+            p = fabs(AT(i, k)) > fabs(AT(p, k)) ? i : p;
+        if (!(fabs(AT(p, k)) > tiny))
+            return false;
+        for (int j = 0; j < n; j++) {
+            const double t = AT(k, j);
+            AT(k, j) = AT(p, j);
+            AT(p, j) = t;
+        }
+        const double t = x[k];
+        x[k] = x[p];
+        x[p] = t;
+        for (int i = k + 1; i < n; i++) {
+            const double l = AT(i, k) / AT(k, k);
+            for (int j = k; j < n; j++)
+                AT(i, j) -= l * AT(k, j);
+            x[i] -= l * x[k];
+        }
+    }
+    for (int k = n - 1; k >= 0; k--) {
+        for (int j = k + 1; j < n; j++)
+            x[k] -= AT(k, j) * x[j];
+        x[k] /= AT(k, k);
+    }
+#undef AT
+    return true;
+}
+
 void t_require_shared(const char *dir) {
     const char *path = t_shared_path(dir);
     struct stat st;

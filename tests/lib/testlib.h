@@ -55,6 +55,11 @@ const char *t_data_path(const char *name);
 void t_scene_copy(cs_scene *dst, const cs_scene *src, uint64_t seq);
 const char *t_shared_path(const char *name);
 
+/* x = A^-1 x for a dense n x n A (column-major, destroyed; a symmetric A may be given either
+ * way) by Gaussian elimination with partial pivoting: the brute-force reference solvers are
+ * checked against. False when a pivot's magnitude is not above tiny. */
+bool t_dense_solve(int n, double *A, double *x, double tiny);
+
 /* For a test whose every case reads ../shared/<dir> (or $CONTACTD_SHARED/<dir>): when it is
  * absent (a user's own clone), says which path and exits so that meson reports the test skipped:
  * a TAP plan "1..0 # SKIP ..." under CMOCKA_MESSAGE_OUTPUT=TAP, else exit status 77. */

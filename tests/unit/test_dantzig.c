@@ -177,40 +177,6 @@ static void peak_within_capacity(void **state) {
 /* Row states of the enumeration: a = 0 (clamped), f = 0, f at its lower or upper bound. */
 enum { E_CLAMP, E_ZERO, E_LOW, E_HIGH };
 
-/* Solves the n x n system S x = c (column-major, destroyed) by partial pivoting; false when
- * singular. */
-static bool small_solve(int n, double *S, double *c, double *x) {
-    for (int k = 0; k < n; k++) {
-        int p = k;
-        for (int i = k + 1; i < n; i++)
-            if (fabs(S[k * n + i]) > fabs(S[k * n + p]))
-                p = i;
-        if (fabs(S[k * n + p]) < 1e-12)
-            return false;
-        for (int j = 0; j < n; j++) {
-            const double t = S[j * n + k];
-            S[j * n + k] = S[j * n + p];
-            S[j * n + p] = t;
-        }
-        const double t = c[k];
-        c[k] = c[p];
-        c[p] = t;
-        for (int i = k + 1; i < n; i++) {
-            const double l = S[k * n + i] / S[k * n + k];
-            for (int j = k; j < n; j++)
-                S[j * n + i] -= l * S[j * n + k];
-            c[i] -= l * c[k];
-        }
-    }
-    for (int k = n - 1; k >= 0; k--) {
-        double v = c[k];
-        for (int j = k + 1; j < n; j++)
-            v -= S[j * n + k] * x[j];
-        x[k] = v / S[k * n + k];
-    }
-    return true;
-}
-
 /* Largest violation of p's laws by f (velocities and forces alike; BOX and NORMAL rows only). */
 static double bounded_violation(const cs_dantzig_problem *p, const double *f) {
     double v = 0;
@@ -261,7 +227,8 @@ static bool bounded_enumerate(const cs_dantzig_problem *p, double tol, double *f
                 }
             }
         }
-        if (valid && small_solve(n, S, c, x) && bounded_violation(p, x) <= tol) {
+        memcpy(x, c, (size_t)n * sizeof *x);
+        if (valid && t_dense_solve(n, S, x, 1e-12) && bounded_violation(p, x) <= tol) {
             if (f)
                 memcpy(f, x, (size_t)n * sizeof(double));
             return true;

@@ -543,38 +543,6 @@ static void workspace_holds_a_scene_at_its_limits(void **state) {
     }
 }
 
-/* x = K^-1 x for a dense n x n K (row-major, destroyed) by Gaussian elimination with partial
- * pivoting; false when a pivot vanishes. */
-static bool dense_solve(int n, double *K, double *x) {
-    for (int c = 0; c < n; c++) {
-        int p = c;
-        for (int r = c + 1; r < n; r++)
-            p = fabs(K[r * n + c]) > fabs(K[p * n + c]) ? r : p;
-        if (!(fabs(K[p * n + c]) > 1e-13))
-            return false;
-        for (int k = 0; k < n; k++) {
-            const double t = K[c * n + k];
-            K[c * n + k] = K[p * n + k];
-            K[p * n + k] = t;
-        }
-        const double t = x[c];
-        x[c] = x[p];
-        x[p] = t;
-        for (int r = c + 1; r < n; r++) {
-            const double f = K[r * n + c] / K[c * n + c];
-            for (int k = c; k < n; k++)
-                K[r * n + k] -= f * K[c * n + k];
-            x[r] -= f * x[c];
-        }
-    }
-    for (int c = n - 1; c >= 0; c--) {
-        for (int k = c + 1; k < n; k++)
-            x[c] -= K[c * n + k] * x[k];
-        x[c] /= K[c * n + c];
-    }
-    return true;
-}
-
 /* The reduction against the definition, on random poses: three bodies on a ball joint to the
  * world, a hinge and a slider, closed by a second ball joint to the world (a spatial loop, no
  * redundant row), two contacts. With the joints' rows J_j (every joint, loop included) and the
@@ -611,7 +579,7 @@ static void kkt_solve(const kkt *k, const double *v0, bool with_free, const doub
     }
     for (int q = 0; q < RMAX; q++)
         x[NV + q] = with_free ? -k->bj[q] : 0;
-    assert_true(dense_solve(NK, K, x));
+    assert_true(t_dense_solve(NK, K, x, 1e-13)); // K is symmetric: either layout
 }
 static void reduction_matches_dense_kkt(void **state) {
     (void)state;
