@@ -59,6 +59,9 @@
 #define SWEEP_MS 50
 // At shutdown, how long a client has to take its last results and Goodbye.
 #define LINGER_MS 500
+// Frames refused in a row (rate, queue, validation) after which the session is closed: a second
+// of nothing but refusals at 1 kHz.
+#define CD_REFUSED_IN_ROW_MAX 1000
 // Reads an attached connection's worker makes per readiness event before it looks at its other
 // sessions (epoll reports what is left).
 #define DIRECT_READS 4
@@ -87,6 +90,7 @@ struct conn {
     bool has_uid;             /* a Unix-socket peer, whose credentials the kernel told us */
     uint32_t uid, gid;
     size_t arena_most;        /* the arena grows to at most this */
+    int refused_in_row;       /* frames refused since the last one accepted */
     // Attached (request mode, cd_loop_attach): the session's worker reads the socket, handles its
     // messages with the functions below and writes every reply itself; from then on the fields
     // above (framer, arena, messages) are the worker's. This thread keeps the handle, and takes
@@ -756,6 +760,19 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
     c->admitting = a;
 }
 
+// Counts a refused frame (its Error is sent); a session whose every frame for
+// CD_REFUSED_IN_ROW_MAX frames was refused is closed, with an Error saying so: a client that
+// does nothing but break the rules costs only itself.
+static void frame_refused(struct conn *c, cd_session *s) {
+    cd_session_frame_rejected(s, c->counts);
+    if (++c->refused_in_row < CD_REFUSED_IN_ROW_MAX) {
+        return;
+    }
+    send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
+               "frame: %d frames in a row refused; the session is closed", c->refused_in_row);
+    conn_finish(c);
+}
+
 static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
     if (!c->session) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, f->seq,
@@ -767,34 +784,37 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
     cd_session *s = c->session;
     const int64_t now = c->direct ? c->read_ns : c->srv->pass_ns;
     int64_t early;
+    const cd_session_params *sp = cd_session_params_of(s);
     if (!cd_session_frame_allowed(s, now, &early)) {
-        cd_session_frame_rejected(s, c->counts);
+        const bool request = sp->mode == CD_MODE_REQUEST;
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, f->seq,
-                   "frame: request rate limit: one frame per tick period (%lld ns) on average, "
-                   "bursts of %d; this frame came %lld ns too early",
-                   (long long)cd_session_params_of(s)->period_ns, CD_REQUEST_BURST,
+                   "frame: %s rate limit: %d frame%s per tick period (%lld ns) on average, "
+                   "bursts of %d periods' worth; this frame came %lld ns too early",
+                   request ? "request" : "stream", request ? 1 : CD_STREAM_FRAMES_PER_PERIOD,
+                   request ? "" : "s", (long long)sp->period_ns, CD_REQUEST_BURST,
                    (long long)early);
+        frame_refused(c, s);
         return;
     }
     cs_scene *scene = cd_session_frame_scene(s);
     if (!scene) {
-        cd_session_frame_rejected(s, c->counts);
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, f->seq,
                    "frame: request queue full: %d frames wait to be solved or %d to be "
                    "answered", CD_REQUEST_QUEUE, CD_SESSION_RESULTS);
+        frame_refused(c, s);
         return;
     }
     char err[sizeof c->error_msg.text];
-    const cd_session_params *sp = cd_session_params_of(s);
     const int r = cd_codec_scene_from_frame(f, &sp->lim, sp->default_solver, scene, err,
                                             sizeof err);
     if (r != 0) {
-        cd_session_frame_rejected(s, c->counts);
         send_error(c, r == CS_ENOSPACE ? CONTACTD__V1__ERROR_CODE__ERROR_LIMIT
                                        : CONTACTD__V1__ERROR_CODE__ERROR_INVALID,
                    f->seq, "%s", err);
+        frame_refused(c, s);
         return;
     }
+    c->refused_in_row = 0;
     cd_session_frame_publish(s, c->counts, now, cd_clock_ns());
     // A request is due now; so is a stream frame whose tick passed while this thread was busy
     // with the frames before it. Either way the worker must not sleep until its next tick (one

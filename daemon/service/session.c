@@ -409,17 +409,17 @@ void cd_session_attach_move(cd_session *s, int to_epfd) {
 }
 
 bool cd_session_frame_allowed(cd_session *s, int64_t now_ns, int64_t *ret_early_ns) {
-    if (s->p.mode != CD_MODE_REQUEST) {
-        return true;
-    }
     // Generic cell rate: a frame conforms unless it comes more than a burst's worth of periods
-    // before its theoretical arrival time; each conforming frame moves that time one period on.
+    // before its theoretical arrival time; each conforming frame moves that time one interval on.
+    const int64_t interval = s->p.mode == CD_MODE_REQUEST
+                                 ? s->p.period_ns
+                                 : s->p.period_ns / CD_STREAM_FRAMES_PER_PERIOD;
     const int64_t tolerance = (CD_REQUEST_BURST - 1) * s->p.period_ns;
     if (now_ns < s->tat_ns - tolerance) {
         *ret_early_ns = s->tat_ns - tolerance - now_ns;
         return false;
     }
-    s->tat_ns = (s->tat_ns > now_ns ? s->tat_ns : now_ns) + s->p.period_ns;
+    s->tat_ns = (s->tat_ns > now_ns ? s->tat_ns : now_ns) + interval;
     return true;
 }
 

@@ -39,6 +39,9 @@ typedef struct cd_endpoint_ops {
  * stalls the I/O thread for a few periods bunches a steady client's frames: the allowance keeps
  * those from being refused, while the average still holds a session to its share. */
 #define CD_REQUEST_BURST 50
+/* Stream mode's rate limit: frames per tick period on average (only the newest before a tick is
+ * solved; more cost the I/O thread decoding for nothing), with the same bursts. */
+#define CD_STREAM_FRAMES_PER_PERIOD 4
 
 typedef enum cd_mode {
     CD_MODE_STREAM = 0,  /* newest frame before a tick is solved in that tick */
@@ -177,11 +180,10 @@ bool cd_session_has_ended(const cd_session *s);
  * just before cd_session_move. */
 void cd_session_attach_move(cd_session *s, int to_epfd);
 
-/* Request mode's rate limit (a virtual-time bucket: one frame per period on average): true when
- * a frame arriving at now_ns conforms, and the bucket counts it; false with *ret_early_ns, how
- * much sooner than allowed it came (bursts of CD_REQUEST_BURST).
- * Stream mode: always true.
- * thread: io. rt-safe: yes. */
+/* The session's rate limit (a virtual-time bucket: one frame per period on average in request
+ * mode, CD_STREAM_FRAMES_PER_PERIOD in stream mode): true when a frame arriving at now_ns
+ * conforms, and the bucket counts it; false with *ret_early_ns, how much sooner than allowed it
+ * came (bursts of CD_REQUEST_BURST periods' worth). thread: io. rt-safe: yes. */
 bool cd_session_frame_allowed(cd_session *s, int64_t now_ns, int64_t *ret_early_ns);
 
 /* The scene the next frame is decoded into: arrays with room for the session's limits. It stays

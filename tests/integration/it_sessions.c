@@ -199,6 +199,66 @@ static void request_session_served_by_its_worker(void **state) {
     cdc_conn_close(c);
 }
 
+/* A stream session may send CD_STREAM_FRAMES_PER_PERIOD frames a tick on average: frames sent as
+ * fast as the socket takes them get ERROR_LIMIT naming the stream rate limit beyond the burst,
+ * and the session goes on. A session whose every frame is refused 1000 times in a row is closed,
+ * with an Error saying so. */
+static void stream_rate_limit_and_refusals_close(void **state) {
+    (void)state;
+    const cdc_hello hello = {.client_name = "flood",
+                             .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8}};
+    cdc_conn *c = it_session_open(&d, false, &hello);
+    enum { FLOOD = 600 };
+    for (uint64_t seq = 1; seq <= FLOOD; seq++) {
+        box.seq = seq;
+        assert_int_equal(cdc_frame_send(c, &box), 0);
+    }
+    int limited = 0;
+    Contactd__V1__ServerMessage *m = NULL;
+    // Errors and Results interleave; read until the flood's last Error or a quiet 200 ms.
+    while (cdc_msg_recv(c, 200 * (int64_t)1000000, &m) == 1) {
+        if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
+            assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT);
+            assert_non_null(strstr(m->error->message, "frame: stream rate limit: 4 frames"));
+            limited++;
+        }
+        cdc_msg_free(m);
+    }
+    print_message("# flood of %d stream frames: %d refused\n", FLOOD, limited);
+    assert_true(limited >= 1 && limited < FLOOD);
+    cdc_msg_free(it_frame_exchange(c, &box, FLOOD + 1));
+    cdc_conn_close(c);
+
+    c = it_session_open(&d, false, &hello);
+    cs_body bad = box.bodies[0];
+    bad.mass = -1;
+    cs_scene s = box;
+    s.bodies = &bad;
+    for (uint64_t seq = 1; seq <= 1000; seq++) {
+        s.seq = seq;
+        if (cdc_frame_send(c, &s) < 0) {
+            break; // the daemon may have closed the session already
+        }
+    }
+    // Each frame is refused, as invalid or, sent this fast, by the rate limit; then the close.
+    int refused = 0, invalid = 0, closed = 0, r;
+    while ((r = cdc_msg_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m)) == 1) {
+        assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+        if (strstr(m->error->message, "1000 frames in a row refused; the session is closed")) {
+            closed++;
+        } else {
+            refused++;
+            invalid += m->error->code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID;
+        }
+        cdc_msg_free(m);
+    }
+    assert_int_equal(r, -ECONNRESET);
+    assert_int_equal(refused, 1000);
+    assert_true(invalid >= 1);
+    assert_int_equal(closed, 1);
+    cdc_conn_close(c);
+}
+
 // The light session streams lock-step with the box while the overrunner runs in a thread. The
 // thread uses no cmocka assertion (they are for the main thread); it counts, and the test judges.
 struct overrun {
@@ -445,6 +505,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(request_mode_answers_every_frame),
         cmocka_unit_test(request_session_served_by_its_worker),
+        cmocka_unit_test(stream_rate_limit_and_refusals_close),
         cmocka_unit_test(overrun_beside_light),
         cmocka_unit_test(no_answer_is_failed_not_zero_ok),
         cmocka_unit_test(admissions_beside_a_stream),
