@@ -325,8 +325,15 @@ static int uf_find(int *uf, int n, int x) {
  * and padded to an even length, so a pair of columns never leaves its row. */
 #define LD 6
 #define LO(i) (2 * ((i) / 2 + 1) * ((i) / 2 + (i) % 2))
+#ifdef CS_SANITIZED
+// Sanitizer builds check every access of the unrolled cases, which takes clang's UBSan minutes
+// per file: there the kernels stay loops (same arithmetic, same results).
+#define KERNEL static inline
+#define UNROLL
+#else
 #define KERNEL static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 6")
+#endif
 
 /* Two doubles at once (GNU vector extension: SSE2 on x86-64, scalar pairs elsewhere). Rows of
  * W and of S are worked on in pairs of columns; the odd column of a 3- or 5-wide block is a zero
