@@ -110,7 +110,6 @@ cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_asy
             .long_ns = p->long_solve_ns,
             .period_ns = l->period_ns,
             .clock_ns = cd_clock_ns,
-            .partner_epfd = l->w[i ^ 1].epfd,
         };
         atomic_init(&w->kick, 0);
         atomic_init(&w->kick_ns, 0);

@@ -21,8 +21,6 @@ typedef struct cd_sched {
     int64_t epoch_ns;          /* the tick grid: epoch_ns + k period_ns */
     int64_t period_ns;
     int64_t (*clock_ns)(void); /* the one clock the worker reads: cd_clock_ns, or a test's */
-    int partner_epfd;          /* the partner's epoll: where a moved session's socket goes
-                                * (cd_session_attach); -1: none */
     cd_counts counts;          /* this worker's share of the daemon-wide counts */
 } cd_sched;
 

@@ -398,16 +398,6 @@ void cd_session_flush(cd_session *s, cd_counts *counts) {
     }
 }
 
-void cd_session_attach_move(cd_session *s, int to_epfd) {
-    if (s->ep.epfd < 0) {
-        return;
-    }
-    (void)epoll_ctl(s->ep.epfd, EPOLL_CTL_DEL, s->ep.fd, NULL);
-    struct epoll_event ev = {.events = EPOLLIN | (s->ep.want_write ? EPOLLOUT : 0),
-                             .data.ptr = s};
-    s->ep.epfd = epoll_ctl(to_epfd, EPOLL_CTL_ADD, s->ep.fd, &ev) == 0 ? to_epfd : -1;
-}
-
 bool cd_session_frame_allowed(cd_session *s, int64_t now_ns, int64_t *ret_early_ns) {
     // Generic cell rate: a frame conforms unless it comes more than a burst's worth of periods
     // before its theoretical arrival time; each conforming frame moves that time one interval on.

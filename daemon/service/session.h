@@ -176,10 +176,6 @@ void *cd_session_attached_ctx(const cd_session *s);
 /* True when the worker found the attached connection ended. thread: any. */
 bool cd_session_has_ended(const cd_session *s);
 
-/* Moves an attached session's socket to another worker's epoll. thread: the session's worker,
- * just before cd_session_move. */
-void cd_session_attach_move(cd_session *s, int to_epfd);
-
 /* The session's rate limit (a virtual-time bucket: one frame per period on average in request
  * mode, CD_STREAM_FRAMES_PER_PERIOD in stream mode): true when a frame arriving at now_ns
  * conforms, and the bucket counts it; false with *ret_early_ns, how much sooner than allowed it
