@@ -222,10 +222,14 @@ bool t_dense_solve(int n, double *A, double *x, double tiny) {
     return true;
 }
 
+bool t_shared_present(const char *dir) {
+    struct stat st;
+    return stat(t_shared_path(dir), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 void t_require_shared(const char *dir) {
     const char *path = t_shared_path(dir);
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    if (t_shared_present(dir))
         return;
     const char *tap = getenv("CMOCKA_MESSAGE_OUTPUT");
     if (tap && strcmp(tap, "TAP") == 0) {

@@ -65,4 +65,8 @@ bool t_dense_solve(int n, double *A, double *x, double tiny);
  * a TAP plan "1..0 # SKIP ..." under CMOCKA_MESSAGE_OUTPUT=TAP, else exit status 77. */
 void t_require_shared(const char *dir);
 
+/* True when ../shared/<dir> (or $CONTACTD_SHARED/<dir>) is there; for a test with a few cases
+ * that read it, which then leaves those out (saying which path) rather than skip the rest. */
+bool t_shared_present(const char *dir);
+
 #endif /* CONTACTD_TESTS_TESTLIB_H */
