@@ -263,9 +263,12 @@ static void send_error(struct conn *c, Contactd__V1__ErrorCode code, uint64_t se
     const ProtobufCEnumValue *name =
         protobuf_c_enum_descriptor_get_value(&contactd__v1__error_code__descriptor, (int)code);
     if (!c->direct) {
-        cd_log(code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID ? CD_LOG_DEBUG : CD_LOG_NOTICE,
-               "connection %llu (%s): %s: %s", (unsigned long long)c->id, c->peer,
-               name ? name->name : "ERROR_UNSPECIFIED", text);
+        const char *code_name = name ? name->name : "ERROR_UNSPECIFIED";
+        cd_log_event(code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID ? CD_LOG_DEBUG
+                                                                     : CD_LOG_NOTICE,
+                     c->session ? cd_session_id(c->session) : 0, code_name,
+                     "connection %llu (%s): %s: %s", (unsigned long long)c->id, c->peer,
+                     code_name, text);
     }
     (void)conn_send(c, &cd_codec_error_build(&c->error_msg, code, seq, text)->base);
 }
@@ -281,13 +284,14 @@ static void release_session(struct conn *c) {
     }
     cd_stats st = {0};
     cd_session_stats(c->session, &st);
-    cd_log(CD_LOG_INFO, "session %llu closed: %llu frames received, %llu solved, %llu superseded, "
-           "%llu invalid, %llu deadline misses, %llu results dropped, solve max %lld ns",
-           (unsigned long long)cd_session_id(c->session),
-           (unsigned long long)st.frames_received, (unsigned long long)st.frames_solved,
-           (unsigned long long)st.frames_superseded, (unsigned long long)st.frames_invalid,
-           (unsigned long long)st.deadline_misses, (unsigned long long)st.results_dropped,
-           (long long)st.solve_ns.max);
+    cd_log_event(CD_LOG_INFO, cd_session_id(c->session), "SESSION_CLOSED",
+                 "session %llu closed: %llu frames received, %llu solved, %llu superseded, "
+                 "%llu invalid, %llu deadline misses, %llu results dropped, solve max %lld ns",
+                 (unsigned long long)cd_session_id(c->session),
+                 (unsigned long long)st.frames_received, (unsigned long long)st.frames_solved,
+                 (unsigned long long)st.frames_superseded, (unsigned long long)st.frames_invalid,
+                 (unsigned long long)st.deadline_misses, (unsigned long long)st.results_dropped,
+                 (long long)st.solve_ns.max);
     cd_session_close(c->session);
     if (c->direct) {
         c->session_closed = true;
@@ -505,12 +509,13 @@ static void send_welcome(struct conn *c, const struct admission *a) {
     (void)conn_send(c, &env.base);
     char solvers[96];
     cs_solver_list(p->lim.solvers, p->default_solver, solvers, sizeof solvers);
-    cd_log(CD_LOG_INFO, "session %llu opened on connection %llu (%s, client '%s'): %s mode, "
-           "solvers %s, %d bodies, %d contacts, %d directions, budget %lld ns, %.2f MiB, "
-           "worker %d", (unsigned long long)w.session_id, (unsigned long long)c->id, c->peer,
-           a->client, p->mode == CD_MODE_REQUEST ? "request" : "stream", solvers,
-           p->lim.max_bodies, p->lim.max_contacts, p->lim.max_dirs, (long long)p->budget_ns,
-           (double)a->bytes / (1 << 20), cd_session_worker(c->session));
+    cd_log_event(CD_LOG_INFO, w.session_id, "SESSION_OPENED",
+                 "session %llu opened on connection %llu (%s, client '%s'): %s mode, solvers %s, "
+                 "%d bodies, %d contacts, %d directions, budget %lld ns, %.2f MiB, worker %d",
+                 (unsigned long long)w.session_id, (unsigned long long)c->id, c->peer, a->client,
+                 p->mode == CD_MODE_REQUEST ? "request" : "stream", solvers, p->lim.max_bodies,
+                 p->lim.max_contacts, p->lim.max_dirs, (long long)p->budget_ns,
+                 (double)a->bytes / (1 << 20), cd_session_worker(c->session));
 }
 
 // thread: pool. Frees a session no one uses any more.
@@ -671,8 +676,8 @@ static bool tcp_admitted(struct conn *c, const char *token) {
     const int64_t now = cd_clock_ns();
     if (now - c->srv->denied_log_ns >= 1000000000) {
         c->srv->denied_log_ns = now;
-        cd_log(CD_LOG_NOTICE, "connection %llu (%s): TCP Hello refused: %s",
-               (unsigned long long)c->id, c->peer, why);
+        cd_log_event(CD_LOG_NOTICE, 0, "ERROR_DENIED", "connection %llu (%s): TCP Hello "
+                     "refused: %s", (unsigned long long)c->id, c->peer, why);
     }
     // The Error itself is not logged again (send_error logs ERROR_DENIED otherwise).
     (void)conn_send(c, &cd_codec_error_build(&c->error_msg, CONTACTD__V1__ERROR_CODE__ERROR_DENIED,
