@@ -77,6 +77,8 @@ cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_asy
     if (!l) {
         return NULL;
     }
+    // n first: cd_loop_free closes what a failure half-way through already opened.
+    l->n = n;
     for (int i = 0; i < n; i++) {
         l->w[i].epfd = l->w[i].kickfd = -1;
     }
@@ -95,7 +97,6 @@ cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_asy
     l->table = t;
     l->wake = wake;
     l->p = *p;
-    l->n = n;
     l->period_ns = CD_NS_PER_S / p->rate_hz;
     atomic_init(&l->running, false);
     for (int i = 0; i < n; i++) {

@@ -6,7 +6,9 @@
  * thread name, so the I/O side of this test does not count); Stats add up; new sessions go to
  * the CPU whose sessions cost least, by their measured solve times. Waits are bounded
  * generously and end as soon as the answer is there; no duration is asserted. */
+#include <dirent.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <uv.h>
 
@@ -176,8 +178,42 @@ static void sessions_go_where_the_measured_cost_is_least(void **state) {
     cd_session_table_free(t);
 }
 
+// Descriptors this process has open.
+static int open_fds(void) {
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    while (readdir(d)) {
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+// Workers whose descriptors run out half-way: cd_loop_new fails and closes what it opened.
+static void a_failed_start_leaks_no_descriptor(void **state) {
+    (void)state;
+    cd_session_table *t = cd_session_table_new(4);
+    struct rlimit saved;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    const int before = open_fds();
+    // Room for three of the eight descriptors four workers need (an epoll and an eventfd each),
+    // counting the one opendir takes above the current ones.
+    struct rlimit low = saved;
+    low.rlim_cur = (rlim_t)before + 2;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    const cd_loop_params lp = {.rate_hz = 1000, .workers = 2, .long_solve_ns = 200000,
+                               .realtime = false, .priority = 50, .cpu = -1};
+    cd_loop *l = cd_loop_new(t, &lp, &wake);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    assert_null(l);
+    assert_int_equal(open_fds(), before);
+    cd_session_table_free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_failed_start_leaks_no_descriptor),
         cmocka_unit_test(workers_answer_without_allocating),
         cmocka_unit_test(sessions_go_where_the_measured_cost_is_least),
     };
