@@ -200,15 +200,16 @@ static int serve_sockets(struct worker *w, const struct epoll_event *ev, int n) 
     return ended;
 }
 
-// Writes the results of the attached sessions this worker owns (and any output they had left).
-// Returns the closed sessions it let go of (cd_session_table_claim).
+// For the attached sessions this worker owns: their sockets into its epoll (those just attached or
+// moved here), and their results (and any output they had left) out. Returns the closed sessions
+// it let go of (cd_session_table_claim) and the connections that ended.
 static int flush_sockets(struct worker *w) {
     cd_session_table *t = w->loop->table;
     int released = 0;
     for (int i = 0; i < cd_session_table_size(t); i++) {
         cd_session *s = cd_session_table_claim(t, i, w->sched.worker, &released);
-        if (s && cd_session_is_attached(s)) {
-            cd_session_flush(s, &w->sched.counts);
+        if (s && cd_session_is_attached(s) && !cd_session_flush(s, w->epfd, &w->sched.counts)) {
+            released++;
         }
     }
     return released;
@@ -285,7 +286,10 @@ void cd_loop_kick(cd_loop *l, const cd_session *s) {
 }
 
 void cd_loop_attach(cd_loop *l, cd_session *s, int fd, const cd_endpoint_ops *ops, void *ctx) {
-    cd_session_attach(s, fd, l->w[cd_session_worker(s)].epfd, ops, ctx);
+    cd_session_attach(s, fd, ops, ctx);
+    // The owner watches the socket from its next pass; if s moves meanwhile, the new owner's
+    // first pass (at its next tick at the latest) does it.
+    kick(&l->w[cd_session_worker(s)]);
 }
 
 int cd_loop_place(const cd_loop *l) {

@@ -19,12 +19,6 @@ static int place(cd_sched *w, cd_session *s) {
     if (w->partner < 0) {
         return 0;
     }
-    // A session whose socket this worker serves (cd_session_attach) stays with it: under load,
-    // moving such a socket between the workers' epolls lost its reads for good in the soak
-    // (tests/bench/soak.c; cause not found yet), and nothing may be lost.
-    if (cd_session_is_attached(s)) {
-        return 0;
-    }
     const int64_t cost = cd_session_cost_ns(s);
     const bool move = w->background ? cost < w->long_ns / 2 : cost > w->long_ns;
     if (move) {

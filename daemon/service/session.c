@@ -323,20 +323,26 @@ int cd_session_worker(const cd_session *s) {
 }
 
 void cd_session_move(cd_session *s, int worker) {
+    // The socket leaves this worker's epoll before the session leaves this worker; the new owner
+    // adds it to its own on its first pass (cd_session_flush). Only ever the owner's epoll holds
+    // it: a socket left in another worker's epoll would wake that worker for a session it may
+    // not serve, again and again (level-triggered) at real-time priority, starving the owner.
+    if (atomic_load_explicit(&s->ep.attached, memory_order_acquire) && s->ep.epfd >= 0) {
+        (void)epoll_ctl(s->ep.epfd, EPOLL_CTL_DEL, s->ep.fd, NULL);
+        s->ep.epfd = -1;
+    }
     // release: pairs with the acquire in cd_session_table_claim (the new owner's first look).
     atomic_store_explicit(&s->worker, worker, memory_order_release);
 }
 
-void cd_session_attach(cd_session *s, int fd, int epfd, const cd_endpoint_ops *ops, void *ctx) {
+void cd_session_attach(cd_session *s, int fd, const cd_endpoint_ops *ops, void *ctx) {
     s->ep.fd = fd;
-    s->ep.epfd = epfd;
     s->ep.ops = ops;
     s->ep.ctx = ctx;
     // release: pairs with the acquire in cd_session_is_attached (the worker's first look). The
-    // epoll registration comes after, so the worker never sees an event it cannot serve.
+    // I/O thread registers nothing: the session may be moving between workers right now, and
+    // only its owner knows which epoll is its own.
     atomic_store_explicit(&s->ep.attached, true, memory_order_release);
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = s};
-    (void)epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 bool cd_session_is_ours(const cd_session *s, int worker) {
@@ -386,9 +392,20 @@ bool cd_session_pump(cd_session *s, cd_counts *counts) {
     return ok;
 }
 
-void cd_session_flush(cd_session *s, cd_counts *counts) {
-    if (atomic_load_explicit(&s->ep.ended, memory_order_relaxed) || s->ep.epfd < 0) {
-        return;
+bool cd_session_flush(cd_session *s, int epfd, cd_counts *counts) {
+    if (atomic_load_explicit(&s->ep.ended, memory_order_relaxed)) {
+        return true;
+    }
+    if (s->ep.epfd < 0) {
+        // This owner's first pass: the socket joins its epoll. Level-triggered, so input that
+        // came while no epoll watched is reported at the next wait.
+        struct epoll_event ev = {.events = EPOLLIN | (s->ep.want_write ? EPOLLOUT : 0),
+                                 .data.ptr = s};
+        if (epoll_ctl(epfd, EPOLL_CTL_ADD, s->ep.fd, &ev) < 0) {
+            endpoint_end(s); // a socket no one watches is never served: close it instead
+            return false;
+        }
+        s->ep.epfd = epfd;
     }
     const bool left = s->ep.ops->flush(s->ep.ctx, counts);
     if (left != s->ep.want_write) {
@@ -396,6 +413,7 @@ void cd_session_flush(cd_session *s, cd_counts *counts) {
         (void)epoll_ctl(s->ep.epfd, EPOLL_CTL_MOD, s->ep.fd, &ev);
         s->ep.want_write = left;
     }
+    return true;
 }
 
 bool cd_session_frame_allowed(cd_session *s, int64_t now_ns, int64_t *ret_early_ns) {

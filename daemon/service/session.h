@@ -144,16 +144,18 @@ void cd_session_table_stats(const cd_session_table *t, cd_stats *ret);
 uint64_t cd_session_id(const cd_session *s);
 const cd_session_params *cd_session_params_of(const cd_session *s);
 
-/* The worker that steps s; only that worker may change it (handing s to another worker).
- * thread: any reads; the owning worker writes. rt-safe: yes. */
+/* The worker that steps s; only that worker may change it (handing s to another worker, and
+ * taking an attached session's socket out of its own epoll first). thread: any reads; the owning
+ * worker writes. rt-safe: yes. */
 int cd_session_worker(const cd_session *s);
 void cd_session_move(cd_session *s, int worker);
 
-/* Serves s's socket fd from s's worker from now on: fd joins epfd (the owning worker's epoll,
- * cd_loop_attach), and the worker calls ops with ctx when it is readable or has results. The
- * reader of s's frames is then that worker: the calls below marked "thread: io" are its.
- * thread: io, once, after the session is in the table and before any frame of it was read. */
-void cd_session_attach(cd_session *s, int fd, int epfd, const cd_endpoint_ops *ops, void *ctx);
+/* Serves s's socket fd from s's worker from now on: the owning worker puts fd in its epoll on its
+ * next pass (cd_session_flush; cd_loop_attach wakes it for that), takes it out when it hands s
+ * to another worker (cd_session_move), and calls ops with ctx when fd is readable or s has
+ * results. The reader of s's frames is then that worker: the calls below marked "thread: io" are
+ * its. thread: io, once, after the session is in the table. */
+void cd_session_attach(cd_session *s, int fd, const cd_endpoint_ops *ops, void *ctx);
 
 /* True when s is open and worker owns it: what a worker checks before it serves an event that
  * names s. thread: a worker. rt-safe: yes. */
@@ -162,13 +164,15 @@ bool cd_session_is_ours(const cd_session *s, int worker);
 /* True once cd_session_attach ran. thread: any. rt-safe: yes. */
 bool cd_session_is_attached(const cd_session *s);
 
-/* For the owning worker of an attached session: reads and handles its socket's input
- * (ops->pump), and writes its output (ops->flush, then the socket is watched for writability
- * while bytes are left). When pump says the connection ends, the socket leaves the worker's
- * epoll and cd_session_has_ended turns true (the worker then wakes the I/O thread).
- * Returns pump's verdict. thread: the session's worker. rt-safe: yes. */
+/* For the owning worker of an attached session: pump reads and handles its socket's input
+ * (ops->pump); flush, called on every pass, first puts the socket in epfd (the worker's own
+ * epoll) if it is not there yet, then writes its output (ops->flush, and the socket is watched
+ * for writability while bytes are left). When the connection ends (pump's verdict, or a socket
+ * the epoll refused), the socket leaves the worker's epoll and cd_session_has_ended turns true
+ * (the worker then wakes the I/O thread). Each returns false when the connection ended in that
+ * call. thread: the session's worker. rt-safe: yes. */
 bool cd_session_pump(cd_session *s, cd_counts *counts);
-void cd_session_flush(cd_session *s, cd_counts *counts);
+bool cd_session_flush(cd_session *s, int epfd, cd_counts *counts);
 
 /* The ctx s was attached with, or NULL. thread: io, once s is reaped. */
 void *cd_session_attached_ctx(const cd_session *s);

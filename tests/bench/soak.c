@@ -8,7 +8,8 @@
  * limit, with its seq) exactly once, descriptors flat (the last third's peak within 2 of the
  * first third's, after a warm-up) and, for runs of a minute or more, memory flat (the last
  * third's median resident size within 10 % + 1 MiB of the first third's; peaks are reported). Output: a table, <out>/soak.csv, <out>/soak.png.
- * Usage: soak CONTACTD [--duration S] [--sessions N] [--out DIR] [--gnuplot PATH]
+ * Usage: soak CONTACTD [--duration S] [--sessions N] [--out DIR] [--long-solve-us US]
+ * [--gnuplot PATH]
  * (the long run: 600 s; tests/bench/meson.build runs 5 s in the bench-smoke suite). */
 #include <dirent.h>
 #include <errno.h>
@@ -228,17 +229,20 @@ int main(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fprintf(argc < 2 ? stderr : stdout,
                 "usage: soak CONTACTD [--duration S] [--sessions N] [--out DIR] "
-                "[--gnuplot PATH]\n"
+                "[--long-solve-us US] [--gnuplot PATH]\n"
                 "16 request sessions (default) at 1 kHz, a Hello-and-leave client and a garbage "
                 "client every 100 ms;\nchecks every frame answered once and memory and "
                 "descriptors flat; writes DIR/soak.csv (and .png with --gnuplot).\n"
+                "--long-solve-us sets the daemon's [loop] long_solve_us: a value near the solve "
+                "time (~20)\nmakes sessions move between the foreground and background workers "
+                "all the time.\n"
                 "example: soak build/daemon/contactd --duration 600 --out /tmp/soak "
                 "--gnuplot gnuplot\n");
         return argc < 2 ? 2 : 0;
     }
     const char *exe = argv[1], *out = getenv("CONTACTD_BENCH_OUT"), *gnuplot = NULL;
     double duration = 600;
-    int nses = 16;
+    int nses = 16, long_solve_us = 0;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--duration")) {
             duration = atof(argv[i + 1]);
@@ -246,6 +250,8 @@ int main(int argc, char **argv) {
             nses = atoi(argv[i + 1]);
         } else if (!strcmp(argv[i], "--out")) {
             out = argv[i + 1];
+        } else if (!strcmp(argv[i], "--long-solve-us")) {
+            long_solve_us = atoi(argv[i + 1]);
         } else if (!strcmp(argv[i], "--gnuplot")) {
             gnuplot = argv[i + 1];
         } else {
@@ -268,7 +274,11 @@ int main(int argc, char **argv) {
         return 1;
     }
     char ini[128];
-    snprintf(ini, sizeof ini, "[server]\nmax_sessions = %d\n", nses + 8);
+    int len = snprintf(ini, sizeof ini, "[server]\nmax_sessions = %d\n", nses + 8);
+    if (long_solve_us > 0) {
+        snprintf(ini + len, sizeof ini - (size_t)len, "[loop]\nlong_solve_us = %d\n",
+                 long_solve_us);
+    }
     if (t_daemon_start(&d, exe, "soak", ini, 0) < 0) {
         t_daemon_cleanup(&d, stderr);
         return 1;

@@ -2,9 +2,8 @@
 /* The server and the workers in one process (the daemon's own modules, its I/O loop on a thread
  * of this test), so that the workers' heap allocations can be counted: a request-mode session's
  * socket is read, decoded, validated, solved, encoded and written on its worker, and none of that
- * may allocate once the session is admitted, nor may answering its StatsRequests there; and it
- * stays with its worker however expensive its solves look (sched.c: a worker-served socket does
- * not move to the background worker).
+ * may allocate once the session is admitted, also when the session's solves make it move to the
+ * background worker (its socket moves with it), nor may answering its StatsRequests there.
  * Counted by thread name ("cd-"), so the client in this thread and the I/O thread do not count.
  * Correctness only: no duration is asserted. */
 #include <pthread.h>
@@ -129,10 +128,10 @@ static void request_on_foreground_worker(void **state) {
     exchanges_allocate_nothing(INT64_C(1000000000));
 }
 
-static void request_stays_with_its_worker(void **state) {
+static void request_moved_to_background_worker(void **state) {
     (void)state;
-    // Every solve takes longer than 1 ns, which would send a session to the background worker:
-    // this one stays, and every frame is still answered.
+    // Every solve takes longer than 1 ns: the session moves to the background worker after its
+    // first solve, and its socket with it.
     exchanges_allocate_nothing(1);
 }
 
@@ -144,7 +143,7 @@ int main(void) {
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(request_on_foreground_worker),
-        cmocka_unit_test(request_stays_with_its_worker),
+        cmocka_unit_test(request_moved_to_background_worker),
     };
     const int r = cmocka_run_group_tests(tests, NULL, NULL);
     cd_scene_json_free(&box);
