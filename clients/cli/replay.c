@@ -92,7 +92,7 @@ static void note(struct replay *rp, enum kind k, const char *field, const char *
            rp->record, kind_names[k], field, recorded, replayed);
 }
 
-// Bit for bit: -0 differs from +0, and a NaN from itself only when its bits do.
+// Bit for bit: a NaN equals itself only when its bits do (zero's sign is lost on the wire).
 static void cmp_double(struct replay *rp, enum kind k, const char *field, double a, double b) {
     if (memcmp(&a, &b, sizeof a) != 0) {
         char x[32], y[32];
@@ -212,13 +212,28 @@ static void replay_frame(struct replay *rp, const Contactd__V1__Frame *f,
         opt.solver = rp->solver;
     }
     (void)cs_step(rp->ws, &rp->scene, &opt, rp->warm, &rp->res);
+    // Compared as the wire carries it (packed and unpacked, like the recorded one): proto3 does
+    // not send a field at its default, so -0.0 arrives as +0.0 on both sides.
     const Contactd__V1__ServerMessage *env =
         cd_codec_result_build(&rp->msg, &rp->res, NULL, 0, NULL);
+    const size_t n_packed = protobuf_c_message_get_packed_size(&env->base);
+    uint8_t *buf = malloc(n_packed ? n_packed : 1);
+    Contactd__V1__ServerMessage *wire =
+        buf ? contactd__v1__server_message__unpack(
+                  NULL, protobuf_c_message_pack(&env->base, buf), buf)
+            : NULL;
+    free(buf);
+    if (!wire) {
+        fprintf(stderr, "contactctl: out of memory\n");
+        rp->different++;
+        return;
+    }
     // A solve that missed its deadline may have been cut: its differences are not listed.
     const bool missed = r->timing && r->timing->deadline_ns != 0 && !r->timing->deadline_met;
     rp->quiet = missed;
-    compare(rp, r, env->result);
+    compare(rp, r, wire->result);
     rp->quiet = false;
+    contactd__v1__server_message__free_unpacked(wire, NULL);
     size_t n = 0;
     for (int k = 0; k < K_COUNT; k++) {
         n += rp->frame_diffs[k];
