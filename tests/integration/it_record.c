@@ -2,13 +2,16 @@
 /* Recordings end to end: sessions recorded by the real daemon (Hello.record; request and stream
  * mode, several scenes so the warm start carries from one answer to the next) are replayed by
  * `contactctl replay` with zero differences, bit for bit, and a replay with another solver
- * reports its differences in force; `contactctl record` records a stream; `contactctl convert`
+ * reports its differences in force; `contactctl record` records a request session and a stream
+ * faster than the ticks (its superseded frames left out of the replay too); a daemon with
+ * recording off refuses a Hello that asks for it; `contactctl convert`
  * turns a scene into delimited Frames and back (solving to the same answer), a recording into
  * scene JSON and a scene into an FCLIB problem `contactctl fclib` solves; the exit statuses are
  * the documented ones, every command's --help has an example, and --version names the protocol.
  * A solve the daemon cut at its deadline may be reported as not reproducible (a loaded machine);
  * every other frame must be identical.
  * Arguments: the contactd and contactctl executables. */
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,6 +218,49 @@ static void contactctl_record_command(void **state) {
     assert_int_equal(num(j, "solved"), frames);
     assert_int_equal(num(j, "different"), 0);
     cJSON_Delete(j);
+    // A stream faster than the ticks: the frames a newer one superseded before its tick were
+    // never solved, and the replay leaves them out too; the rest are reproduced.
+    snprintf(args, sizeof args, "record '%s' --socket '%s' --budget 50000 --rate 2000 "
+             "--duration 0.1 --json", t_data_path("stack_3.json"), d.socket);
+    const int sst = run(args);
+    j = cJSON_Parse(out);
+    if (!j) {
+        fail_msg("record printed no JSON (exit %d): %s", sst, err);
+    }
+    snprintf(rec, sizeof rec, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(j, "recordPath")));
+    const double sent = num(j, "frames"), answered = num(j, "results");
+    cJSON_Delete(j);
+    j = replay(rec, "", &rst);
+    if (num(j, "different") != 0) {
+        fail_msg("the replay differs from the recording: %s", out);
+    }
+    assert_int_equal(num(j, "solved"), answered);
+    assert_int_equal(num(j, "solved") + num(j, "superseded") + num(j, "unanswered"), sent);
+    assert_int_equal(num(j, "recordsDropped"), 0);
+    cJSON_Delete(j);
+}
+
+// A daemon with recording off refuses a Hello that asks for it, naming the field and the key.
+static void record_off_refuses_the_hello(void **state) {
+    (void)state;
+    it_daemon off;
+    assert_int_equal(it_daemon_start(&off, contactd_path, "[record]\ndir = off\n", 0), 0);
+    const cdc_hello hello = {.client_name = "it_record", .record = true};
+    cdc_conn *c = NULL;
+    char msg[512];
+    const int r = cdc_conn_open_unix(off.socket, &hello, (int64_t)IT_TIMEOUT_MS * 1000000, &c,
+                                     msg, sizeof msg);
+    assert_int_equal(r, -ECONNREFUSED);
+    assert_non_null(strstr(msg, "hello.record"));
+    assert_non_null(strstr(msg, "[record] dir = off"));
+    // Without record, the same daemon opens the session, unrecorded.
+    const cdc_hello plain = {.client_name = "it_record"};
+    assert_int_equal(cdc_conn_open_unix(off.socket, &plain, (int64_t)IT_TIMEOUT_MS * 1000000, &c,
+                                        msg, sizeof msg), 0);
+    assert_string_equal(cdc_conn_welcome(c)->record_path, "");
+    cdc_conn_close(c);
+    assert_int_equal(it_daemon_stop(&off), 0);
+    it_daemon_cleanup(&off);
 }
 
 // Scene JSON -> frames -> JSON solves to the same answer; a recording -> JSON holds its frames;
@@ -318,6 +364,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(stream_session_replays_bit_for_bit),
         cmocka_unit_test(another_solver_differs),
         cmocka_unit_test(contactctl_record_command),
+        cmocka_unit_test(record_off_refuses_the_hello),
         cmocka_unit_test(convert_round_trips),
         cmocka_unit_test(exit_statuses_and_help),
         IT_SIGTERM_TEST(&d),
