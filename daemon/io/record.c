@@ -52,7 +52,7 @@ struct cd_recording {
 
 struct cd_recorder {
     pthread_t thread;
-    pthread_mutex_t mu;        /* io and recorder only: incoming and stop */
+    pthread_mutex_t mu;        /* io and recorder only (never a worker): incoming and stop */
     pthread_cond_t cond;
     cd_recording *incoming;    /* mu */
     bool stop;                 /* mu */
@@ -228,7 +228,12 @@ static void *recorder_main(void *arg) {
             until.tv_nsec -= 1000000000;
         }
         if (!r->stop && !r->incoming) {
-            (void)pthread_cond_timedwait(&r->cond, &r->mu, &until);
+            // With no recording open, sleep until one comes (cd_recording_new signals).
+            if (r->list) {
+                (void)pthread_cond_timedwait(&r->cond, &r->mu, &until);
+            } else {
+                (void)pthread_cond_wait(&r->cond, &r->mu);
+            }
         }
         while (r->incoming) {
             cd_recording *rec = r->incoming;
@@ -337,6 +342,7 @@ cd_recording *cd_recording_new(cd_recorder *r, const char *path, size_t buffer_b
     pthread_mutex_lock(&r->mu);
     rec->next = r->incoming;
     r->incoming = rec;
+    pthread_cond_signal(&r->cond);
     pthread_mutex_unlock(&r->mu);
     return rec;
 }
