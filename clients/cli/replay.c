@@ -45,6 +45,7 @@ struct replay {
     const char *path;
     bool json;
     cJSON *diffs_json;            /* json: the differences */
+    cJSON *deadline_json;         /* json: the seq of each frame not reproducible (deadline) */
     // The session as recorded.
     cs_limits lim;
     cs_solver default_solver, solver; /* solver: the override, or CS_SOLVER_DEFAULT */
@@ -245,7 +246,9 @@ static void replay_frame(struct replay *rp, const Contactd__V1__Frame *f,
     if (missed) {
         rp->deadline++;
         rp->after_deadline = true;
-        if (!rp->json) {
+        if (rp->json) {
+            cJSON_AddItemToArray(rp->deadline_json, cJSON_CreateNumber((double)rp->seq));
+        } else {
             printf("seq %" PRIu64 " (record %zu): not reproducible: deadline (the daemon's solve "
                    "missed its deadline and may have been cut; %zu fields differ)\n",
                    rp->seq, rp->record, n);
@@ -367,6 +370,8 @@ static void summary(struct replay *rp) {
         }
         cJSON_AddItemToObject(o, "differences", rp->diffs_json);
         rp->diffs_json = NULL;
+        cJSON_AddItemToObject(o, "deadlineFrames", rp->deadline_json);
+        rp->deadline_json = NULL;
         char *txt = cJSON_Print(o);
         if (txt) {
             puts(txt);
@@ -481,6 +486,7 @@ int replay_run(const char *path, const char *solver, bool json) {
         goto out;
     }
     rp.diffs_json = json ? cJSON_CreateArray() : NULL;
+    rp.deadline_json = json ? cJSON_CreateArray() : NULL;
     rc = setup(&rp, h->header, solver);
     if (rc < 0) {
         rc = replay_entries(&rp, &f);
@@ -494,6 +500,7 @@ out:
     free_pending(&rp, 0, rp.npend);
     free(rp.pend);
     cJSON_Delete(rp.diffs_json);
+    cJSON_Delete(rp.deadline_json);
     if (h) {
         contactd__v1__record_entry__free_unpacked(h, NULL);
     }

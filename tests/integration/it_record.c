@@ -150,6 +150,8 @@ static void record_and_replay(bool request, char *ret_path, size_t len) {
     assert_int_equal(num(j, "resultsMissing"), 0);
     assert_int_equal(num(j, "superseded"), 0);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "differences")), 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "deadlineFrames")),
+                     num(j, "deadline"));
     assert_int_equal(st, num(j, "deadline") == 0 ? 0 : 1);
     cJSON_Delete(j);
 }
@@ -319,6 +321,8 @@ static void convert_round_trips(void **state) {
     assert_int_equal(num(j, "contacts"), 4);
     assert_int_equal(num(j, "dofs"), 6);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")), "converged");
+    // M v = H r + f holds to rounding: M, H and f are one consistent step.
+    assert_true(num(j, "residualMomentum") < 1e-9);
     cJSON_Delete(j);
     // FCLIB holds no geometry: no frames come from it (a data error).
     snprintf(args, sizeof args, "convert '%s' '%s/x.json'", fcl, dir);
