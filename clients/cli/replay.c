@@ -389,7 +389,8 @@ static void summary(struct replay *rp) {
     }
     printf("frames superseded %zu, unanswered %zu\n", rp->superseded, unanswered);
     if (rp->dropped || rp->orphans) {
-        printf("records dropped by the daemon (its recording buffer was full): %" PRIu64
+        printf("records dropped by the daemon (its recording buffer was full, or the file "
+               "reached [record] max_file_mb): %" PRIu64
                "; results whose frame was dropped: %zu; frames after a gap may differ\n",
                rp->dropped, rp->orphans);
     }

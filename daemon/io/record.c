@@ -39,6 +39,8 @@ struct cd_recording {
     FILE *file;                       /* recorder */
     bool failed;                      /* recorder: a write failed; later records are discarded */
     uint64_t dropped_written;         /* recorder: dropped records already reported */
+    uint64_t file_bytes, max_file_bytes; /* recorder: written so far, and the most */
+    uint64_t over;                    /* recorder: records not written for max_file_bytes */
     uint8_t *buf;                     /* cap bytes */
     size_t cap;
     uint64_t put[4];                  /* producer: records committed, by kind */
@@ -138,6 +140,16 @@ static void write_entry(cd_recording *rec, unsigned field, const uint8_t *payloa
     if (rec->failed) {
         return;
     }
+    // Frames and results stop at the size limit (counted, then reported as dropped); the
+    // entries that say so still fit in the slack a limit in MiB leaves.
+    if (field <= CD_RECORD_SERVER && rec->file_bytes + n + len > rec->max_file_bytes) {
+        if (rec->over++ == 0) {
+            cd_log(CD_LOG_WARNING, "recording %s reached its size limit ([record] max_file_mb): "
+                   "later frames and results are counted, not written", rec->path);
+        }
+        return;
+    }
+    rec->file_bytes += n + len;
     if (fwrite(pre, 1, n, rec->file) != n || (len && fwrite(payload, 1, len, rec->file) != len)) {
         rec->failed = true;
         cd_log(CD_LOG_WARNING, "recording %s: write failed (%s); the rest is not recorded",
@@ -156,7 +168,7 @@ static void write_message(cd_recording *rec, unsigned field, const ProtobufCMess
 
 static void write_dropped(cd_recording *rec) {
     // relaxed: a count; a drop after this load is reported at the next pass.
-    const uint64_t d = atomic_load_explicit(&rec->dropped, memory_order_relaxed);
+    const uint64_t d = atomic_load_explicit(&rec->dropped, memory_order_relaxed) + rec->over;
     if (d == rec->dropped_written) {
         return;
     }
@@ -210,7 +222,8 @@ static void finish(cd_recording *rec, bool complete) {
         cd_log(CD_LOG_WARNING, "recording %s: close failed: %s", rec->path, strerror(errno));
     }
     cd_log(CD_LOG_INFO, "recording %s closed%s%s", rec->path,
-           rec->dropped_written ? " (records were dropped: the buffer was full)" : "",
+           rec->dropped_written ? " (records were dropped: the buffer was full, or the file at "
+                                  "its size limit)" : "",
            complete ? "" : " (the daemon stopped first)");
     free(rec->buf);
     free(rec);
@@ -296,7 +309,8 @@ void cd_recorder_free(cd_recorder *r) {
 }
 
 cd_recording *cd_recording_new(cd_recorder *r, const char *path, size_t buffer_bytes,
-                               const uint8_t *header, size_t len, char *err, size_t errlen) {
+                               uint64_t max_file_bytes, const uint8_t *header, size_t len,
+                               char *err, size_t errlen) {
     size_t cap = RING_MIN;
     while (cap < buffer_bytes && cap < RING_MAX) {
         cap *= 2;
@@ -327,6 +341,7 @@ cd_recording *cd_recording_new(cd_recorder *r, const char *path, size_t buffer_b
     rec->file = f;
     rec->buf = buf;
     rec->cap = cap;
+    rec->max_file_bytes = max_file_bytes;
     atomic_init(&rec->head, 0);
     atomic_init(&rec->tail, 0);
     atomic_init(&rec->dropped, 0);

@@ -40,11 +40,14 @@ void cd_recorder_free(cd_recorder *r);
 
 /* Creates path (which must not exist; mode 0640) and a buffer of buffer_bytes (rounded up to a
  * power of two, at least 64 KiB; written once so its pages are resident), and queues the
- * RecordHeader header[len] (packed) as its first record. The recorder writes it from now on.
+ * RecordHeader header[len] (packed) as its first record. The recorder writes it from now on,
+ * up to max_file_bytes: records beyond are counted as dropped (RecordDropped, RecordEnd), not
+ * written.
  * Returns the recording, or NULL with the reason in err ("cannot create PATH: ..."), nothing
  * created. thread: io. rt-safe: no. */
 cd_recording *cd_recording_new(cd_recorder *r, const char *path, size_t buffer_bytes,
-                               const uint8_t *header, size_t len, char *err, size_t errlen);
+                               uint64_t max_file_bytes, const uint8_t *header, size_t len,
+                               char *err, size_t errlen);
 
 /* The file's path. thread: any. */
 const char *cd_recording_path(const cd_recording *rec);

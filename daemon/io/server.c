@@ -554,7 +554,8 @@ static void record_start(struct conn *c, const struct admission *a) {
     if (!buf) {
         snprintf(err, sizeof err, "no memory");
     } else {
-        c->rec = cd_recording_new(srv->recorder, path, srv->cfg->record_buffer_bytes, buf,
+        c->rec = cd_recording_new(srv->recorder, path, srv->cfg->record_buffer_bytes,
+                                  srv->cfg->record_max_file_bytes, buf,
                                   protobuf_c_message_pack(&h.base, buf), err, sizeof err);
     }
     free(buf);

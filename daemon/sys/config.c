@@ -61,6 +61,7 @@ int cd_config_defaults(cd_config *c) {
                    .max_joints = CD_MAX_JOINTS_DEFAULT,
                    .max_dirs = CD_MAX_DIRS_DEFAULT},
         .record_buffer_bytes = (size_t)CD_RECORD_BUFFER_KB_DEFAULT << 10,
+        .record_max_file_bytes = (uint64_t)CD_RECORD_MAX_FILE_MB_DEFAULT << 20,
         .log_level = CD_LOG_INFO,
     };
     snprintf(c->tcp_host, sizeof c->tcp_host, "%s", CD_TCP_HOST_DEFAULT);
@@ -479,6 +480,13 @@ static int set_record_buffer_kb(cd_config *c, const char *v, char *why, size_t l
     return r;
 }
 
+static int set_record_max_file_mb(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1, 1 << 24, &x, why, len);
+    c->record_max_file_bytes = r < 0 ? c->record_max_file_bytes : (uint64_t)x << 20;
+    return r;
+}
+
 static int set_log_level(cd_config *c, const char *v, char *why, size_t len) {
     if (cd_log_level_from_name(v, &c->log_level) < 0) {
         snprintf(why, len, "expected err, warning, notice, info or debug, got '%s'", v);
@@ -524,6 +532,7 @@ static const struct key {
     {"record", "dir", set_record_dir},
     {"record", "all_sessions", set_record_all},
     {"record", "buffer_kb", set_record_buffer_kb},
+    {"record", "max_file_mb", set_record_max_file_mb},
     {"log", "level", set_log_level},
 };
 

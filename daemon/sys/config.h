@@ -32,6 +32,7 @@
 #define CD_HELLO_TIMEOUT_MS_DEFAULT 1000
 #define CD_SOCKET_MODE_DEFAULT 0660
 #define CD_RECORD_BUFFER_KB_DEFAULT 1024
+#define CD_RECORD_MAX_FILE_MB_DEFAULT 1024
 /* An auth token's length, bytes: long enough not to be guessed, short enough for one line. */
 #define CD_TOKEN_MIN 16
 #define CD_TOKEN_MAX 255
@@ -77,6 +78,7 @@ typedef struct cd_config {
     char record_dir[256];      /* where recordings go; "" = recording off ("off") */
     bool record_all;           /* record every session, not only those whose Hello asks */
     size_t record_buffer_bytes; /* per recorded session, between its reader and the file */
+    uint64_t record_max_file_bytes; /* a recording's frames and results stop at this size */
     /* [log] */
     cd_log_level log_level;
 } cd_config;

@@ -248,6 +248,7 @@ static void assert_same_config(const cd_config *a, const cd_config *b) {
     assert_string_equal(a->record_dir, b->record_dir);
     assert_int_equal(a->record_all, b->record_all);
     assert_int_equal(a->record_buffer_bytes, b->record_buffer_bytes);
+    assert_int_equal(a->record_max_file_bytes, b->record_max_file_bytes);
 }
 
 static void shipped_config_documents_the_defaults(void **state) {
@@ -270,7 +271,7 @@ static void shipped_config_documents_the_defaults(void **state) {
     }
     fclose(in);
     fclose(out);
-    assert_int_equal(keys, 33);
+    assert_int_equal(keys, 34);
     cd_config def, c;
     char err[512];
     assert_int_equal(cd_config_defaults(&def), 0);
@@ -299,6 +300,7 @@ static void shipped_config_documents_the_defaults(void **state) {
     snprintf(c.record_dir, sizeof c.record_dir, "/x");
     c.record_all = true;
     c.record_buffer_bytes = 1;
+    c.record_max_file_bytes = 1;
     const int r = cd_config_load(&c, tmp, err, sizeof err);
     unlink(tmp);
     if (r != 0) {

@@ -3,7 +3,8 @@
  * many times, and come out in the file in order and intact; records that find the ring full (or
  * are larger than it) are dropped, counted, and the file says how many (RecordDropped entries
  * and the RecordEnd add up to exactly the drops); the header comes first and the end last with
- * the session's counts; a path that exists is refused and left alone. */
+ * the session's counts; a path that exists is refused and left alone; a file at its size limit
+ * takes no more frames or results, and says how many it left out. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,11 +46,11 @@ static void records_come_out_in_order_and_drops_are_counted(void **state) {
     cd_recorder *r = NULL;
     assert_int_equal(cd_recorder_new(&r), 0);
     const uint8_t header[] = {0x08, 0x01}; // RecordHeader{protocol_version: 1}
-    cd_recording *rec = cd_recording_new(r, path, 1, header, sizeof header, err, sizeof err);
+    cd_recording *rec = cd_recording_new(r, path, 1, UINT64_MAX, header, sizeof header, err, sizeof err);
     assert_non_null(rec);
     assert_string_equal(cd_recording_path(rec), path);
     // Created once: a second recording to the same path is refused.
-    assert_null(cd_recording_new(r, path, 1, header, sizeof header, err, sizeof err));
+    assert_null(cd_recording_new(r, path, 1, UINT64_MAX, header, sizeof header, err, sizeof err));
     assert_non_null(strstr(err, "File exists"));
     static uint8_t buf[1 << 17];
     uint64_t dropped = 0;
@@ -140,7 +141,7 @@ static void a_recording_left_open_is_closed_incomplete(void **state) {
     cd_recorder *r = NULL;
     assert_int_equal(cd_recorder_new(&r), 0);
     const uint8_t header[] = {0x08, 0x01};
-    assert_non_null(cd_recording_new(r, path, 1, header, sizeof header, err, sizeof err));
+    assert_non_null(cd_recording_new(r, path, 1, UINT64_MAX, header, sizeof header, err, sizeof err));
     cd_recorder_free(r);
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
@@ -161,10 +162,66 @@ static void a_recording_left_open_is_closed_incomplete(void **state) {
     assert_int_equal(off + len, n);
 }
 
+// A limit of 20000 bytes: records of 1000 bytes stop after about 20, and the rest are reported
+// as dropped, exactly.
+static void the_size_limit_counts_what_it_leaves_out(void **state) {
+    (void)state;
+    char path[64], err[256];
+    snprintf(path, sizeof path, "/tmp/test_record_limit_%d.cdrec", (int)getpid());
+    unlink(path);
+    cd_recorder *r = NULL;
+    assert_int_equal(cd_recorder_new(&r), 0);
+    const uint8_t header[] = {0x08, 0x01};
+    cd_recording *rec = cd_recording_new(r, path, 1, 20000, header, sizeof header, err,
+                                         sizeof err);
+    assert_non_null(rec);
+    static uint8_t buf[1000];
+    uint64_t full = 0; // puts that found the ring full (dropped and counted too), then retried
+    for (int i = 0; i < 100; i++) {
+        while (!cd_recording_put(rec, CD_RECORD_CLIENT, buf, sizeof buf)) {
+            full++;
+            usleep(1000);
+        }
+    }
+    cd_recording_end(rec, &(cd_record_end){0});
+    cd_recorder_free(r);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static uint8_t file[1 << 20];
+    const size_t n = fread(file, 1, sizeof file, f);
+    fclose(f);
+    unlink(path);
+    assert_true(n <= 20000 + 64);
+    size_t off = 0, frames = 0;
+    uint64_t dropped_entries = 0, end_dropped = 0;
+    while (off < n) {
+        uint64_t len;
+        off += varint(file + off, &len);
+        if (file[off] == 0x12) {
+            frames++;
+        } else {
+            Contactd__V1__RecordEntry *m = contactd__v1__record_entry__unpack(NULL, len,
+                                                                              file + off);
+            assert_non_null(m);
+            if (m->entry_case == CONTACTD__V1__RECORD_ENTRY__ENTRY_DROPPED) {
+                dropped_entries += m->dropped->count;
+            } else if (m->entry_case == CONTACTD__V1__RECORD_ENTRY__ENTRY_END) {
+                end_dropped = m->end->records_dropped;
+            }
+            contactd__v1__record_entry__free_unpacked(m, NULL);
+        }
+        off += len;
+    }
+    assert_true(frames >= 15 && frames < 20);
+    assert_int_equal(dropped_entries, 100 - frames + full);
+    assert_int_equal(end_dropped, 100 - frames + full);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(records_come_out_in_order_and_drops_are_counted),
         cmocka_unit_test(a_recording_left_open_is_closed_incomplete),
+        cmocka_unit_test(the_size_limit_counts_what_it_leaves_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
