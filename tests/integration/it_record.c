@@ -324,6 +324,13 @@ static void convert_round_trips(void **state) {
     // M v = H r + f holds to rounding: M, H and f are one consistent step.
     assert_true(num(j, "residualMomentum") < 1e-9);
     cJSON_Delete(j);
+    // One FCLIB problem per file: a recording of many frames does not fit (a data error); an
+    // unknown --to is a usage error.
+    snprintf(args, sizeof args, "convert '%s' '%s/many.hdf5'", request_rec, dir);
+    assert_int_equal(run(args), 3);
+    assert_non_null(strstr(err, "an FCLIB file holds one problem"));
+    snprintf(args, sizeof args, "convert '%s' '%s/x.bin' --to xml", box, dir);
+    assert_int_equal(run(args), 2);
     // FCLIB holds no geometry: no frames come from it (a data error).
     snprintf(args, sizeof args, "convert '%s' '%s/x.json'", fcl, dir);
     assert_int_equal(run(args), 3);
