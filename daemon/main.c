@@ -55,6 +55,8 @@ static void usage(FILE *f) {
 "            priority = 50, cpu = auto, workers = auto (cores - 1), long_solve_us = 200\n"
 "  [session] default_solver = lemke, max_bodies = 64, max_contacts = 256, max_joints = 64,\n"
 "            max_dirs = 16, max_budget_us = 10000, max_session_mb = 64\n"
+"  [record]  dir (default: $STATE_DIRECTORY, else the socket's directory; off),\n"
+"            all_sessions = no, buffer_kb = 1024, max_file_mb = 1024\n"
 "  [log]     level = info (err, warning, notice, info, debug)\n"
 "\n"
 "The daemon tells systemd READY=1 (STATUS= names the addresses it listens on, with the bound\n"

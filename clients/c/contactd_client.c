@@ -191,6 +191,7 @@ static int handshake(cdc_conn *c, const cdc_hello *h, int64_t timeout_ns, char *
         hello.mode = h->request_mode ? CONTACTD__V1__SESSION_MODE__MODE_REQUEST
                                      : CONTACTD__V1__SESSION_MODE__MODE_STREAM;
         hello.budget_ns = h->budget_ns;
+        hello.record = h->record;
         hello.n_solvers = nsolvers;
         hello.solvers = (char **)h->solver_names;
     }

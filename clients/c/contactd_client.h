@@ -31,6 +31,7 @@ typedef struct cdc_hello {
                                       * only the default solver */
     const char *token;       /* TCP: the daemon's auth token ([server] auth_token_file); NULL:
                               * none. Unused over the Unix socket. */
+    bool record;             /* ask the daemon to record the session (Welcome.record_path) */
     bool no_session;         /* send no Hello and wait for no Welcome: a connection for
                               * cdc_stats_request* only (no frames), which the daemon closes
                               * after its [server] hello_timeout_ms */

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* contactctl: the command-line tool. `solve` and `bench` run libcontact in-process on a scene
  * file (no daemon); `fclib` solves an FCLIB problem file in-process (fclib_io.h); `send`,
- * `stream`, `stats` and `top` talk to a running contactd through libcontactd-client. Results
- * print as text or, with --json, in the canonical proto3 JSON mapping, so scripts and tests read
- * the same numbers the wire carries. Exit status: 0 success, 1 a solve, status or daemon
- * failure, 2 a usage error. */
+ * `stream`, `record`, `stats` and `top` talk to a running contactd through libcontactd-client;
+ * `replay` solves a session the daemon recorded again (replay.h) and `convert` turns scene files
+ * into one another (convert.h). Results print as text or, with --json, in the canonical proto3
+ * JSON mapping, so scripts and tests read the same numbers the wire carries. Exit statuses:
+ * ctl.h (0 success, 1 a solve or status failure, 2 usage, 3 bad data, 4 the daemon). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -20,14 +21,25 @@
 #include <cjson/cJSON.h>
 
 #include "contactd_client.h"
+#include "convert.h"
+#include "ctl.h"
 #include "fclib_io.h"
 #include "io/codec.h"
 #include "io/scene_json.h"
+#include "replay.h"
 #include "service/clock.h"
 #include "solver/contact.h"
 #include "sys/paths.h"
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+enum {
+    EXIT_OK = CTL_EXIT_OK,
+    EXIT_FAIL = CTL_EXIT_FAIL,
+    EXIT_USAGE = CTL_EXIT_USAGE,
+    EXIT_DATA = CTL_EXIT_DATA,
+    EXIT_DAEMON = CTL_EXIT_DAEMON,
+};
+// The wire protocol this build speaks (Hello.protocol_version).
+#define PROTOCOL_VERSION 1
 
 // The solver contactctl uses when neither --solver nor the scene names one.
 #define SOLVER_DEFAULT CS_SOLVER_LEMKE
@@ -42,7 +54,9 @@ static const char usage_text[] =
     "       contactctl fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard] [--json]\n"
     "                        [--write-solution OUT]\n"
     "       contactctl stats|top [--socket PATH | --tcp HOST:PORT] [--session ID] [...]\n"
-    "       contactctl --help | --version\n"
+    "       contactctl replay RECORDING [--solver NAME] [--json]\n"
+    "       contactctl convert IN OUT [--to json|frames|fclib]\n"
+    "       contactctl COMMAND --help | --help | --version\n"
     "\n"
     "Solve contact configurations with libcontact in-process, or talk to a running contactd.\n"
     "A scene file is a contactd.v1.Frame in the canonical proto3 JSON mapping (see\n"
@@ -93,6 +107,27 @@ static const char usage_daemon_text[] =
     "  top [--socket PATH | --tcp HOST:PORT] [--session ID] [--iterations N]\n"
     "      The same per session, one row each, redrawn every second like top(1); stops after\n"
     "      N refreshes (default: when interrupted).\n"
+    "  record SCENE.json [the options of stream]\n"
+    "      As stream, with the session recorded by the daemon (Hello.record): its frames and\n"
+    "      results go to a file in the daemon's [record] dir, whose path is printed.\n"
+    "  replay RECORDING [--solver NAME] [--json]\n"
+    "      Solve a recorded session's frames again in-process, as its session did (limits,\n"
+    "      solvers, warm start from answer to answer), and print every field of every Result\n"
+    "      that differs (status, forces, impulses, velocities, pivots, residuals) and a summary.\n"
+    "      The same solver and build reproduce the recording bit for bit; a frame whose solve\n"
+    "      missed its deadline in the daemon (and may have been cut) is reported as not\n"
+    "      reproducible when it differs. --solver: solve every frame with NAME instead.\n"
+    "      --json: {\"solved\",\"identical\",\"different\",\"deadline\",\"superseded\",\n"
+    "      \"unanswered\",\"recordsDropped\",\"resultsMissing\",\"complete\",\n"
+    "      \"differencesByKind\",\"deadlineFrames\",\n"
+    "      \"differences\":[{\"seq\",\"record\",\"kind\",\"field\",\"recorded\",\"replayed\"}]}\n"
+    "  convert IN OUT [--to json|frames|fclib]\n"
+    "      Convert between a scene JSON file (one Frame; a JSON array for several), a binary\n"
+    "      file of delimited Frames (as on the wire, without the ClientMessage), a recording\n"
+    "      (input only: its frames) and an FCLIB global problem (output only, one frame without\n"
+    "      joints or kinematic bodies: M, H, f, w and mu of the step). The output's form comes\n"
+    "      from --to, else from OUT's extension: .json, .hdf5/.h5 (FCLIB), anything else\n"
+    "      frames. OUT is never overwritten.\n"
     "\n";
 
 // Split from usage_text to keep each literal under the 4095 characters ISO C guarantees; the
@@ -118,6 +153,7 @@ static const char usage_options_text[] =
     "  --timeout MS     send/stats/top: how long to wait for the answer (default 2000)\n"
     "  --session ID     stats/top: only this session's figures (the daemon's are always shown)\n"
     "  --iterations N   top: refreshes before it exits\n"
+    "  --to FORM        convert: json, frames or fclib (default: from OUT's extension)\n"
     "  --request        send/stream: open the session in request mode (every frame answered as\n"
     "                   soon as it arrives; at most one frame per tick period on average)\n"
     "                   instead of stream mode (the newest frame solved at the next tick)\n"
@@ -129,18 +165,23 @@ static const char usage_options_text[] =
     "  --write-solution OUT.hdf5\n"
     "                   fclib: write the problem and the answer (v, r, u) to the new FCLIB file\n"
     "                   OUT.hdf5 (fclib_write_solution); an existing file is not overwritten\n"
-    "  -h, --help       this text\n"
-    "  --version        print the version\n"
+    "  -h, --help       this text; after a command, that command's usage and an example\n"
+    "  --version        print the version and the protocol version\n"
     "\n"
     "Exit status:\n"
     "  0  success (solve/send: the Result is STATUS_OK; bench: every solve converged;\n"
-    "     stream: no Error and no STATUS_FAILED/INVALID result; fclib: the solver converged)\n"
-    "  1  the solve failed or returned another status, or the daemon failed or sent an Error,\n"
-    "     or the FCLIB problem's data is refused (not finite, mu < 0, M or W not symmetric\n"
-    "     beyond tolerance, W not positive semidefinite)\n"
-    "  2  usage error (unknown command or option, bad value, unreadable or invalid scene file,\n"
-    "     FCLIB file that is unreadable or not supported, --write-solution file that\n"
-    "     exists or whose directory does not)\n"
+    "     stream/record: no STATUS_FAILED/INVALID result; fclib: the solver converged;\n"
+    "     replay: every frame reproduced bit for bit, nothing lost)\n"
+    "  1  the solve failed or returned another status; replay: a difference, a frame not\n"
+    "     reproducible (deadline), or records the daemon dropped\n"
+    "  2  usage error (unknown command or option, bad value, --write-solution or convert\n"
+    "     output that exists or whose directory does not)\n"
+    "  3  data error: a file that cannot be read or holds bad data (scene file, FCLIB problem\n"
+    "     unreadable, unsupported or refused: not finite, mu < 0, M or W not symmetric beyond\n"
+    "     tolerance, W not positive semidefinite; a recording or frames file that is truncated\n"
+    "     or not one; a conversion the data does not allow)\n"
+    "  4  daemon error: it cannot be reached, does not answer in time, refuses the session,\n"
+    "     sends an Error or a Goodbye, or the connection breaks\n"
     "\n"
     "Examples:\n"
     "  contactctl solve tests/data/box_on_plane.json\n"
@@ -150,7 +191,10 @@ static const char usage_options_text[] =
     "  contactctl stream tests/data/box_on_plane.json --rate 1000 --duration 5 --json\n"
     "  contactctl fclib ../shared/fclib/TwoRods/GFC3D_TwoRods1.hdf5 --json\n"
     "  contactctl stats\n"
-    "  contactctl top --session 3\n";
+    "  contactctl top --session 3\n"
+    "  contactctl record tests/data/box_on_plane.json --request --rate 100 --duration 1\n"
+    "  contactctl replay /var/lib/contactd/session-20260101T000000Z-42-1.cdrec\n"
+    "  contactctl convert tests/data/box_on_plane.json box.frames\n";
 
 typedef enum command {
     CMD_SOLVE,
@@ -160,6 +204,9 @@ typedef enum command {
     CMD_STATS,
     CMD_TOP,
     CMD_FCLIB,
+    CMD_RECORD,
+    CMD_REPLAY,
+    CMD_CONVERT,
 } command;
 
 // Long options. getopt_long returns OPT_BASE + index; a command's options are a mask of BIT()s.
@@ -180,6 +227,7 @@ enum {
     O_TOKEN_FILE,
     O_SESSION,
     O_ITERATIONS,
+    O_TO,
     O_END, /* the number of O_* options */
 };
 #define OPT_BASE 0x100
@@ -200,22 +248,66 @@ enum {
 #define OPT_TOKEN_FILE BIT(O_TOKEN_FILE)
 #define OPT_SESSION BIT(O_SESSION)
 #define OPT_ITERATIONS BIT(O_ITERATIONS)
+#define OPT_TO BIT(O_TO)
+#define OPT_STREAM (OPT_SOLVER | OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_RATE | OPT_DURATION | \
+                    OPT_REQUEST | OPT_BUDGET | OPT_TOKEN_FILE)
 
+// Each command's operands, usage line and example (`contactctl COMMAND --help`).
 static const struct {
     const char *name;
     unsigned options;
-    bool needs_scene;
+    int operands;          /* after the command */
+    const char *operand;   /* what the first operand is, for "missing ..." */
+    const char *synopsis;
+    const char *example;
 } commands[] = {
-    [CMD_SOLVE] = {"solve", OPT_SOLVER | OPT_JSON, true},
-    [CMD_BENCH] = {"bench", OPT_SOLVER | OPT_JSON | OPT_REPEAT | OPT_WARMUP | OPT_WARM, true},
+    [CMD_SOLVE] = {"solve", OPT_SOLVER | OPT_JSON, 1, "SCENE.json",
+                   "solve SCENE.json [--solver NAME] [--json]\n"
+                   "Solve one step in-process (no daemon) and print the Result.",
+                   "contactctl solve tests/data/box_on_plane.json --json"},
+    [CMD_BENCH] = {"bench", OPT_SOLVER | OPT_JSON | OPT_REPEAT | OPT_WARMUP | OPT_WARM, 1,
+                   "SCENE.json",
+                   "bench SCENE.json [--solver NAME] [--repeat N] [--warmup N] [--warm] [--json]\n"
+                   "Time N in-process solves and print min/p50/p99/max and pivot counts.",
+                   "contactctl bench tests/data/peg_in_hole.json --repeat 10000 --warm"},
     [CMD_SEND] = {"send", OPT_SOLVER | OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT |
-                              OPT_REQUEST | OPT_BUDGET | OPT_TOKEN_FILE, true},
-    [CMD_STREAM] = {"stream", OPT_SOLVER | OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_RATE |
-                                  OPT_DURATION | OPT_REQUEST | OPT_BUDGET | OPT_TOKEN_FILE,
-                    true},
-    [CMD_STATS] = {"stats", OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT | OPT_SESSION, false},
-    [CMD_TOP] = {"top", OPT_SOCKET | OPT_TCP | OPT_TIMEOUT | OPT_SESSION | OPT_ITERATIONS, false},
-    [CMD_FCLIB] = {"fclib", OPT_SOLVER | OPT_JSON | OPT_WRITE_SOLUTION, true},
+                              OPT_REQUEST | OPT_BUDGET | OPT_TOKEN_FILE, 1, "SCENE.json",
+                  "send SCENE.json [--socket PATH | --tcp HOST:PORT] [--solver NAME]\n"
+                  "     [--timeout MS] [--request] [--budget US] [--token-file PATH] [--json]\n"
+                  "Send one frame to the daemon and print its Result.",
+                  "contactctl send tests/data/box_on_plane.json --tcp 127.0.0.1:7411"},
+    [CMD_STREAM] = {"stream", OPT_STREAM, 1, "SCENE.json",
+                    "stream SCENE.json [--socket PATH | --tcp HOST:PORT] [--solver NAME]\n"
+                    "       [--rate HZ] [--duration S] [--request] [--budget US] [--json]\n"
+                    "Send the scene at a fixed rate and print results, misses and latencies.",
+                    "contactctl stream tests/data/box_on_plane.json --rate 1000 --duration 5"},
+    [CMD_STATS] = {"stats", OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT | OPT_SESSION, 0, NULL,
+                   "stats [--socket PATH | --tcp HOST:PORT] [--session ID] [--json]\n"
+                   "Print the daemon's counters and histograms, and each open session's.",
+                   "contactctl stats --session 3 --json"},
+    [CMD_TOP] = {"top", OPT_SOCKET | OPT_TCP | OPT_TIMEOUT | OPT_SESSION | OPT_ITERATIONS, 0,
+                 NULL,
+                 "top [--socket PATH | --tcp HOST:PORT] [--session ID] [--iterations N]\n"
+                 "Show the sessions' figures, one row each, refreshed every second.",
+                 "contactctl top --iterations 10"},
+    [CMD_FCLIB] = {"fclib", OPT_SOLVER | OPT_JSON | OPT_WRITE_SOLUTION, 1, "PROBLEM.hdf5",
+                   "fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard] [--json]\n"
+                   "      [--write-solution OUT.hdf5]\n"
+                   "Solve an FCLIB problem in-process and print Siconos' residual.",
+                   "contactctl fclib ../shared/fclib/TwoRods/GFC3D_TwoRods1.hdf5 --json"},
+    [CMD_RECORD] = {"record", OPT_STREAM, 1, "SCENE.json",
+                    "record SCENE.json [the options of stream]\n"
+                    "Stream the scene with the session recorded by the daemon; print the file.",
+                    "contactctl record tests/data/box_on_plane.json --request --rate 100 "
+                    "--duration 1"},
+    [CMD_REPLAY] = {"replay", OPT_SOLVER | OPT_JSON, 1, "RECORDING",
+                    "replay RECORDING [--solver NAME] [--json]\n"
+                    "Solve a recorded session again in-process and print every difference.",
+                    "contactctl replay session-20260101T000000Z-42-1.cdrec --solver sap"},
+    [CMD_CONVERT] = {"convert", OPT_TO, 2, "IN",
+                     "convert IN OUT [--to json|frames|fclib]\n"
+                     "Convert scene JSON, delimited Frames, a recording's frames and FCLIB.",
+                     "contactctl convert tests/data/box_on_plane.json box.frames"},
 };
 
 typedef struct args {
@@ -233,6 +325,8 @@ typedef struct args {
     const char *token_file;
     long session_id;  /* stats, top: 0 = every session */
     long iterations;  /* top: refreshes, 0 = until interrupted */
+    const char *out_path; /* convert: OUT */
+    const char *to;       /* convert: --to */
 } args;
 
 static void usage_print(void) {
@@ -300,6 +394,7 @@ static int parse_args(int argc, char **argv, args *a) {
         {"token-file", required_argument, NULL, OPT_BASE + O_TOKEN_FILE},
         {"session", required_argument, NULL, OPT_BASE + O_SESSION},
         {"iterations", required_argument, NULL, OPT_BASE + O_ITERATIONS},
+        {"to", required_argument, NULL, OPT_BASE + O_TO},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -307,7 +402,7 @@ static int parse_args(int argc, char **argv, args *a) {
     *a = (args){.repeat = BENCH_REPEAT_DEFAULT, .warmup = BENCH_WARMUP_DEFAULT,
                 .rate = STREAM_RATE_DEFAULT, .duration = STREAM_DURATION_DEFAULT,
                 .timeout_ms = TIMEOUT_MS_DEFAULT};
-    bool have_cmd = false;
+    bool have_cmd = false, help = false;
     // Options may come before or after the command and scene: collect the operands as we go.
     const char *operands[3];
     int nops = 0;
@@ -326,10 +421,10 @@ static int parse_args(int argc, char **argv, args *a) {
             operands[nops++] = optarg;
             continue;
         case 'h':
-            usage_print();
-            return EXIT_OK;
+            help = true; // after the loop: the command's help when one was named
+            continue;
         case 'V':
-            printf("contactctl %s\n", CONTACTD_VERSION);
+            printf("contactctl %s (protocol %d)\n", CONTACTD_VERSION, PROTOCOL_VERSION);
             return EXIT_OK;
         case '?':
             return usage_error("unknown option '%s'", argv[optind - 1]);
@@ -348,6 +443,7 @@ static int parse_args(int argc, char **argv, args *a) {
         case O_SOCKET: a->socket = optarg; break;
         case O_TCP: a->tcp = optarg; break;
         case O_WRITE_SOLUTION: a->write_solution = optarg; break;
+        case O_TO: a->to = optarg; break;
         case O_REPEAT:
             if (!parse_long(optarg, 1, &a->repeat)) {
                 return usage_error("--repeat: expected an integer >= 1, got '%s'", optarg);
@@ -395,27 +491,38 @@ static int parse_args(int argc, char **argv, args *a) {
             break;
         }
     }
-    if (nops == 0) {
-        return usage_error("no command given");
-    }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    for (size_t i = 0; nops > 0 && i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(operands[0], commands[i].name) == 0) {
             a->cmd = (command)i;
             have_cmd = true;
         }
     }
+    if (help) {
+        if (have_cmd) {
+            printf("Usage: contactctl %s\n\nExample:\n  %s\n\n`contactctl --help` describes "
+                   "every option and the exit statuses.\n", commands[a->cmd].synopsis,
+                   commands[a->cmd].example);
+        } else {
+            usage_print();
+        }
+        return EXIT_OK;
+    }
+    if (nops == 0) {
+        return usage_error("no command given");
+    }
     if (!have_cmd) {
         return usage_error("unknown command '%s'", operands[0]);
     }
-    const int want = commands[a->cmd].needs_scene ? 2 : 1;
+    const int want = 1 + commands[a->cmd].operands;
     if (nops < want) {
         return usage_error("%s: missing %s", operands[0],
-                           a->cmd == CMD_FCLIB ? "PROBLEM.hdf5" : "SCENE.json");
+                           nops == 1 ? commands[a->cmd].operand : "OUT");
     }
     if (nops > want) {
         return usage_error("%s: unexpected argument '%s'", operands[0], operands[want]);
     }
-    a->scene_path = want == 2 ? operands[1] : NULL;
+    a->scene_path = want >= 2 ? operands[1] : NULL;
+    a->out_path = want == 3 ? operands[2] : NULL;
     const unsigned stray = a->given & ~commands[a->cmd].options;
     // longopts lists the O_* options first, in enum order.
     for (int o = 0; stray && o < O_END; o++) {
@@ -536,7 +643,8 @@ static void local_fini(local *l) {
 static int load_scene(const args *a, cs_scene *s) {
     char err[1024];
     if (cd_scene_json_load(a->scene_path, s, err, sizeof err) < 0) {
-        return usage_error("%s", err);
+        fprintf(stderr, "contactctl: %s\n", err);
+        return EXIT_DATA;
     }
     if (a->solver && cs_solver_from_name(a->solver, &s->solver) < 0) {
         cd_scene_json_free(s);
@@ -699,7 +807,7 @@ static int connect_daemon(const args *a, const cs_scene *s, cdc_conn **ret) {
     char path[256], err[512];
     // stats and top need no session: Stats are answered before any Hello.
     cdc_hello hello = {.client_name = "contactctl", .request_mode = a->request,
-                       .budget_ns = (int64_t)a->budget_us * 1000,
+                       .budget_ns = (int64_t)a->budget_us * 1000, .record = a->cmd == CMD_RECORD,
                        .no_session = a->cmd == CMD_STATS || a->cmd == CMD_TOP};
     if (s) {
         hello.limits = (cs_limits){.max_bodies = s->nb, .max_contacts = s->nc,
@@ -719,7 +827,7 @@ static int connect_daemon(const args *a, const cs_scene *s, cdc_conn **ret) {
         if (!got) {
             fprintf(stderr, "contactctl: --token-file %s: cannot read the token\n",
                     a->token_file);
-            return EXIT_FAIL;
+            return EXIT_DATA;
         }
         token[strcspn(token, "\r\n")] = '\0';
         hello.token = token;
@@ -734,7 +842,7 @@ static int connect_daemon(const args *a, const cs_scene *s, cdc_conn **ret) {
             r = cd_paths_client_socket(path, sizeof path);
             if (r < 0) {
                 fprintf(stderr, "contactctl: default socket path: %s\n", strerror(-r));
-                return EXIT_FAIL;
+                return EXIT_DAEMON;
             }
             p = path;
         }
@@ -743,7 +851,7 @@ static int connect_daemon(const args *a, const cs_scene *s, cdc_conn **ret) {
     if (r < 0) {
         const bool absent = r == -ENOENT || r == -ECONNREFUSED;
         fprintf(stderr, "contactctl: %s%s\n", err, absent ? " (is contactd running?)" : "");
-        return EXIT_FAIL;
+        return EXIT_DAEMON;
     }
     return -1;
 }
@@ -783,11 +891,11 @@ static int await(cdc_conn *c, Contactd__V1__ServerMessage__MsgCase want, int64_t
         if (r == 0) {
             fprintf(stderr, "contactctl: no answer from the daemon within %.0f ms\n",
                     (double)timeout_ns / 1e6);
-            return EXIT_FAIL;
+            return EXIT_DAEMON;
         }
         if (r < 0) {
             fprintf(stderr, "contactctl: receiving: %s\n", strerror(-r));
-            return EXIT_FAIL;
+            return EXIT_DAEMON;
         }
         if (m->msg_case == want) {
             *ret = m;
@@ -796,12 +904,12 @@ static int await(cdc_conn *c, Contactd__V1__ServerMessage__MsgCase want, int64_t
         if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
             print_daemon_error(m->error);
             cdc_msg_free(m);
-            return EXIT_FAIL;
+            return EXIT_DAEMON;
         }
         if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE) {
             print_goodbye(m->goodbye);
             cdc_msg_free(m);
-            return EXIT_FAIL;
+            return EXIT_DAEMON;
         }
         cdc_msg_free(m); // e.g. a Result of an earlier frame
     }
@@ -817,7 +925,7 @@ static int cmd_send(const args *a) {
     r = cdc_frame_send(c, &s);
     if (r < 0) {
         fprintf(stderr, "contactctl: sending the frame: %s\n", strerror(-r));
-        r = EXIT_FAIL;
+        r = EXIT_DAEMON;
     } else {
         Contactd__V1__ServerMessage *m = NULL;
         r = await(c, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT, (int64_t)a->timeout_ms * 1000000,
@@ -1078,6 +1186,14 @@ static int cmd_stream(const args *a) {
     if (r >= 0) {
         return r;
     }
+    const char *recorded = cdc_conn_welcome(c)->record_path;
+    if (a->cmd == CMD_RECORD && (!recorded || recorded[0] == '\0')) {
+        fprintf(stderr, "contactctl: the daemon did not start the recording (its log says "
+                "why)\n");
+        cdc_conn_close(c);
+        cd_scene_json_free(&s);
+        return EXIT_DAEMON;
+    }
     stream_log log = {.frames = (size_t)llround(a->rate * a->duration)};
     log.frames = log.frames ? log.frames : 1;
     log.sent_ns = calloc(log.frames, sizeof *log.sent_ns);
@@ -1132,6 +1248,9 @@ static int cmd_stream(const args *a) {
         cJSON_AddNumberToObject(o, "deadlineMisses", (double)log.deadline_misses);
         cJSON_AddItemToObject(o, "solveNs", json_tail(log.solve_ns, log.results));
         cJSON_AddItemToObject(o, "latencyNs", json_tail(log.latency_ns, log.results));
+        if (a->cmd == CMD_RECORD) {
+            cJSON_AddStringToObject(o, "recordPath", recorded);
+        }
         char *txt = cJSON_Print(o);
         if (txt) {
             puts(txt);
@@ -1145,8 +1264,11 @@ static int cmd_stream(const args *a) {
         printf("%-12s %12s %12s %12s %12s\n", "(us)", "p50", "p99", "p99.9", "max");
         print_tail("solve", log.solve_ns, log.results);
         print_tail("latency", log.latency_ns, log.results);
+        if (a->cmd == CMD_RECORD) {
+            printf("recorded to %s (on the daemon's host)\n", recorded);
+        }
     }
-    r = broken || log.errors || log.failed || log.results == 0 ? EXIT_FAIL : EXIT_OK;
+    r = broken || log.errors ? EXIT_DAEMON : log.failed || log.results == 0 ? EXIT_FAIL : EXIT_OK;
 out:
     free(log.sent_ns);
     free(log.latency_ns);
@@ -1178,13 +1300,10 @@ static int cmd_fclib(const args *a) {
     }
     fclib_io_problem p;
     const int lr = fclib_io_load(a->scene_path, &p, err, sizeof err);
-    if (lr == -2) {
-        // A readable problem whose data is refused: a data error, not a usage error.
-        fprintf(stderr, "contactctl: %s\n", err);
-        return EXIT_FAIL;
-    }
     if (lr < 0) {
-        return usage_error("%s", err);
+        // Unreadable, unsupported, or a readable problem whose data is refused.
+        fprintf(stderr, "contactctl: %s\n", err);
+        return EXIT_DATA;
     }
     if (local_only && p.form != FCLIB_IO_LOCAL) {
         fclib_io_free(&p);
@@ -1282,6 +1401,9 @@ int main(int argc, char **argv) {
     case CMD_STATS: return cmd_stats(&a);
     case CMD_TOP: return cmd_top(&a);
     case CMD_FCLIB: return cmd_fclib(&a);
+    case CMD_RECORD: return cmd_stream(&a);
+    case CMD_REPLAY: return replay_run(a.scene_path, a.solver, a.json);
+    case CMD_CONVERT: return convert_run(a.scene_path, a.out_path, a.to);
     }
     return EXIT_USAGE;
 }

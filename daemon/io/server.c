@@ -36,12 +36,14 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "contactd.pb-c.h"
 #include "io/arena.h"
 #include "io/codec.h"
 #include "io/framing.h"
+#include "io/record.h"
 #include "service/clock.h"
 #include "service/grid.h"
 #include "sys/log.h"
@@ -84,6 +86,9 @@ struct conn {
     struct admission *admitting; /* the session being made for this connection's Hello */
     cd_result_msg result_msg; /* sized for the session's limits */
     cd_error_msg error_msg;
+    cd_recording *rec;        /* the session's recording, or NULL; written by its reader */
+    const uint8_t *msg;       /* the message being handled, as received (msg_len bytes) */
+    size_t msg_len;
     bool closing;             /* no more reading or sending */
     int64_t accepted_ns;      /* a connection without a Hello is closed hello_timeout after */
     bool tcp;                 /* a TCP peer: its Hello must carry the token (tcp_admitted) */
@@ -128,6 +133,7 @@ struct cd_server {
     bool sweep_open, linger_open;
     struct conn *conns;
     int nconns;
+    cd_recorder *recorder;    /* started with the first recording */
     uint64_t next_conn_id;
     _Atomic uint64_t hello_timeouts, refused; /* io writes; a worker answering Stats reads */
     int64_t denied_log_ns;    /* the last refused TCP Hello that was logged */
@@ -145,6 +151,7 @@ struct admission {
     cd_session_params params;
     size_t bytes;
     cd_session *session;      /* made by the pool thread; or the one to free */
+    bool record;              /* the session is to be recorded */
     char client[65];
 };
 
@@ -273,6 +280,20 @@ static void send_error(struct conn *c, Contactd__V1__ErrorCode code, uint64_t se
     (void)conn_send(c, &cd_codec_error_build(&c->error_msg, code, seq, text)->base);
 }
 
+// Ends c's recording, if any, with its session's counts; the recorder writes the rest and closes
+// the file. thread: io, once no worker reads c's socket.
+static void record_stop(struct conn *c) {
+    if (!c->rec) {
+        return;
+    }
+    cd_stats st = {0};
+    cd_session_stats(c->session, &st);
+    cd_recording_end(c->rec, &(cd_record_end){.frames_received = st.frames_received,
+                                              .frames_solved = st.frames_solved,
+                                              .frames_superseded = st.frames_superseded});
+    c->rec = NULL;
+}
+
 static void release_session(struct conn *c) {
     if (c->admitting) {
         // The pool thread is still making it; admitted() frees it when it comes back.
@@ -297,6 +318,7 @@ static void release_session(struct conn *c) {
         c->session_closed = true;
         return;
     }
+    record_stop(c);
     c->session = NULL;
 }
 
@@ -470,16 +492,8 @@ static size_t hello_memory(struct conn *c, cd_session_params *p, bool contacts_a
     return bytes;
 }
 
-static void send_welcome(struct conn *c, const struct admission *a) {
-    cd_server *srv = c->srv;
-    const cd_session_params *p = &a->params;
-    Contactd__V1__Limits granted = CONTACTD__V1__LIMITS__INIT;
-    granted.max_bodies = (uint32_t)p->lim.max_bodies;
-    granted.max_contacts = (uint32_t)p->lim.max_contacts;
-    granted.max_joints = (uint32_t)p->lim.max_joints;
-    granted.max_friction_directions = (uint32_t)p->lim.max_dirs;
-    granted.max_message_bytes = srv->cfg->max_message_bytes;
-    char *names[CS_SOLVER_COUNT];
+// The solvers a session admitted with p may name, the default first, into names; returns how many.
+static size_t session_solver_names(const cd_session_params *p, char *names[CS_SOLVER_COUNT]) {
     size_t n = 0;
     names[n++] = (char *)cs_solver_name(p->default_solver);
     for (int i = 1; i < CS_SOLVER_COUNT; i++) {
@@ -487,6 +501,84 @@ static void send_welcome(struct conn *c, const struct admission *a) {
             names[n++] = (char *)cs_solver_name((cs_solver)i);
         }
     }
+    return n;
+}
+
+static void granted_limits(const cd_server *srv, const cd_session_params *p,
+                           Contactd__V1__Limits *ret) {
+    contactd__v1__limits__init(ret);
+    ret->max_bodies = (uint32_t)p->lim.max_bodies;
+    ret->max_contacts = (uint32_t)p->lim.max_contacts;
+    ret->max_joints = (uint32_t)p->lim.max_joints;
+    ret->max_friction_directions = (uint32_t)p->lim.max_dirs;
+    ret->max_message_bytes = srv->cfg->max_message_bytes;
+}
+
+// Starts recording c's new session (admitted as a says) to a new file in [record] dir, with a
+// RecordHeader of everything a replay needs. A recording that cannot start is logged; the
+// session goes on unrecorded (its Welcome has no record_path). thread: io.
+static void record_start(struct conn *c, const struct admission *a) {
+    cd_server *srv = c->srv;
+    const cd_session_params *p = &a->params;
+    char err[512];
+    if (!srv->recorder) {
+        const int r = cd_recorder_new(&srv->recorder);
+        if (r < 0) {
+            cd_log(CD_LOG_WARNING, "session %llu is not recorded: cannot start the recorder: %s",
+                   (unsigned long long)cd_session_id(c->session), strerror(-r));
+            return;
+        }
+    }
+    char *names[CS_SOLVER_COUNT];
+    Contactd__V1__Limits granted;
+    granted_limits(srv, p, &granted);
+    Contactd__V1__RecordHeader h = CONTACTD__V1__RECORD_HEADER__INIT;
+    h.protocol_version = PROTOCOL_VERSION;
+    h.daemon_version = (char *)CONTACTD_VERSION;
+    h.session_id = cd_session_id(c->session);
+    h.client_name = (char *)a->client;
+    h.n_solvers = session_solver_names(p, names);
+    h.solvers = names;
+    h.default_solver_name = names[0];
+    h.limits = &granted;
+    h.mode = (Contactd__V1__SessionMode)p->mode;
+    h.budget_ns = p->budget_ns;
+    h.tick_period_ns = cd_loop_period_ns(srv->ticker);
+    h.tick_epoch_ns = cd_loop_epoch_ns(srv->ticker);
+    h.warm_start = true;
+    h.buffer_bytes = srv->cfg->record_buffer_bytes;
+    const size_t n = protobuf_c_message_get_packed_size(&h.base);
+    uint8_t *buf = malloc(n);
+    char path[sizeof srv->cfg->record_dir + 96], when[32];
+    const time_t now = time(NULL);
+    struct tm tm;
+    strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tm));
+    snprintf(path, sizeof path, "%s/session-%s-%d-%llu.cdrec", srv->cfg->record_dir, when,
+             (int)getpid(), (unsigned long long)h.session_id);
+    if (!buf) {
+        snprintf(err, sizeof err, "no memory");
+    } else {
+        c->rec = cd_recording_new(srv->recorder, path, srv->cfg->record_buffer_bytes,
+                                  srv->cfg->record_max_file_bytes, buf,
+                                  protobuf_c_message_pack(&h.base, buf), err, sizeof err);
+    }
+    free(buf);
+    if (!c->rec) {
+        cd_log(CD_LOG_WARNING, "session %llu is not recorded: %s",
+               (unsigned long long)h.session_id, err);
+        return;
+    }
+    cd_log(CD_LOG_INFO, "session %llu is recorded to %s", (unsigned long long)h.session_id,
+           path);
+}
+
+static void send_welcome(struct conn *c, const struct admission *a) {
+    cd_server *srv = c->srv;
+    const cd_session_params *p = &a->params;
+    Contactd__V1__Limits granted;
+    granted_limits(srv, p, &granted);
+    char *names[CS_SOLVER_COUNT];
+    const size_t n = session_solver_names(p, names);
     Contactd__V1__Welcome w = CONTACTD__V1__WELCOME__INIT;
     w.protocol_version = PROTOCOL_VERSION;
     w.server_version = (char *)CONTACTD_VERSION;
@@ -503,6 +595,7 @@ static void send_welcome(struct conn *c, const struct admission *a) {
     w.n_solvers = n;
     w.solvers = names;
     w.request_queue = p->mode == CD_MODE_REQUEST ? CD_REQUEST_QUEUE : 0;
+    w.record_path = c->rec ? (char *)cd_recording_path(c->rec) : "";
     Contactd__V1__ServerMessage env = CONTACTD__V1__SERVER_MESSAGE__INIT;
     env.msg_case = CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME;
     env.welcome = &w;
@@ -640,6 +733,9 @@ static void admitted(uv_work_t *req, int status) {
         return;
     }
     c->session = a->session;
+    if (a->record) {
+        record_start(c, a);
+    }
     send_welcome(c, a);
     attach(c);
     // The session's bytes are now the table's: the reaper returns them when it is freed.
@@ -712,6 +808,11 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
                    (int)h->mode);
         return;
     }
+    if (h->record && srv->cfg->record_dir[0] == '\0') {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0,
+                   "hello.record: recording is off on this daemon ([record] dir = off)");
+        return;
+    }
     if (h->budget_ns < 0) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0,
                    "hello.budget_ns: %lld is negative (0 = the daemon's default)",
@@ -751,7 +852,9 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
         conn_finish(c);
         return;
     }
-    *a = (struct admission){.srv = srv, .conn = c, .params = p, .bytes = bytes};
+    *a = (struct admission){.srv = srv, .conn = c, .params = p, .bytes = bytes,
+                            .record = srv->cfg->record_dir[0] != '\0' &&
+                                      (h->record || srv->cfg->record_all)};
     snprintf(a->client, sizeof a->client, "%s", h->client_name ? h->client_name : "");
     a->req.data = a;
     const int r = uv_queue_work(srv->loop, &a->req, admit_work, admitted);
@@ -820,6 +923,10 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
         return;
     }
     c->refused_in_row = 0;
+    // Recorded before its worker may solve it, so the file has every frame before its Result.
+    if (c->rec) {
+        (void)cd_recording_put(c->rec, CD_RECORD_CLIENT, c->msg, c->msg_len);
+    }
     cd_session_frame_publish(s, c->counts, now, cd_clock_ns());
     // A request is due now; so is a stream frame whose tick passed while this thread was busy
     // with the frames before it. Either way the worker must not sleep until its next tick (one
@@ -983,6 +1090,8 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
     // Unpacked into the connection's arena, which is reset when the message has been handled.
     cd_arena *a = &c->arena;
     Contactd__V1__ClientMessage *m = contactd__v1__client_message__unpack(&a->allocator, len, data);
+    c->msg = data;
+    c->msg_len = len;
     if (!m && a->exhausted) {
         // A worker's fixed arena holds a frame within the session's limits (attach_size).
         cd_arena_reset(a, 0);
@@ -1311,6 +1420,16 @@ static void result_detail(const cd_output *o, char *buf, size_t len) {
     }
 }
 
+// Packs a Result straight into the recording's buffer (dropped and counted when it is full).
+// thread: the session's reader. rt-safe: yes.
+static void record_result(cd_recording *rec, const Contactd__V1__ServerMessage *env) {
+    const size_t n = protobuf_c_message_get_packed_size(&env->base);
+    uint8_t *p = cd_recording_claim(rec, n);
+    if (p) {
+        cd_recording_commit(rec, CD_RECORD_SERVER, protobuf_c_message_pack(&env->base, p));
+    }
+}
+
 static void drain(struct conn *c) {
     cd_output *o;
     while (c->session && (o = cd_session_result_peek(c->session))) {
@@ -1319,6 +1438,9 @@ static void drain(struct conn *c) {
         o->timing.sent_ns = cd_clock_ns();
         const Contactd__V1__ServerMessage *env =
             cd_codec_result_build(&c->result_msg, &o->result, &o->timing, o->tick, detail);
+        if (env && c->rec) {
+            record_result(c->rec, env);
+        }
         const bool sent = env && conn_send(c, &env->base) == 0;
         cd_session_result_pop(c->session, !sent, c->counts);
     }
@@ -1393,6 +1515,7 @@ static void undirect(struct conn *c) {
 // after its last output when it was asked to finish (an Error that explains why).
 static void take_back(struct conn *c) {
     undirect(c);
+    record_stop(c);
     c->session = NULL;
     c->closing = false;
     if (c->end_after_flush && !c->write_failed) {
@@ -1655,6 +1778,7 @@ void cd_server_close(cd_server *s, const char *goodbye) {
         if (c->direct) {
             undirect(c);
             if (c->session_closed) {
+                record_stop(c);
                 c->session = NULL;
             }
         }
@@ -1694,5 +1818,6 @@ void cd_server_free(cd_server *s) {
     if (s->unlink_socket) {
         (void)unlink(s->cfg->socket);
     }
+    cd_recorder_free(s->recorder);
     free(s);
 }

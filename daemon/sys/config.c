@@ -17,6 +17,24 @@
 #include "solver/contact.h"
 #include "sys/paths.h"
 
+// `dir = state`: recordings go to systemd's StateDirectory= (the first of the list) when the unit
+// has one, else next to the default socket (the user's runtime directory, or /tmp).
+static int default_record_dir(char *buf, size_t len) {
+    const char *st = getenv("STATE_DIRECTORY");
+    int n;
+    if (st && st[0] != '\0' && st[0] != ':') {
+        n = snprintf(buf, len, "%.*s", (int)strcspn(st, ":"), st);
+    } else {
+        char sock[CD_SOCKET_PATH_MAX];
+        if (cd_paths_default_socket(sock, sizeof sock) < 0) {
+            return -ENAMETOOLONG;
+        }
+        const char *slash = strrchr(sock, '/');
+        n = snprintf(buf, len, "%.*s", slash && slash != sock ? (int)(slash - sock) : 1, sock);
+    }
+    return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 int cd_config_defaults(cd_config *c) {
     *c = (cd_config){
         .tcp_port = CD_TCP_PORT_DEFAULT,
@@ -42,9 +60,13 @@ int cd_config_defaults(cd_config *c) {
                    .max_contacts = CD_MAX_CONTACTS_DEFAULT,
                    .max_joints = CD_MAX_JOINTS_DEFAULT,
                    .max_dirs = CD_MAX_DIRS_DEFAULT},
+        .record_buffer_bytes = (size_t)CD_RECORD_BUFFER_KB_DEFAULT << 10,
+        .record_max_file_bytes = (uint64_t)CD_RECORD_MAX_FILE_MB_DEFAULT << 20,
         .log_level = CD_LOG_INFO,
     };
     snprintf(c->tcp_host, sizeof c->tcp_host, "%s", CD_TCP_HOST_DEFAULT);
+    // Recording stays off (record_dir empty) until the operator names a directory: a client
+    // must not be able to make the daemon fill a disk it was never told to write to.
     return cd_paths_default_socket(c->socket, sizeof c->socket);
 }
 
@@ -424,6 +446,46 @@ static int set_max_dirs(cd_config *c, const char *v, char *why, size_t len) {
     return r;
 }
 
+static int set_record_dir(cd_config *c, const char *v, char *why, size_t len) {
+    if (strcmp(v, "off") == 0) {
+        c->record_dir[0] = '\0';
+        return 0;
+    }
+    if (strcmp(v, "state") == 0) {
+        return default_record_dir(c->record_dir, sizeof c->record_dir) < 0 ? -EINVAL : 0;
+    }
+    if (v[0] != '/' || strlen(v) >= sizeof c->record_dir) {
+        snprintf(why, len, "expected an absolute directory path shorter than %zu bytes, 'state' "
+                 "or 'off', got '%s'", sizeof c->record_dir, v);
+        return -EINVAL;
+    }
+    snprintf(c->record_dir, sizeof c->record_dir, "%s", v);
+    return 0;
+}
+
+static int set_record_all(cd_config *c, const char *v, char *why, size_t len) {
+    if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
+        snprintf(why, len, "expected 'yes' or 'no', got '%s'", v);
+        return -EINVAL;
+    }
+    c->record_all = strcmp(v, "yes") == 0;
+    return 0;
+}
+
+static int set_record_buffer_kb(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 64, 1 << 20, &x, why, len);
+    c->record_buffer_bytes = r < 0 ? c->record_buffer_bytes : (size_t)x << 10;
+    return r;
+}
+
+static int set_record_max_file_mb(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_int(v, 1, 1 << 24, &x, why, len);
+    c->record_max_file_bytes = r < 0 ? c->record_max_file_bytes : (uint64_t)x << 20;
+    return r;
+}
+
 static int set_log_level(cd_config *c, const char *v, char *why, size_t len) {
     if (cd_log_level_from_name(v, &c->log_level) < 0) {
         snprintf(why, len, "expected err, warning, notice, info or debug, got '%s'", v);
@@ -466,6 +528,10 @@ static const struct key {
     {"session", "max_dirs", set_max_dirs},
     {"session", "max_budget_us", set_max_budget_us},
     {"session", "max_session_mb", set_max_session_mb},
+    {"record", "dir", set_record_dir},
+    {"record", "all_sessions", set_record_all},
+    {"record", "buffer_kb", set_record_buffer_kb},
+    {"record", "max_file_mb", set_record_max_file_mb},
     {"log", "level", set_log_level},
 };
 

@@ -31,6 +31,8 @@
 #define CD_MAX_CONNECTIONS_PER_UID_DEFAULT 1024
 #define CD_HELLO_TIMEOUT_MS_DEFAULT 1000
 #define CD_SOCKET_MODE_DEFAULT 0660
+#define CD_RECORD_BUFFER_KB_DEFAULT 1024
+#define CD_RECORD_MAX_FILE_MB_DEFAULT 1024
 /* An auth token's length, bytes: long enough not to be guessed, short enough for one line. */
 #define CD_TOKEN_MIN 16
 #define CD_TOKEN_MAX 255
@@ -72,17 +74,23 @@ typedef struct cd_config {
     cs_limits limits;          /* the most a session may ask for (and what it gets by default) */
     int64_t max_budget_ns;     /* the most solve time per frame a session may ask for */
     size_t max_session_bytes;  /* the most memory one session may hold */
+    /* [record] */
+    char record_dir[256];      /* where recordings go; "" = recording off ("off") */
+    bool record_all;           /* record every session, not only those whose Hello asks */
+    size_t record_buffer_bytes; /* per recorded session, between its reader and the file */
+    uint64_t record_max_file_bytes; /* a recording's frames and results stop at this size */
     /* [log] */
     cd_log_level log_level;
 } cd_config;
 
 /* Fills c with the built-in defaults (the default socket path from sys/paths.h, TCP
- * 127.0.0.1:7411, and the CD_*_DEFAULT values). Returns 0, or -ENAMETOOLONG when the default
+ * 127.0.0.1:7411, recordings in $STATE_DIRECTORY (systemd's StateDirectory=) or else the default
+ * socket's directory, and the CD_*_DEFAULT values). Returns 0, or -ENAMETOOLONG when the default
  * socket path does not fit. thread: main. */
 int cd_config_defaults(cd_config *c);
 
-/* Sets one key from its text form, as in the INI file: section "server", "loop", "session" or
- * "log". Returns 0, or -EINVAL with "[section] key: reason" in err (errlen bytes).
+/* Sets one key from its text form, as in the INI file: section "server", "loop", "session",
+ * "record" or "log". Returns 0, or -EINVAL with "[section] key: reason" in err (errlen bytes).
  * thread: main. */
 int cd_config_set(cd_config *c, const char *section, const char *key, const char *value,
                   char *err, size_t errlen);

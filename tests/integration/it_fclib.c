@@ -163,7 +163,7 @@ static void refusals(void **state) {
     assert_non_null(strstr(err, rover));
     assert_non_null(strstr(err, "note"));
     assert_non_null(strstr(err, "(W + W^T) / 2"));
-    // One far from symmetric (W_10 = 0.01, W_01 = 0: 2.4e-3 of |W|_F): a data error, exit 1.
+    // One far from symmetric (W_10 = 0.01, W_01 = 0: 2.4e-3 of |W|_F): a data error, exit 3.
     static int wp[4] = {0, 2, 4, 5}, wi[5] = {0, 1, 0, 1, 2};
     static double wx[5] = {2, 0.01, 0, 2, 1};
     double q[3] = {-1, 0, 0}, mu = 0.5;
@@ -173,7 +173,7 @@ static void refusals(void **state) {
     snprintf(asym, sizeof asym, "%s/asymmetric.hdf5", tmpdir);
     assert_int_equal(fclib_write_local(&l, asym), 1);
     snprintf(args, sizeof args, "fclib '%s' --solver ncp", asym);
-    assert_int_equal(run(args), 1);
+    assert_int_equal(run(args), 3);
     assert_non_null(strstr(err, asym));
     assert_non_null(strstr(err, "W is not symmetric"));
     assert_string_equal(out, "");
@@ -182,12 +182,12 @@ static void refusals(void **state) {
              t_shared_path("fclib/LMGC_CubeH8/CubeH8.hdf5"));
     assert_int_equal(run(args), 2);
     assert_non_null(strstr(err, "local form"));
-    // Missing file, not FCLIB, missing output directory.
+    // Missing file, not FCLIB (data errors, 3), missing output directory (usage, 2).
     snprintf(args, sizeof args, "fclib '%s/none.hdf5'", tmpdir);
-    assert_int_equal(run(args), 2);
+    assert_int_equal(run(args), 3);
     assert_non_null(strstr(err, "none.hdf5: No such file or directory"));
     snprintf(args, sizeof args, "fclib '%s'", t_data_path("box_on_plane.json"));
-    assert_int_equal(run(args), 2);
+    assert_int_equal(run(args), 3);
     assert_non_null(strstr(err, "box_on_plane.json: not an HDF5 file"));
     snprintf(args, sizeof args, "fclib '%s' --write-solution '%s/no/dir/sol.hdf5'",
              t_shared_path("fclib/LMGC_CubeH8/CubeH8.hdf5"), tmpdir);

@@ -56,8 +56,14 @@ static void defaults(void **state) {
     assert_int_equal(c.default_solver, CS_SOLVER_LEMKE);
     assert_int_equal(c.limits.max_bodies, CD_MAX_BODIES_DEFAULT);
     assert_int_equal(c.log_level, CD_LOG_INFO);
-    char err[256];
+    // Recording is off until the operator names a directory; "state" names the default one.
+    assert_string_equal(c.record_dir, "");
+    char err[256], path[64];
     assert_int_equal(cd_config_check(&c, err, sizeof err), 0);
+    assert_int_equal(setenv("STATE_DIRECTORY", "/var/lib/contactd:/var/lib/other", 1), 0);
+    assert_int_equal(load_text(&c, "[record]\ndir = state\n", err, sizeof err, path), 0);
+    assert_string_equal(c.record_dir, "/var/lib/contactd");
+    assert_int_equal(unsetenv("STATE_DIRECTORY"), 0);
 }
 
 static void full_file(void **state) {
@@ -153,6 +159,9 @@ static void each_error_kind(void **state) {
         {"[session]\ndefault_solver = simplex\n", 2,
          "[session] default_solver: unknown solver 'simplex'"},
         {"[log]\nlevel = loud\n", 2, "[log] level: expected err, warning"},
+        {"[record]\ndir = recordings\n", 2, "[record] dir: expected an absolute directory"},
+        {"[record]\nall_sessions = 1\n", 2, "[record] all_sessions: expected 'yes' or 'no'"},
+        {"[record]\nbuffer_kb = 8\n", 2, "[record] buffer_kb: expected an integer in [64, "},
         {"[loop]\nrate_hz\n", 2, "syntax error"},
         {"[loop\nrate_hz = 5\n", 1, "syntax error"},
         // A syntax error before a bad value is the first error.
@@ -242,6 +251,10 @@ static void assert_same_config(const cd_config *a, const cd_config *b) {
     assert_int_equal(a->nallow_gids, b->nallow_gids);
     assert_string_equal(a->auth_token, b->auth_token);
     assert_int_equal(a->tcp_allow_any_local_user, b->tcp_allow_any_local_user);
+    assert_string_equal(a->record_dir, b->record_dir);
+    assert_int_equal(a->record_all, b->record_all);
+    assert_int_equal(a->record_buffer_bytes, b->record_buffer_bytes);
+    assert_int_equal(a->record_max_file_bytes, b->record_max_file_bytes);
 }
 
 static void shipped_config_documents_the_defaults(void **state) {
@@ -264,7 +277,7 @@ static void shipped_config_documents_the_defaults(void **state) {
     }
     fclose(in);
     fclose(out);
-    assert_int_equal(keys, 30);
+    assert_int_equal(keys, 34);
     cd_config def, c;
     char err[512];
     assert_int_equal(cd_config_defaults(&def), 0);
@@ -290,6 +303,10 @@ static void shipped_config_documents_the_defaults(void **state) {
     c.nallow_uids = c.nallow_gids = 1;
     c.tcp_allow_any_local_user = true;
     snprintf(c.auth_token, sizeof c.auth_token, "x");
+    snprintf(c.record_dir, sizeof c.record_dir, "/x");
+    c.record_all = true;
+    c.record_buffer_bytes = 1;
+    c.record_max_file_bytes = 1;
     const int r = cd_config_load(&c, tmp, err, sizeof err);
     unlink(tmp);
     if (r != 0) {

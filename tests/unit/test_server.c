@@ -3,12 +3,16 @@
  * of this test), so that the workers' heap allocations can be counted: a request-mode session's
  * socket is read, decoded, validated, solved, encoded and written on its worker, and none of that
  * may allocate once the session is admitted, also when the session's solves make it move to the
- * background worker (its socket moves with it), nor may answering its StatsRequests there.
+ * background worker (its socket moves with it), nor may answering its StatsRequests there;
+ * recording such a session (Hello.record) allocates nothing on the worker either: it copies
+ * frames and results into the recording's ring, and the recorder thread ("contactd-rec", not
+ * counted) writes the file.
  * Counted by thread name ("cd-"), so the client in this thread and the I/O thread do not count.
  * Correctness only: no duration is asserted. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -58,6 +62,7 @@ static void daemon_start(struct daemon *d, int64_t long_solve_ns) {
     snprintf(d->cfg.socket, sizeof d->cfg.socket, "/tmp/test_server_%d.sock", (int)getpid());
     d->cfg.tcp_host[0] = '\0';
     d->cfg.realtime = false;
+    snprintf(d->cfg.record_dir, sizeof d->cfg.record_dir, "/tmp");
     d->table = cd_session_table_new(4);
     assert_non_null(d->table);
     assert_int_equal(cd_server_new(&d->uv, &d->cfg, d->table, &d->srv), 0);
@@ -79,16 +84,20 @@ static void daemon_stop(struct daemon *d) {
     assert_int_equal(uv_loop_close(&d->uv), 0);
 }
 
-// One request-mode session: a few exchanges first (the first solves and the socket's first
-// reads are behind them), then FRAMES exchanges counted, paced at the tick rate.
-static void exchanges_allocate_nothing(int64_t long_solve_ns) {
+// One request-mode session, recorded when record: a few exchanges first (the first solves and
+// the socket's first reads are behind them), then FRAMES exchanges counted, paced at the tick
+// rate.
+static void exchanges_allocate_nothing(int64_t long_solve_ns, bool record) {
     struct daemon d;
     daemon_start(&d, long_solve_ns);
     const cdc_hello hello = {.client_name = "test_server", .request_mode = true,
-                             .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8}};
+                             .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8},
+                             .record = record};
     cdc_conn *c = NULL;
-    char err[256];
+    char err[256], path[512];
     assert_int_equal(cdc_conn_open_unix(d.cfg.socket, &hello, WAIT_NS, &c, err, sizeof err), 0);
+    snprintf(path, sizeof path, "%s", cdc_conn_welcome(c)->record_path);
+    assert_int_equal(path[0] != '\0', record);
     for (uint64_t seq = 1; seq <= FRAMES + 5; seq++) {
         if (seq == 6) {
             t_alloc_count_threads_start("cd-");
@@ -117,6 +126,13 @@ static void exchanges_allocate_nothing(int64_t long_solve_ns) {
     const long allocations = t_alloc_count_threads_stop();
     cdc_conn_close(c);
     daemon_stop(&d);
+    if (record) {
+        // Every frame and every result went into the file (a few hundred bytes each).
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_true(st.st_size > 2 * (FRAMES + 5) * 100);
+        unlink(path);
+    }
     // -1: counting is not available (a sanitizer build).
     if (allocations >= 0) {
         assert_int_equal(allocations, 0);
@@ -125,14 +141,19 @@ static void exchanges_allocate_nothing(int64_t long_solve_ns) {
 
 static void request_on_foreground_worker(void **state) {
     (void)state;
-    exchanges_allocate_nothing(INT64_C(1000000000));
+    exchanges_allocate_nothing(INT64_C(1000000000), false);
+}
+
+static void recorded_request_allocates_nothing(void **state) {
+    (void)state;
+    exchanges_allocate_nothing(INT64_C(1000000000), true);
 }
 
 static void request_moved_to_background_worker(void **state) {
     (void)state;
     // Every solve takes longer than 1 ns: the session moves to the background worker after its
     // first solve, and its socket with it.
-    exchanges_allocate_nothing(1);
+    exchanges_allocate_nothing(1, false);
 }
 
 int main(void) {
@@ -143,6 +164,7 @@ int main(void) {
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(request_on_foreground_worker),
+        cmocka_unit_test(recorded_request_allocates_nothing),
         cmocka_unit_test(request_moved_to_background_worker),
     };
     const int r = cmocka_run_group_tests(tests, NULL, NULL);

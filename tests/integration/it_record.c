@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/* Recordings end to end: sessions recorded by the real daemon (Hello.record; request and stream
+ * mode, several scenes so the warm start carries from one answer to the next) are replayed by
+ * `contactctl replay` with zero differences, bit for bit, and a replay with another solver
+ * reports its differences in force; `contactctl record` records a request session and a stream
+ * faster than the ticks (its superseded frames left out of the replay too); a daemon with
+ * recording off refuses a Hello that asks for it; `contactctl convert`
+ * turns a scene into delimited Frames and back (solving to the same answer), a recording into
+ * scene JSON and a scene into an FCLIB problem `contactctl fclib` solves; the exit statuses are
+ * the documented ones, every command's --help has an example, and --version names the protocol.
+ * A solve the daemon cut at its deadline may be reported as not reproducible (a loaded machine);
+ * every other frame must be identical.
+ * Arguments: the contactd and contactctl executables. */
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "harness.h"
+#include "io/scene_json.h"
+#include "solver/contact.h"
+#include "testlib.h"
+
+static const char *contactd_path, *contactctl_path;
+static it_daemon d;
+static char dir[64];           /* the daemon's [record] dir and the tests' scratch files */
+static char request_rec[512];  /* the request-mode session's recording */
+static char out[1 << 20], err[1 << 16];
+
+static const char *const scenes[] = {"box_on_plane.json", "box_on_incline_slide.json",
+                                     "stack_3.json", "box_on_incline_stick.json"};
+#define PER_SCENE 5
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/contactd-it-rec-XXXXXX");
+    if (!mkdtemp(dir)) {
+        return -1;
+    }
+    char ini[256];
+    snprintf(ini, sizeof ini, "[record]\ndir = %s\n[session]\nmax_budget_us = 100000\n", dir);
+    return it_daemon_start(&d, contactd_path, ini, 0);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    it_daemon_cleanup(&d);
+    (void)nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+// Runs contactctl with args (a shell fragment); stdout into out, stderr into err. Returns the
+// exit status.
+static int run(const char *args) {
+    char cmd[2048], errpath[128];
+    snprintf(errpath, sizeof errpath, "%s/stderr", dir);
+    snprintf(cmd, sizeof cmd, "%s %s 2>'%s'", contactctl_path, args, errpath);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    const size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    const int st = pclose(p);
+    FILE *e = fopen(errpath, "r");
+    const size_t m = e ? fread(err, 1, sizeof err - 1, e) : 0;
+    err[m] = '\0';
+    if (e) {
+        fclose(e);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static double num(const cJSON *o, const char *name) {
+    const cJSON *v = cJSON_GetObjectItem(o, name);
+    if (!cJSON_IsNumber(v)) {
+        fail_msg("no number '%s' in %s", name, out);
+    }
+    return cJSON_GetNumberValue(v);
+}
+
+// `contactctl replay path [extra] --json`, its summary parsed; *ret_exit its exit status. The
+// recorder writes the file's end a few milliseconds after the session closed: until then the
+// summary says complete = false, and the replay is run again.
+static cJSON *replay(const char *path, const char *extra, int *ret_exit) {
+    char args[1024];
+    snprintf(args, sizeof args, "replay '%s' %s --json", path, extra);
+    for (int attempt = 0;; attempt++) {
+        *ret_exit = run(args);
+        cJSON *j = cJSON_Parse(out);
+        if (!j) {
+            fail_msg("replay printed no JSON (exit %d): %s %s", *ret_exit, out, err);
+        }
+        if (cJSON_IsTrue(cJSON_GetObjectItem(j, "complete")) || attempt == 200) {
+            return j;
+        }
+        cJSON_Delete(j);
+        usleep(20000);
+    }
+}
+
+// Records a session of every scene PER_SCENE times in mode request or stream, and checks its
+// replay: every frame solved, none different; identical unless the daemon missed the deadline.
+static void record_and_replay(bool request, char *ret_path, size_t len) {
+    cs_scene s[sizeof scenes / sizeof scenes[0]];
+    cs_limits lim = {.max_dirs = 8};
+    for (size_t i = 0; i < sizeof scenes / sizeof scenes[0]; i++) {
+        it_scene_load(scenes[i], &s[i]);
+        lim.max_bodies = s[i].nb > lim.max_bodies ? s[i].nb : lim.max_bodies;
+        lim.max_contacts = s[i].nc > lim.max_contacts ? s[i].nc : lim.max_contacts;
+    }
+    // A generous budget: a deadline cut is a loaded machine's, not what this test is about.
+    const cdc_hello hello = {.client_name = "it_record", .solver_name = "lemke", .limits = lim,
+                             .request_mode = request, .budget_ns = 50000000, .record = true};
+    cdc_conn *c = it_session_open(&d, false, &hello);
+    const char *path = cdc_conn_welcome(c)->record_path;
+    assert_non_null(path);
+    assert_true(strncmp(path, dir, strlen(dir)) == 0);
+    snprintf(ret_path, len, "%s", path);
+    uint64_t seq = 1;
+    for (int k = 0; k < PER_SCENE; k++) {
+        for (size_t i = 0; i < sizeof scenes / sizeof scenes[0]; i++) {
+            Contactd__V1__ServerMessage *m = it_frame_exchange(c, &s[i], seq++);
+            cdc_msg_free(m);
+        }
+    }
+    cdc_conn_close(c);
+    for (size_t i = 0; i < sizeof scenes / sizeof scenes[0]; i++) {
+        cd_scene_json_free(&s[i]);
+    }
+    int st;
+    cJSON *j = replay(ret_path, "", &st);
+    const double n = (double)(PER_SCENE * (sizeof scenes / sizeof scenes[0]));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "complete")));
+    assert_int_equal(num(j, "solved"), n);
+    if (num(j, "different") != 0) {
+        fail_msg("the replay differs from the recording: %s", out);
+    }
+    assert_int_equal(num(j, "identical") + num(j, "deadline"), n);
+    assert_true(num(j, "identical") >= 1);
+    assert_int_equal(num(j, "recordsDropped"), 0);
+    assert_int_equal(num(j, "resultsMissing"), 0);
+    assert_int_equal(num(j, "superseded"), 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "differences")), 0);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "deadlineFrames")),
+                     num(j, "deadline"));
+    assert_int_equal(st, num(j, "deadline") == 0 ? 0 : 1);
+    cJSON_Delete(j);
+}
+
+static void request_session_replays_bit_for_bit(void **state) {
+    (void)state;
+    record_and_replay(true, request_rec, sizeof request_rec);
+}
+
+static void stream_session_replays_bit_for_bit(void **state) {
+    (void)state;
+    char path[512];
+    record_and_replay(false, path, sizeof path);
+}
+
+// Another solver answers differently, and replay says where: forces, named field by field.
+static void another_solver_differs(void **state) {
+    (void)state;
+    int st;
+    cJSON *j = replay(request_rec, "--solver sap", &st);
+    assert_int_equal(st, 1);
+    assert_true(num(j, "different") >= 1);
+    assert_true(num(cJSON_GetObjectItem(j, "differencesByKind"), "force") >= 1);
+    const cJSON *list = cJSON_GetObjectItem(j, "differences");
+    bool force = false;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, list) {
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(e, "kind"));
+        const char *field = cJSON_GetStringValue(cJSON_GetObjectItem(e, "field"));
+        assert_non_null(field);
+        if (strcmp(kind, "force") == 0 && strstr(field, "contacts[")) {
+            force = true;
+            assert_string_not_equal(cJSON_GetStringValue(cJSON_GetObjectItem(e, "recorded")),
+                                    cJSON_GetStringValue(cJSON_GetObjectItem(e, "replayed")));
+        }
+    }
+    assert_true(force);
+    cJSON_Delete(j);
+    // The text form names each difference too.
+    char args[1024];
+    snprintf(args, sizeof args, "replay '%s' --solver sap", request_rec);
+    assert_int_equal(run(args), 1);
+    assert_non_null(strstr(out, "force: contacts[0]"));
+    assert_non_null(strstr(out, "different"));
+}
+
+// contactctl record: a stream the daemon records, replayed without a difference.
+static void contactctl_record_command(void **state) {
+    (void)state;
+    char args[1024];
+    snprintf(args, sizeof args, "record '%s' --socket '%s' --request --budget 50000 --rate 200 "
+             "--duration 0.1 --json", t_data_path("box_on_plane.json"), d.socket);
+    const int st = run(args);
+    cJSON *j = cJSON_Parse(out);
+    if (!j) {
+        fail_msg("record printed no JSON (exit %d): %s", st, err);
+    }
+    const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(j, "recordPath"));
+    assert_non_null(path);
+    char rec[512];
+    snprintf(rec, sizeof rec, "%s", path);
+    const double frames = num(j, "results");
+    cJSON_Delete(j);
+    int rst;
+    j = replay(rec, "", &rst);
+    assert_int_equal(num(j, "solved"), frames);
+    assert_int_equal(num(j, "different"), 0);
+    cJSON_Delete(j);
+    // A stream faster than the ticks: the frames a newer one superseded before its tick were
+    // never solved, and the replay leaves them out too; the rest are reproduced.
+    snprintf(args, sizeof args, "record '%s' --socket '%s' --budget 50000 --rate 2000 "
+             "--duration 0.1 --json", t_data_path("stack_3.json"), d.socket);
+    const int sst = run(args);
+    j = cJSON_Parse(out);
+    if (!j) {
+        fail_msg("record printed no JSON (exit %d): %s", sst, err);
+    }
+    snprintf(rec, sizeof rec, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(j, "recordPath")));
+    const double sent = num(j, "frames"), answered = num(j, "results");
+    cJSON_Delete(j);
+    j = replay(rec, "", &rst);
+    if (num(j, "different") != 0) {
+        fail_msg("the replay differs from the recording: %s", out);
+    }
+    assert_int_equal(num(j, "solved"), answered);
+    assert_int_equal(num(j, "solved") + num(j, "superseded") + num(j, "unanswered"), sent);
+    assert_int_equal(num(j, "recordsDropped"), 0);
+    cJSON_Delete(j);
+}
+
+// A daemon with recording off refuses a Hello that asks for it, naming the field and the key.
+static void record_off_refuses_the_hello(void **state) {
+    (void)state;
+    it_daemon off;
+    assert_int_equal(it_daemon_start(&off, contactd_path, "[record]\ndir = off\n", 0), 0);
+    const cdc_hello hello = {.client_name = "it_record", .record = true};
+    cdc_conn *c = NULL;
+    char msg[512];
+    const int r = cdc_conn_open_unix(off.socket, &hello, (int64_t)IT_TIMEOUT_MS * 1000000, &c,
+                                     msg, sizeof msg);
+    assert_int_equal(r, -ECONNREFUSED);
+    assert_non_null(strstr(msg, "hello.record"));
+    assert_non_null(strstr(msg, "[record] dir = off"));
+    // Without record, the same daemon opens the session, unrecorded.
+    const cdc_hello plain = {.client_name = "it_record"};
+    assert_int_equal(cdc_conn_open_unix(off.socket, &plain, (int64_t)IT_TIMEOUT_MS * 1000000, &c,
+                                        msg, sizeof msg), 0);
+    assert_string_equal(cdc_conn_welcome(c)->record_path, "");
+    cdc_conn_close(c);
+    assert_int_equal(it_daemon_stop(&off), 0);
+    it_daemon_cleanup(&off);
+}
+
+// Scene JSON -> frames -> JSON solves to the same answer; a recording -> JSON holds its frames;
+// a scene -> FCLIB is a problem contactctl fclib solves; what cannot convert says so.
+static void convert_round_trips(void **state) {
+    (void)state;
+    char args[2048], frames[128], back[128], fcl[128], recjson[128];
+    const char *box = t_data_path("box_on_plane.json");
+    snprintf(frames, sizeof frames, "%s/box.frames", dir);
+    snprintf(back, sizeof back, "%s/box.json", dir);
+    snprintf(fcl, sizeof fcl, "%s/box.hdf5", dir);
+    snprintf(recjson, sizeof recjson, "%s/rec.json", dir);
+    snprintf(args, sizeof args, "convert '%s' '%s'", box, frames);
+    assert_int_equal(run(args), 0);
+    snprintf(args, sizeof args, "convert '%s' '%s'", frames, back);
+    assert_int_equal(run(args), 0);
+    snprintf(args, sizeof args, "solve '%s' --json", box);
+    assert_int_equal(run(args), 0);
+    cJSON *a = cJSON_Parse(out);
+    snprintf(args, sizeof args, "solve '%s' --json", back);
+    assert_int_equal(run(args), 0);
+    cJSON *b = cJSON_Parse(out);
+    assert_non_null(a);
+    assert_non_null(b);
+    // Timing aside, the same Result.
+    cJSON_DeleteItemFromObject(a, "timing");
+    cJSON_DeleteItemFromObject(b, "timing");
+    assert_true(cJSON_Compare(a, b, true));
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    // The output is never overwritten: a usage error.
+    snprintf(args, sizeof args, "convert '%s' '%s'", box, frames);
+    assert_int_equal(run(args), 2);
+    assert_non_null(strstr(err, "exists"));
+    // A recording's frames, as a JSON array (request_session_replays_bit_for_bit ran first).
+    snprintf(args, sizeof args, "convert '%s' '%s'", request_rec, recjson);
+    assert_int_equal(run(args), 0);
+    {
+        FILE *f = fopen(recjson, "r");
+        assert_non_null(f);
+        const size_t n = fread(out, 1, sizeof out - 1, f);
+        out[n] = '\0';
+        fclose(f);
+        cJSON *arr = cJSON_Parse(out);
+        assert_true(cJSON_IsArray(arr));
+        assert_int_equal(cJSON_GetArraySize(arr), PER_SCENE * 4);
+        cJSON_Delete(arr);
+    }
+    // FCLIB: the box's step, 4 contacts and 6 dofs, solved by SAP.
+    snprintf(args, sizeof args, "convert '%s' '%s'", box, fcl);
+    assert_int_equal(run(args), 0);
+    snprintf(args, sizeof args, "fclib '%s' --json", fcl);
+    assert_int_equal(run(args), 0);
+    cJSON *j = cJSON_Parse(out);
+    assert_non_null(j);
+    assert_int_equal(num(j, "contacts"), 4);
+    assert_int_equal(num(j, "dofs"), 6);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")), "converged");
+    // M v = H r + f holds to rounding: M, H and f are one consistent step.
+    assert_true(num(j, "residualMomentum") < 1e-9);
+    cJSON_Delete(j);
+    // One FCLIB problem per file: a recording of many frames does not fit (a data error); an
+    // unknown --to is a usage error.
+    snprintf(args, sizeof args, "convert '%s' '%s/many.hdf5'", request_rec, dir);
+    assert_int_equal(run(args), 3);
+    assert_non_null(strstr(err, "an FCLIB file holds one problem"));
+    snprintf(args, sizeof args, "convert '%s' '%s/x.bin' --to xml", box, dir);
+    assert_int_equal(run(args), 2);
+    // FCLIB holds no geometry: no frames come from it (a data error).
+    snprintf(args, sizeof args, "convert '%s' '%s/x.json'", fcl, dir);
+    assert_int_equal(run(args), 3);
+    assert_non_null(strstr(err, "cannot become frames"));
+}
+
+static void exit_statuses_and_help(void **state) {
+    (void)state;
+    char args[1024];
+    static const char *const cmds[] = {"solve", "bench", "send", "stream", "stats", "top",
+                                       "fclib", "record", "replay", "convert"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        snprintf(args, sizeof args, "%s --help", cmds[i]);
+        assert_int_equal(run(args), 0);
+        assert_non_null(strstr(out, "Example:"));
+        assert_non_null(strstr(out, cmds[i]));
+    }
+    assert_int_equal(run("--version"), 0);
+    assert_non_null(strstr(out, "protocol 1"));
+    assert_int_equal(run("--help"), 0);
+    assert_non_null(strstr(out, "Exit status:"));
+    assert_int_equal(run("no-such-command"), 2);
+    assert_int_equal(run("replay"), 2);
+    // A file that is not a recording, a missing one: data errors.
+    snprintf(args, sizeof args, "replay '%s'", t_data_path("box_on_plane.json"));
+    assert_int_equal(run(args), 3);
+    assert_non_null(strstr(err, "not a contactd recording"));
+    snprintf(args, sizeof args, "solve '%s/none.json'", dir);
+    assert_int_equal(run(args), 3);
+    // No daemon there: a daemon error.
+    snprintf(args, sizeof args, "send '%s' --socket '%s/none.sock'",
+             t_data_path("box_on_plane.json"), dir);
+    assert_int_equal(run(args), 4);
+}
+
+int main(int argc, char **argv) {
+    if (it_args(argc, argv, true, &contactd_path, &contactctl_path) < 0) {
+        return 2;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(request_session_replays_bit_for_bit),
+        cmocka_unit_test(stream_session_replays_bit_for_bit),
+        cmocka_unit_test(another_solver_differs),
+        cmocka_unit_test(contactctl_record_command),
+        cmocka_unit_test(record_off_refuses_the_hello),
+        cmocka_unit_test(convert_round_trips),
+        cmocka_unit_test(exit_statuses_and_help),
+        IT_SIGTERM_TEST(&d),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
