@@ -259,7 +259,8 @@ class Client:
 
     def stats(self, session_id=0, timeout=None):
         """The daemon's Stats message (contactd.v1.Stats): its counters and histograms, with
-        this session's (request mode: only its own) in session_stats."""
+        this session's (request mode: only its own) in session_stats. Results that arrive
+        while waiting for it (frames sent with send() and not yet received) are dropped."""
         m = pb.ClientMessage()
         m.stats_request.session_id = session_id
         self._send(m)
