@@ -14,7 +14,7 @@ with the velocities contactd returns. Prints ten lines a second and one line whe
 starts.
 
     /usr/bin/python3 clients/examples/robot_grasp.py [--socket PATH | --tcp HOST:PORT]
-        [--token-file PATH] [--duration S]
+        [--token-file PATH] [--duration S] [--timeout S]
 
 contactd is imported from PYTHONPATH (e.g. build/clients/python) or where it is installed.
 """
@@ -83,6 +83,8 @@ def main(argv=None):
     ap.add_argument("--tcp", metavar="HOST:PORT", help="connect over TCP instead")
     ap.add_argument("--token-file", metavar="PATH", help="over TCP: the daemon's auth token")
     ap.add_argument("--duration", type=float, default=4.0, help="seconds to run (default 4)")
+    ap.add_argument("--timeout", type=float, default=1.0,
+                    help="seconds to wait for each answer (default 1)")
     a = ap.parse_args(argv)
     token = None
     if a.token_file:
@@ -102,9 +104,9 @@ def main(argv=None):
     print("    t  target    grip  cone use    box z       box vz  pads")
     try:
         with contactd.Client(socket=a.socket, tcp=a.tcp, token=token, solver="sap",
-                             limits={"max_bodies": 3, "max_contacts": 2}, timeout=1.0,
+                             limits={"max_bodies": 3, "max_contacts": 2}, timeout=a.timeout,
                              name="robot_grasp.py") as c:
-            start = time.monotonic()
+            wake = time.monotonic()
             for k in range(int(round(a.duration * RATE_HZ))):
                 t = k * dt
                 # The controller: close faster the further the grip is below its target.
@@ -137,7 +139,10 @@ def main(argv=None):
                           % (t, target_at(t), grip, use, box[2], box_v[2], states,
                              "" if r.ok else "  (%s)" % r.status_name))
                     sys.stdout.flush()
-                time.sleep(max(0.0, start + (k + 1) * dt - time.monotonic()))
+                # The next period; after a stall the schedule restarts from now rather than
+                # sending the missed frames in a burst (request mode's rate: README "Sessions").
+                wake = max(wake + dt, time.monotonic())
+                time.sleep(max(0.0, wake - time.monotonic()))
     except contactd.ContactdError as e:
         print("robot_grasp.py: %s" % e, file=sys.stderr)
         return 1

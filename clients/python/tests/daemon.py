@@ -12,10 +12,14 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
 READY_TIMEOUT_S = 10
+# What a test waits for any answer: the C harness's T_DAEMON_TIMEOUT_MS. The machine may be
+# loaded (other daemons at SCHED_FIFO, builds): the tests assert no durations.
+TIMEOUT_S = 10
 
 
 def _die_with_parent():
@@ -88,8 +92,11 @@ class Daemon:
             return self.proc.wait()
 
     def stop(self):
-        """Terminates the daemon (if it runs) and removes its directory. Idempotent."""
+        """Terminates the daemon (if it runs), writes its log to stderr (meson shows it when a
+        test fails) and removes its directory. Idempotent."""
         self.terminate()
+        if self.dir:
+            sys.stderr.write("--- contactd log (%s) ---\n%s" % (self.dir, self.log()))
         if getattr(self, "_notify", None) is not None:
             self._notify.close()
             self._notify = None

@@ -15,7 +15,7 @@ import unittest
 
 import contactd
 from contactd import pb, wire
-from daemon import Daemon
+from daemon import TIMEOUT_S, Daemon
 
 DATA = os.environ.get("CONTACTD_DATA") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "data")
@@ -76,7 +76,7 @@ class BoxOnPlane:
 
 class UnixSession(BoxOnPlane, unittest.TestCase):
     def connect(self, **kw):
-        return contactd.Client(socket=DAEMON.socket, **kw)
+        return contactd.Client(socket=DAEMON.socket, timeout=TIMEOUT_S, **kw)
 
     def test_incline_sticks_at_mu_05_and_slides_at_mu_02(self):
         with self.connect() as c:
@@ -213,13 +213,14 @@ class UnixSession(BoxOnPlane, unittest.TestCase):
         code = ("import sys; sys.modules['numpy'] = None\n"
                 "import contactd\n"
                 "assert not contactd.HAVE_NUMPY\n"
-                "with contactd.Client(socket=sys.argv[1]) as c:\n"
+                "with contactd.Client(socket=sys.argv[1], timeout=float(sys.argv[3])) as c:\n"
                 "    r = c.solve(contactd.load_scene(sys.argv[2]))\n"
                 "assert isinstance(r.forces, list) and isinstance(r.forces[0], tuple), r.forces\n"
                 "assert all(len(f) == 3 for f in r.forces)\n"
                 "print(sum(f[2] for f in r.forces), sum(r.normal_impulses))\n")
-        out = subprocess.run([sys.executable, "-c", code, DAEMON.socket, BOX], check=True,
-                             capture_output=True, text=True, timeout=30).stdout.split()
+        out = subprocess.run([sys.executable, "-c", code, DAEMON.socket, BOX, str(TIMEOUT_S)],
+                             check=True, capture_output=True, text=True,
+                             timeout=60).stdout.split()
         frame = contactd.load_scene(BOX)
         self.assertAlmostEqual(float(out[0]), weight(frame), delta=1e-9 * weight(frame))
         self.assertAlmostEqual(float(out[1]) / frame.dt, weight(frame),
@@ -227,8 +228,8 @@ class UnixSession(BoxOnPlane, unittest.TestCase):
 
     def test_command_line(self):
         run = [sys.executable, "-m", "contactd"]
-        p = subprocess.run(run + [BOX, "--socket", DAEMON.socket], capture_output=True,
-                           text=True, timeout=30)
+        p = subprocess.run(run + [BOX, "--socket", DAEMON.socket, "--timeout", str(TIMEOUT_S)],
+                           capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(json.loads(p.stdout)["status"], "STATUS_OK")
         with tempfile.TemporaryDirectory() as tmp:
@@ -246,7 +247,7 @@ class UnixSession(BoxOnPlane, unittest.TestCase):
 
 class TcpSession(BoxOnPlane, unittest.TestCase):
     def connect(self, **kw):
-        return contactd.Client(tcp=DAEMON.tcp, **kw)
+        return contactd.Client(tcp=DAEMON.tcp, timeout=TIMEOUT_S, **kw)
 
 
 class Token(unittest.TestCase):
@@ -269,16 +270,17 @@ class Token(unittest.TestCase):
     def test_no_token_or_a_wrong_one_is_refused_naming_the_field(self):
         for token in (None, self.TOKEN[:-1] + "8"):
             with self.assertRaises(contactd.SessionRefused) as e:
-                contactd.Client(tcp=self.daemon.tcp, token=token)
+                contactd.Client(tcp=self.daemon.tcp, token=token, timeout=TIMEOUT_S)
             self.assertEqual(e.exception.code, pb.ERROR_DENIED)
             self.assertIn("hello.token", e.exception.message)
 
     def test_the_token_opens_a_tcp_session(self):
-        with contactd.Client(tcp=self.daemon.tcp, token=self.TOKEN) as c:
+        with contactd.Client(tcp=self.daemon.tcp, token=self.TOKEN,
+                             timeout=TIMEOUT_S) as c:
             self.assertTrue(c.solve(contactd.load_scene(BOX)).ok)
 
     def test_the_unix_socket_needs_none(self):
-        with contactd.Client(socket=self.daemon.socket) as c:
+        with contactd.Client(socket=self.daemon.socket, timeout=TIMEOUT_S) as c:
             self.assertTrue(c.solve(contactd.load_scene(BOX)).ok)
 
 
@@ -286,8 +288,8 @@ class Goodbye(unittest.TestCase):
     def test_sigterm_ends_the_session_with_a_goodbye(self):
         d = Daemon()
         try:
-            req = contactd.Client(socket=d.socket)
-            stream = contactd.Client(tcp=d.tcp, mode="stream")
+            req = contactd.Client(socket=d.socket, timeout=TIMEOUT_S)
+            stream = contactd.Client(tcp=d.tcp, mode="stream", timeout=TIMEOUT_S)
             self.assertTrue(req.solve(contactd.load_scene(BOX)).ok)
             self.assertEqual(d.terminate(), 0)
             for c in (req, stream):

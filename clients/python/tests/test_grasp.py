@@ -9,7 +9,7 @@ import subprocess
 import sys
 import unittest
 
-from daemon import Daemon
+from daemon import TIMEOUT_S, Daemon
 
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
                        "robot_grasp.py")
@@ -22,7 +22,8 @@ class Grasp(unittest.TestCase):
         d = Daemon()
         try:
             p = subprocess.run([sys.executable, EXAMPLE, "--socket", d.socket, "--duration",
-                                "2.2"], capture_output=True, text=True, timeout=60)
+                                "2.2", "--timeout", str(TIMEOUT_S)], capture_output=True,
+                               text=True, timeout=120)
         finally:
             d.stop()
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -11,13 +11,13 @@ import subprocess
 import sys
 import tempfile
 
-from daemon import Daemon
+from daemon import TIMEOUT_S, Daemon
 
 BOX = os.path.join(os.environ.get("CONTACTD_DATA", ""), "box_on_plane.json")
 SOLVE = """
 import sys, contactd
 assert contactd.__file__.startswith(sys.argv[3]), contactd.__file__
-with contactd.Client(socket=sys.argv[1]) as c:
+with contactd.Client(socket=sys.argv[1], timeout=float(sys.argv[-1])) as c:
     print(c.solve(contactd.load_scene(sys.argv[2])).status_name)
 """
 
@@ -46,8 +46,9 @@ def main(build, pkg_dir):
         env["PYTHONPATH"] = root
         d = Daemon()
         try:
-            p = subprocess.run([sys.executable, "-c", SOLVE, d.socket, BOX, root],
-                               capture_output=True, text=True, env=env, cwd=dest, timeout=60)
+            p = subprocess.run([sys.executable, "-c", SOLVE, d.socket, BOX, root,
+                                str(TIMEOUT_S)], capture_output=True, text=True, env=env,
+                               cwd=dest, timeout=60)
         finally:
             d.stop()
         if p.returncode != 0 or p.stdout.strip() != "STATUS_OK":

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from daemon import Daemon
+from daemon import TIMEOUT_S, Daemon
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PKG = os.path.dirname(HERE)                         # clients/python
@@ -24,7 +24,7 @@ PYTHON = "/usr/bin/python3"
 SOLVE = """
 import sys, contactd
 assert contactd.__file__.startswith(sys.prefix), contactd.__file__
-with contactd.Client(socket=sys.argv[1]) as c:
+with contactd.Client(socket=sys.argv[1], timeout=float(sys.argv[-1])) as c:
     r = c.solve(contactd.load_scene(sys.argv[2]))
 print(r.status_name, sum(f[2] for f in r.forces), type(r.forces).__module__)
 """
@@ -79,8 +79,8 @@ def main():
             fail("contactd_pb2.py generated into the source tree: %s" % generated)
         d = Daemon()
         try:
-            p = subprocess.run([vpy, "-c", SOLVE, d.socket, BOX], capture_output=True,
-                               text=True, cwd=tmp, env=clean, timeout=60)
+            p = subprocess.run([vpy, "-c", SOLVE, d.socket, BOX, str(TIMEOUT_S)],
+                               capture_output=True, text=True, cwd=tmp, env=clean, timeout=60)
         finally:
             d.stop()
         if p.returncode != 0:
