@@ -38,6 +38,23 @@ def weight(frame):
     return sum(b.mass for b in frame.bodies) * g
 
 
+LABELLED_MISS = ("STATUS_DEADLINE", "STATUS_FAILED")
+
+
+def solve_ok(test, c, frame, tries=5):
+    """frame's Result, the frame sent again while its answer is a labelled deadline miss: a
+    loaded machine may make a frame miss its deadline (tests/integration/it_solve.c does the
+    same). Any other answer than STATUS_OK fails the test."""
+    for _ in range(tries):
+        r = c.solve(frame)
+        if r.ok:
+            return r
+        test.assertFalse(r.timing.deadline_met, "%s: %s" % (r.status_name, r.detail))
+        test.assertIn(r.status_name, LABELLED_MISS, r.detail)
+        test.assertNotEqual(r.timing.miss_reason, pb.MISS_NONE)
+    test.fail("%d deadline misses in a row" % tries)
+
+
 def column_sums(rows):
     return [sum(r[i] for r in rows) for i in range(3)]
 
@@ -51,8 +68,7 @@ class BoxOnPlane:
     def test_normal_forces_carry_the_weight(self):
         frame = contactd.load_scene(BOX)
         with self.connect() as c:
-            r = c.solve(frame)
-        self.assertTrue(r.ok, r.detail)
+            r = solve_ok(self, c, frame)
         self.assertEqual(r.status_name, "STATUS_OK")
         self.assertEqual(r.contact_ids, [ct.id for ct in frame.contacts])
         fx, fy, fz = column_sums([tuple(f) for f in r.forces])
@@ -80,11 +96,10 @@ class UnixSession(BoxOnPlane, unittest.TestCase):
 
     def test_incline_sticks_at_mu_05_and_slides_at_mu_02(self):
         with self.connect() as c:
-            stick = c.solve(contactd.load_scene(os.path.join(DATA, "box_on_incline_stick.json")))
-            slide = c.solve(contactd.load_scene(os.path.join(DATA, "box_on_incline_slide.json")))
-        slide_frame = contactd.load_scene(os.path.join(DATA, "box_on_incline_slide.json"))
-        for r in (stick, slide):
-            self.assertTrue(r.ok, r.detail)
+            stick_frame = contactd.load_scene(os.path.join(DATA, "box_on_incline_stick.json"))
+            slide_frame = contactd.load_scene(os.path.join(DATA, "box_on_incline_slide.json"))
+            stick = solve_ok(self, c, stick_frame)
+            slide = solve_ok(self, c, slide_frame)
         loaded = [i for i, n in enumerate(stick.normal_impulses) if n > 1e-9]
         self.assertTrue(loaded)
         self.assertTrue(all(stick.states[i] == "STATE_STICK" for i in loaded), stick.states)
@@ -111,7 +126,7 @@ class UnixSession(BoxOnPlane, unittest.TestCase):
             self.assertTrue(e.exception.message.startswith("contacts[0].normal"),
                             e.exception.message)
             # The session goes on.
-            self.assertTrue(c.solve(contactd.load_scene(BOX)).ok)
+            solve_ok(self, c, contactd.load_scene(BOX))
 
     def test_stats_count_this_session(self):
         bad = contactd.load_scene(BOX)
@@ -151,9 +166,10 @@ class UnixSession(BoxOnPlane, unittest.TestCase):
             if r.ok:
                 self.assertAlmostEqual(sum(f[2] for f in r.forces), weight(base),
                                        delta=1e-6 * weight(base))
-            else:  # a deadline missed on a loaded machine is labelled, not an error
-                self.assertIn(r.status_name, ("STATUS_DEADLINE", "STATUS_FALLBACK"))
-        self.assertTrue(any(r.ok for r in results))
+            else:  # not OK only past the deadline (it_stream.c): labelled, with its reason
+                self.assertFalse(r.timing.deadline_met, r.detail)
+                self.assertIn(r.status_name, LABELLED_MISS, r.detail)
+                self.assertNotEqual(r.timing.miss_reason, pb.MISS_NONE)
 
     def test_hello_names_the_limits_and_solver(self):
         with self.connect(solver="sap", solvers=["dantzig"], budget_ns=500000,
@@ -165,22 +181,22 @@ class UnixSession(BoxOnPlane, unittest.TestCase):
             self.assertEqual(w.budget_ns, 500000)
             frame = contactd.load_scene(BOX)
             frame.solver_name = "dantzig"
-            self.assertTrue(c.solve(frame).ok)
+            solve_ok(self, c, frame)
         with self.assertRaises(ValueError):
             self.connect(limits={"max_bodys": 3})
 
     def test_frames_as_dicts_and_json_text(self):
         frame = contactd.load_scene(BOX)
         with self.connect() as c:
-            a = c.solve(frame)
-            b = c.solve(contactd.message_to_dict(frame))
-            d = c.solve(contactd.scene_to_json(frame))
+            a = solve_ok(self, c, frame)
+            b = solve_ok(self, c, contactd.message_to_dict(frame))
+            d = solve_ok(self, c, contactd.scene_to_json(frame))
         self.assertEqual([tuple(f) for f in a.forces], [tuple(f) for f in b.forces])
         self.assertEqual([tuple(f) for f in a.forces], [tuple(f) for f in d.forces])
 
     def test_result_json_round_trip(self):
         with self.connect() as c:
-            r = c.solve(contactd.load_scene(BOX))
+            r = solve_ok(self, c, contactd.load_scene(BOX))
         back = pb.Result()
         from google.protobuf import json_format
         json_format.Parse(r.to_json(), back)
@@ -192,7 +208,7 @@ class UnixSession(BoxOnPlane, unittest.TestCase):
         import numpy as np
         frame = contactd.load_scene(BOX)
         with self.connect() as c:
-            r = c.solve(frame)
+            r = solve_ok(self, c, frame)
         nc = len(frame.contacts)
         for arr in (r.forces, r.impulses):
             self.assertIsInstance(arr, np.ndarray)
@@ -214,7 +230,11 @@ class UnixSession(BoxOnPlane, unittest.TestCase):
                 "import contactd\n"
                 "assert not contactd.HAVE_NUMPY\n"
                 "with contactd.Client(socket=sys.argv[1], timeout=float(sys.argv[3])) as c:\n"
-                "    r = c.solve(contactd.load_scene(sys.argv[2]))\n"
+                "    for _ in range(5):  # past a deadline missed on a loaded machine\n"
+                "        r = c.solve(contactd.load_scene(sys.argv[2]))\n"
+                "        if r.ok or r.timing.deadline_met:\n"
+                "            break\n"
+                "assert r.ok, r.status_name\n"
                 "assert isinstance(r.forces, list) and isinstance(r.forces[0], tuple), r.forces\n"
                 "assert all(len(f) == 3 for f in r.forces)\n"
                 "print(sum(f[2] for f in r.forces), sum(r.normal_impulses))\n")
@@ -277,11 +297,11 @@ class Token(unittest.TestCase):
     def test_the_token_opens_a_tcp_session(self):
         with contactd.Client(tcp=self.daemon.tcp, token=self.TOKEN,
                              timeout=TIMEOUT_S) as c:
-            self.assertTrue(c.solve(contactd.load_scene(BOX)).ok)
+            solve_ok(self, c, contactd.load_scene(BOX))
 
     def test_the_unix_socket_needs_none(self):
         with contactd.Client(socket=self.daemon.socket, timeout=TIMEOUT_S) as c:
-            self.assertTrue(c.solve(contactd.load_scene(BOX)).ok)
+            solve_ok(self, c, contactd.load_scene(BOX))
 
 
 class Goodbye(unittest.TestCase):
@@ -290,7 +310,7 @@ class Goodbye(unittest.TestCase):
         try:
             req = contactd.Client(socket=d.socket, timeout=TIMEOUT_S)
             stream = contactd.Client(tcp=d.tcp, mode="stream", timeout=TIMEOUT_S)
-            self.assertTrue(req.solve(contactd.load_scene(BOX)).ok)
+            solve_ok(self, req, contactd.load_scene(BOX))
             self.assertEqual(d.terminate(), 0)
             for c in (req, stream):
                 with self.assertRaises(contactd.Goodbye) as e:
