@@ -1,0 +1,275 @@
+# SPDX-License-Identifier: MIT
+"""One session with contactd: connect over its Unix-domain socket or TCP, Hello/Welcome, then
+frames out and Results in (proto/contactd.proto; README "Sessions"). Blocking sockets with a
+timeout on every wait; a Client is used by one thread at a time."""
+import os
+import socket as _socket
+import time
+
+from . import pb, wire
+from .errors import ConnectionClosed, DaemonError, Goodbye, SessionRefused, Timeout
+from .result import Result
+from .scene import as_frame
+
+PROTOCOL_VERSION = 1
+_MODES = {"request": pb.MODE_REQUEST, "stream": pb.MODE_STREAM}
+_LIMITS = ("max_bodies", "max_contacts", "max_friction_directions", "max_message_bytes",
+           "max_joints")
+
+
+def default_socket():
+    """Where a client looks by default: the rule of cd_paths_client_socket (daemon/sys/paths.c):
+    the system daemon's socket when it exists (or as root), else $XDG_RUNTIME_DIR/contactd.sock,
+    else /tmp/contactd-UID.sock."""
+    if os.geteuid() == 0 or os.path.exists("/run/contactd/contactd.sock"):
+        return "/run/contactd/contactd.sock"
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg:
+        return os.path.join(xdg, "contactd.sock")
+    return "/tmp/contactd-%d.sock" % os.getuid()
+
+
+def _split_hostport(tcp):
+    host, sep, port = tcp.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError("tcp: HOST:PORT or [HOST6]:PORT, not %r" % tcp)
+    return host.strip("[]"), int(port)
+
+
+def _error(msg, cls=DaemonError):
+    e = msg.error
+    return cls(e.code, pb.ErrorCode.Name(e.code) if e.code in pb.ErrorCode.values() else
+               str(e.code), e.seq, e.message)
+
+
+# ERROR_INVALID and ERROR_LIMIT refuse one frame; every other code closes the connection.
+_SESSION_GOES_ON = (pb.ERROR_INVALID, pb.ERROR_LIMIT)
+
+
+class Client:
+    """A contactd session.
+
+        with contactd.Client(socket="/run/contactd/contactd.sock", solver="lemke") as c:
+            r = c.solve(contactd.load_scene("tests/data/box_on_plane.json"))
+            print(r.status_name, r.forces)
+
+    socket: the Unix-domain socket's path (default: default_socket()); tcp: "HOST:PORT" instead.
+    mode: "request" (every frame answered as soon as it is solved) or "stream" (the newest frame
+    before each tick is solved on the daemon's tick grid). token: over TCP, the daemon's auth
+    token ([server] auth_token_file). solver: the session's default solver name ("lemke",
+    "dantzig", "sap", ...); solvers: further solvers frames may name. limits: a dict of
+    max_bodies, max_contacts, max_friction_directions, max_message_bytes, max_joints (what the
+    session is sized for; the daemon may lower them: see welcome.limits). budget_ns: solve time
+    per frame (0: the daemon's default). timeout: seconds any one wait may take (connect, Hello,
+    each answer). Raises SessionRefused (a DaemonError) when the daemon refuses the Hello, OSError
+    when it cannot be reached, Timeout when it does not answer."""
+
+    def __init__(self, socket=None, tcp=None, mode="request", token=None, solver="",
+                 solvers=(), limits=None, budget_ns=0, timeout=2.0, name="contactd-python"):
+        self._sock = None
+        if mode not in _MODES:
+            raise ValueError("mode: 'request' or 'stream', not %r" % (mode,))
+        if socket and tcp:
+            raise ValueError("socket or tcp, not both")
+        unknown = set(limits or {}) - set(_LIMITS)
+        if unknown:
+            raise ValueError("limits: unknown key(s) %s; known: %s"
+                             % (", ".join(sorted(unknown)), ", ".join(_LIMITS)))
+        self.timeout = timeout
+        self._decoder = wire.Decoder()
+        self._seq = 0
+        if tcp:
+            s = _socket.create_connection(_split_hostport(tcp), timeout=timeout)
+            s.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+        else:
+            s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+            s.settimeout(timeout)
+            try:
+                s.connect(socket or default_socket())
+            except OSError:
+                s.close()
+                raise
+        self._sock = s
+        try:
+            self.welcome = self._hello(name, mode, token, solver, solvers, limits or {},
+                                       budget_ns)
+        except BaseException:
+            self.close()
+            raise
+
+    def _hello(self, name, mode, token, solver, solvers, limits, budget_ns):
+        m = pb.ClientMessage()
+        h = m.hello
+        h.protocol_version = PROTOCOL_VERSION
+        h.client_name = name
+        h.default_solver_name = solver or ""
+        h.solvers.extend(solvers)
+        h.mode = _MODES[mode]
+        h.budget_ns = int(budget_ns)
+        for k, v in limits.items():
+            setattr(h.limits, k, int(v))
+        if token:
+            h.token = token
+        self._send(m)
+        reply = self._recv(time.monotonic() + self.timeout if self.timeout else None)
+        kind = reply.WhichOneof("msg")
+        if kind == "error":
+            raise _error(reply, SessionRefused)
+        if kind != "welcome":
+            raise ConnectionClosed("expected a Welcome, got a %s" % kind)
+        return reply.welcome
+
+    # -- the socket ---------------------------------------------------------------------------
+
+    @property
+    def closed(self):
+        return self._sock is None
+
+    def close(self):
+        """Ends the session (closes the connection). Idempotent."""
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def _send(self, msg):
+        if self._sock is None:
+            raise ConnectionClosed("the client is closed")
+        self._sock.settimeout(self.timeout)
+        try:
+            self._sock.sendall(wire.frame_message(msg.SerializeToString()))
+        except _socket.timeout as e:
+            raise Timeout("contactd did not take a message within %s s" % self.timeout) from e
+        except OSError as e:
+            self._goodbye_or_closed("sending to contactd failed: %s" % e, e)
+
+    def _goodbye_or_closed(self, what, cause):
+        """Raises the Goodbye the daemon left in the socket before it closed, if it did, else
+        ConnectionClosed(what); closes the client either way."""
+        try:
+            self._sock.setblocking(False)
+            while True:
+                chunk = self._sock.recv(65536)
+                if not chunk:
+                    break
+                self._decoder.feed(chunk)
+        except OSError:
+            pass  # nothing more to read
+        try:
+            while True:
+                body = self._decoder.next_body()
+                if body is None:
+                    break
+                msg = pb.ServerMessage()
+                msg.ParseFromString(body)
+                if msg.WhichOneof("msg") == "goodbye":
+                    self.close()
+                    raise Goodbye(msg.goodbye.reason) from cause
+        finally:
+            self.close()
+        raise ConnectionClosed(what) from cause
+
+    def _recv(self, deadline):
+        """The next ServerMessage, waiting until deadline (time.monotonic() s; None: forever).
+        A Goodbye raises Goodbye and closes the client."""
+        while True:
+            body = self._decoder.next_body()
+            if body is not None:
+                msg = pb.ServerMessage()
+                msg.ParseFromString(body)
+                if msg.WhichOneof("msg") == "goodbye":
+                    self.close()
+                    raise Goodbye(msg.goodbye.reason)
+                return msg
+            if self._sock is None:
+                raise ConnectionClosed("the client is closed")
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise Timeout("no answer from contactd within %s s" % self.timeout)
+            self._sock.settimeout(left)
+            try:
+                chunk = self._sock.recv(65536)
+            except _socket.timeout:
+                continue  # the deadline check above raises
+            except OSError as e:
+                self.close()
+                raise ConnectionClosed("reading from contactd failed: %s" % e) from e
+            if not chunk:
+                self.close()
+                raise ConnectionClosed("contactd closed the connection")
+            self._decoder.feed(chunk)
+
+    def _raise_error(self, msg):
+        err = _error(msg)
+        if err.code not in _SESSION_GOES_ON:
+            self.close()
+        raise err
+
+    # -- the session --------------------------------------------------------------------------
+
+    def send(self, frame):
+        """Sends one frame (a Frame, a dict in the JSON mapping, or scene JSON text) without
+        waiting. Every frame on a session gets a new seq, so each answer is told apart: the
+        frame's own when it is above every seq sent before, else (a scene file sent again, seq
+        0) the next one, set on the copy that is sent. Returns the seq sent."""
+        frame = as_frame(frame)
+        m = pb.ClientMessage()
+        m.frame.CopyFrom(frame)
+        self._seq = frame.seq if frame.seq > self._seq else self._seq + 1
+        m.frame.seq = self._seq
+        self._send(m)
+        return m.frame.seq
+
+    def receive(self, seq, timeout=None):
+        """The Result of frame seq, skipping Results of earlier frames (late answers after a
+        Timeout, stream ticks). Raises DaemonError for an Error from the daemon (its seq says
+        which frame), Goodbye, ConnectionClosed, or Timeout after timeout s (default: the
+        client's)."""
+        timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout if timeout else None
+        while True:
+            msg = self._recv(deadline)
+            kind = msg.WhichOneof("msg")
+            if kind == "result" and msg.result.seq == seq:
+                return Result(msg.result)
+            if kind == "error" and msg.error.seq in (0, seq):
+                self._raise_error(msg)
+            # Anything else answers an earlier request: a late Result or Error, or Stats.
+
+    def solve(self, frame, timeout=None):
+        """Sends frame and returns its Result (contactd.Result). In stream mode the frame is
+        solved at the next tick. Raises as receive() does."""
+        return self.receive(self.send(frame), timeout)
+
+    def stream(self, frames, timeout=None):
+        """A generator of Results, one per frame of the iterable frames: each frame is sent when
+        the previous one's Result is in (a controller's loop: nothing is superseded, and request
+        mode stays within its rate when the frames come no faster than the tick rate). The
+        frames may be produced lazily, e.g. from the previous Result."""
+        for frame in frames:
+            yield self.solve(frame, timeout)
+
+    def stats(self, session_id=0, timeout=None):
+        """The daemon's Stats message (contactd.v1.Stats): its counters and histograms, with
+        this session's (request mode: only its own) in session_stats. Results that arrive
+        while waiting for it (frames sent with send() and not yet received) are dropped."""
+        m = pb.ClientMessage()
+        m.stats_request.session_id = session_id
+        self._send(m)
+        timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout if timeout else None
+        while True:
+            msg = self._recv(deadline)
+            kind = msg.WhichOneof("msg")
+            if kind == "stats":
+                return msg.stats
+            if kind == "error" and msg.error.seq == 0:
+                self._raise_error(msg)
