@@ -60,12 +60,14 @@ class Client:
     "dantzig", "sap", ...); solvers: further solvers frames may name. limits: a dict of
     max_bodies, max_contacts, max_friction_directions, max_message_bytes, max_joints (what the
     session is sized for; the daemon may lower them: see welcome.limits). budget_ns: solve time
-    per frame (0: the daemon's default). timeout: seconds any one wait may take (connect, Hello,
-    each answer). Raises SessionRefused (a DaemonError) when the daemon refuses the Hello, OSError
+    per frame (0: the daemon's default). record: ask the daemon to record the session to a file
+    (welcome.record_path names it; the daemon must have [record] dir set, else SessionRefused).
+    timeout: seconds any one wait may take (connect, Hello, each answer). Raises SessionRefused (a DaemonError) when the daemon refuses the Hello, OSError
     when it cannot be reached, Timeout when it does not answer."""
 
     def __init__(self, socket=None, tcp=None, mode="request", token=None, solver="",
-                 solvers=(), limits=None, budget_ns=0, timeout=2.0, name="contactd-python"):
+                 solvers=(), limits=None, budget_ns=0, timeout=2.0, name="contactd-python",
+                 record=False):
         self._sock = None
         if mode not in _MODES:
             raise ValueError("mode: 'request' or 'stream', not %r" % (mode,))
@@ -92,12 +94,12 @@ class Client:
         self._sock = s
         try:
             self.welcome = self._hello(name, mode, token, solver, solvers, limits or {},
-                                       budget_ns)
+                                       budget_ns, record)
         except BaseException:
             self.close()
             raise
 
-    def _hello(self, name, mode, token, solver, solvers, limits, budget_ns):
+    def _hello(self, name, mode, token, solver, solvers, limits, budget_ns, record):
         m = pb.ClientMessage()
         h = m.hello
         h.protocol_version = PROTOCOL_VERSION
@@ -110,6 +112,7 @@ class Client:
             setattr(h.limits, k, int(v))
         if token:
             h.token = token
+        h.record = bool(record)
         self._send(m)
         reply = self._recv(time.monotonic() + self.timeout if self.timeout else None)
         kind = reply.WhichOneof("msg")

@@ -304,6 +304,45 @@ class Token(unittest.TestCase):
             solve_ok(self, c, contactd.load_scene(BOX))
 
 
+class Record(unittest.TestCase):
+    """Client(record=True) against a daemon with [record] dir set, and one with recording off."""
+
+    def test_a_recorded_session_writes_its_frames_and_results(self):
+        rec_dir = tempfile.mkdtemp(prefix="contactd-py-rec-")
+        d = Daemon("[record]\ndir = %s\n" % rec_dir)
+        try:
+            frame = contactd.load_scene(BOX)
+            with contactd.Client(socket=d.socket, record=True, timeout=TIMEOUT_S) as c:
+                path = c.welcome.record_path
+                self.assertTrue(path.startswith(rec_dir), path)
+                for _ in range(3):
+                    solve_ok(self, c, frame)
+        finally:
+            d.stop()
+        dec = wire.Decoder()
+        with open(path, "rb") as f:
+            dec.feed(f.read())
+        kinds = []
+        while True:
+            body = dec.next_body()
+            if body is None:
+                break
+            e = pb.RecordEntry()
+            e.ParseFromString(body)
+            kinds.append(e.WhichOneof("entry"))
+        self.assertEqual(kinds[0], "header")
+        self.assertGreaterEqual(kinds.count("client"), 3)
+        self.assertEqual(kinds.count("client"), kinds.count("server"))
+        for name in os.listdir(rec_dir):
+            os.unlink(os.path.join(rec_dir, name))
+        os.rmdir(rec_dir)
+
+    def test_recording_off_refuses_naming_the_key(self):
+        with self.assertRaises(contactd.SessionRefused) as e:
+            contactd.Client(socket=DAEMON.socket, record=True, timeout=TIMEOUT_S)
+        self.assertIn("[record] dir", e.exception.message)
+
+
 class Goodbye(unittest.TestCase):
     def test_sigterm_ends_the_session_with_a_goodbye(self):
         d = Daemon()
