@@ -68,6 +68,9 @@
 #include "solver/workspace.h"
 
 extern void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info);
+extern void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k,
+                   const double *alpha, const double *a, const int *lda, const double *beta,
+                   double *c, const int *ldc);
 extern void dgetrs_(const char *trans, const int *n, const int *nrhs, const double *a,
                     const int *lda, const int *ipiv, double *b, const int *ldb, int *info);
 
@@ -98,8 +101,8 @@ extern void dgetrs_(const char *trans, const int *n, const int *nrhs, const doub
 #define EDGE_TOL 1e-12
 /* Edge crossings kept per dogleg leg (one per bin of equal width), which bounds its cost. */
 #define CROSS_MAX 8
-/* LU orders from which LAPACK's blocked dgetrf beats the plain kernel (cf. sap_core.c's
- * Cholesky threshold, measured on the CI machine), when no deadline must be kept. */
+/* Orders from which LAPACK's blocked dgetrf and BLAS's dsyrk beat the plain kernels (cf.
+ * sap_core.c's Cholesky threshold, measured on the CI machine), when no deadline must be kept. */
 #define LU_LAPACK_MIN 384
 
 enum { BREAK = 0, STICK = 1, SLIP = 2 };
@@ -110,7 +113,9 @@ typedef struct ncp {
     const double *W, *b, *mu;
     double lam;            /* absolute damping */
     double *K;             /* [n x n] Newton matrix of the active contacts, factor in place */
-    double *Jb;            /* [n x m] J B, J restricted to the edges' tangent spaces (eq. 28) */
+    double *Jb;            /* [n x m] J B, J restricted to the edges' tangent spaces (eq. 28),
+                            * then [m x m] B^T J^T J B (lower triangle) */
+    int hm;                /* order of the H in Jb for the current x; -1: none yet */
     double *B;             /* [9 nc] each contact's tangent basis, columns (3 or 2 used) */
     double reg;            /* Tikhonov term of the plain Newton point (rank-deficient W) */
     double *x, *f, *r;     /* [n] iterate, f(x), r(x) */
@@ -263,6 +268,7 @@ static double edge_slope(const double *ak, const double *rk, const double *D, co
 /* D, V, the active edges and g = J^T r at P->x (r current). */
 static void linearize(ncp *P) {
     const int n = P->n;
+    P->hm = -1;
     // a = W^T r, one dot product per column.
     for (int j = 0; j < n; j++)
         P->a[j] = dot(n, P->W + (size_t)j * P->ldw, P->r);
@@ -437,11 +443,13 @@ static int newton(ncp *P) {
     return 0;
 }
 
-/* The Levenberg-Marquardt point of eq. 28: dx = B xi, (B^T (J^T J + lam I) B) xi = -B^T g, B the
- * tangent spaces of the active edges (orthonormal blocks: x_n fixed on the plane; on the cone its
- * generator x_k and the circle's direction (0, -x_t2, x_t1)), I elsewhere. lam is relative to
- * the largest diagonal of J^T J, which *ret_lam returns absolute. Returns factor_solve()'s code. */
-static int lm_point(ncp *P, double lam, double *ret_lam) {
+/* B^T J^T J B of eq. 28 at P->x into P->Jb (lower triangle, order P->hm), with B the tangent
+ * spaces of the active edges (orthonormal blocks: x_n fixed on the plane; on the cone its
+ * generator x_k and the circle's direction (0, -x_t2, x_t1)), I elsewhere. J B is formed in
+ * P->Jb first and H in P->K, then copied over J B, which is no longer needed: an iteration whose
+ * LM point is rejected solves again with a larger lam without forming H again. Returns 0 or 1
+ * (deadline). */
+static int lm_hessian(ncp *P) {
     const int n = P->n;
     int m = 0;
     for (int k = 0; k < P->nc; k++) {
@@ -474,17 +482,40 @@ static int lm_point(ncp *P, double lam, double *ret_lam) {
         }
         P->nbas[k] = (unsigned char)nb;
     }
-    // H = (J B)^T (J B), lower triangle; rhs = -(J B)^T r.
-    double hmax = 0;
-    for (int j = 0; j < m; j++) {
-        const double *cj = P->Jb + (size_t)j * n;
-        for (int i = j; i < m; i++)
-            P->K[(size_t)j * m + i] = dot(n, P->Jb + (size_t)i * n, cj);
-        P->rhs[j] = -dot(n, cj, P->r);
-        hmax = fmax(hmax, P->K[(size_t)j * m + j]);
-        if (cs__meter_add(&P->meter, (int64_t)(m - j) * n))
-            return 1;
+    // Large and with no deadline to keep: BLAS (the loops are memory-bound there, ~30x slower at
+    // m ~ 900).
+    if (m >= LU_LAPACK_MIN && !cs__meter_armed(&P->meter)) {
+        const double one = 1, zero = 0;
+        dsyrk_("L", "T", &m, &n, &one, P->Jb, &n, &zero, P->K, &m);
+    } else {
+        for (int j = 0; j < m; j++) {
+            const double *cj = P->Jb + (size_t)j * n;
+            for (int i = j; i < m; i++)
+                P->K[(size_t)j * m + i] = dot(n, P->Jb + (size_t)i * n, cj);
+            if (cs__meter_add(&P->meter, (int64_t)(m - j) * n))
+                return 1;
+        }
     }
+    memcpy(P->Jb, P->K, (size_t)m * m * sizeof(double));
+    P->hm = m;
+    return 0;
+}
+
+/* The Levenberg-Marquardt point of eq. 28: dx = B xi, (B^T (J^T J + lam I) B) xi = -B^T g, H and
+ * B from lm_hessian() (formed when this linearization has none yet). lam is relative to the
+ * largest diagonal of J^T J, which *ret_lam returns absolute. Returns factor_solve()'s code. */
+static int lm_point(ncp *P, double lam, double *ret_lam) {
+    if (P->hm < 0 && lm_hessian(P) != 0)
+        return 1;
+    const int m = P->hm;
+    memcpy(P->K, P->Jb, (size_t)m * m * sizeof(double));
+    // rhs = -(J B)^T r = -B^T g.
+    for (int k = 0, q = 0; k < P->nc; k++)
+        for (int c = 0; c < P->nbas[k]; c++, q++)
+            P->rhs[q] = -cs_dot3(P->B + 9 * k + 3 * c, P->g + 3 * k);
+    double hmax = 0;
+    for (int j = 0; j < m; j++)
+        hmax = fmax(hmax, P->K[(size_t)j * m + j]);
     const double la = lam * (hmax > 0 ? hmax : 1);
     for (int j = 0; j < m; j++)
         P->K[(size_t)j * m + j] += la;
@@ -719,7 +750,7 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             *ret_info = info;
         return CS_CONVERGED;
     }
-    ncp P = {.nc = nc, .n = n, .ldw = ldw, .W = W, .b = b, .mu = mu, .lam = LM_MIN,
+    ncp P = {.nc = nc, .n = n, .ldw = ldw, .W = W, .b = b, .mu = mu, .lam = LM_MIN, .hm = -1,
              .reg = REG * (wscale > 0 ? wscale : 1), .meter = cs__meter_start(opt)};
     layout(&P, scratch, nc);
     const double tol = prm && prm->tol > 0 ? prm->tol : TOL_DEFAULT;
