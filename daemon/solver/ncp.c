@@ -201,15 +201,28 @@ static void blocks(int region, double mu, const double *x, double *D, double *V)
 static double w_mul(ncp *P, const double *y, double *out) {
     const int n = P->n;
     memset(out, 0, (size_t)n * sizeof(double));
-    int cols = 0;
-    for (int j = 0; j < n; j++) {
-        const double c = y[j];
-        if (c == 0)
+    // Four columns a pass: out is loaded and stored once per four products (the loop is bound
+    // by those memory operations, not by the arithmetic).
+    int cols = 0, nz = 0, jz[4];
+    for (int j = 0; j <= n; j++) {
+        if (j < n && y[j] == 0)
             continue;
-        const double *w = P->W + (size_t)j * P->ldw;
-        for (int i = 0; i < n; i++)
-            out[i] += c * w[i];
-        cols++;
+        if (j < n)
+            jz[nz++] = j, cols++;
+        if (nz == 4) {
+            const double *w0 = P->W + (size_t)jz[0] * P->ldw, *w1 = P->W + (size_t)jz[1] * P->ldw;
+            const double *w2 = P->W + (size_t)jz[2] * P->ldw, *w3 = P->W + (size_t)jz[3] * P->ldw;
+            const double c0 = y[jz[0]], c1 = y[jz[1]], c2 = y[jz[2]], c3 = y[jz[3]];
+            for (int i = 0; i < n; i++)
+                out[i] += c0 * w0[i] + c1 * w1[i] + c2 * w2[i] + c3 * w3[i];
+            nz = 0;
+        } else if (j == n) {
+            for (int q = 0; q < nz; q++) {
+                const double c = y[jz[q]], *w = P->W + (size_t)jz[q] * P->ldw;
+                for (int i = 0; i < n; i++)
+                    out[i] += c * w[i];
+            }
+        }
     }
     cs__meter_add(&P->meter, (int64_t)cols * n);
     double m = 0;
@@ -248,10 +261,18 @@ static void j_mul(ncp *P, const double *e, double *out) {
 }
 
 static double dot(int n, const double *u, const double *v) {
-    double s = 0;
-    for (int i = 0; i < n; i++)
-        s += u[i] * v[i];
-    return s;
+    // Four partial sums: one sum waits on each addition's latency.
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += u[i] * v[i];
+        s1 += u[i + 1] * v[i + 1];
+        s2 += u[i + 2] * v[i + 2];
+        s3 += u[i + 3] * v[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += u[i] * v[i];
+    return (s0 + s1) + (s2 + s3);
 }
 
 /* ---- the Jacobian and its edges (section III-B) ------------------------------------------ */
@@ -733,9 +754,11 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
     double wscale = 0;
     bool finite = true;
     for (int j = 0; j < n; j++) {
+        // 0 w sums to 0 over finite entries and to NaN when one is not finite (no branch each).
+        double z = 0;
         for (int i = 0; i < n; i++)
-            finite = finite && isfinite(W[(size_t)j * ldw + i]);
-        finite = finite && isfinite(b[j]) && (!lambda0 || isfinite(lambda0[j]));
+            z += 0 * W[(size_t)j * ldw + i];
+        finite = finite && z == 0 && isfinite(b[j]) && (!lambda0 || isfinite(lambda0[j]));
         wscale = fmax(wscale, W[(size_t)j * ldw + j]);
     }
     for (int i = 0; i < nc; i++)
