@@ -30,7 +30,8 @@
  *    spaces (eq. 28): x_N = x + B xi, (B^T H B) xi = -B^T g, B block diagonal (I, or on an
  *    active edge 2 orthonormal columns: x_n fixed on the plane; on the cone its generator x_k
  *    and (0, -x_t2, x_t1); eq. 29 prints the generator as (mu x_1, x_2, x_3), which is not
- *    tangent unless mu = 1). x_N is taken when l falls by at least half of what the model l +
+ *    tangent unless mu = 1); H is formed once per iteration (a rejected x_N is solved again with
+ *    the larger lam from it). x_N is taken when l falls by at least half of what the model l +
  *    g^T e + e^T H e / 2 predicts (eq. 23); lambda then drops 1000-fold (with a singular J,
  *    redundant contacts, any lambda left in place makes the convergence linear).
  *  - Otherwise: a rejected plain Newton point is first searched along x -> x_N (it starts
