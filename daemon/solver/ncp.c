@@ -30,7 +30,8 @@
  *    spaces (eq. 28): x_N = x + B xi, (B^T H B) xi = -B^T g, B block diagonal (I, or on an
  *    active edge 2 orthonormal columns: x_n fixed on the plane; on the cone its generator x_k
  *    and (0, -x_t2, x_t1); eq. 29 prints the generator as (mu x_1, x_2, x_3), which is not
- *    tangent unless mu = 1). x_N is taken when l falls by at least half of what the model l +
+ *    tangent unless mu = 1); H is formed once per iteration (a rejected x_N is solved again with
+ *    the larger lam from it). x_N is taken when l falls by at least half of what the model l +
  *    g^T e + e^T H e / 2 predicts (eq. 23); lambda then drops 1000-fold (with a singular J,
  *    redundant contacts, any lambda left in place makes the convergence linear).
  *  - Otherwise: a rejected plain Newton point is first searched along x -> x_N (it starts
@@ -68,6 +69,9 @@
 #include "solver/workspace.h"
 
 extern void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info);
+extern void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k,
+                   const double *alpha, const double *a, const int *lda, const double *beta,
+                   double *c, const int *ldc);
 extern void dgetrs_(const char *trans, const int *n, const int *nrhs, const double *a,
                     const int *lda, const int *ipiv, double *b, const int *ldb, int *info);
 
@@ -98,8 +102,8 @@ extern void dgetrs_(const char *trans, const int *n, const int *nrhs, const doub
 #define EDGE_TOL 1e-12
 /* Edge crossings kept per dogleg leg (one per bin of equal width), which bounds its cost. */
 #define CROSS_MAX 8
-/* LU orders from which LAPACK's blocked dgetrf beats the plain kernel (cf. sap_core.c's
- * Cholesky threshold, measured on the CI machine), when no deadline must be kept. */
+/* Orders from which LAPACK's blocked dgetrf and BLAS's dsyrk beat the plain kernels (cf.
+ * sap_core.c's Cholesky threshold, measured on the CI machine), when no deadline must be kept. */
 #define LU_LAPACK_MIN 384
 
 enum { BREAK = 0, STICK = 1, SLIP = 2 };
@@ -110,7 +114,9 @@ typedef struct ncp {
     const double *W, *b, *mu;
     double lam;            /* absolute damping */
     double *K;             /* [n x n] Newton matrix of the active contacts, factor in place */
-    double *Jb;            /* [n x m] J B, J restricted to the edges' tangent spaces (eq. 28) */
+    double *Jb;            /* [n x m] J B, J restricted to the edges' tangent spaces (eq. 28),
+                            * then [m x m] B^T J^T J B (lower triangle) */
+    int hm;                /* order of the H in Jb for the current x; -1: none yet */
     double *B;             /* [9 nc] each contact's tangent basis, columns (3 or 2 used) */
     double reg;            /* Tikhonov term of the plain Newton point (rank-deficient W) */
     double *x, *f, *r;     /* [n] iterate, f(x), r(x) */
@@ -196,15 +202,28 @@ static void blocks(int region, double mu, const double *x, double *D, double *V)
 static double w_mul(ncp *P, const double *y, double *out) {
     const int n = P->n;
     memset(out, 0, (size_t)n * sizeof(double));
-    int cols = 0;
-    for (int j = 0; j < n; j++) {
-        const double c = y[j];
-        if (c == 0)
+    // Four columns a pass: out is loaded and stored once per four products (the loop is bound
+    // by those memory operations, not by the arithmetic).
+    int cols = 0, nz = 0, jz[4];
+    for (int j = 0; j <= n; j++) {
+        if (j < n && y[j] == 0)
             continue;
-        const double *w = P->W + (size_t)j * P->ldw;
-        for (int i = 0; i < n; i++)
-            out[i] += c * w[i];
-        cols++;
+        if (j < n)
+            jz[nz++] = j, cols++;
+        if (nz == 4) {
+            const double *w0 = P->W + (size_t)jz[0] * P->ldw, *w1 = P->W + (size_t)jz[1] * P->ldw;
+            const double *w2 = P->W + (size_t)jz[2] * P->ldw, *w3 = P->W + (size_t)jz[3] * P->ldw;
+            const double c0 = y[jz[0]], c1 = y[jz[1]], c2 = y[jz[2]], c3 = y[jz[3]];
+            for (int i = 0; i < n; i++)
+                out[i] += c0 * w0[i] + c1 * w1[i] + c2 * w2[i] + c3 * w3[i];
+            nz = 0;
+        } else if (j == n) {
+            for (int q = 0; q < nz; q++) {
+                const double c = y[jz[q]], *w = P->W + (size_t)jz[q] * P->ldw;
+                for (int i = 0; i < n; i++)
+                    out[i] += c * w[i];
+            }
+        }
     }
     cs__meter_add(&P->meter, (int64_t)cols * n);
     double m = 0;
@@ -243,10 +262,18 @@ static void j_mul(ncp *P, const double *e, double *out) {
 }
 
 static double dot(int n, const double *u, const double *v) {
-    double s = 0;
-    for (int i = 0; i < n; i++)
-        s += u[i] * v[i];
-    return s;
+    // Four partial sums: one sum waits on each addition's latency.
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += u[i] * v[i];
+        s1 += u[i + 1] * v[i + 1];
+        s2 += u[i + 2] * v[i + 2];
+        s3 += u[i + 3] * v[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += u[i] * v[i];
+    return (s0 + s1) + (s2 + s3);
 }
 
 /* ---- the Jacobian and its edges (section III-B) ------------------------------------------ */
@@ -263,6 +290,7 @@ static double edge_slope(const double *ak, const double *rk, const double *D, co
 /* D, V, the active edges and g = J^T r at P->x (r current). */
 static void linearize(ncp *P) {
     const int n = P->n;
+    P->hm = -1;
     // a = W^T r, one dot product per column.
     for (int j = 0; j < n; j++)
         P->a[j] = dot(n, P->W + (size_t)j * P->ldw, P->r);
@@ -437,11 +465,13 @@ static int newton(ncp *P) {
     return 0;
 }
 
-/* The Levenberg-Marquardt point of eq. 28: dx = B xi, (B^T (J^T J + lam I) B) xi = -B^T g, B the
- * tangent spaces of the active edges (orthonormal blocks: x_n fixed on the plane; on the cone its
- * generator x_k and the circle's direction (0, -x_t2, x_t1)), I elsewhere. lam is relative to
- * the largest diagonal of J^T J, which *ret_lam returns absolute. Returns factor_solve()'s code. */
-static int lm_point(ncp *P, double lam, double *ret_lam) {
+/* B^T J^T J B of eq. 28 at P->x into P->Jb (lower triangle, order P->hm), with B the tangent
+ * spaces of the active edges (orthonormal blocks: x_n fixed on the plane; on the cone its
+ * generator x_k and the circle's direction (0, -x_t2, x_t1)), I elsewhere. J B is formed in
+ * P->Jb first and H in P->K, then copied over J B, which is no longer needed: an iteration whose
+ * LM point is rejected solves again with a larger lam without forming H again. Returns 0 or 1
+ * (deadline). */
+static int lm_hessian(ncp *P) {
     const int n = P->n;
     int m = 0;
     for (int k = 0; k < P->nc; k++) {
@@ -474,17 +504,40 @@ static int lm_point(ncp *P, double lam, double *ret_lam) {
         }
         P->nbas[k] = (unsigned char)nb;
     }
-    // H = (J B)^T (J B), lower triangle; rhs = -(J B)^T r.
-    double hmax = 0;
-    for (int j = 0; j < m; j++) {
-        const double *cj = P->Jb + (size_t)j * n;
-        for (int i = j; i < m; i++)
-            P->K[(size_t)j * m + i] = dot(n, P->Jb + (size_t)i * n, cj);
-        P->rhs[j] = -dot(n, cj, P->r);
-        hmax = fmax(hmax, P->K[(size_t)j * m + j]);
-        if (cs__meter_add(&P->meter, (int64_t)(m - j) * n))
-            return 1;
+    // Large and with no deadline to keep: BLAS (the loops below took 80 % of a solve of the
+    // 286-contact FCLIB Capsules file, m ~ 860).
+    if (m >= LU_LAPACK_MIN && !cs__meter_armed(&P->meter)) {
+        const double one = 1, zero = 0;
+        dsyrk_("L", "T", &m, &n, &one, P->Jb, &n, &zero, P->K, &m);
+    } else {
+        for (int j = 0; j < m; j++) {
+            const double *cj = P->Jb + (size_t)j * n;
+            for (int i = j; i < m; i++)
+                P->K[(size_t)j * m + i] = dot(n, P->Jb + (size_t)i * n, cj);
+            if (cs__meter_add(&P->meter, (int64_t)(m - j) * n))
+                return 1;
+        }
     }
+    memcpy(P->Jb, P->K, (size_t)m * m * sizeof(double));
+    P->hm = m;
+    return 0;
+}
+
+/* The Levenberg-Marquardt point of eq. 28: dx = B xi, (B^T (J^T J + lam I) B) xi = -B^T g, H and
+ * B from lm_hessian() (formed when this linearization has none yet). lam is relative to the
+ * largest diagonal of J^T J, which *ret_lam returns absolute. Returns factor_solve()'s code. */
+static int lm_point(ncp *P, double lam, double *ret_lam) {
+    if (P->hm < 0 && lm_hessian(P) != 0)
+        return 1;
+    const int m = P->hm;
+    memcpy(P->K, P->Jb, (size_t)m * m * sizeof(double));
+    // rhs = -(J B)^T r = -B^T g.
+    for (int k = 0, q = 0; k < P->nc; k++)
+        for (int c = 0; c < P->nbas[k]; c++, q++)
+            P->rhs[q] = -cs_dot3(P->B + 9 * k + 3 * c, P->g + 3 * k);
+    double hmax = 0;
+    for (int j = 0; j < m; j++)
+        hmax = fmax(hmax, P->K[(size_t)j * m + j]);
     const double la = lam * (hmax > 0 ? hmax : 1);
     for (int j = 0; j < m; j++)
         P->K[(size_t)j * m + j] += la;
@@ -702,9 +755,11 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
     double wscale = 0;
     bool finite = true;
     for (int j = 0; j < n; j++) {
+        // 0 w sums to 0 over finite entries and to NaN when one is not finite (no branch each).
+        double z = 0;
         for (int i = 0; i < n; i++)
-            finite = finite && isfinite(W[(size_t)j * ldw + i]);
-        finite = finite && isfinite(b[j]) && (!lambda0 || isfinite(lambda0[j]));
+            z += 0 * W[(size_t)j * ldw + i];
+        finite = finite && z == 0 && isfinite(b[j]) && (!lambda0 || isfinite(lambda0[j]));
         wscale = fmax(wscale, W[(size_t)j * ldw + j]);
     }
     for (int i = 0; i < nc; i++)
@@ -719,7 +774,7 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             *ret_info = info;
         return CS_CONVERGED;
     }
-    ncp P = {.nc = nc, .n = n, .ldw = ldw, .W = W, .b = b, .mu = mu, .lam = LM_MIN,
+    ncp P = {.nc = nc, .n = n, .ldw = ldw, .W = W, .b = b, .mu = mu, .lam = LM_MIN, .hm = -1,
              .reg = REG * (wscale > 0 ? wscale : 1), .meter = cs__meter_start(opt)};
     layout(&P, scratch, nc);
     const double tol = prm && prm->tol > 0 ? prm->tol : TOL_DEFAULT;

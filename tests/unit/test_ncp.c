@@ -4,8 +4,8 @@
  * an incline, a spinning puck), agreement with SAP at a small regularization, the residual of
  * eq. 15 and the project's cone certificate on stacks and random scenes (redundant contacts too),
  * iteration counts on 16-contact stacks, FCLIB local files (../shared/fclib, skipped when
- * absent), exact ties without regularization, warm start, the deadline, non-finite input, and
- * no allocation. */
+ * absent), exact ties without regularization, warm start, the deadline, the LAPACK/BLAS and the
+ * plain kernels agreeing at order 390, non-finite input, and no allocation. */
 #include "solver/ncp.h"
 
 #include <math.h>
@@ -529,6 +529,65 @@ static void deadline(void **state) {
     assert_true(deadlines > 0);
 }
 
+static int64_t clock_zero(void) {
+    return 0;
+}
+
+/* Orders >= 384 without a deadline take LAPACK's LU and BLAS's dsyrk for J^T J of the
+ * Levenberg-Marquardt point; with a deadline armed (never reached here) the plain kernels. A
+ * rank-deficient W (390 rows, rank 200) from a warm start far off, where the plain Newton points
+ * get rejected and LM points of order 389-390 are formed (23 of them measured): both kernel sets
+ * converge, to velocities u = W lambda + b that agree (impulses of redundant rows are not
+ * unique). */
+static void large_kernels_agree(void **state) {
+    (void)state;
+    enum { NC = 130, N = 3 * NC, R = 200 };
+    double *F = malloc(sizeof(double) * N * R), *W = malloc(sizeof(double) * N * N);
+    double b[N], mu[NC], lambda0[N], lambda[2][N], u[2][N];
+    t_rng rng = t_rng_seed(4);
+    for (int i = 0; i < N * R; i++)
+        F[i] = t_rng_range(&rng, -1, 1);
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < N; i++) {
+            double w = 0;
+            for (int k = 0; k < R; k++)
+                w += F[(size_t)k * N + i] * F[(size_t)k * N + j];
+            W[(size_t)j * N + i] = w / R;
+        }
+    for (int k = 0; k < NC; k++) {
+        b[3 * k] = t_rng_range(&rng, -1, 0.2);
+        b[3 * k + 1] = t_rng_range(&rng, -1, 1);
+        b[3 * k + 2] = t_rng_range(&rng, -1, 1);
+        mu[k] = 0.8;
+    }
+    for (int i = 0; i < N; i++)
+        lambda0[i] = 20 * t_rng_range(&rng, i % 3 ? -1 : 0, 1);
+    void *scratch = aligned_alloc(64, (cs_ncp_delassus_size(NC) + 63) & ~(size_t)63);
+    const cs_options far = {.deadline_ns = INT64_MAX / 2, .clock_ns = clock_zero};
+    const cs_options *opts[2] = {NULL, &far};
+    for (int v = 0; v < 2; v++) {
+        cs_ncp_info info;
+        const cs_status st = cs_ncp_delassus(NC, W, N, b, mu, lambda0, NULL, opts[v], scratch,
+                                             lambda[v], &info);
+        printf("# large, %s kernels: %s, %d iterations (%d Newton points), residual %.2g\n",
+               v ? "plain" : "LAPACK/BLAS", cs_status_name(st), info.iterations, info.newton,
+               info.residual);
+        assert_int_equal(st, CS_CONVERGED);
+        assert_true(info.residual <= RESIDUAL_TARGET);
+        assert_true(info.newton < info.iterations);
+        for (int i = 0; i < N; i++) {
+            u[v][i] = b[i];
+            for (int j = 0; j < N; j++)
+                u[v][i] += W[(size_t)j * N + i] * lambda[v][j];
+        }
+    }
+    for (int i = 0; i < N; i++)
+        assert_near(u[0][i], u[1][i], 1e-8);
+    free(scratch);
+    free(W);
+    free(F);
+}
+
 /* A second solve of the same scene allocates nothing and gives bitwise-identical impulses. */
 static void deterministic_and_allocation_free(void **state) {
     (void)state;
@@ -565,6 +624,7 @@ int main(void) {
         cmocka_unit_test(agrees_with_sap),
         cmocka_unit_test(warm_start_from_answer),
         cmocka_unit_test(deadline),
+        cmocka_unit_test(large_kernels_agree),
         cmocka_unit_test(deterministic_and_allocation_free),
         // Last: left out when the shared data is absent (a user's own clone).
         FCLIB("fclib/Rover/Rover1039.hdf5"),
