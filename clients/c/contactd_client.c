@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "io/codec.h"
-#include "io/framing.h"
+#include "wire/codec.h"
+#include "wire/framing.h"
 
 // How long a send may wait for the socket to drain before the daemon is declared stuck.
 #define SEND_TIMEOUT_NS INT64_C(5000000000)

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "contactd.pb-c.h"
-#include "solver/types.h"
+#include "wire/types.h"
 
 /* Largest ServerMessage the client accepts, bytes (a Result of ~100 000 contacts). */
 #define CDC_MAX_MESSAGE_BYTES (8u << 20)

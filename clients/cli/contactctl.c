@@ -21,8 +21,8 @@
 
 #include "contactd_client.h"
 #include "fclib_io.h"
-#include "io/codec.h"
-#include "io/scene_json.h"
+#include "wire/codec.h"
+#include "wire/scene_json.h"
 #include "service/clock.h"
 #include "solver/contact.h"
 #include "sys/paths.h"
@@ -535,7 +535,7 @@ static void local_fini(local *l) {
 // Loads the scene and chooses the solver. Returns -1 on success, else an exit status.
 static int load_scene(const args *a, cs_scene *s) {
     char err[1024];
-    if (cd_scene_json_load(a->scene_path, s, err, sizeof err) < 0) {
+    if (cd_scene_json_load(a->scene_path, cs_scene_validate, s, err, sizeof err) < 0) {
         return usage_error("%s", err);
     }
     if (a->solver && cs_solver_from_name(a->solver, &s->solver) < 0) {

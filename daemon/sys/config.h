@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "solver/types.h"
+#include "wire/types.h"
 #include "sys/log.h"
 
 /* Bytes of sockaddr_un.sun_path, the longest socket path plus its NUL. */

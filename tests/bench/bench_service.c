@@ -82,9 +82,10 @@
 #include "bench_run.h"
 #include "contactd_client.h"
 #include "daemon_proc.h"
-#include "io/codec.h"
-#include "io/framing.h"
-#include "io/scene_json.h"
+#include "wire/codec.h"
+#include "wire/framing.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 #include "sys/config.h"
 #include "testlib.h"
 
@@ -438,7 +439,7 @@ typedef struct scene_src {
 static void src_json(scene_src *p) {
     char err[512];
     const char *path = t_data_path("peg_in_hole.json");
-    if (cd_scene_json_load(path, &p->s, err, sizeof err) != 0) {
+    if (cd_scene_json_load(path, cs_scene_validate, &p->s, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         exit(1);
     }

@@ -25,7 +25,8 @@
 
 #include "contactd_client.h"
 #include "daemon_proc.h"
-#include "io/scene_json.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 
 #define PERIOD_NS 1000000
 #define MAX_SESSIONS 64
@@ -240,7 +241,7 @@ int main(int argc, char **argv) {
     const char *data = getenv("CONTACTD_DATA");
     snprintf(scene_path, sizeof scene_path, "%s/peg_in_hole.json", data ? data : "tests/data");
     cs_scene peg;
-    if (cd_scene_json_load(scene_path, &peg, err, sizeof err) < 0) {
+    if (cd_scene_json_load(scene_path, cs_scene_validate, &peg, err, sizeof err) < 0) {
         fprintf(stderr, "soak: %s\n", err);
         return 1;
     }

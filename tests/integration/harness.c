@@ -15,9 +15,10 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "io/codec.h"
-#include "io/framing.h"
-#include "io/scene_json.h"
+#include "wire/codec.h"
+#include "wire/framing.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 int it_daemon_start(it_daemon *d, const char *contactd, const char *extra_ini,
@@ -214,7 +215,7 @@ Contactd__V1__ServerMessage *it_stats_fetch(cdc_conn *c) {
 
 void it_scene_load(const char *name, cs_scene *s) {
     char err[512];
-    if (cd_scene_json_load(t_data_path(name), s, err, sizeof err) != 0) {
+    if (cd_scene_json_load(t_data_path(name), cs_scene_validate, s, err, sizeof err) != 0) {
         fail_msg("%s", err);
     }
 }

@@ -15,7 +15,7 @@
 #include "contactd.pb-c.h"
 #include "contactd_client.h"
 #include "daemon_proc.h"
-#include "solver/types.h"
+#include "wire/types.h"
 
 /* Generous for a loaded 2-core CI machine; every wait ends as soon as its event happens. */
 #define IT_TIMEOUT_MS T_DAEMON_TIMEOUT_MS

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 #define FRAMES 20

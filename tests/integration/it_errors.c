@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "io/framing.h"
-#include "io/scene_json.h"
+#include "wire/framing.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 // Small enough that a crafted prefix is cheap to exceed, large enough for the box frame.

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "io/codec.h"
-#include "io/scene_json.h"
+#include "wire/codec.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 #define FRAMES 600

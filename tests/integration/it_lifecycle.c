@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 static const char *contactd_path;

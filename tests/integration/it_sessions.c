@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "scene_gen.h"
 #include "testlib.h"
 

@@ -13,7 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "solver/contact.h"
 #include "testlib.h"
 

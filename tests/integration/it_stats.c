@@ -16,7 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 #define FRAMES 50

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 #define FRAMES 200

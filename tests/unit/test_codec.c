@@ -9,8 +9,10 @@
 
 #include "testlib.h"
 
-#include "io/codec.h"
-#include "io/framing.h"
+#include "io/ingest.h"
+#include "solver/contact.h"
+#include "wire/codec.h"
+#include "wire/framing.h"
 
 enum { NB = 2, NC = 3, NJ = 2 };
 static const cs_limits lim = {.max_bodies = NB, .max_contacts = NC, .max_dirs = 16};
@@ -70,7 +72,7 @@ static void scene_round_trip(void **state) {
     cs_scene out = {.bodies = b2, .contacts = c2};
     char err[256] = "";
     assert_int_equal(
-        cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
+        cd_ingest_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
     assert_int_equal(out.seq, 42);
     assert_true(out.dt == s.dt);
     assert_memory_equal(out.gravity, s.gravity, sizeof s.gravity);
@@ -132,7 +134,7 @@ static void joint_round_trip(void **state) {
     cs_joint j2[NJ];
     cs_scene out = {.bodies = b2, .contacts = c2, .joints = j2};
     char err[256] = "";
-    assert_int_equal(cd_codec_scene_from_frame(m->frame, &lim_joints, CS_SOLVER_DEFAULT, &out,
+    assert_int_equal(cd_ingest_frame(m->frame, &lim_joints, CS_SOLVER_DEFAULT, &out,
                                                err, sizeof err),
                      0);
     assert_int_equal(out.nj, 1);
@@ -165,7 +167,7 @@ static void kinematic_round_trip(void **state) {
     cs_scene out = {.bodies = b2, .contacts = c2};
     char err[256] = "";
     assert_int_equal(
-        cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
+        cd_ingest_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
     assert_true(b2[1].kinematic);
     assert_false(b2[0].kinematic);
     assert_true(b2[1].mass == 0);
@@ -206,7 +208,7 @@ static void absent_fields_take_defaults(void **state) {
     cs_scene out = {.bodies = &b, .contacts = &c};
     char err[256] = "";
     assert_int_equal(
-        cd_codec_scene_from_frame(&f, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
+        cd_ingest_frame(&f, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
     assert_int_equal(out.friction_dirs, CS_DIRS_DEFAULT);
     assert_int_equal(out.solver, CS_SOLVER_DEFAULT);
     const double zero3[3] = {0, 0, 0}, identity[4] = {1, 0, 0, 0};
@@ -236,7 +238,7 @@ static void expect_error(void (*edit)(Contactd__V1__Frame *), const cs_limits *l
     cs_joint j2[NJ];
     cs_scene out = {.bodies = b2, .contacts = c2, .joints = j2};
     char err[256] = "";
-    const int r = cd_codec_scene_from_frame(m->frame, l, CS_SOLVER_DEFAULT, &out, err, sizeof err);
+    const int r = cd_ingest_frame(m->frame, l, CS_SOLVER_DEFAULT, &out, err, sizeof err);
     print_message("# error: %s\n", err);
     assert_int_equal(r, want);
     if (strncmp(err, prefix, strlen(prefix)) != 0) {
@@ -371,7 +373,7 @@ static cs_solver convert_choice(cs_solver e, const char *name, int *r, char *err
     cs_body b2[NB];
     cs_contact c2[NC];
     cs_scene out = {.bodies = b2, .contacts = c2};
-    *r = cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, errlen);
+    *r = cd_ingest_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, errlen);
     contactd__v1__client_message__free_unpacked(m, NULL);
     return out.solver;
 }

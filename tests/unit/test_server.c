@@ -15,7 +15,8 @@
 
 #include "alloc_count.h"
 #include "contactd_client.h"
-#include "io/scene_json.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 #include "io/server.h"
 #include "service/loop.h"
 #include "testlib.h"
@@ -138,7 +139,8 @@ static void request_stays_with_its_worker(void **state) {
 
 int main(void) {
     char err[256];
-    if (cd_scene_json_load(t_data_path("box_on_plane.json"), &box, err, sizeof err) < 0) {
+    if (cd_scene_json_load(t_data_path("box_on_plane.json"), cs_scene_validate,
+                           &box, err, sizeof err) < 0) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
