@@ -19,7 +19,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "contactd_client.h"
+#include "client_wire.h"
 #include "fclib_io.h"
 #include "wire/codec.h"
 #include "wire/scene_json.h"

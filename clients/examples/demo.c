@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "contactd_client.h"
+#include "client_wire.h"
 #include "service/clock.h"
 #include "sys/paths.h"
 

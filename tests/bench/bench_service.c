@@ -80,7 +80,7 @@
 #include <unistd.h>
 
 #include "bench_run.h"
-#include "contactd_client.h"
+#include "client_wire.h"
 #include "daemon_proc.h"
 #include "wire/codec.h"
 #include "wire/framing.h"

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "contactd_client.h"
+#include "client_wire.h"
 #include "daemon_proc.h"
 #include "solver/contact.h"
 #include "wire/scene_json.h"

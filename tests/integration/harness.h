@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "contactd.pb-c.h"
-#include "contactd_client.h"
+#include "client_wire.h"
 #include "daemon_proc.h"
 #include "wire/types.h"
 

@@ -14,7 +14,7 @@
 #include <uv.h>
 
 #include "alloc_count.h"
-#include "contactd_client.h"
+#include "client_wire.h"
 #include "solver/contact.h"
 #include "wire/scene_json.h"
 #include "io/server.h"

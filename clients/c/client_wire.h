@@ -6,8 +6,8 @@
  * starts threads. A connection is used by one thread at a time, except that one thread may send
  * (cdc_frame_send, cdc_conn_send_packed, cdc_stats_request) while another receives
  * (cdc_msg_recv): they share no state but the socket. Times are CLOCK_MONOTONIC nanoseconds. */
-#ifndef CONTACTD_CLIENTS_CONTACTD_CLIENT_H
-#define CONTACTD_CLIENTS_CONTACTD_CLIENT_H
+#ifndef CONTACTD_CLIENTS_CLIENT_WIRE_H
+#define CONTACTD_CLIENTS_CLIENT_WIRE_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,4 +92,4 @@ int cdc_msg_recv(cdc_conn *c, int64_t timeout_ns, Contactd__V1__ServerMessage **
 /* Frees a message from cdc_msg_recv; accepts NULL. */
 void cdc_msg_free(Contactd__V1__ServerMessage *m);
 
-#endif /* CONTACTD_CLIENTS_CONTACTD_CLIENT_H */
+#endif /* CONTACTD_CLIENTS_CLIENT_WIRE_H */

@@ -2,7 +2,7 @@
 /* The client side of the wire: a non-blocking socket driven with poll(), the daemon's own framer
  * and codec for the bytes, and one reusable Frame holder and send buffer per connection, so a
  * client streaming at 1 kHz allocates only for the messages it receives. */
-#include "contactd_client.h"
+#include "client_wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
