@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "solver/contact.h"
-#include "sys/paths.h"
+#include "wire/paths.h"
 
 int cd_config_defaults(cd_config *c) {
     *c = (cd_config){
