@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The table of solvers (solvers.h says how to add one) and what reads only the table: which
- * solvers this build has, and which a session may run. Their names are the wire's (wire/names.c). */
+ * solvers this build has, and which a session may run. Their names are the wire's
+ * (wire/names.c). */
 #include "solver/solvers.h"
 
 #include "solver/dantzig.h"

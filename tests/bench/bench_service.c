@@ -6,8 +6,8 @@
  * tests/lib/daemon_proc.h as the integration tests do) and talks to it as an outside client,
  * from one poll()-driven thread that drives every session of a case: libcontactd-client for the
  * handshake and for reading; each frame packed ahead of its time with the daemon's codec (what
- * cdc_wire_frame_send does) in an idle moment, so at its send time on CLOCK_MONOTONIC only the write
- * (cdc_conn_send_packed) is left and a burst of 32 frames leaves in tens of us rather than
+ * cdc_wire_frame_send does) in an idle moment, so at its send time on CLOCK_MONOTONIC only the
+ * write (cdc_wire_send_packed) is left and a burst of 32 frames leaves in tens of us rather than
  * hundreds. A frame is timed from just before that write to just after its Result is read
  * (send->result); just before an aligned send the thread polls without sleeping for 50 us (this
  * machine's timer wake-ups run tens of us late). All cases run against one daemon in one run, so
@@ -781,7 +781,7 @@ static void sess_drain(sess *s) {
 }
 
 /* Packs s's next frame (seq s->seq + 1) with the daemon's codec, as cdc_wire_frame_send would, so
- * that at its send time only the write is left (cdc_conn_send_packed). */
+ * that at its send time only the write is left (cdc_wire_send_packed). */
 static void prepare(sess *s) {
     const uint64_t seq = s->seq + 1;
     src_frame(s->src, s->k0 + seq);

@@ -271,7 +271,8 @@ struct overrun {
 static Contactd__V1__ServerMessage *exchange(cdc_conn *c, cs_scene *s, uint64_t seq) {
     s->seq = seq;
     Contactd__V1__ServerMessage *m = NULL;
-    if (cdc_wire_frame_send(c, s) < 0 || cdc_wire_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m) != 1 ||
+    if (cdc_wire_frame_send(c, s) < 0 ||
+        cdc_wire_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m) != 1 ||
         m->msg_case != CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT || m->result->seq != seq) {
         cdc_wire_free(m);
         return NULL;
