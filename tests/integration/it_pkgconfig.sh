@@ -23,7 +23,7 @@ check() { # check DESCRIPTION COMMAND...
   if "$@" >"$dir/out" 2>&1; then echo "ok $n - $d"; else
     echo "not ok $n - $d"; sed 's/^/# /' "$dir/out"; failed=1; fi
 }
-echo "1..11"
+echo "1..12"
 i=0
 while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 prog=$src/tests/integration/box_client.c
@@ -48,6 +48,10 @@ check "the headers, the .pc and the versioned .so are installed" sh -c \
 check "the .so exports the client API only" sh -c \
   "nm -D --defined-only '$dest$libdir/libcontactd-client.so.0' | grep -q ' cdc_frame_send' &&
    ! nm -D --defined-only '$dest$libdir/libcontactd-client.so.0' | grep -q ' cd_'"
+check "the .so needs protobuf-c and nothing of the solver or the service" sh -c \
+  "readelf -d '$dest$libdir/libcontactd-client.so.0' > '$dir/needed' &&
+   grep -q 'NEEDED.*libprotobuf-c' '$dir/needed' &&
+   ! grep -Eq 'NEEDED.*(lapack|blas|blis|uv|systemd|inih|cjson|hdf5)' '$dir/needed'"
 check "a program builds against the installed .pc" sh -c \
   "$cc -std=c11 -Wall -Wextra -Werror '$prog' -o '$dir/box_shared' \
    \$(PKG_CONFIG_PATH='$dest$libdir/pkgconfig' PKG_CONFIG_SYSROOT_DIR='$dest' \
