@@ -5,12 +5,14 @@
 # uninstalled .pc in the build directory, then against what `meson install --destdir` installs
 # (the .pc, contactd/client.h and contactd/types.h, the .so with its soname), shared and static
 # (`pkg-config --static`, with the .so removed), and each program runs one frame against a real
-# daemon. TAP output. Arguments: BUILD_DIR SOURCE_DIR CONTACTD PREFIX LIBDIR INCLUDEDIR.
+# daemon. TAP output. Arguments: BUILD_DIR SOURCE_DIR CONTACTD PREFIX LIBDIR INCLUDEDIR SANITIZE
+# (meson's b_sanitize: a sanitized library needs its runtime in the program too).
 set -u
-build=$1 src=$2 contactd=$3 prefix=$4 libdir=$5 includedir=$6
+build=$1 src=$2 contactd=$3 prefix=$4 libdir=$5 includedir=$6 sanitize=$7
 case $libdir in /*) ;; *) libdir=$prefix/$libdir ;; esac
 case $includedir in /*) ;; *) includedir=$prefix/$includedir ;; esac
-cc=${CC:-cc}
+cc="${CC:-cc} -std=c11 -Wall -Wextra -Werror"
+[ "$sanitize" = none ] || cc="$cc -fsanitize=$sanitize"
 dir=$(mktemp -d /tmp/contactd-pkgconfig-XXXXXX)
 dest=$dir/dest
 sock=$dir/contactd.sock
@@ -32,7 +34,7 @@ prog=$src/tests/integration/box_client.c
 check "the uninstalled .pc resolves" \
   env PKG_CONFIG_PATH="$build/meson-uninstalled" pkg-config --exists libcontactd-client
 check "a program builds against the uninstalled .pc" sh -c \
-  "$cc -std=c11 -Wall -Wextra -Werror '$prog' -o '$dir/box_uninstalled' \
+  "$cc '$prog' -o '$dir/box_uninstalled' \
    \$(PKG_CONFIG_PATH='$build/meson-uninstalled' pkg-config --cflags --libs libcontactd-client)"
 check "it asks for the default socket without a daemon" \
   env LD_LIBRARY_PATH="$build/clients/c" "$dir/box_uninstalled" -
@@ -53,7 +55,7 @@ check "the .so needs protobuf-c and nothing of the solver or the service" sh -c 
    grep -q 'NEEDED.*libprotobuf-c' '$dir/needed' &&
    ! grep -Eq 'NEEDED.*(lapack|blas|blis|uv|systemd|inih|cjson|hdf5)' '$dir/needed'"
 check "a program builds against the installed .pc" sh -c \
-  "$cc -std=c11 -Wall -Wextra -Werror '$prog' -o '$dir/box_shared' \
+  "$cc '$prog' -o '$dir/box_shared' \
    \$(PKG_CONFIG_PATH='$dest$libdir/pkgconfig' PKG_CONFIG_SYSROOT_DIR='$dest' \
      pkg-config --cflags --libs libcontactd-client)"
 check "it runs against the daemon with the installed .so" \
@@ -61,7 +63,7 @@ check "it runs against the daemon with the installed .so" \
 # Static: the archive alone, with what Requires.private and Libs.private name.
 rm -f "$dest$libdir"/libcontactd-client.so*
 check "a program links the static library with pkg-config --static" sh -c \
-  "$cc -std=c11 -Wall -Wextra -Werror '$prog' -o '$dir/box_static' \
+  "$cc '$prog' -o '$dir/box_static' \
    \$(PKG_CONFIG_PATH='$dest$libdir/pkgconfig' PKG_CONFIG_SYSROOT_DIR='$dest' \
      pkg-config --static --cflags --libs libcontactd-client)"
 check "it runs against the daemon" "$dir/box_static" "$sock"
