@@ -20,16 +20,16 @@
 
 #include <cjson/cJSON.h>
 
-#include "contactd_client.h"
+#include "client_wire.h"
 #include "convert.h"
 #include "ctl.h"
 #include "fclib_io.h"
-#include "io/codec.h"
-#include "io/scene_json.h"
 #include "replay.h"
+#include "wire/codec.h"
+#include "wire/scene_json.h"
 #include "service/clock.h"
 #include "solver/contact.h"
-#include "sys/paths.h"
+#include "wire/paths.h"
 
 enum {
     EXIT_OK = CTL_EXIT_OK,
@@ -642,7 +642,7 @@ static void local_fini(local *l) {
 // Loads the scene and chooses the solver. Returns -1 on success, else an exit status.
 static int load_scene(const args *a, cs_scene *s) {
     char err[1024];
-    if (cd_scene_json_load(a->scene_path, s, err, sizeof err) < 0) {
+    if (cd_scene_json_load(a->scene_path, cs_scene_validate, s, err, sizeof err) < 0) {
         fprintf(stderr, "contactctl: %s\n", err);
         return EXIT_DATA;
     }
@@ -810,8 +810,8 @@ static int connect_daemon(const args *a, const cs_scene *s, cdc_conn **ret) {
                        .budget_ns = (int64_t)a->budget_us * 1000, .record = a->cmd == CMD_RECORD,
                        .no_session = a->cmd == CMD_STATS || a->cmd == CMD_TOP};
     if (s) {
-        hello.limits = (cs_limits){.max_bodies = s->nb, .max_contacts = s->nc,
-                                   .max_joints = s->nj, .max_dirs = s->friction_dirs};
+        hello.limits = (cdc_limits){.max_bodies = s->nb, .max_contacts = s->nc,
+                                    .max_joints = s->nj, .max_dirs = s->friction_dirs};
         // The session's memory is sized for the solvers it declares: the scene's is the one.
         if (s->solver != CS_SOLVER_DEFAULT) {
             hello.solver_name = cs_solver_name(s->solver);
@@ -887,7 +887,7 @@ static int await(cdc_conn *c, Contactd__V1__ServerMessage__MsgCase want, int64_t
     for (;;) {
         const int64_t left = deadline - cd_clock_ns();
         Contactd__V1__ServerMessage *m = NULL;
-        const int r = left > 0 ? cdc_msg_recv(c, left, &m) : 0;
+        const int r = left > 0 ? cdc_wire_recv(c, left, &m) : 0;
         if (r == 0) {
             fprintf(stderr, "contactctl: no answer from the daemon within %.0f ms\n",
                     (double)timeout_ns / 1e6);
@@ -903,15 +903,15 @@ static int await(cdc_conn *c, Contactd__V1__ServerMessage__MsgCase want, int64_t
         }
         if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
             print_daemon_error(m->error);
-            cdc_msg_free(m);
+            cdc_wire_free(m);
             return EXIT_DAEMON;
         }
         if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE) {
             print_goodbye(m->goodbye);
-            cdc_msg_free(m);
+            cdc_wire_free(m);
             return EXIT_DAEMON;
         }
-        cdc_msg_free(m); // e.g. a Result of an earlier frame
+        cdc_wire_free(m); // e.g. a Result of an earlier frame
     }
 }
 
@@ -922,7 +922,7 @@ static int cmd_send(const args *a) {
     if (r >= 0) {
         return r;
     }
-    r = cdc_frame_send(c, &s);
+    r = cdc_wire_frame_send(c, &s);
     if (r < 0) {
         fprintf(stderr, "contactctl: sending the frame: %s\n", strerror(-r));
         r = EXIT_DAEMON;
@@ -933,7 +933,7 @@ static int cmd_send(const args *a) {
         if (r < 0) {
             print_result(m->result, a->json);
             r = m->result->status == CONTACTD__V1__STATUS__STATUS_OK ? EXIT_OK : EXIT_FAIL;
-            cdc_msg_free(m);
+            cdc_wire_free(m);
         }
     }
     cdc_conn_close(c);
@@ -1027,7 +1027,7 @@ static int cmd_stats(const args *a) {
         } else {
             print_stats(m->stats);
         }
-        cdc_msg_free(m);
+        cdc_wire_free(m);
         r = EXIT_OK;
     }
     cdc_conn_close(c);
@@ -1110,11 +1110,11 @@ static int cmd_top(const args *a) {
         }
         const int64_t now = cd_clock_ns();
         top_draw(m->stats, prev ? prev->stats : NULL, (double)(now - prev_ns) / 1e9);
-        cdc_msg_free(prev);
+        cdc_wire_free(prev);
         prev = m;
         prev_ns = now;
     }
-    cdc_msg_free(prev);
+    cdc_wire_free(prev);
     return r;
 }
 
@@ -1133,7 +1133,7 @@ typedef struct stream_log {
 static int stream_drain(cdc_conn *c, stream_log *log, int64_t wait_ns) {
     for (;;) {
         Contactd__V1__ServerMessage *m = NULL;
-        const int r = cdc_msg_recv(c, wait_ns, &m);
+        const int r = cdc_wire_recv(c, wait_ns, &m);
         const int64_t t = cd_clock_ns();
         if (r <= 0) {
             return r;
@@ -1145,7 +1145,7 @@ static int stream_drain(cdc_conn *c, stream_log *log, int64_t wait_ns) {
             }
         } else if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE) {
             print_goodbye(m->goodbye);
-            cdc_msg_free(m);
+            cdc_wire_free(m);
             return -ECONNRESET;
         } else if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
             const Contactd__V1__Result *res = m->result;
@@ -1160,7 +1160,7 @@ static int stream_drain(cdc_conn *c, stream_log *log, int64_t wait_ns) {
                                res->status == CONTACTD__V1__STATUS__STATUS_INVALID;
             }
         }
-        cdc_msg_free(m);
+        cdc_wire_free(m);
     }
 }
 
@@ -1220,7 +1220,7 @@ static int cmd_stream(const args *a) {
         }
         s.seq = k + 1;
         log.sent_ns[k] = cd_clock_ns();
-        const int w = cdc_frame_send(c, &s);
+        const int w = cdc_wire_frame_send(c, &s);
         if (w < 0) {
             fprintf(stderr, "contactctl: sending frame %zu: %s\n", k + 1, strerror(-w));
             broken = w;

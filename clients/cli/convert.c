@@ -22,11 +22,12 @@
 
 #include "contactd.pb-c.h"
 #include "ctl.h"
-#include "io/codec.h"
-#include "io/scene_json.h"
+#include "io/ingest.h"
 #include "recfile.h"
 #include "solver/contact.h"
 #include "solver/model.h"
+#include "wire/codec.h"
+#include "wire/scene_json.h"
 
 enum form { F_JSON, F_FRAMES, F_FCLIB };
 
@@ -95,7 +96,7 @@ static Contactd__V1__Frame *frame_of_scene(const cs_scene *s) {
 static int read_json_scene(const char *path, const char *text, frames *fs) {
     char err[1024];
     cs_scene s;
-    if (cd_scene_json_parse(text, &s, err, sizeof err) < 0) {
+    if (cd_scene_json_parse(text, cs_scene_validate, &s, err, sizeof err) < 0) {
         fprintf(stderr, "contactctl: %s: %s\n", path, err);
         return -1;
     }
@@ -284,7 +285,7 @@ static int write_fclib(const char *path, const Contactd__V1__Frame *f) {
         fprintf(stderr, "contactctl: out of memory\n");
         goto out;
     }
-    if (cd_codec_scene_from_frame(f, &lim, CS_SOLVER_SAP, &s, err, sizeof err) != 0) {
+    if (cd_ingest_frame(f, &lim, CS_SOLVER_SAP, &s, err, sizeof err) != 0) {
         fprintf(stderr, "contactctl: frame: %s\n", err);
         goto out;
     }

@@ -18,7 +18,7 @@
 #include "solver/coulomb.h"
 #include "solver/ncp.h"
 #include "solver/sap.h"
-#include "solver/types.h"
+#include "wire/types.h"
 
 /* Largest relative asymmetry |W - W^T|_F / |W|_F of a local W that is taken, as its symmetric
  * part (W + W^T) / 2. Measured on ../shared/fclib: Rover1039 2.0e-5, Rover4609 3.1e-5,

@@ -7,8 +7,8 @@
  * frame recorded before it with the same seq; frames recorded before that one and not answered
  * were superseded (stream mode), and they never reached the solver or its warm start. Each
  * answered frame is solved again in recording order with one workspace and warm start, as the
- * session's worker did: the same decoding (cd_codec_scene_from_frame with the session's limits
- * and default solver), cs_step with the solver the daemon chose, and a deadline armed (the
+ * session's worker did: the same decoding (cd_ingest_frame with the session's limits and
+ * default solver), cs_step with the solver the daemon chose, and a deadline armed (the
  * solvers take their interruptible kernels then) but far away. A solve the daemon's deadline may
  * have cut cannot be reproduced without the same cut: when the recorded Result missed its
  * deadline and the replay differs, the frame is reported as "not reproducible: deadline", never
@@ -26,10 +26,11 @@
 
 #include "contactd.pb-c.h"
 #include "ctl.h"
-#include "io/codec.h"
+#include "io/ingest.h"
 #include "recfile.h"
 #include "service/clock.h"
 #include "solver/contact.h"
+#include "wire/codec.h"
 
 // What a difference is in.
 enum kind { K_STATUS, K_FORCE, K_VELOCITY, K_STATS, K_RESIDUAL, K_COUNT };
@@ -194,7 +195,7 @@ static void replay_frame(struct replay *rp, const Contactd__V1__Frame *f,
     memset(rp->frame_diffs, 0, sizeof rp->frame_diffs);
     rp->seq = r->seq;
     rp->solved++;
-    if (cd_codec_scene_from_frame(f, &rp->lim, rp->default_solver, &rp->scene, err,
+    if (cd_ingest_frame(f, &rp->lim, rp->default_solver, &rp->scene, err,
                                   sizeof err) != 0) {
         // The daemon took it with the same code: only a different build gets here.
         rp->rejected++;

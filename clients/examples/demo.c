@@ -24,9 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "contactd_client.h"
-#include "service/clock.h"
-#include "sys/paths.h"
+#include <contactd/client.h>
 
 #define HALF 0.1     // box half-extent, m
 #define MASS 2.0     // kg
@@ -43,6 +41,12 @@
 
 static volatile sig_atomic_t stop;
 
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void on_signal(int sig) {
     (void)sig;
     stop = 1;
@@ -55,14 +59,14 @@ static int cmp_i64(const void *a, const void *b) {
 
 // The box and its four contacts, kept as the scene that is sent every tick.
 typedef struct world {
-    cs_body box;
-    cs_contact contacts[4];
-    cs_scene scene;
+    cdc_body box;
+    cdc_contact contacts[4];
+    cdc_frame frame;
 } world;
 
 static void world_init(world *w, double dt) {
     const double inertia = MASS * (2 * HALF) * (2 * HALF) / 6.0; // solid cube about its centre
-    w->box = (cs_body){
+    w->box = (cdc_body){
         .id = 1,
         .mass = MASS,
         .inertia = {inertia, 0, 0, 0, inertia, 0, 0, 0, inertia},
@@ -70,7 +74,7 @@ static void world_init(world *w, double dt) {
         .quat = {1, 0, 0, 0},
     };
     for (int i = 0; i < 4; i++) {
-        w->contacts[i] = (cs_contact){
+        w->contacts[i] = (cdc_contact){
             .id = (uint64_t)(i + 1),
             .body_a = 1,
             .body_b = 0,
@@ -78,7 +82,7 @@ static void world_init(world *w, double dt) {
             .mu = MU,
         };
     }
-    w->scene = (cs_scene){
+    w->frame = (cdc_frame){
         .dt = dt,
         .gravity = {0, 0, -GRAVITY},
         .nb = 1,
@@ -108,7 +112,7 @@ static double world_prepare(world *w, double t) {
         const double local[3] = {corner[i][0] * HALF, corner[i][1] * HALF, -HALF};
         double p[3];
         rotate(w->box.quat, local, p);
-        cs_contact *c = &w->contacts[i];
+        cdc_contact *c = &w->contacts[i];
         c->point[0] = w->box.pos[0] + p[0];
         c->point[1] = w->box.pos[1] + p[1];
         c->point[2] = 0.0;
@@ -121,18 +125,9 @@ static double world_prepare(world *w, double t) {
 }
 
 // Semi-implicit Euler with the post-step velocities contactd returned.
-static void world_advance(world *w, const Contactd__V1__BodyVelocity *bv, double dt) {
-    const Contactd__V1__Vec3 *v = bv->linear_velocity, *om = bv->angular_velocity;
-    if (v) {
-        w->box.v[0] = v->x;
-        w->box.v[1] = v->y;
-        w->box.v[2] = v->z;
-    }
-    if (om) {
-        w->box.w[0] = om->x;
-        w->box.w[1] = om->y;
-        w->box.w[2] = om->z;
-    }
+static void world_advance(world *w, const cdc_body_velocity *bv, double dt) {
+    memcpy(w->box.v, bv->v, sizeof w->box.v);
+    memcpy(w->box.w, bv->w, sizeof w->box.w);
     for (int i = 0; i < 3; i++) {
         w->box.pos[i] += dt * w->box.v[i];
     }
@@ -181,22 +176,22 @@ static int connect_daemon(const char *socket, const char *tcp, bool stream, cdc_
     const cdc_hello hello = {
         .client_name = "contactd-demo",
         .request_mode = !stream,
-        .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = CS_DIRS_DEFAULT},
+        .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8},
     };
     if (!tcp && !socket) {
-        if (cd_paths_client_socket(path, sizeof path) < 0) {
+        if (cdc_default_socket(path, sizeof path) < 0) {
             fprintf(stderr, "contactd-demo: cannot form the default socket path\n");
             return -ENAMETOOLONG;
         }
         socket = path;
     }
-    const int64_t give_up = cd_clock_ns() + CONNECT_RETRY_NS;
+    const int64_t give_up = now_ns() + CONNECT_RETRY_NS;
     for (;;) {
         const int64_t wait_ns = INT64_C(2000000000);
         const int r = tcp ? cdc_conn_open_tcp(tcp, &hello, wait_ns, ret, err, sizeof err)
                           : cdc_conn_open_unix(socket, &hello, wait_ns, ret, err, sizeof err);
         const bool starting = r == -ENOENT || r == -ECONNREFUSED;
-        if (r == 0 || !starting || cd_clock_ns() > give_up || stop) {
+        if (r == 0 || !starting || now_ns() > give_up || stop) {
             if (r < 0) {
                 fprintf(stderr, "contactd-demo: %s%s\n", err,
                         starting ? " (is contactd running?)" : "");
@@ -217,27 +212,23 @@ typedef struct tally {
     double solve_sum, latency_sum;
 } tally;
 
-static void print_line(tally *t, const Contactd__V1__Result *r, double push, double x, double dt) {
+static void print_line(tally *t, const cdc_result *r, double push, double x, double dt) {
     qsort(t->solve, t->n, sizeof t->solve[0], cmp_i64);
     qsort(t->latency, t->n, sizeof t->latency[0], cmp_i64);
     double fsum[3] = {0, 0, 0}, fn[4] = {0, 0, 0, 0};
-    for (size_t i = 0; i < r->n_contacts; i++) {
-        const Contactd__V1__ContactForce *c = r->contacts[i];
-        if (c->force) {
-            fsum[0] += c->force->x;
-            fsum[1] += c->force->y;
-            fsum[2] += c->force->z;
-        }
-        if (i < 4 && c->impulse) {
-            fn[i] = c->impulse->x / dt; // the impulse's first component is along the normal
+    for (int i = 0; i < r->nc; i++) {
+        const cdc_contact_force *c = &r->contacts[i];
+        fsum[0] += c->force[0];
+        fsum[1] += c->force[1];
+        fsum[2] += c->force[2];
+        if (i < 4) {
+            fn[i] = c->impulse[0] / dt; // the impulse's first component is along the normal
         }
     }
-    const ProtobufCEnumValue *st =
-        protobuf_c_enum_descriptor_get_value(&contactd__v1__status__descriptor, (int)r->status);
     printf("tick %8" PRIu64 "  seq %7" PRIu64 "  %-15s  F %6.2f N  [%5.2f %5.2f %5.2f %5.2f]"
            "  push %+6.2f N  x %+.3f m  solve %5.1f/%5.1f us  latency %6.1f/%6.1f us"
            "  misses %" PRIu64 "\n",
-           r->tick, r->seq, st ? st->name : "?",
+           r->tick, r->seq, cdc_status_name(r->status),
            sqrt(fsum[0] * fsum[0] + fsum[1] * fsum[1] + fsum[2] * fsum[2]), fn[0], fn[1], fn[2],
            fn[3], push, x, t->n ? (double)t->solve[t->n / 2] / 1e3 : 0.0,
            t->n ? (double)t->solve[t->n - 1] / 1e3 : 0.0,
@@ -282,7 +273,7 @@ int main(int argc, char **argv) {
     if (connect_daemon(socket, tcp, stream, &c) < 0) {
         return 1;
     }
-    const Contactd__V1__Welcome *wel = cdc_conn_welcome(c);
+    const cdc_welcome *wel = cdc_conn_welcome(c);
     if (!stream && rate > wel->rate_hz) {
         fprintf(stderr, "contactd-demo: --rate %.0f is above the daemon's %" PRIu32 " Hz, the most "
                 "a request-mode session may send; use --stream or a lower rate\n", rate,
@@ -293,7 +284,7 @@ int main(int argc, char **argv) {
     printf("contactd %s: session %" PRIu64 ", daemon %" PRIu32 " Hz, deadline %.0f us, solver %s;"
            " %s mode at %.0f Hz (Ctrl-C to stop)\n",
            wel->server_version, wel->session_id, wel->rate_hz, (double)wel->deadline_ns / 1e3,
-           wel->default_solver_name, stream ? "stream" : "request", rate);
+           wel->default_solver, stream ? "stream" : "request", rate);
 
     const int64_t period_ns = (int64_t)llround(1e9 / rate);
     const double dt = 1.0 / rate;
@@ -301,9 +292,12 @@ int main(int argc, char **argv) {
     world w;
     world_init(&w, dt);
     static tally t; // large: keep it off the stack
-    Contactd__V1__ServerMessage *last = NULL;
+    // The newest result, copied: what cdc_msg_recv hands back lasts until its next call.
+    cdc_result last = {0};
+    cdc_contact_force last_forces[4];
+    bool have_last = false;
     double push = 0.0;
-    const int64_t start = cd_clock_ns();
+    const int64_t start = now_ns();
     const int64_t end = duration > 0.0 ? start + (int64_t)(duration * 1e9) : INT64_MAX;
     int rc = 0;
     uint64_t k = 0;
@@ -312,9 +306,9 @@ int main(int argc, char **argv) {
     static int64_t sent_at[4096];
     for (int64_t target = start; !stop && target < end; target += period_ns, k++) {
         push = world_prepare(&w, (double)(target - start) * 1e-9);
-        w.scene.seq = k + 1;
-        sent_at[(k + 1) % 4096] = cd_clock_ns();
-        int r = cdc_frame_send(c, &w.scene);
+        w.frame.seq = k + 1;
+        sent_at[(k + 1) % 4096] = now_ns();
+        int r = cdc_frame_send(c, &w.frame);
         if (r < 0) {
             fprintf(stderr, "contactd-demo: send: %s\n", strerror(-r));
             rc = 1;
@@ -324,24 +318,23 @@ int main(int argc, char **argv) {
         // one daemon tick behind would: the newest answer moves the box. The daemon ticks on its
         // own clock, so an answer usually lands in the following period.
         const int64_t due = target + period_ns;
-        for (int64_t left = due - cd_clock_ns(); left > 0 && !stop; left = due - cd_clock_ns()) {
-            Contactd__V1__ServerMessage *m = NULL;
+        for (int64_t left = due - now_ns(); left > 0 && !stop; left = due - now_ns()) {
+            cdc_msg m;
             r = cdc_msg_recv(c, left, &m);
             if (r <= 0) {
                 break;
             }
-            const int64_t arrived = cd_clock_ns();
-            if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
-                fprintf(stderr, "contactd-demo: daemon error: %s\n", m->error->message);
+            const int64_t arrived = now_ns();
+            if (m.kind == CDC_MSG_ERROR) {
+                fprintf(stderr, "contactd-demo: daemon error: %s\n", m.error.message);
                 t.errors++;
-            } else if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE) {
+            } else if (m.kind == CDC_MSG_GOODBYE) {
                 fprintf(stderr, "contactd-demo: the daemon ended the session: %s\n",
-                        m->goodbye->reason);
+                        m.error.message);
                 stop = 1;
-            } else if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT &&
-                       m->result->seq + 4096 > k + 1) {
-                const Contactd__V1__Result *res = m->result;
-                const int64_t solve = res->timing ? res->timing->solve_ns : 0;
+            } else if (m.kind == CDC_MSG_RESULT && m.result.seq + 4096 > k + 1) {
+                const cdc_result *res = &m.result;
+                const int64_t solve = res->timing.solve_ns;
                 const int64_t lat = arrived - sent_at[res->seq % 4096];
                 if (t.n < sizeof t.solve / sizeof t.solve[0]) {
                     t.solve[t.n] = solve;
@@ -353,31 +346,32 @@ int main(int argc, char **argv) {
                 t.latency_sum += (double)lat;
                 t.solve_max = solve > t.solve_max ? solve : t.solve_max;
                 t.latency_max = lat > t.latency_max ? lat : t.latency_max;
-                t.deadline_misses += res->timing && !res->timing->deadline_met;
-                t.not_ok += res->status != CONTACTD__V1__STATUS__STATUS_OK;
-                if (res->n_bodies > 0 && res->status != CONTACTD__V1__STATUS__STATUS_FAILED) {
-                    world_advance(&w, res->bodies[0], dt);
+                t.deadline_misses += !res->timing.deadline_met;
+                t.not_ok += res->status != CDC_STATUS_OK;
+                if (res->nb > 0 && res->status != CDC_STATUS_FAILED) {
+                    world_advance(&w, &res->bodies[0], dt);
                 }
-                cdc_msg_free(last);
-                last = m;
-                continue;
+                last = *res;
+                last.nc = res->nc < 4 ? res->nc : 4;
+                memcpy(last_forces, res->contacts, (size_t)last.nc * sizeof last_forces[0]);
+                last.contacts = last_forces;
+                have_last = true;
             }
-            cdc_msg_free(m);
         }
         if (r < 0) {
             fprintf(stderr, "contactd-demo: receive: %s\n", strerror(-r));
             rc = 1;
             break;
         }
-        if ((k + 1) % per_line == 0 && last) {
-            print_line(&t, last->result, push, w.box.pos[0], dt);
+        if ((k + 1) % per_line == 0 && have_last) {
+            print_line(&t, &last, push, w.box.pos[0], dt);
         }
         // Absolute-time pacing: sleep out whatever is left of this period.
         const struct timespec ts = {.tv_sec = due / 1000000000, .tv_nsec = due % 1000000000};
         while (!stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
         }
     }
-    const double secs = (double)(cd_clock_ns() - start) * 1e-9;
+    const double secs = (double)(now_ns() - start) * 1e-9;
     printf("\n%" PRIu64 " frames in %.1f s: %" PRIu64 " results (%" PRIu64
            " frames not answered: superseded in stream mode, refused in request mode), %" PRIu64
            " not STATUS_OK, %" PRIu64
@@ -389,7 +383,6 @@ int main(int argc, char **argv) {
                t.solve_sum / (double)t.results / 1e3, (double)t.solve_max / 1e3,
                t.latency_sum / (double)t.results / 1e3, (double)t.latency_max / 1e3);
     }
-    cdc_msg_free(last);
     cdc_conn_close(c);
     return rc ? rc : t.errors ? 1 : 0;
 }

@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "contactd_client.h"
+#include <contactd/client.h>
 
 #define DT 1e-3             // s: the device loop's period, 1 kHz
 #define G 9.81              // m/s^2
@@ -109,19 +109,19 @@ static const char *device_pose(tool phase, double t, double half, double p[3]) {
     return u < 0.5 ? "peg-insert" : "peg-seat";
 }
 
-static void add_contact(cs_contact *out, int *nc, uint64_t id, const double point[3],
+static void add_contact(cdc_contact *out, int *nc, uint64_t id, const double point[3],
                         const double normal[3], double distance, double mu) {
     if (distance >= MARGIN) {
         return;
     }
-    out[*nc] = (cs_contact){.id = id, .body_a = 1, .body_b = 0, .distance = distance, .mu = mu};
+    out[*nc] = (cdc_contact){.id = id, .body_a = 1, .body_b = 0, .distance = distance, .mu = mu};
     memcpy(out[*nc].point, point, sizeof out[*nc].point);
     memcpy(out[*nc].normal, normal, sizeof out[*nc].normal);
     (*nc)++;
 }
 
 // The contacts of the tool at p with the environment (see the file's comment); returns how many.
-static int find_contacts(tool t, const double p[3], cs_contact out[MAX_CONTACTS]) {
+static int find_contacts(tool t, const double p[3], cdc_contact out[MAX_CONTACTS]) {
     static const double up[3] = {0, 0, 1};
     int nc = 0;
     if (t == TOOL_SPHERE) {
@@ -164,17 +164,11 @@ static int connect_daemon(const char *socket, const char *tcp, const char *token
     const cdc_hello hello = {.client_name = "contactd-haptic", .request_mode = true,
                              .solver_name = solver, .budget_ns = budget_ns, .token = token,
                              .limits = {.max_bodies = 1, .max_contacts = MAX_CONTACTS,
-                                        .max_dirs = CS_DIRS_DEFAULT}};
+                                        .max_dirs = 8}};
     if (!tcp && !socket) {
-        // The daemon's default for a client: the system socket when there is one, else this
-        // user's (contactd --help lists the rule).
-        const char *xdg = getenv("XDG_RUNTIME_DIR");
-        if (access("/run/contactd/contactd.sock", F_OK) == 0) {
-            snprintf(path, sizeof path, "/run/contactd/contactd.sock");
-        } else if (xdg && xdg[0]) {
-            snprintf(path, sizeof path, "%.200s/contactd.sock", xdg);
-        } else {
-            snprintf(path, sizeof path, "/tmp/contactd-%u.sock", (unsigned)getuid());
+        if (cdc_default_socket(path, sizeof path) < 0) {
+            fprintf(stderr, "contactd-haptic: no default socket path fits; give --socket\n");
+            return -ENAMETOOLONG;
         }
         socket = path;
     }
@@ -206,11 +200,15 @@ static const char usage[] =
     "Columns: time, script segment, handle and probe height (m), rendered force and total\n"
     "contact force on the probe (z, N), contacts, the Result's status, send-to-result latency.\n";
 
-// The Result's status without its prefix ("OK", "DEADLINE", ...).
-static const char *status_label(Contactd__V1__Status s) {
-    const ProtobufCEnumValue *v =
-        protobuf_c_enum_descriptor_get_value(&contactd__v1__status__descriptor, (int)s);
-    return !v ? "?" : strncmp(v->name, "STATUS_", 7) ? v->name : v->name + 7;
+// The Result's status as the CSV names it ("OK", "DEADLINE", ...).
+static const char *status_label(cdc_status s) {
+    switch (s) {
+    case CDC_STATUS_OK: return "OK";
+    case CDC_STATUS_DEADLINE: return "DEADLINE";
+    case CDC_STATUS_FALLBACK: return "FALLBACK";
+    case CDC_STATUS_FAILED: return "FAILED";
+    }
+    return "?";
 }
 
 int main(int argc, char **argv) {
@@ -273,7 +271,7 @@ int main(int argc, char **argv) {
         }
         return 1;
     }
-    const Contactd__V1__Welcome *wel = cdc_conn_welcome(c);
+    const cdc_welcome *wel = cdc_conn_welcome(c);
     if (wel->rate_hz < 1000) {
         fprintf(stderr, "contactd-haptic: the daemon runs at %u Hz; a 1 kHz request-mode loop "
                 "needs 1000\n", (unsigned)wel->rate_hz);
@@ -297,10 +295,10 @@ int main(int argc, char **argv) {
 
     const double half = duration / 2;
     const long ticks = lround(duration / DT);
-    cs_body probe = {.id = 1, .mass = MASS, .quat = {1, 0, 0, 0},
+    cdc_body probe = {.id = 1, .mass = MASS, .quat = {1, 0, 0, 0},
                      .inertia = {ROT_INERTIA, 0, 0, 0, ROT_INERTIA, 0, 0, 0, ROT_INERTIA}};
-    cs_contact contacts[MAX_CONTACTS];
-    cs_scene scene = {.dt = DT, .gravity = {0, 0, -G}, .nb = 1, .bodies = &probe,
+    cdc_contact contacts[MAX_CONTACTS];
+    cdc_frame scene = {.dt = DT, .gravity = {0, 0, -G}, .nb = 1, .bodies = &probe,
                       .contacts = contacts};
     tool current = TOOL_PEG; // so that tick 0 starts the sphere's phase
     long not_ok = 0, results = 0, regrids = 0;
@@ -337,7 +335,7 @@ int main(int argc, char **argv) {
             rc = 1;
             break;
         }
-        Contactd__V1__ServerMessage *m = NULL;
+        cdc_msg m;
         r = cdc_msg_recv(c, INT64_C(1000000000), &m);
         const double latency_us = (double)(now_ns() - sent) / 1e3;
         if (r != 1) {
@@ -346,39 +344,31 @@ int main(int argc, char **argv) {
             rc = 1;
             break;
         }
-        if (m->msg_case != CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
+        if (m.kind != CDC_MSG_RESULT) {
             fprintf(stderr, "contactd-haptic: %s\n",
-                    m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR ? m->error->message
-                    : m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE
-                        ? m->goodbye->reason : "unexpected message");
-            cdc_msg_free(m);
+                    m.kind == CDC_MSG_ERROR || m.kind == CDC_MSG_GOODBYE ? m.error.message
+                                                                        : "unexpected message");
             rc = 1;
             break;
         }
-        const Contactd__V1__Result *res = m->result;
+        const cdc_result *res = &m.result;
         results++;
-        not_ok += res->status != CONTACTD__V1__STATUS__STATUS_OK;
+        not_ok += res->status != CDC_STATUS_OK;
         latency_sum += latency_us;
         latency_max = fmax(latency_max, latency_us);
         double fcontact[3] = {0, 0, 0}; // total contact force on the probe, world, N
-        for (size_t i = 0; i < res->n_contacts; i++) {
-            const Contactd__V1__Vec3 *f = res->contacts[i]->force;
-            if (f) {
-                fcontact[0] += f->x;
-                fcontact[1] += f->y;
-                fcontact[2] += f->z;
+        for (int i = 0; i < res->nc; i++) {
+            for (int j = 0; j < 3; j++) {
+                fcontact[j] += res->contacts[i].force[j];
             }
         }
         // The probe moves with its post-step velocity. A FAILED answer has no forces: the probe
         // is held where it is rather than let through the surface.
-        const bool usable = res->status != CONTACTD__V1__STATUS__STATUS_FAILED;
+        const bool usable = res->status != CDC_STATUS_FAILED;
         memset(probe.v, 0, sizeof probe.v);
-        for (size_t b = 0; usable && b < res->n_bodies; b++) {
-            const Contactd__V1__Vec3 *v = res->bodies[b]->linear_velocity;
-            if (res->bodies[b]->id == probe.id && v) {
-                probe.v[0] = v->x;
-                probe.v[1] = v->y;
-                probe.v[2] = v->z;
+        for (int b = 0; usable && b < res->nb; b++) {
+            if (res->bodies[b].id == probe.id) {
+                memcpy(probe.v, res->bodies[b].v, sizeof probe.v);
             }
         }
         for (int i = 0; i < 3; i++) {
@@ -386,7 +376,7 @@ int main(int argc, char **argv) {
         }
         const double bottom = probe.pos[2] - (phase == TOOL_SPHERE ? SPHERE_R : PEG_H);
         const char *status = status_label(res->status);
-        const double solve_us = res->timing ? (double)res->timing->solve_ns / 1e3 : 0;
+        const double solve_us = (double)res->timing.solve_ns / 1e3;
         if (csv) {
             fprintf(csv, "%.3f,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.4f,%.4f,%.4f,%.4f,%d,%s,%.1f,%.1f\n",
                     t, segment, dev[0], dev[2], probe.pos[0], probe.pos[2], bottom, -fc[0],
@@ -398,7 +388,6 @@ int main(int argc, char **argv) {
                    latency_us);
             fflush(stdout);
         }
-        cdc_msg_free(m);
         // Absolute-time pacing: sleep out what is left of this millisecond. A loop more than
         // LATE_TICKS behind (the host took the CPU) starts a new grid from now rather than send
         // a burst the daemon's request-mode rate limit would refuse; the simulation still

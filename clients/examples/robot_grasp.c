@@ -20,9 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "contactd_client.h"
-#include "service/clock.h"
-#include "sys/paths.h"
+#include <contactd/client.h>
 
 #define HALF 0.04       // box half-width, m
 #define MASS 0.5        // kg
@@ -36,6 +34,12 @@
 
 static volatile sig_atomic_t stop;
 
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void on_signal(int sig) {
     (void)sig;
     stop = 1;
@@ -47,28 +51,28 @@ static double target_at(double t) {
 }
 
 typedef struct hand {
-    cs_body body[3]; // the box, the left finger, the right finger
-    cs_contact pad[2];
-    cs_scene scene;
+    cdc_body body[3]; // the box, the left finger, the right finger
+    cdc_contact pad[2];
+    cdc_frame frame;
     double gap;      // each pad's distance to its face of the box, m (< 0: pressing in)
 } hand;
 
 static void hand_init(hand *h) {
     const double I = MASS * (2 * HALF) * (2 * HALF) / 6;
-    h->body[0] = (cs_body){.id = 1, .mass = MASS, .quat = {1, 0, 0, 0},
-                           .inertia = {I, 0, 0, 0, I, 0, 0, 0, I}};
+    h->body[0] = (cdc_body){.id = 1, .mass = MASS, .quat = {1, 0, 0, 0},
+                            .inertia = {I, 0, 0, 0, I, 0, 0, 0, I}};
     h->gap = 0; // the pads start on the box's faces
     for (int f = 0; f < 2; f++) {
         const double side = f ? 1 : -1; // left finger at -x, right at +x
-        h->body[1 + f] = (cs_body){.id = (uint32_t)(2 + f), .kinematic = true,
-                                   .quat = {1, 0, 0, 0}};
+        h->body[1 + f] = (cdc_body){.id = (uint32_t)(2 + f), .kinematic = true,
+                                    .quat = {1, 0, 0, 0}};
         // Normal from the finger (body_b) into the box (body_a).
-        h->pad[f] = (cs_contact){.id = (uint64_t)(1 + f), .body_a = 1, .body_b = (uint32_t)(2 + f),
-                                 .point = {side * HALF, 0, 0}, .normal = {-side, 0, 0},
-                                 .mu = MU, .stiffness = STIFFNESS};
+        h->pad[f] = (cdc_contact){.id = (uint64_t)(1 + f), .body_a = 1,
+                                  .body_b = (uint32_t)(2 + f), .point = {side * HALF, 0, 0},
+                                  .normal = {-side, 0, 0}, .mu = MU, .stiffness = STIFFNESS};
     }
-    h->scene = (cs_scene){.dt = 0, .gravity = {0, 0, -G}, .friction_dirs = CS_DIRS_DEFAULT,
-                          .nb = 3, .nc = 2, .bodies = h->body, .contacts = h->pad};
+    h->frame = (cdc_frame){.dt = 0, .gravity = {0, 0, -G}, .nb = 3, .nc = 2, .bodies = h->body,
+                           .contacts = h->pad};
 }
 
 // The scene as it stands: the fingers at the gap, closing at speed (both towards the box).
@@ -76,7 +80,7 @@ static void hand_pose(hand *h, double speed, double dt) {
     const double *box = h->body[0].pos;
     for (int f = 0; f < 2; f++) {
         const double side = f ? 1 : -1;
-        cs_body *F = &h->body[1 + f];
+        cdc_body *F = &h->body[1 + f];
         F->pos[0] = box[0] + side * (HALF + h->gap + 0.01); // the finger's centre, 1 cm behind
         F->pos[1] = box[1];
         F->pos[2] = box[2];
@@ -86,7 +90,7 @@ static void hand_pose(hand *h, double speed, double dt) {
         h->pad[f].point[2] = box[2];
         h->pad[f].distance = h->gap;
     }
-    h->scene.dt = dt;
+    h->frame.dt = dt;
 }
 
 static int connect_daemon(const char *socket, const char *tcp, const char *token,
@@ -95,10 +99,9 @@ static int connect_daemon(const char *socket, const char *tcp, const char *token
     static const char *const solvers[] = {NULL};
     const cdc_hello hello = {.client_name = "contactd-grasp", .request_mode = true,
                              .solver_name = "sap", .solver_names = solvers, .token = token,
-                             .limits = {.max_bodies = 3, .max_contacts = 2,
-                                        .max_dirs = CS_DIRS_DEFAULT}};
+                             .limits = {.max_bodies = 3, .max_contacts = 2, .max_dirs = 8}};
     if (!tcp && !socket) {
-        if (cd_paths_client_socket(path, sizeof path) < 0) {
+        if (cdc_default_socket(path, sizeof path) < 0) {
             return -ENAMETOOLONG;
         }
         socket = path;
@@ -168,7 +171,7 @@ int main(int argc, char **argv) {
     hand_init(&h);
     const double dt = 1 / rate;
     const int64_t period = (int64_t)(1e9 / rate);
-    int64_t start = cd_clock_ns();
+    int64_t start = now_ns();
     double grip = 0, speed = 0;
     int failures = 0, printed = -1;
     printf("    t   target    grip     gap      box z    box vz   \n");
@@ -178,46 +181,42 @@ int main(int argc, char **argv) {
         const double err = target_at(t) - grip;
         speed = fmax(-SPEED_MAX, fmin(SPEED_MAX, GAIN * err));
         hand_pose(&h, speed, dt);
-        h.scene.seq = (uint64_t)k + 1;
-        if (cdc_frame_send(c, &h.scene) < 0) {
+        h.frame.seq = (uint64_t)k + 1;
+        if (cdc_frame_send(c, &h.frame) < 0) {
             fprintf(stderr, "contactd-grasp: the connection broke\n");
             return 1;
         }
-        Contactd__V1__ServerMessage *m = NULL;
+        cdc_msg m;
         if (cdc_msg_recv(c, INT64_C(1000000000), &m) != 1) {
             fprintf(stderr, "contactd-grasp: no answer within 1 s\n");
             return 1;
         }
-        if (m->msg_case != CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
-            fprintf(stderr, "contactd-grasp: %s\n", m->msg_case ==
-                    CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR ? m->error->message : "unexpected");
-            cdc_msg_free(m);
+        if (m.kind != CDC_MSG_RESULT) {
+            fprintf(stderr, "contactd-grasp: %s\n",
+                    m.kind == CDC_MSG_ERROR ? m.error.message : "unexpected");
             return 1;
         }
-        const Contactd__V1__Result *r = m->result;
-        if (r->status != CONTACTD__V1__STATUS__STATUS_OK) {
+        const cdc_result *r = &m.result;
+        if (r->status != CDC_STATUS_OK) {
             failures++; // labelled; the velocities below are what contactd answered with
         }
         // The pads' normal force (impulse / dt along each normal), averaged over both.
         grip = 0;
-        for (size_t i = 0; i < r->n_contacts && i < 2; i++) {
-            grip += r->contacts[i]->impulse ? r->contacts[i]->impulse->x / dt / 2 : 0;
+        for (int i = 0; i < r->nc && i < 2; i++) {
+            grip += r->contacts[i].impulse[0] / dt / 2;
         }
         // The box moves with the answered velocity; the fingers as commanded.
         double vz = 0;
-        for (size_t b = 0; b < r->n_bodies; b++) {
-            const Contactd__V1__BodyVelocity *v = r->bodies[b];
-            if (v->id == 1 && v->linear_velocity) {
-                h.body[0].v[0] = v->linear_velocity->x;
-                h.body[0].v[1] = v->linear_velocity->y;
-                h.body[0].v[2] = vz = v->linear_velocity->z;
+        for (int b = 0; b < r->nb; b++) {
+            if (r->bodies[b].id == 1) {
+                memcpy(h.body[0].v, r->bodies[b].v, sizeof h.body[0].v);
+                vz = r->bodies[b].v[2];
             }
         }
         for (int i = 0; i < 3; i++) {
             h.body[0].pos[i] += h.body[0].v[i] * dt;
         }
         h.gap -= speed * dt;
-        cdc_msg_free(m);
         const int tenth = (int)(t * 10);
         if (tenth != printed) {
             printed = tenth;
@@ -228,8 +227,8 @@ int main(int argc, char **argv) {
         }
         // A loop that fell behind (the host took the CPU) starts a new grid from now rather than
         // send the missed frames back to back, which request mode's rate limit would refuse.
-        if (cd_clock_ns() > start + (k + 1 + LATE_PERIODS) * period) {
-            start = cd_clock_ns() - (k + 1) * period;
+        if (now_ns() > start + (k + 1 + LATE_PERIODS) * period) {
+            start = now_ns() - (k + 1) * period;
         }
         const int64_t next = start + (k + 1) * period;
         const struct timespec ts = {.tv_sec = next / 1000000000, .tv_nsec = next % 1000000000};

@@ -40,10 +40,12 @@
 #include <unistd.h>
 
 #include "contactd.pb-c.h"
-#include "io/arena.h"
-#include "io/codec.h"
-#include "io/framing.h"
+#include "io/ingest.h"
 #include "io/record.h"
+#include "solver/contact.h"
+#include "wire/arena.h"
+#include "wire/codec.h"
+#include "wire/framing.h"
 #include "service/clock.h"
 #include "service/grid.h"
 #include "sys/log.h"
@@ -913,8 +915,7 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
         return;
     }
     char err[sizeof c->error_msg.text];
-    const int r = cd_codec_scene_from_frame(f, &sp->lim, sp->default_solver, scene, err,
-                                            sizeof err);
+    const int r = cd_ingest_frame(f, &sp->lim, sp->default_solver, scene, err, sizeof err);
     if (r != 0) {
         send_error(c, r == CS_ENOSPACE ? CONTACTD__V1__ERROR_CODE__ERROR_LIMIT
                                        : CONTACTD__V1__ERROR_CODE__ERROR_INVALID,

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "service/stats.h"
-#include "service/timing.h"
-#include "solver/types.h"
+#include "wire/timing.h"
+#include "wire/types.h"
 
 /* Results a session's output ring holds before its worker drops (and counts) new ones. At 1 kHz
  * this is 32 ms of I/O-thread delay. */

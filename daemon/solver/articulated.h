@@ -14,7 +14,7 @@
 #define CONTACTD_SOLVER_ARTICULATED_H
 #include <stddef.h>
 #include <stdint.h>
-#include "solver/types.h"
+#include "wire/types.h"
 
 typedef struct cs_workspace cs_workspace;
 typedef struct cs__meter cs__meter;

@@ -4,10 +4,26 @@
  * without allocation. This is what the daemon's tick thread and contactctl call. */
 #ifndef CONTACTD_SOLVER_CONTACT_H
 #define CONTACTD_SOLVER_CONTACT_H
+#include <stdbool.h>
 #include <stddef.h>
-#include "solver/types.h"
+#include "wire/types.h"
 
 typedef struct cs_workspace cs_workspace;
+
+/* True when this build implements solver s (a known but unimplemented name is refused with a
+ * message rather than silently replaced). thread: any. rt-safe: yes. */
+bool cs_solver_is_available(cs_solver s);
+/* Bit (1u << s) for each named solver (CS_SOLVER_DEFAULT excluded), or, when available_only, for
+ * each this build implements. */
+unsigned cs_solver_mask(bool available_only);
+/* True when solver s solves scenes with joints (joints.h: every solver on the Delassus form). */
+bool cs_solver_takes_joints(cs_solver s);
+/* True when a session admitted with lim may run solver s: s is available in this build and
+ * declared in lim->solvers (or lim->solvers is 0). That rule lives in cs_limits_mask().
+ * thread: any. rt-safe: yes. */
+bool cs_limits_allow(const cs_limits *lim, cs_solver s);
+/* The same as a mask: bit (1u << s) for each s with cs_limits_allow(lim, s). */
+unsigned cs_limits_mask(const cs_limits *lim);
 typedef struct cs_warmstart cs_warmstart;
 
 /* Bytes cs_workspace_new(lim) allocates, struct included: the model, the step's answer, and the
@@ -51,9 +67,6 @@ void cs_warmstart_reset(cs_warmstart *w);
  * (e.g. "contacts[3].normal: not unit length (|n| = 0.12)", "solver: 'sap' was not declared for
  * this session (declared: dantzig, lemke)"). thread: any. rt-safe: yes. */
 int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t errlen);
-/* What follows "bodies[i].mass: " or "bodies[i].inertia: " when a kinematic body has either (the
- * codec words the wire's inertia count the same way). */
-#define CS_KINEMATIC_NO_MASS "a kinematic body has no mass (its velocity is prescribed)"
 
 /* Solves one step of a validated scene with opt->solver (CS_SOLVER_DEFAULT is not accepted
  * here: the caller resolves defaults). Fills out (arrays sized by cs_result_init for limits at

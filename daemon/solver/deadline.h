@@ -13,7 +13,7 @@
 #define CONTACTD_SOLVER_DEADLINE_H
 #include <stdbool.h>
 #include <stdint.h>
-#include "solver/types.h"
+#include "wire/types.h"
 
 /* Work between two clock reads of a meter: 2048 units took 2-8 us on the 2-core CI VM (0.5 ns a
  * unit in cache-resident loops, up to 4 ns in memory-bound updates of a B^-1 beyond L2), so a

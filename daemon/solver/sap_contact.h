@@ -6,7 +6,7 @@
 #ifndef CONTACTD_SOLVER_SAP_CONTACT_H
 #define CONTACTD_SOLVER_SAP_CONTACT_H
 #include <stdint.h>
-#include "solver/types.h"
+#include "wire/types.h"
 
 /* Soft norm of the tangential component, N s (Drake's constant): makes the slip direction and
  * G defined at y_t = 0. */

@@ -5,7 +5,7 @@
 #ifndef CONTACTD_SOLVER_SAP_LINESEARCH_H
 #define CONTACTD_SOLVER_SAP_LINESEARCH_H
 #include <stdint.h>
-#include "solver/types.h"
+#include "wire/types.h"
 
 typedef struct cs__meter cs__meter;
 

@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The table of solvers (solvers.h says how to add one) and what reads only the table: names as
- * the wire, the config and contactctl spell them, which solvers this build has, and which a
- * session may run. */
+/* The table of solvers (solvers.h says how to add one) and what reads only the table: which
+ * solvers this build has, and which a session may run. Their names are the wire's
+ * (wire/names.c). */
 #include "solver/solvers.h"
-
-#include <stdio.h>
-#include <string.h>
 
 #include "solver/dantzig.h"
 #include "solver/lemke_contact.h"
@@ -20,30 +17,30 @@
  * with joints (lemke_structural.h). SAP works on the Jacobian and the bodies' own mass matrix:
  * it takes the joints as near-rigid holonomic rows of its own convex problem (sap.h). */
 static const cs__solver_desc table[] = {
-    [CS_SOLVER_DEFAULT] = {.solver = CS_SOLVER_DEFAULT, .name = "default"},
-    [CS_SOLVER_DANTZIG] = {.solver = CS_SOLVER_DANTZIG, .name = "dantzig",
+    [CS_SOLVER_DEFAULT] = {.solver = CS_SOLVER_DEFAULT},
+    [CS_SOLVER_DANTZIG] = {.solver = CS_SOLVER_DANTZIG,
                            .friction = CS__FRICTION_PYRAMID, .joints = true, .delassus_rows = 3,
                            .warm = CS__WARM_NONE, .size = cs_dantzig_size,
                            .run = cs__dantzig_run},
-    [CS_SOLVER_LEMKE] = {.solver = CS_SOLVER_LEMKE, .name = "lemke",
+    [CS_SOLVER_LEMKE] = {.solver = CS_SOLVER_LEMKE,
                          .friction = CS__FRICTION_PYRAMID, .joints = true, .warm = CS__WARM_BASIS,
                          .size = cs__lemke_structural_run_size,
                          .run = cs__lemke_structural_run_reduced},
     [CS_SOLVER_LEMKE_STRUCTURAL] = {.solver = CS_SOLVER_LEMKE_STRUCTURAL,
-                                    .name = "lemke-structural", .friction = CS__FRICTION_PYRAMID,
+                                    .friction = CS__FRICTION_PYRAMID,
                                     .joints = true, .warm = CS__WARM_BASIS,
                                     .size = cs__lemke_structural_run_size,
                                     .run = cs__lemke_structural_run},
-    [CS_SOLVER_LEMKE_STANDARD] = {.solver = CS_SOLVER_LEMKE_STANDARD, .name = "lemke-standard",
+    [CS_SOLVER_LEMKE_STANDARD] = {.solver = CS_SOLVER_LEMKE_STANDARD,
                                   .friction = CS__FRICTION_PYRAMID, .joints = true,
                                   .delassus_rows = 3,
                                   .warm = CS__WARM_NONE, .size = cs_lemke_standard_size,
                                   .run = cs__lemke_standard_run},
-    [CS_SOLVER_SAP] = {.solver = CS_SOLVER_SAP, .name = "sap", .friction = CS__FRICTION_CONE,
+    [CS_SOLVER_SAP] = {.solver = CS_SOLVER_SAP, .friction = CS__FRICTION_CONE,
                        .regularized = true, .iterates = true, .joints = true,
                        .joint_rows = true, .warm = CS__WARM_ANSWER,
                        .size = cs_sap_size, .run = cs__sap_run, .warm_up = cs__sap_warm_up},
-    [CS_SOLVER_NCP] = {.solver = CS_SOLVER_NCP, .name = "ncp", .friction = CS__FRICTION_CONE,
+    [CS_SOLVER_NCP] = {.solver = CS_SOLVER_NCP, .friction = CS__FRICTION_CONE,
                        .joints = true, .delassus_rows = 3, .warm = CS__WARM_ANSWER,
                        .size = cs__ncp_run_size, .run = cs__ncp_run},
 };
@@ -54,21 +51,6 @@ _Static_assert(sizeof table / sizeof table[0] == CS_SOLVER_COUNT,
 
 const cs__solver_desc *cs__solver_row(cs_solver s) {
     return (int)s >= 0 && (int)s < CS_SOLVER_COUNT ? &table[s] : NULL;
-}
-
-const char *cs_solver_name(cs_solver s) {
-    const cs__solver_desc *d = cs__solver_row(s);
-    return d ? d->name : NULL;
-}
-
-int cs_solver_from_name(const char *name, cs_solver *ret) {
-    for (int i = 0; name && i < CS_SOLVER_COUNT; i++) {
-        if (strcmp(name, table[i].name) == 0) {
-            *ret = (cs_solver)i;
-            return 0;
-        }
-    }
-    return -1;
 }
 
 bool cs_solver_is_available(cs_solver s) {
@@ -84,8 +66,8 @@ bool cs_solver_takes_joints(cs_solver s) {
 unsigned cs_solver_mask(bool available_only) {
     unsigned mask = 0;
     for (int s = CS_SOLVER_DEFAULT + 1; s < CS_SOLVER_COUNT; s++)
-        mask |= !available_only || table[s].run ? 1u << s : 0;
-    return mask;
+        mask |= table[s].run ? 1u << s : 0;
+    return available_only ? mask : CS_SOLVER_NAMED_MASK;
 }
 
 unsigned cs_limits_mask(const cs_limits *lim) {
@@ -95,28 +77,4 @@ unsigned cs_limits_mask(const cs_limits *lim) {
 
 bool cs_limits_allow(const cs_limits *lim, cs_solver s) {
     return (int)s >= 0 && (int)s < CS_SOLVER_COUNT && (cs_limits_mask(lim) & (1u << s)) != 0;
-}
-
-/* Appends ", name" (no comma first) to buf when it fits whole; returns the new length. */
-static size_t append_name(char *buf, size_t len, size_t used, int s) {
-    const int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", table[s].name);
-    if (n < 0 || (size_t)n >= len - used) {
-        buf[used] = '\0';
-        return used;
-    }
-    return used + (size_t)n;
-}
-
-size_t cs_solver_list(unsigned mask, cs_solver first, char *buf, size_t len) {
-    if (len == 0)
-        return 0;
-    buf[0] = '\0';
-    size_t used = 0;
-    const bool lead = (int)first >= 0 && (int)first < CS_SOLVER_COUNT && (mask & (1u << first));
-    if (lead)
-        used = append_name(buf, len, used, (int)first);
-    for (int s = 0; s < CS_SOLVER_COUNT; s++)
-        if ((mask & (1u << s)) && !(lead && s == (int)first))
-            used = append_name(buf, len, used, s);
-    return used;
 }

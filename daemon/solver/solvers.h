@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal: the table of solvers (solvers.c). One row per solver holds every fact the rest of
- * libcontact needs about it: its name, the friction set it solves on (which the certificate
+ * libcontact needs about it: the friction set it solves on (which the certificate
  * judges it on), how it is certified and warm-started, its workspace need and its solve and
  * warm-up functions behind one signature. cs_step, the workspace, the names and the config read
  * the row; none of them names a solver. (The pattern of libuv's X-macro lists and Redis's config
  * rows: one fact, one place.)
  *
  * To add a solver:
- *  1. types.h: a cs_solver value equal to its contactd.v1.Solver wire value (proto/), before
- *     CS_SOLVER_COUNT, and raise CS_SOLVER_COUNT.
+ *  1. wire/types.h (proto/wire/): a cs_solver value equal to its contactd.v1.Solver wire value,
+ *     before CS_SOLVER_COUNT, and raise CS_SOLVER_COUNT; its name in wire/names.c.
  *  2. <solver>.c/.h: cs_<solver>_size(const cs_limits *) and cs__<solver>_run() (the
  *     cs__solver_run signature below), an adapter that unpacks cs__solve_in / cs__solve_out
  *     into the solver's own arguments; a cs__<solver>_warm_up() only when it calls LAPACK at
@@ -78,7 +78,6 @@ typedef cs_status cs__solver_run(cs_workspace *ws, const cs__solve_in *in, cs__s
 /* One solver. */
 typedef struct cs__solver_desc {
     cs_solver solver;            /* equals the row's index in the table */
-    const char *name;            /* as on the wire, in the config and on contactctl's line */
     cs__friction friction;
     bool regularized;            /* solves a regularized problem: judged by
                                   * cs_certificate_is_ok_regularized() (needs CS__FRICTION_CONE) */
@@ -99,7 +98,7 @@ typedef struct cs__solver_desc {
     void (*warm_up)(cs_workspace *ws);    /* fills BLIS/LAPACK buffers at admission; NULL: none */
 } cs__solver_desc;
 
-/* The row of s (every cs_solver value has one; CS_SOLVER_DEFAULT's holds only its name); NULL
+/* The row of s (every cs_solver value has one; CS_SOLVER_DEFAULT's is empty); NULL
  * when s is out of range. s runs in this build when row->run is set. thread: any. rt-safe: yes. */
 const cs__solver_desc *cs__solver_row(cs_solver s);
 

@@ -3,7 +3,7 @@
 #ifndef CONTACTD_SOLVER_STEP_H
 #define CONTACTD_SOLVER_STEP_H
 #include <stddef.h>
-#include "solver/types.h"
+#include "wire/types.h"
 
 size_t cs_step_size(const cs_limits *lim);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Scene validation: everything a solver assumes about its input, checked once where the scene
- * enters (wire or file), each failure a message that names the field. */
+ * enters (the daemon's io/ingest.c for frames and scene files), each failure a message that names
+ * the field. */
 #include "solver/contact.h"
 
 #include <math.h>
@@ -255,6 +256,14 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
                     "friction_directions: %d exceeds the session limit of %d", d, lim->max_dirs);
     if ((int)s->solver < 0 || (int)s->solver >= CS_SOLVER_COUNT)
         return fail(CS_EINPUT, err, errlen, "solver: unknown solver %d", (int)s->solver);
+    // A known name this build does not implement is refused rather than quietly replaced.
+    if (s->solver != CS_SOLVER_DEFAULT && !cs_solver_is_available(s->solver)) {
+        char avail[128];
+        cs_solver_list(cs_solver_mask(true), CS_SOLVER_DEFAULT, avail, sizeof avail);
+        return fail(CS_EINPUT, err, errlen,
+                    "solver: solver '%s' is not implemented in this build (available: %s)",
+                    cs_solver_name(s->solver), avail);
+    }
     if (s->solver != CS_SOLVER_DEFAULT && !cs_limits_allow(lim, s->solver))
         return solver_refused(s->solver, lim, err, errlen);
     for (int i = 0; i < s->nb; i++) {

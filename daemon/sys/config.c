@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "solver/contact.h"
-#include "sys/paths.h"
+#include "wire/paths.h"
 
 // `dir = state`: recordings go to systemd's StateDirectory= (the first of the list) when the unit
 // has one, else next to the default socket (the user's runtime directory, or /tmp).

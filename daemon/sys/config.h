@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "solver/types.h"
 #include "sys/log.h"
+#include "wire/types.h"
 
 /* Bytes of sockaddr_un.sun_path, the longest socket path plus its NUL. */
 #define CD_SOCKET_PATH_MAX 108

@@ -6,8 +6,8 @@
  * tests/lib/daemon_proc.h as the integration tests do) and talks to it as an outside client,
  * from one poll()-driven thread that drives every session of a case: libcontactd-client for the
  * handshake and for reading; each frame packed ahead of its time with the daemon's codec (what
- * cdc_frame_send does) in an idle moment, so at its send time on CLOCK_MONOTONIC only the write
- * (cdc_conn_send_packed) is left and a burst of 32 frames leaves in tens of us rather than
+ * cdc_wire_frame_send does) in an idle moment, so at its send time on CLOCK_MONOTONIC only the
+ * write (cdc_wire_send_packed) is left and a burst of 32 frames leaves in tens of us rather than
  * hundreds. A frame is timed from just before that write to just after its Result is read
  * (send->result); just before an aligned send the thread polls without sleeping for 50 us (this
  * machine's timer wake-ups run tens of us late). All cases run against one daemon in one run, so
@@ -80,11 +80,12 @@
 #include <unistd.h>
 
 #include "bench_run.h"
-#include "contactd_client.h"
+#include "client_wire.h"
 #include "daemon_proc.h"
-#include "io/codec.h"
-#include "io/framing.h"
-#include "io/scene_json.h"
+#include "wire/codec.h"
+#include "wire/framing.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 #include "sys/config.h"
 #include "testlib.h"
 
@@ -438,7 +439,7 @@ typedef struct scene_src {
 static void src_json(scene_src *p) {
     char err[512];
     const char *path = t_data_path("peg_in_hole.json");
-    if (cd_scene_json_load(path, &p->s, err, sizeof err) != 0) {
+    if (cd_scene_json_load(path, cs_scene_validate, &p->s, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         exit(1);
     }
@@ -616,7 +617,7 @@ static sess *sess_open(const bench_daemon *d, bool tcp, bool request, const char
     sess *s = bench_alloc(sizeof *s);
     s->c = c;
     s->src = src;
-    s->w = cdc_conn_welcome(c);
+    s->w = cdc_wire_welcome(c);
     s->asked_request = request;
     s->granted_request = s->w->mode == CONTACTD__V1__SESSION_MODE__MODE_REQUEST;
     const cs_limits lim = {.max_bodies = src->s.nb, .max_contacts = src->nc};
@@ -766,7 +767,7 @@ static void on_message(sess *s, const Contactd__V1__ServerMessage *m, int64_t t)
 static void sess_drain(sess *s) {
     for (;;) {
         Contactd__V1__ServerMessage *m = NULL;
-        const int r = cdc_msg_recv(s->c, 0, &m);
+        const int r = cdc_wire_recv(s->c, 0, &m);
         if (r == 0) {
             return;
         }
@@ -775,12 +776,12 @@ static void sess_drain(sess *s) {
             return;
         }
         on_message(s, m, bench_now_ns());
-        cdc_msg_free(m);
+        cdc_wire_free(m);
     }
 }
 
-/* Packs s's next frame (seq s->seq + 1) with the daemon's codec, as cdc_frame_send would, so
- * that at its send time only the write is left (cdc_conn_send_packed). */
+/* Packs s's next frame (seq s->seq + 1) with the daemon's codec, as cdc_wire_frame_send would, so
+ * that at its send time only the write is left (cdc_wire_send_packed). */
 static void prepare(sess *s) {
     const uint64_t seq = s->seq + 1;
     src_frame(s->src, s->k0 + seq);
@@ -814,7 +815,7 @@ static void send_due(sess *s, int64_t now) {
     }
     const uint64_t seq = ++s->seq;
     const int64_t t = bench_now_ns();
-    const int r = cdc_conn_send_packed(s->c, s->out, s->out_len);
+    const int r = cdc_wire_send_packed(s->c, s->out, s->out_len);
     const int64_t t1 = bench_now_ns();
     s->prepared = false;
     if (r < 0) {
@@ -928,13 +929,13 @@ static grid sess_grid(sess *s) {
     src_frame(s->src, 0);
     s->src->s.seq = ++s->seq;
     s->prepared = false; // its seq is taken
-    if (cdc_frame_send(s->c, &s->src->s) < 0) {
+    if (cdc_wire_frame_send(s->c, &s->src->s) < 0) {
         return (grid){.source = "none (probe frame not sent)"};
     }
     const int64_t end = bench_now_ns() + SEC;
     while (bench_now_ns() < end) {
         Contactd__V1__ServerMessage *m = NULL;
-        if (cdc_msg_recv(s->c, 100 * MS, &m) < 0) {
+        if (cdc_wire_recv(s->c, 100 * MS, &m) < 0) {
             break;
         }
         if (m && m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT && m->result->timing) {
@@ -949,10 +950,10 @@ static grid sess_grid(sess *s) {
                 g_probe.source = "a probe Result: timing.deadline_ns - Welcome.deadline_ns "
                                  "(Welcome has no tick grid)";
             }
-            cdc_msg_free(m);
+            cdc_wire_free(m);
             return g_probe;
         }
-        cdc_msg_free(m);
+        cdc_wire_free(m);
     }
     return (grid){.source = "none (no Result for a probe frame within 1 s)"};
 }
@@ -1727,7 +1728,7 @@ static void *churn_main(void *arg) {
         const int r = cdc_conn_open_unix(ch->socket, &h, OPEN_TIMEOUT_NS, &c, err, sizeof err);
         const int64_t t1 = bench_now_ns();
         if (r == 0) {
-            const Contactd__V1__Welcome *w = cdc_conn_welcome(c);
+            const Contactd__V1__Welcome *w = cdc_wire_welcome(c);
             if (ch->welcomed++ == 0) {
                 ch->bodies = w->limits ? w->limits->max_bodies : 0;
                 ch->contacts = w->limits ? w->limits->max_contacts : 0;

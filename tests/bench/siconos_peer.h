@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 #include "solver/sap.h"
-#include "solver/types.h"
+#include "wire/types.h"
 
 /* True when the benchmark was built with Siconos Numerics. */
 bool siconos_peer_is_built(void);

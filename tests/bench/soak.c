@@ -24,9 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "contactd_client.h"
+#include "client_wire.h"
 #include "daemon_proc.h"
-#include "io/scene_json.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 
 #define PERIOD_NS 1000000
 #define MAX_SESSIONS 64
@@ -175,7 +176,7 @@ static void mark(struct session *s, uint64_t seq, uint8_t how) {
 // ERROR_LIMIT that refused it (the rate limit: said, not lost), must come exactly once.
 static void drain(struct session *s, int64_t wait_ns) {
     Contactd__V1__ServerMessage *m = NULL;
-    while (cdc_msg_recv(s->c, wait_ns, &m) == 1) {
+    while (cdc_wire_recv(s->c, wait_ns, &m) == 1) {
         wait_ns = 0;
         if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
             mark(s, m->result->seq, ANSWERED);
@@ -195,7 +196,7 @@ static void drain(struct session *s, int64_t wait_ns) {
                            : "of another kind");
             }
         }
-        cdc_msg_free(m);
+        cdc_wire_free(m);
     }
 }
 
@@ -269,7 +270,7 @@ int main(int argc, char **argv) {
     const char *data = getenv("CONTACTD_DATA");
     snprintf(scene_path, sizeof scene_path, "%s/peg_in_hole.json", data ? data : "tests/data");
     cs_scene peg;
-    if (cd_scene_json_load(scene_path, &peg, err, sizeof err) < 0) {
+    if (cd_scene_json_load(scene_path, cs_scene_validate, &peg, err, sizeof err) < 0) {
         fprintf(stderr, "soak: %s\n", err);
         return 1;
     }
@@ -316,7 +317,7 @@ int main(int argc, char **argv) {
                 continue;
             }
             peg.seq = ++ses[i].sent;
-            const int r = cdc_frame_send(ses[i].c, &peg);
+            const int r = cdc_wire_frame_send(ses[i].c, &peg);
             if (r < 0 && ses[i].other++ < 3) {
                 printf("# session %d: send: %s\n", i, strerror(-r));
             }

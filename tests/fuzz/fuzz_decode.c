@@ -2,15 +2,16 @@
 /* Fuzz target: what the server does with one message's bytes, on either thread. The bytes are
  * unpacked as a ClientMessage into a fixed arena (a worker's, the request path) and into a
  * growing one (the I/O thread's); a Frame is then turned into a scene and validated against a
- * session's limits (io/codec.h), and a valid scene must fit those limits. Nothing may crash,
+ * session's limits (io/ingest.h), and a valid scene must fit those limits. Nothing may crash,
  * leak or read out of bounds whatever the bytes. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "contactd.pb-c.h"
 #include "fuzz.h"
-#include "io/arena.h"
-#include "io/codec.h"
+#include "wire/arena.h"
+#include "io/ingest.h"
+#include "wire/codec.h"
 
 static const cs_limits lim = {.max_bodies = 8, .max_contacts = 32, .max_joints = 4,
                               .max_dirs = 16};
@@ -20,8 +21,7 @@ static void decode(cd_arena *a, const uint8_t *data, size_t size, cs_scene *scen
         contactd__v1__client_message__unpack(&a->allocator, size, data);
     if (m && m->msg_case == CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME) {
         char err[256];
-        const int r = cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_LEMKE, scene, err,
-                                                sizeof err);
+        const int r = cd_ingest_frame(m->frame, &lim, CS_SOLVER_LEMKE, scene, err, sizeof err);
         if (r == 0 && (scene->nb > lim.max_bodies || scene->nc > lim.max_contacts ||
                        scene->nj > lim.max_joints)) {
             abort();

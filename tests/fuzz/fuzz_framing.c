@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz target: the varint-delimited framing (io/framing.h), fed the way a socket delivers bytes:
+/* Fuzz target: the varint-delimited framing (wire/framing.h), fed the way a socket delivers bytes:
  * in chunks whose sizes the input's first bytes choose, never more than the framer says it has
  * room for. Every message handed out must lie inside what was fed and within max_msg; after an
  * error the stream is abandoned, as the server does. */
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "io/framing.h"
+#include "wire/framing.h"
 
 /* Small enough that oversized prefixes and buffer growth both happen. */
 #define MAX_MSG 5000

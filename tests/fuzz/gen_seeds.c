@@ -10,9 +10,10 @@
 #include <string.h>
 
 #include "contactd.pb-c.h"
-#include "io/codec.h"
-#include "io/framing.h"
-#include "io/scene_json.h"
+#include "wire/codec.h"
+#include "wire/framing.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 
 #include <sys/stat.h>
 
@@ -74,7 +75,7 @@ int main(int argc, char **argv) {
     for (int a = 2; a < argc; a++) {
         cs_scene s;
         char err[256];
-        if (cd_scene_json_load(argv[a], &s, err, sizeof err) < 0) {
+        if (cd_scene_json_load(argv[a], cs_scene_validate, &s, err, sizeof err) < 0) {
             fprintf(stderr, "%s\n", err);
             return 1;
         }

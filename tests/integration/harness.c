@@ -15,9 +15,10 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "io/codec.h"
-#include "io/framing.h"
-#include "io/scene_json.h"
+#include "wire/codec.h"
+#include "wire/framing.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 int it_daemon_start(it_daemon *d, const char *contactd, const char *extra_ini,
@@ -186,7 +187,7 @@ cdc_conn *it_session_open(const it_daemon *d, bool tcp, const cdc_hello *hello) 
 Contactd__V1__ServerMessage *it_session_recv(cdc_conn *c,
                                              Contactd__V1__ServerMessage__MsgCase want) {
     Contactd__V1__ServerMessage *m = NULL;
-    const int r = cdc_msg_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m);
+    const int r = cdc_wire_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m);
     if (r != 1) {
         fail_msg("no message within %d ms (%d)", IT_TIMEOUT_MS, r);
     }
@@ -201,7 +202,7 @@ Contactd__V1__ServerMessage *it_session_recv(cdc_conn *c,
 
 Contactd__V1__ServerMessage *it_frame_exchange(cdc_conn *c, cs_scene *s, uint64_t seq) {
     s->seq = seq;
-    assert_int_equal(cdc_frame_send(c, s), 0);
+    assert_int_equal(cdc_wire_frame_send(c, s), 0);
     Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
     assert_int_equal(m->result->seq, seq);
     return m;
@@ -214,7 +215,7 @@ Contactd__V1__ServerMessage *it_stats_fetch(cdc_conn *c) {
 
 void it_scene_load(const char *name, cs_scene *s) {
     char err[512];
-    if (cd_scene_json_load(t_data_path(name), s, err, sizeof err) != 0) {
+    if (cd_scene_json_load(t_data_path(name), cs_scene_validate, s, err, sizeof err) != 0) {
         fail_msg("%s", err);
     }
 }

@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 #include "contactd.pb-c.h"
-#include "contactd_client.h"
+#include "client_wire.h"
 #include "daemon_proc.h"
-#include "solver/types.h"
+#include "wire/types.h"
 
 /* Generous for a loaded 2-core CI machine; every wait ends as soon as its event happens. */
 #define IT_TIMEOUT_MS T_DAEMON_TIMEOUT_MS
@@ -76,16 +76,16 @@ bool it_wait_eof(int fd, int timeout_ms);
 cdc_conn *it_session_open(const it_daemon *d, bool tcp, const cdc_hello *hello);
 
 /* The next message on c within IT_TIMEOUT_MS; fails the test unless it is of kind want (the
- * unexpected message, an Error say, is printed). Free with cdc_msg_free. */
+ * unexpected message, an Error say, is printed). Free with cdc_wire_free. */
 Contactd__V1__ServerMessage *it_session_recv(cdc_conn *c,
                                              Contactd__V1__ServerMessage__MsgCase want);
 
 /* Sends s as frame seq (s->seq is set to seq) and waits for the next message on c, which must
- * be a Result carrying seq; fails the test otherwise. Returns it (free with cdc_msg_free). */
+ * be a Result carrying seq; fails the test otherwise. Returns it (free with cdc_wire_free). */
 Contactd__V1__ServerMessage *it_frame_exchange(cdc_conn *c, cs_scene *s, uint64_t seq);
 
 /* Asks for the daemon's Stats and waits for them; fails the test on error or any other reply.
- * Returns the message (free with cdc_msg_free); the Stats are its ->stats. */
+ * Returns the message (free with cdc_wire_free); the Stats are its ->stats. */
 Contactd__V1__ServerMessage *it_stats_fetch(cdc_conn *c);
 
 /* Loads tests/data/<name> into s (free with cd_scene_json_free). Fails the test on error. */

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 static const char *contactd_path;
@@ -72,10 +72,10 @@ static void silent_connection_times_out(void **state) {
     cdc_conn *c = it_session_open(&d, false, NULL);
     Contactd__V1__ServerMessage *m = it_stats_fetch(c);
     assert_int_equal(m->stats->hello_timeouts, 1);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     cs_scene box;
     it_scene_load("box_on_plane.json", &box);
-    cdc_msg_free(it_frame_exchange(c, &box, 1));
+    cdc_wire_free(it_frame_exchange(c, &box, 1));
     cdc_conn_close(c);
     cd_scene_json_free(&box);
     assert_int_equal(it_daemon_stop(&d), 0);
@@ -106,7 +106,7 @@ static void idle_connections_do_not_lock_out(void **state) {
     cdc_conn *c = it_session_open(&d, false, NULL);
     cs_scene box;
     it_scene_load("box_on_plane.json", &box);
-    cdc_msg_free(it_frame_exchange(c, &box, 1));
+    cdc_wire_free(it_frame_exchange(c, &box, 1));
     cdc_conn_close(c);
     cd_scene_json_free(&box);
     for (int i = 0; i < IDLE; i++) {
@@ -234,7 +234,7 @@ static void tcp_needs_the_token(void **state) {
     c = it_session_open(&d, false, NULL);
     Contactd__V1__ServerMessage *m = it_stats_fetch(c);
     assert_int_equal(m->stats->connections_refused, 2);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     cdc_conn_close(c);
     assert_int_equal(it_daemon_stop(&d), 0);
     unlink(token_file);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 #define FRAMES 20
@@ -33,7 +33,7 @@ static int teardown(void **state) {
 static void every_frame_answered_past_the_deadline(void **state) {
     (void)state;
     cdc_conn *c = it_session_open(&d, false, NULL);
-    assert_int_equal(cdc_conn_welcome(c)->deadline_ns, 1);
+    assert_int_equal(cdc_wire_welcome(c)->deadline_ns, 1);
     for (uint64_t seq = 1; seq <= FRAMES; seq++) {
         Contactd__V1__ServerMessage *m = it_frame_exchange(c, &box, seq);
         const Contactd__V1__Result *r = m->result;
@@ -48,12 +48,12 @@ static void every_frame_answered_past_the_deadline(void **state) {
         for (size_t i = 0; i < r->n_contacts; i++) {
             assert_near(r->contacts[i]->force->z, 0.0, 0.0);
         }
-        cdc_msg_free(m);
+        cdc_wire_free(m);
     }
     Contactd__V1__ServerMessage *m = it_stats_fetch(c);
     assert_true(m->stats->deadline_misses >= FRAMES);
     assert_int_equal(m->stats->frames_solved, m->stats->deadline_misses);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     cdc_conn_close(c);
 }
 

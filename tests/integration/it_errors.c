@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "io/framing.h"
-#include "io/scene_json.h"
+#include "wire/framing.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 // Small enough that a crafted prefix is cheap to exceed, large enough for the box frame.
@@ -50,7 +50,7 @@ static void stream_one(void) {
     it_assert_timing(m->result->timing);
     assert_true(m->result->status == CONTACTD__V1__STATUS__STATUS_OK ||
                 !m->result->timing->deadline_met);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
 }
 
 // Receives an Error of the given code on a raw connection, and returns its message.
@@ -70,7 +70,7 @@ static void invalid_frame_named_session_goes_on(void **state) {
     const double saved = box.contacts[2].normal[2];
     box.contacts[2].normal[2] = 0.5 * saved;
     box.seq = ++seq;
-    assert_int_equal(cdc_frame_send(streamer, &box), 0);
+    assert_int_equal(cdc_wire_frame_send(streamer, &box), 0);
     box.contacts[2].normal[2] = saved;
     Contactd__V1__ServerMessage *m =
         it_session_recv(streamer, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
@@ -79,19 +79,19 @@ static void invalid_frame_named_session_goes_on(void **state) {
     if (strncmp(m->error->message, "contacts[2].normal", 18) != 0) {
         fail_msg("error does not name contacts[2].normal: '%s'", m->error->message);
     }
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     // A NaN mass, likewise.
     const double mass = box.bodies[0].mass;
     box.bodies[0].mass = 0.0 / 0.0;
     box.seq = ++seq;
-    assert_int_equal(cdc_frame_send(streamer, &box), 0);
+    assert_int_equal(cdc_wire_frame_send(streamer, &box), 0);
     box.bodies[0].mass = mass;
     m = it_session_recv(streamer, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
     assert_int_equal(m->error->seq, seq);
     if (strncmp(m->error->message, "bodies[0].mass", 14) != 0) {
         fail_msg("error does not name bodies[0].mass: '%s'", m->error->message);
     }
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     // The session carries on.
     for (int i = 0; i < 20; i++) {
         stream_one();

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 #define JOURNAL_DIR "/run/systemd/journal"
@@ -119,8 +119,8 @@ static void session_events_carry_session_id(void **state) {
 
     box.contacts[0].normal[2] *= 0.5;
     box.seq = 1;
-    assert_int_equal(cdc_frame_send(c, &box), 0);
-    cdc_msg_free(it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR));
+    assert_int_equal(cdc_wire_frame_send(c, &box), 0);
+    cdc_wire_free(it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR));
     expect_entry("ERROR_INVALID", entry, sizeof entry);
     assert_string_equal(field(entry, "SESSION_ID", v, sizeof v), want);
     assert_non_null(strstr(entry, "contacts[0].normal"));

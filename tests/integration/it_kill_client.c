@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "io/codec.h"
-#include "io/scene_json.h"
+#include "wire/codec.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 #define FRAMES 600
@@ -27,6 +27,7 @@ static it_daemon d;
 static cs_scene box;
 static double mg;
 static const cs_limits box_limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8};
+static const cdc_limits box_hello_limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8};
 
 static int setup(void **state) {
     (void)state;
@@ -113,13 +114,13 @@ static bool lockstep(cdc_conn *c, uint64_t seq) {
     }
     it_assert_timing(t);
     const bool met = t->deadline_met;
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     return met;
 }
 
 static void stream_survives_killed_clients(void **state) {
     (void)state;
-    const cdc_hello hello = {.client_name = "streamer", .limits = box_limits};
+    const cdc_hello hello = {.client_name = "streamer", .limits = box_hello_limits};
     cdc_conn *c = it_session_open(&d, false, &hello);
     int misses = 0;
     for (uint64_t seq = 1; seq <= FRAMES; seq++) {
@@ -132,7 +133,7 @@ static void stream_survives_killed_clients(void **state) {
     // Every killed client's session was closed: only the streamer's is left.
     Contactd__V1__ServerMessage *m;
     assert_int_equal(stats(c, &m)->sessions, 1);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     cdc_conn_close(c);
 }
 
@@ -157,11 +158,11 @@ static void slow_reader_loses_only_its_own_results(void **state) {
             nanosleep(&ms, NULL);
         }
     }
-    const cdc_hello hello = {.client_name = "streamer", .limits = box_limits};
+    const cdc_hello hello = {.client_name = "streamer", .limits = box_hello_limits};
     cdc_conn *c = it_session_open(&d, true, &hello);
     Contactd__V1__ServerMessage *m;
     const uint64_t dropped_before = stats(c, &m)->results_dropped;
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     uint64_t dropped = dropped_before;
     // Lock step until the slow reader has lost some results; a bounded number of frames.
     uint64_t seq = 1;
@@ -169,7 +170,7 @@ static void slow_reader_loses_only_its_own_results(void **state) {
         (void)lockstep(c, seq);
         if (seq % 100 == 0) {
             dropped = stats(c, &m)->results_dropped;
-            cdc_msg_free(m);
+            cdc_wire_free(m);
         }
     }
     kill(pid, SIGKILL);

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 static const char *contactd_path;
@@ -107,8 +107,8 @@ static void command_line_overrides_config(void **state) {
     // Port 0 in the config: the READY status names the port actually bound.
     assert_true(atoi(strrchr(d.tcp, ':') + 1) > 0);
     cdc_conn *c = it_session_open(&d, true, NULL);
-    assert_int_equal(cdc_conn_welcome(c)->rate_hz, 500);
-    assert_int_equal(cdc_conn_welcome(c)->deadline_ns, 1600000); /* 80 % of 2 ms */
+    assert_int_equal(cdc_wire_welcome(c)->rate_hz, 500);
+    assert_int_equal(cdc_wire_welcome(c)->deadline_ns, 1600000); /* 80 % of 2 ms */
     cdc_conn_close(c);
     assert_int_equal(it_daemon_stop(&d), 0);
 }
@@ -161,13 +161,13 @@ static void sigterm_with_sessions_open(void **state) {
     cdc_conn *t = it_session_open(&d, true, NULL);
     for (uint64_t seq = 1; seq <= 10; seq++) {
         box.seq = seq;
-        assert_int_equal(cdc_frame_send(u, &box), 0);
-        assert_int_equal(cdc_frame_send(t, &box), 0);
-        cdc_msg_free(it_session_recv(u, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT));
-        cdc_msg_free(it_session_recv(t, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT));
+        assert_int_equal(cdc_wire_frame_send(u, &box), 0);
+        assert_int_equal(cdc_wire_frame_send(t, &box), 0);
+        cdc_wire_free(it_session_recv(u, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT));
+        cdc_wire_free(it_session_recv(t, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT));
     }
     // A frame in flight when the signal comes makes no difference.
-    assert_int_equal(cdc_frame_send(u, &box), 0);
+    assert_int_equal(cdc_wire_frame_send(u, &box), 0);
     assert_int_equal(it_daemon_stop(&d), 0);
     // Both clients get what their sessions still held, then a Goodbye naming the signal, then
     // the close; and the socket file is gone.
@@ -175,7 +175,7 @@ static void sigterm_with_sessions_open(void **state) {
     for (int k = 0; k < 2; k++) {
         Contactd__V1__ServerMessage *m = NULL;
         int r, goodbyes = 0;
-        while ((r = cdc_msg_recv(both[k], (int64_t)IT_TIMEOUT_MS * 1000000, &m)) == 1) {
+        while ((r = cdc_wire_recv(both[k], (int64_t)IT_TIMEOUT_MS * 1000000, &m)) == 1) {
             assert_int_equal(goodbyes, 0); // nothing after the Goodbye
             if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE) {
                 assert_non_null(strstr(m->goodbye->reason, "SIGTERM"));
@@ -183,7 +183,7 @@ static void sigterm_with_sessions_open(void **state) {
             } else {
                 assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
             }
-            cdc_msg_free(m);
+            cdc_wire_free(m);
         }
         assert_int_equal(goodbyes, 1);
         assert_int_equal(r, -ECONNRESET);
@@ -218,7 +218,7 @@ static void log_wait(const char *needle) {
 // The max_contacts a new session is granted.
 static uint32_t granted_contacts(void) {
     cdc_conn *c = it_session_open(&d, false, NULL);
-    const uint32_t n = cdc_conn_welcome(c)->limits->max_contacts;
+    const uint32_t n = cdc_wire_welcome(c)->limits->max_contacts;
     cdc_conn_close(c);
     return n;
 }
@@ -234,7 +234,7 @@ static void sighup_reloads_config(void **state) {
     log_wait("needs a restart to change: [loop] rate_hz");
     assert_int_equal(granted_contacts(), 32);
     cdc_conn *c = it_session_open(&d, false, NULL);
-    assert_int_equal(cdc_conn_welcome(c)->tick_period_ns, 1000000);
+    assert_int_equal(cdc_wire_welcome(c)->tick_period_ns, 1000000);
     cdc_conn_close(c);
     // A bad file is refused whole: the running configuration stays.
     config_append("[session]\nmax_contacts = 16\nno_such_key = 1\n");
@@ -244,7 +244,7 @@ static void sighup_reloads_config(void **state) {
     // The session made before the reload goes on with what it was granted.
     cs_scene box;
     it_scene_load("box_on_plane.json", &box);
-    cdc_msg_free(it_frame_exchange(old, &box, 1));
+    cdc_wire_free(it_frame_exchange(old, &box, 1));
     cd_scene_json_free(&box);
     cdc_conn_close(old);
     assert_int_equal(it_daemon_stop(&d), 0);

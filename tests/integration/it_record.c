@@ -22,7 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "solver/contact.h"
 #include "testlib.h"
 
@@ -111,7 +111,7 @@ static cJSON *replay(const char *path, const char *extra, int *ret_exit) {
 // replay: every frame solved, none different; identical unless the daemon missed the deadline.
 static void record_and_replay(bool request, char *ret_path, size_t len) {
     cs_scene s[sizeof scenes / sizeof scenes[0]];
-    cs_limits lim = {.max_dirs = 8};
+    cdc_limits lim = {.max_dirs = 8};
     for (size_t i = 0; i < sizeof scenes / sizeof scenes[0]; i++) {
         it_scene_load(scenes[i], &s[i]);
         lim.max_bodies = s[i].nb > lim.max_bodies ? s[i].nb : lim.max_bodies;
@@ -129,7 +129,7 @@ static void record_and_replay(bool request, char *ret_path, size_t len) {
     for (int k = 0; k < PER_SCENE; k++) {
         for (size_t i = 0; i < sizeof scenes / sizeof scenes[0]; i++) {
             Contactd__V1__ServerMessage *m = it_frame_exchange(c, &s[i], seq++);
-            cdc_msg_free(m);
+            cdc_wire_free(m);
         }
     }
     cdc_conn_close(c);

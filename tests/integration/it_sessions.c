@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "scene_gen.h"
 #include "testlib.h"
 
@@ -53,7 +53,7 @@ static void request_mode_answers_every_frame(void **state) {
     const cdc_hello hello = {.client_name = "request", .request_mode = true,
                              .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8}};
     cdc_conn *c = it_session_open(&d, false, &hello);
-    const Contactd__V1__Welcome *w = cdc_conn_welcome(c);
+    const Contactd__V1__Welcome *w = cdc_wire_welcome(c);
     assert_int_equal(w->mode, CONTACTD__V1__SESSION_MODE__MODE_REQUEST);
     assert_true(w->tick_period_ns == 1000000 && w->tick_epoch_ns > 0);
     assert_int_equal(w->request_queue, 8);
@@ -71,7 +71,7 @@ static void request_mode_answers_every_frame(void **state) {
         } else {
             assert_false(r->timing->deadline_met);
         }
-        cdc_msg_free(m);
+        cdc_wire_free(m);
         // Keep to the rate: one frame per period on average.
         const struct timespec ms = {.tv_nsec = 1000000};
         nanosleep(&ms, NULL);
@@ -84,13 +84,13 @@ static void request_mode_answers_every_frame(void **state) {
     const uint64_t burst = 80;
     for (uint64_t seq = 200; seq < 200 + burst; seq++) {
         box.seq = seq;
-        assert_int_equal(cdc_frame_send(c, &box), 0);
+        assert_int_equal(cdc_wire_frame_send(c, &box), 0);
     }
     int results = 0, limited = 0;
     uint64_t last = 0;
     for (uint64_t k = 0; k < burst; k++) {
         Contactd__V1__ServerMessage *m = NULL;
-        assert_int_equal(cdc_msg_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m), 1);
+        assert_int_equal(cdc_wire_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m), 1);
         if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
             assert_true(m->result->seq > last);
             last = m->result->seq;
@@ -101,7 +101,7 @@ static void request_mode_answers_every_frame(void **state) {
             assert_non_null(strstr(m->error->message, "frame: request"));
             limited++;
         }
-        cdc_msg_free(m);
+        cdc_wire_free(m);
     }
     print_message("# burst of %llu: %d answered, %d refused\n", (unsigned long long)burst,
                   results, limited);
@@ -111,7 +111,7 @@ static void request_mode_answers_every_frame(void **state) {
     const struct timespec drain = {.tv_nsec = 60000000};
     nanosleep(&drain, NULL);
     Contactd__V1__ServerMessage *m = it_frame_exchange(c, &box, 300);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     cdc_conn_close(c);
 }
 
@@ -119,14 +119,14 @@ static void request_mode_answers_every_frame(void **state) {
 static void expect_frame_error(cdc_conn *c, cs_scene *s, uint64_t seq,
                                Contactd__V1__ErrorCode code, const char *needle) {
     s->seq = seq;
-    assert_int_equal(cdc_frame_send(c, s), 0);
+    assert_int_equal(cdc_wire_frame_send(c, s), 0);
     Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
     assert_int_equal(m->error->code, code);
     if (!strstr(m->error->message, needle)) {
         fail_msg("error '%s' does not name '%s'", m->error->message, needle);
     }
     print_message("# frame %llu: %s\n", (unsigned long long)seq, m->error->message);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
 }
 
 /* A request-mode session's socket is read and answered by its worker: everything the I/O thread
@@ -141,16 +141,16 @@ static void request_session_served_by_its_worker(void **state) {
     static cs_body bodies[MANY];
     for (int tcp = 0; tcp < 2; tcp++) {
         cdc_conn *c = it_session_open(&d, tcp, &hello);
-        cdc_msg_free(it_frame_exchange(c, &box, 1));
+        cdc_wire_free(it_frame_exchange(c, &box, 1));
         Contactd__V1__ServerMessage *m = it_stats_fetch(c);
         assert_true(m->stats->sessions >= 1 && m->stats->frames_solved >= 1);
-        cdc_msg_free(m);
+        cdc_wire_free(m);
         const double mass = box.bodies[0].mass;
         box.bodies[0].mass = -1;
         expect_frame_error(c, &box, 2, CONTACTD__V1__ERROR_CODE__ERROR_INVALID,
                            "bodies[0].mass");
         box.bodies[0].mass = mass;
-        cdc_msg_free(it_frame_exchange(c, &box, 3));
+        cdc_wire_free(it_frame_exchange(c, &box, 3));
         // More bodies than the session declared: refused by its limits, by validation or, far
         // beyond them, because the frame does not fit the worker's fixed decoding arena.
         cs_scene big = box;
@@ -164,7 +164,7 @@ static void request_session_served_by_its_worker(void **state) {
             big.nb = n;
             expect_frame_error(c, &big, 4, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, "limit");
         }
-        cdc_msg_free(it_frame_exchange(c, &box, 5));
+        cdc_wire_free(it_frame_exchange(c, &box, 5));
         // A second Hello is a protocol error after which the connection closes.
         Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
         h.protocol_version = 1;
@@ -174,19 +174,19 @@ static void request_session_served_by_its_worker(void **state) {
         uint8_t *buf;
         size_t len;
         it_pack(&env.base, &buf, &len);
-        assert_int_equal(cdc_conn_send_packed(c, buf, len), 0);
+        assert_int_equal(cdc_wire_send_packed(c, buf, len), 0);
         free(buf);
         m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
         assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL);
-        cdc_msg_free(m);
-        assert_int_equal(cdc_msg_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m), -ECONNRESET);
+        cdc_wire_free(m);
+        assert_int_equal(cdc_wire_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m), -ECONNRESET);
         cdc_conn_close(c);
     }
     // The sessions ended with their connections: none is left open.
     cdc_conn *c = it_session_open(&d, false, NULL);
     Contactd__V1__ServerMessage *m = NULL;
     for (int tries = 0; tries < 100; tries++) {
-        cdc_msg_free(m);
+        cdc_wire_free(m);
         m = it_stats_fetch(c);
         if (m->stats->sessions == 1) {
             break;
@@ -195,7 +195,7 @@ static void request_session_served_by_its_worker(void **state) {
         nanosleep(&ms, NULL);
     }
     assert_int_equal(m->stats->sessions, 1);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     cdc_conn_close(c);
 }
 
@@ -211,22 +211,22 @@ static void stream_rate_limit_and_refusals_close(void **state) {
     enum { FLOOD = 600 };
     for (uint64_t seq = 1; seq <= FLOOD; seq++) {
         box.seq = seq;
-        assert_int_equal(cdc_frame_send(c, &box), 0);
+        assert_int_equal(cdc_wire_frame_send(c, &box), 0);
     }
     int limited = 0;
     Contactd__V1__ServerMessage *m = NULL;
     // Errors and Results interleave; read until the flood's last Error or a quiet 200 ms.
-    while (cdc_msg_recv(c, 200 * (int64_t)1000000, &m) == 1) {
+    while (cdc_wire_recv(c, 200 * (int64_t)1000000, &m) == 1) {
         if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
             assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT);
             assert_non_null(strstr(m->error->message, "frame: stream rate limit: 4 frames"));
             limited++;
         }
-        cdc_msg_free(m);
+        cdc_wire_free(m);
     }
     print_message("# flood of %d stream frames: %d refused\n", FLOOD, limited);
     assert_true(limited >= 1 && limited < FLOOD);
-    cdc_msg_free(it_frame_exchange(c, &box, FLOOD + 1));
+    cdc_wire_free(it_frame_exchange(c, &box, FLOOD + 1));
     cdc_conn_close(c);
 
     c = it_session_open(&d, false, &hello);
@@ -236,13 +236,13 @@ static void stream_rate_limit_and_refusals_close(void **state) {
     s.bodies = &bad;
     for (uint64_t seq = 1; seq <= 1000; seq++) {
         s.seq = seq;
-        if (cdc_frame_send(c, &s) < 0) {
+        if (cdc_wire_frame_send(c, &s) < 0) {
             break; // the daemon may have closed the session already
         }
     }
     // Each frame is refused, as invalid or, sent this fast, by the rate limit; then the close.
     int refused = 0, invalid = 0, closed = 0, r;
-    while ((r = cdc_msg_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m)) == 1) {
+    while ((r = cdc_wire_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m)) == 1) {
         assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
         if (strstr(m->error->message, "1000 frames in a row refused; the session is closed")) {
             closed++;
@@ -250,7 +250,7 @@ static void stream_rate_limit_and_refusals_close(void **state) {
             refused++;
             invalid += m->error->code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID;
         }
-        cdc_msg_free(m);
+        cdc_wire_free(m);
     }
     assert_int_equal(r, -ECONNRESET);
     assert_int_equal(refused, 1000);
@@ -271,9 +271,10 @@ struct overrun {
 static Contactd__V1__ServerMessage *exchange(cdc_conn *c, cs_scene *s, uint64_t seq) {
     s->seq = seq;
     Contactd__V1__ServerMessage *m = NULL;
-    if (cdc_frame_send(c, s) < 0 || cdc_msg_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m) != 1 ||
+    if (cdc_wire_frame_send(c, s) < 0 ||
+        cdc_wire_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m) != 1 ||
         m->msg_case != CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT || m->result->seq != seq) {
-        cdc_msg_free(m);
+        cdc_wire_free(m);
         return NULL;
     }
     return m;
@@ -317,7 +318,7 @@ static void *overrunner(void *arg) {
         o->certified++;
         first = exchange(c, &g->s, seq++);
         if (first && first->result->status != CONTACTD__V1__STATUS__STATUS_OK) {
-            cdc_msg_free(first);
+            cdc_wire_free(first);
             first = NULL;
         }
         nanosleep(&ms10, NULL);
@@ -334,10 +335,10 @@ static void *overrunner(void *arg) {
                        r->source == CONTACTD__V1__ANSWER_SOURCE__ANSWER_LAST_CERTIFIED &&
                        !r->timing->deadline_met && strstr(r->detail, "last certified") &&
                        same_impulses(r, first->result);
-        cdc_msg_free(m);
+        cdc_wire_free(m);
         nanosleep(&ms10, NULL);
     }
-    cdc_msg_free(first);
+    cdc_wire_free(first);
     cdc_conn_close(c);
     return NULL;
 }
@@ -367,7 +368,7 @@ static void overrun_beside_light(void **state) {
             print_message("# light frame %llu: %s\n", (unsigned long long)seq, r->detail);
         }
         scheduling += r->timing->miss_reason == CONTACTD__V1__MISS_REASON__MISS_SCHEDULING;
-        cdc_msg_free(m);
+        cdc_wire_free(m);
     }
     cdc_conn_close(c);
     pthread_join(th, NULL);
@@ -384,7 +385,7 @@ static void no_answer_is_failed_not_zero_ok(void **state) {
     const cdc_hello hello = {.client_name = "hopeless", .budget_ns = 1,
                              .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8}};
     cdc_conn *c = it_session_open(&d, false, &hello);
-    assert_int_equal(cdc_conn_welcome(c)->budget_ns, 1);
+    assert_int_equal(cdc_wire_welcome(c)->budget_ns, 1);
     for (uint64_t seq = 1; seq <= 5; seq++) {
         Contactd__V1__ServerMessage *m = it_frame_exchange(c, &box, seq);
         const Contactd__V1__Result *r = m->result;
@@ -396,7 +397,7 @@ static void no_answer_is_failed_not_zero_ok(void **state) {
         for (size_t i = 0; i < r->n_contacts; i++) {
             assert_near(r->contacts[i]->force->z, 0.0, 0.0);
         }
-        cdc_msg_free(m);
+        cdc_wire_free(m);
     }
     cdc_conn_close(c);
 }
@@ -439,7 +440,7 @@ static void admissions_beside_a_stream(void **state) {
             print_message("# frame %llu: %s\n", (unsigned long long)seq, r->detail);
             assert_false(r->timing->deadline_met);
         }
-        cdc_msg_free(m);
+        cdc_wire_free(m);
     }
     churning = false;
     pthread_join(th, NULL);
@@ -466,7 +467,7 @@ static void memory_is_sized_and_budgeted(void **state) {
     const cdc_hello implicit = {.solver_name = "lemke-standard",
                                 .limits = {.max_bodies = 4, .max_dirs = 16}};
     cdc_conn *a = it_session_open(&d, false, &implicit);
-    const Contactd__V1__Welcome *w = cdc_conn_welcome(a);
+    const Contactd__V1__Welcome *w = cdc_wire_welcome(a);
     assert_true(w->limits->max_contacts > 0 && w->limits->max_contacts < 256);
     assert_true(w->workspace_bytes <= 16u << 20);
     print_message("# lemke-standard, 4 bodies, 16 directions: %u contacts in %llu bytes\n",

@@ -13,7 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "solver/contact.h"
 #include "testlib.h"
 
@@ -70,7 +70,7 @@ static void box_over(bool tcp) {
     const cdc_hello hello = {.client_name = "it_solve",
                              .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8}};
     cdc_conn *c = it_session_open(&d, tcp, &hello);
-    const Contactd__V1__Welcome *w = cdc_conn_welcome(c);
+    const Contactd__V1__Welcome *w = cdc_wire_welcome(c);
     assert_int_equal(w->protocol_version, 1);
     assert_true(w->session_id > 0);
     assert_string_equal(w->default_solver_name, "lemke");
@@ -91,11 +91,11 @@ static void box_over(bool tcp) {
          retry++) {
         it_assert_timing(m->result->timing);
         assert_false(m->result->timing->deadline_met);
-        cdc_msg_free(m);
+        cdc_wire_free(m);
         m = it_frame_exchange(c, &box, ++seq);
     }
     check_result(m->result, box.seq);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     cdc_conn_close(c);
 }
 
@@ -106,7 +106,7 @@ static Contactd__V1__ServerMessage *exchange_ok(cdc_conn *c, cs_scene *s, uint64
     for (int retry = 0; retry < 5 && m->result->status != CONTACTD__V1__STATUS__STATUS_OK;
          retry++) {
         assert_false(m->result->timing->deadline_met);
-        cdc_msg_free(m);
+        cdc_wire_free(m);
         m = it_frame_exchange(c, s, ++seq);
     }
     return m;
@@ -131,7 +131,7 @@ static void joint_forces_come_back(void **state) {
                              .limits = {.max_bodies = 1, .max_contacts = 4, .max_joints = 1,
                                         .max_dirs = 8}};
     cdc_conn *c = it_session_open(&d, false, &hello);
-    assert_int_equal(cdc_conn_welcome(c)->limits->max_joints, 1);
+    assert_int_equal(cdc_wire_welcome(c)->limits->max_joints, 1);
     Contactd__V1__ServerMessage *m = exchange_ok(c, &s, 40);
     const Contactd__V1__Result *r = m->result;
     assert_int_equal(r->status, CONTACTD__V1__STATUS__STATUS_OK);
@@ -140,7 +140,7 @@ static void joint_forces_come_back(void **state) {
     assert_near(r->joints[0]->force->z, mg, 1e-9 * mg);
     assert_near(r->joints[0]->force->x, 0, 1e-9 * mg);
     assert_true(r->residuals->joint <= 1e-12);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
 
     // The hinge: a new joint id, so its frames are captured at this pose.
     cs_body hb = box.bodies[0];
@@ -157,7 +157,7 @@ static void joint_forces_come_back(void **state) {
     assert_near(r->joints[0]->torque->y, -0.7, 1e-9);
     assert_near(r->joints[0]->torque->x, 0, 1e-12);
     assert_true(r->residuals->joint <= 1e-12);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     cdc_conn_close(c);
 
     const cdc_hello sap = {.client_name = "it_solve", .solver_name = "sap",
@@ -171,18 +171,18 @@ static void joint_forces_come_back(void **state) {
     assert_near(r->joints[0]->force->x, 0, 1e-4 * mg);
     assert_near(r->joints[0]->torque->y, -0.7, 1e-4 * 0.7);
     assert_true(r->residuals->joint <= 1e-4 * 9.81e-3);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     j.axis[0] = 0;
     s.seq = 70;
-    assert_int_equal(cdc_frame_send(c, &s), 0);
+    assert_int_equal(cdc_wire_frame_send(c, &s), 0);
     m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
     assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
     assert_string_equal(m->error->message, "joints[0].axis: not unit length (|a| = 0)");
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     // The session goes on: the box on its plane, no joint.
     m = it_frame_exchange(c, &box, 71);
     assert_int_equal(m->result->n_contacts, 4);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     cdc_conn_close(c);
 }
 
@@ -221,19 +221,19 @@ static void kinematic_probe_pushes(void **state) {
     assert_int_equal(r->bodies[1]->id, 2);
     assert_true(r->bodies[1]->linear_velocity->x == V);
     assert_true(r->bodies[1]->linear_velocity->y == 0 && r->bodies[1]->linear_velocity->z == 0);
-    cdc_msg_free(msg);
+    cdc_wire_free(msg);
 
     bodies[1].mass = 1;
     s.seq = 70;
-    assert_int_equal(cdc_frame_send(conn, &s), 0);
+    assert_int_equal(cdc_wire_frame_send(conn, &s), 0);
     msg = it_session_recv(conn, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
     assert_int_equal(msg->error->code, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
     assert_string_equal(msg->error->message, "bodies[1].mass: a kinematic body has no mass "
                                              "(its velocity is prescribed)");
-    cdc_msg_free(msg);
+    cdc_wire_free(msg);
     msg = it_frame_exchange(conn, &box, 71);
     assert_int_equal(msg->result->n_contacts, 4);
-    cdc_msg_free(msg);
+    cdc_wire_free(msg);
     cdc_conn_close(conn);
 }
 
@@ -252,7 +252,7 @@ static void limits_are_lowered_to_the_config(void **state) {
     const cdc_hello hello = {.limits = {.max_bodies = 1000000, .max_contacts = 1000000,
                                         .max_dirs = 1000}};
     cdc_conn *c = it_session_open(&d, false, &hello);
-    const Contactd__V1__Welcome *w = cdc_conn_welcome(c);
+    const Contactd__V1__Welcome *w = cdc_wire_welcome(c);
     assert_int_equal(w->limits->max_bodies, 64);
     assert_int_equal(w->limits->max_contacts, 256);
     assert_int_equal(w->limits->max_friction_directions, 16);
@@ -272,7 +272,7 @@ static void stats_count_the_frames(void **state) {
     assert_true(st->sessions >= 1);
     assert_true(st->solve_ns_max > 0);
     assert_true(st->solve_ns_sum >= st->solve_ns_max);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     cdc_conn_close(c);
 }
 

@@ -16,7 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 #define FRAMES 50
@@ -93,7 +93,7 @@ static cdc_conn *observer(void) {
     const cdc_hello hello = {.no_session = true};
     assert_int_equal(cdc_conn_open_unix(d.socket, &hello, (int64_t)IT_TIMEOUT_MS * 1000000, &c,
                                         err, sizeof err), 0);
-    assert_null(cdc_conn_welcome(c));
+    assert_null(cdc_wire_welcome(c));
     return c;
 }
 
@@ -106,16 +106,16 @@ static void sessions_answer(void **state) {
     (void)state;
     cs_scene s;
     it_scene_load("box_on_plane.json", &s);
-    const cs_limits lim = {.max_bodies = s.nb, .max_contacts = s.nc, .max_dirs = 8};
+    const cdc_limits lim = {.max_bodies = s.nb, .max_contacts = s.nc, .max_dirs = 8};
     stream_conn = it_session_open(&d, false, &(cdc_hello){.client_name = "it_stats",
                                                          .limits = lim});
     request_conn = it_session_open(&d, false, &(cdc_hello){.client_name = "it_stats",
                                                           .limits = lim, .request_mode = true});
-    stream_id = cdc_conn_welcome(stream_conn)->session_id;
-    request_id = cdc_conn_welcome(request_conn)->session_id;
+    stream_id = cdc_wire_welcome(stream_conn)->session_id;
+    request_id = cdc_wire_welcome(request_conn)->session_id;
     for (int f = 0; f < FRAMES; f++) {
-        cdc_msg_free(it_frame_exchange(stream_conn, &s, 1 + (uint64_t)f));
-        cdc_msg_free(it_frame_exchange(request_conn, &s, 1 + (uint64_t)f));
+        cdc_wire_free(it_frame_exchange(stream_conn, &s, 1 + (uint64_t)f));
+        cdc_wire_free(it_frame_exchange(request_conn, &s, 1 + (uint64_t)f));
     }
     cd_scene_json_free(&s);
 }
@@ -137,7 +137,7 @@ static void stats_list_every_session(void **state) {
     assert_int_equal(misses_sum(st->misses), st->deadline_misses);
     assert_true(st->wake_late->count > 0);
     assert_true(st->wake_late->p50_ns <= st->wake_late->max_ns);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     cdc_conn_close(c);
 }
 
@@ -149,18 +149,18 @@ static void stats_of_one_session(void **state) {
     assert_int_equal(m->stats->session_stats[0]->session_id, stream_id);
     check_session(m->stats->session_stats[0], CONTACTD__V1__SESSION_MODE__MODE_STREAM);
     assert_int_equal(m->stats->frames_solved, 2 * FRAMES);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     m = stats_of(c, request_id + stream_id + 100); /* no such session */
     assert_int_equal(m->stats->n_session_stats, 0);
     assert_int_equal(m->stats->sessions, 2);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
     cdc_conn_close(c);
     // The request-mode session's connection is served by its worker: its own session only.
     m = stats_of(request_conn, 0);
     assert_int_equal(m->stats->n_session_stats, 1);
     check_session(m->stats->session_stats[0], CONTACTD__V1__SESSION_MODE__MODE_REQUEST);
     assert_int_equal(m->stats->frames_solved, 2 * FRAMES);
-    cdc_msg_free(m);
+    cdc_wire_free(m);
 }
 
 // Runs contactctl with args against the daemon's socket; returns its output (static buffer).

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 #define FRAMES 200
@@ -67,7 +67,7 @@ static void stream(const char *scene, const char *solver) {
             if (resting)
                 assert_near(it_normal_force_sum(r, &s), mg, (sap ? 3e-2 : 1e-6) * mg);
         }
-        cdc_msg_free(m);
+        cdc_wire_free(m);
     }
     print_message("# %-26s %-16s %3d/%d OK over %llu ticks\n", scene, solver, ok, FRAMES,
                   (unsigned long long)(last_tick - first_tick + 1));

@@ -4,7 +4,8 @@
 
 #include <stdlib.h>
 
-#include "io/scene_json.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 t_fixture *t_fixture_load(const char *name) {
@@ -15,7 +16,7 @@ t_fixture *t_fixture_load_for(const char *name, unsigned solvers) {
     t_fixture *f = calloc(1, sizeof(*f));
     assert_non_null(f);
     char err[256];
-    if (cd_scene_json_load(t_data_path(name), &f->scene, err, sizeof err) != 0)
+    if (cd_scene_json_load(t_data_path(name), cs_scene_validate, &f->scene, err, sizeof err) != 0)
         fail_msg("%s: %s", name, err);
     f->lim = (cs_limits){.max_bodies = f->scene.nb, .max_contacts = f->scene.nc, .max_dirs = 16,
                          .solvers = solvers};

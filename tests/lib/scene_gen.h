@@ -13,7 +13,7 @@
 #ifndef CONTACTD_TESTS_SCENE_GEN_H
 #define CONTACTD_TESTS_SCENE_GEN_H
 #include <stdint.h>
-#include "solver/types.h"
+#include "wire/types.h"
 
 #define T_GEN_MAX_BODIES 64
 #define T_GEN_MAX_CONTACTS 512

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "solver/types.h"
+#include "wire/types.h"
 
 #include <cmocka.h>
 

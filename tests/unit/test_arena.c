@@ -10,9 +10,10 @@
 
 #include "alloc_count.h"
 #include "contactd.pb-c.h"
-#include "io/arena.h"
-#include "io/codec.h"
-#include "io/scene_json.h"
+#include "wire/arena.h"
+#include "wire/codec.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 #include "testlib.h"
 
 static void *take(cd_arena *a, size_t n) {
@@ -63,7 +64,8 @@ static void a_frame_decodes_the_same(void **state) {
     (void)state;
     cs_scene s;
     char err[256];
-    assert_int_equal(cd_scene_json_load(t_data_path("peg_in_hole.json"), &s, err, sizeof err), 0);
+    assert_int_equal(cd_scene_json_load(t_data_path("peg_in_hole.json"), cs_scene_validate,
+                                        &s, err, sizeof err), 0);
     const cs_limits lim = {.max_bodies = 1, .max_contacts = 16, .max_dirs = 8};
     cd_frame_msg fm;
     assert_int_equal(cd_codec_frame_msg_init(&fm, &lim), 0);

@@ -9,8 +9,10 @@
 
 #include "testlib.h"
 
-#include "io/codec.h"
-#include "io/framing.h"
+#include "io/ingest.h"
+#include "solver/contact.h"
+#include "wire/codec.h"
+#include "wire/framing.h"
 
 enum { NB = 2, NC = 3, NJ = 2 };
 static const cs_limits lim = {.max_bodies = NB, .max_contacts = NC, .max_dirs = 16};
@@ -70,7 +72,7 @@ static void scene_round_trip(void **state) {
     cs_scene out = {.bodies = b2, .contacts = c2};
     char err[256] = "";
     assert_int_equal(
-        cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
+        cd_ingest_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
     assert_int_equal(out.seq, 42);
     assert_true(out.dt == s.dt);
     assert_memory_equal(out.gravity, s.gravity, sizeof s.gravity);
@@ -132,7 +134,7 @@ static void joint_round_trip(void **state) {
     cs_joint j2[NJ];
     cs_scene out = {.bodies = b2, .contacts = c2, .joints = j2};
     char err[256] = "";
-    assert_int_equal(cd_codec_scene_from_frame(m->frame, &lim_joints, CS_SOLVER_DEFAULT, &out,
+    assert_int_equal(cd_ingest_frame(m->frame, &lim_joints, CS_SOLVER_DEFAULT, &out,
                                                err, sizeof err),
                      0);
     assert_int_equal(out.nj, 1);
@@ -165,7 +167,7 @@ static void kinematic_round_trip(void **state) {
     cs_scene out = {.bodies = b2, .contacts = c2};
     char err[256] = "";
     assert_int_equal(
-        cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
+        cd_ingest_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
     assert_true(b2[1].kinematic);
     assert_false(b2[0].kinematic);
     assert_true(b2[1].mass == 0);
@@ -206,7 +208,7 @@ static void absent_fields_take_defaults(void **state) {
     cs_scene out = {.bodies = &b, .contacts = &c};
     char err[256] = "";
     assert_int_equal(
-        cd_codec_scene_from_frame(&f, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
+        cd_ingest_frame(&f, &lim, CS_SOLVER_DEFAULT, &out, err, sizeof err), 0);
     assert_int_equal(out.friction_dirs, CS_DIRS_DEFAULT);
     assert_int_equal(out.solver, CS_SOLVER_DEFAULT);
     const double zero3[3] = {0, 0, 0}, identity[4] = {1, 0, 0, 0};
@@ -236,7 +238,7 @@ static void expect_error(void (*edit)(Contactd__V1__Frame *), const cs_limits *l
     cs_joint j2[NJ];
     cs_scene out = {.bodies = b2, .contacts = c2, .joints = j2};
     char err[256] = "";
-    const int r = cd_codec_scene_from_frame(m->frame, l, CS_SOLVER_DEFAULT, &out, err, sizeof err);
+    const int r = cd_ingest_frame(m->frame, l, CS_SOLVER_DEFAULT, &out, err, sizeof err);
     print_message("# error: %s\n", err);
     assert_int_equal(r, want);
     if (strncmp(err, prefix, strlen(prefix)) != 0) {
@@ -351,6 +353,46 @@ static void invalid_frames_name_the_field(void **state) {
                  "friction_directions: 4000000000 exceeds the session limit of 16");
 }
 
+// The wire's conversion alone: returns what cd_codec_scene_from_frame gives for the edited test
+// scene, with its message in err, and the normal z of contact 0 as converted in *nz.
+static int convert_only(void (*edit)(Contactd__V1__Frame *), char *err, size_t errlen,
+                        double *nz) {
+    cs_scene s;
+    cs_body b[NB];
+    cs_contact c[NC];
+    make_scene(&s, b, c);
+    Contactd__V1__ClientMessage *m = wire_copy(&s);
+    edit(m->frame);
+    cs_body b2[NB];
+    cs_contact c2[NC];
+    cs_joint j2[NJ];
+    cs_scene out = {.bodies = b2, .contacts = c2, .joints = j2};
+    err[0] = '\0';
+    const int r = cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, errlen);
+    *nz = r == 0 ? out.contacts[0].normal[2] : NAN;
+    contactd__v1__client_message__free_unpacked(m, NULL);
+    return r;
+}
+
+/* The split between the wire and the solver: the conversion checks only what the wire can get
+ * wrong (counts, names, the inertia count) and passes physics through untouched; validation
+ * (cd_ingest_frame, above) refuses it. */
+static void conversion_leaves_physics_to_validation(void **state) {
+    (void)state;
+    char err[256];
+    double nz;
+    assert_int_equal(convert_only(short_normal, err, sizeof err, &nz), 0);
+    assert_near(nz, 0.5, 0);
+    assert_int_equal(convert_only(negative_mass, err, sizeof err, &nz), 0);
+    assert_int_equal(convert_only(unknown_body, err, sizeof err, &nz), 0);
+    assert_int_equal(convert_only(eight_inertia, err, sizeof err, &nz), CS_EINPUT);
+    assert_string_equal(err, "bodies[0].inertia: expected 9 values, got 8");
+    assert_int_equal(convert_only(bad_enum, err, sizeof err, &nz), CS_EINPUT);
+    assert_string_equal(err, "solver: unknown solver value 77");
+    assert_int_equal(convert_only(many_dirs, err, sizeof err, &nz), CS_ENOSPACE);
+    assert_int_equal(convert_only(joint, err, sizeof err, &nz), CS_ENOSPACE);
+}
+
 static void limits_name_count_and_limit(void **state) {
     (void)state;
     const cs_limits two_contacts = {.max_bodies = NB, .max_contacts = 2, .max_dirs = 16};
@@ -371,7 +413,7 @@ static cs_solver convert_choice(cs_solver e, const char *name, int *r, char *err
     cs_body b2[NB];
     cs_contact c2[NC];
     cs_scene out = {.bodies = b2, .contacts = c2};
-    *r = cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, errlen);
+    *r = cd_ingest_frame(m->frame, &lim, CS_SOLVER_DEFAULT, &out, err, errlen);
     contactd__v1__client_message__free_unpacked(m, NULL);
     return out.solver;
 }
@@ -595,6 +637,7 @@ int main(void) {
         cmocka_unit_test(kinematic_round_trip),
         cmocka_unit_test(absent_fields_take_defaults),
         cmocka_unit_test(invalid_frames_name_the_field),
+        cmocka_unit_test(conversion_leaves_physics_to_validation),
         cmocka_unit_test(limits_name_count_and_limit),
         cmocka_unit_test(solver_name_wins_over_enum),
         cmocka_unit_test(status_mapping),

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "sys/config.h"
-#include "sys/paths.h"
+#include "wire/paths.h"
 #include "testlib.h"
 
 // Writes text to a new temporary file; its path goes into path (64 bytes).

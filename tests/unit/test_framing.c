@@ -8,7 +8,7 @@
 
 #include "testlib.h"
 
-#include "io/framing.h"
+#include "wire/framing.h"
 
 // A stream of three messages: empty, 5 bytes (1-byte prefix) and 300 bytes (2-byte prefix).
 enum { NMSG = 3 };

@@ -13,7 +13,8 @@
 #include <uv.h>
 
 #include "alloc_count.h"
-#include "io/scene_json.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 #include "service/clock.h"
 #include "service/loop.h"
 #include "testlib.h"
@@ -35,7 +36,8 @@ static int setup(void **state) {
     if (uv_loop_init(&uv) < 0 || uv_async_init(&uv, &wake, NULL) < 0) {
         return -1;
     }
-    return cd_scene_json_load(t_data_path("box_on_plane.json"), &box, err, sizeof err);
+    return cd_scene_json_load(t_data_path("box_on_plane.json"), cs_scene_validate,
+                              &box, err, sizeof err);
 }
 
 static int teardown(void **state) {

@@ -25,7 +25,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "io/scene_json.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 #include "solver/solvers.h"
 #include "testlib.h"
 
@@ -523,7 +524,8 @@ static void arm_on_table_file(void **state) {
     (void)state;
     cs_scene s;
     char err[256];
-    if (cd_scene_json_load(t_data_path("arm_on_table.json"), &s, err, sizeof err) < 0)
+    if (cd_scene_json_load(t_data_path("arm_on_table.json"), cs_scene_validate,
+                           &s, err, sizeof err) < 0)
         fail_msg("%s", err);
     const double mg = s.bodies[0].mass * G;
     int ran = 0;

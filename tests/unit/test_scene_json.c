@@ -13,8 +13,9 @@
 
 #include "testlib.h"
 
-#include "io/codec.h"
-#include "io/scene_json.h"
+#include "wire/codec.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 
 // One body on the ground with two contacts, in lowerCamelCase with string ids.
 static const char camel[] =
@@ -82,7 +83,7 @@ static void parses_camel_case(void **state) {
     (void)state;
     cs_scene s;
     char err[256] = "";
-    const int r = cd_scene_json_parse(camel, &s, err, sizeof err);
+    const int r = cd_scene_json_parse(camel, cs_scene_validate, &s, err, sizeof err);
     if (r != 0) {
         fail_msg("parse failed: %s", err);
     }
@@ -96,7 +97,7 @@ static void parses_snake_case(void **state) {
     (void)state;
     cs_scene s;
     char err[256] = "";
-    const int r = cd_scene_json_parse(snake, &s, err, sizeof err);
+    const int r = cd_scene_json_parse(snake, cs_scene_validate, &s, err, sizeof err);
     if (r != 0) {
         fail_msg("parse failed: %s", err);
     }
@@ -108,7 +109,8 @@ static void defaults(void **state) {
     (void)state;
     cs_scene s;
     char err[256] = "";
-    assert_int_equal(cd_scene_json_parse("{\"dt\": 0.001}", &s, err, sizeof err), 0);
+    assert_int_equal(cd_scene_json_parse("{\"dt\": 0.001}", cs_scene_validate,
+                                         &s, err, sizeof err), 0);
     assert_int_equal(s.nb, 0);
     assert_int_equal(s.nc, 0);
     assert_true(s.seq == 0 && s.gravity[2] == 0.0);
@@ -122,7 +124,7 @@ static void expect_error(const char *text, const char *want) {
     cs_body sentinel_body;
     cs_scene s = {.seq = 99, .nb = 5, .bodies = &sentinel_body};
     char err[512] = "";
-    const int r = cd_scene_json_parse(text, &s, err, sizeof err);
+    const int r = cd_scene_json_parse(text, cs_scene_validate, &s, err, sizeof err);
     print_message("# error: %s\n", err);
     assert_int_equal(r, -EINVAL);
     if (strncmp(err, want, strlen(want)) != 0) {
@@ -195,7 +197,7 @@ static void kinematic_reads_and_writes(void **state) {
     (void)state;
     cs_scene s;
     char err[256] = "";
-    if (cd_scene_json_parse(kinematic, &s, err, sizeof err) != 0) {
+    if (cd_scene_json_parse(kinematic, cs_scene_validate, &s, err, sizeof err) != 0) {
         fail_msg("parse failed: %s", err);
     }
     assert_int_equal(s.nb, 2);
@@ -217,7 +219,7 @@ static void kinematic_reads_and_writes(void **state) {
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(b1, "inertia")), 0);
     cJSON_Delete(root);
     cs_scene back;
-    assert_int_equal(cd_scene_json_parse(text, &back, err, sizeof err), 0);
+    assert_int_equal(cd_scene_json_parse(text, cs_scene_validate, &back, err, sizeof err), 0);
     for (int i = 0; i < 2; i++) {
         assert_int_equal(back.bodies[i].kinematic, s.bodies[i].kinematic);
         assert_true(back.bodies[i].mass == s.bodies[i].mass);
@@ -236,7 +238,7 @@ static void writer_output_reads_back(void **state) {
     (void)state;
     cs_scene s;
     char err[256] = "";
-    assert_int_equal(cd_scene_json_parse(camel, &s, err, sizeof err), 0);
+    assert_int_equal(cd_scene_json_parse(camel, cs_scene_validate, &s, err, sizeof err), 0);
     const cs_limits lim = {.max_bodies = s.nb, .max_contacts = s.nc, .max_dirs = 64};
     cd_frame_msg fm;
     assert_int_equal(cd_codec_frame_msg_init(&fm, &lim), 0);
@@ -263,7 +265,7 @@ static void writer_output_reads_back(void **state) {
     cJSON_Delete(root);
 
     cs_scene back;
-    assert_int_equal(cd_scene_json_parse(text, &back, err, sizeof err), 0);
+    assert_int_equal(cd_scene_json_parse(text, cs_scene_validate, &back, err, sizeof err), 0);
     check_parsed(&back);
     assert_memory_equal(back.bodies, s.bodies, sizeof(cs_body) * (size_t)s.nb);
     assert_memory_equal(back.contacts, s.contacts, sizeof(cs_contact) * (size_t)s.nc);
@@ -303,7 +305,7 @@ static void every_data_file_loads(void **state) {
         char path[4096], err[1024] = "";
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         cs_scene s;
-        const int r = cd_scene_json_load(path, &s, err, sizeof err);
+        const int r = cd_scene_json_load(path, cs_scene_validate, &s, err, sizeof err);
         if (r != 0) {
             fail_msg("%s", err);
         }
@@ -321,7 +323,8 @@ static void missing_file(void **state) {
     (void)state;
     cs_scene s;
     char err[256] = "";
-    assert_int_equal(cd_scene_json_load("/nonexistent/scene.json", &s, err, sizeof err), -ENOENT);
+    assert_int_equal(cd_scene_json_load("/nonexistent/scene.json", cs_scene_validate,
+                                        &s, err, sizeof err), -ENOENT);
     assert_non_null(strstr(err, "/nonexistent/scene.json: "));
 }
 

@@ -9,7 +9,8 @@
  * next wake-up is the next tick; closed sessions are let go of. */
 #include <string.h>
 
-#include "io/scene_json.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 #include "service/sched.h"
 #include "testlib.h"
 
@@ -35,7 +36,8 @@ static int64_t fake_clock(void) {
 static int setup(void **state) {
     (void)state;
     char err[256];
-    return cd_scene_json_load(t_data_path("box_on_plane.json"), &box, err, sizeof err);
+    return cd_scene_json_load(t_data_path("box_on_plane.json"), cs_scene_validate,
+                              &box, err, sizeof err);
 }
 
 static int teardown(void **state) {

@@ -17,8 +17,9 @@
 #include <uv.h>
 
 #include "alloc_count.h"
-#include "contactd_client.h"
-#include "io/scene_json.h"
+#include "client_wire.h"
+#include "solver/contact.h"
+#include "wire/scene_json.h"
 #include "io/server.h"
 #include "service/loop.h"
 #include "testlib.h"
@@ -103,22 +104,22 @@ static void exchanges_allocate_nothing(int64_t long_solve_ns, bool record) {
             t_alloc_count_threads_start("cd-");
         }
         box.seq = seq;
-        assert_int_equal(cdc_frame_send(c, &box), 0);
+        assert_int_equal(cdc_wire_frame_send(c, &box), 0);
         Contactd__V1__ServerMessage *m = NULL;
-        assert_int_equal(cdc_msg_recv(c, WAIT_NS, &m), 1);
+        assert_int_equal(cdc_wire_recv(c, WAIT_NS, &m), 1);
         assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
         assert_int_equal(m->result->seq, seq);
         assert_int_equal(m->result->n_contacts, (size_t)box.nc);
-        cdc_msg_free(m);
+        cdc_wire_free(m);
         if (seq % 50 == 0) {
             // Stats on this connection are built on the worker too: its own session only.
             assert_int_equal(cdc_stats_request(c), 0);
-            assert_int_equal(cdc_msg_recv(c, WAIT_NS, &m), 1);
+            assert_int_equal(cdc_wire_recv(c, WAIT_NS, &m), 1);
             assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS);
             assert_int_equal(m->stats->n_session_stats, 1);
             assert_int_equal(m->stats->session_stats[0]->frames_solved, seq);
             assert_int_equal(m->stats->session_stats[0]->solve->count, seq);
-            cdc_msg_free(m);
+            cdc_wire_free(m);
         }
         const struct timespec ms = {.tv_nsec = 1000000};
         nanosleep(&ms, NULL);
@@ -158,7 +159,8 @@ static void request_moved_to_background_worker(void **state) {
 
 int main(void) {
     char err[256];
-    if (cd_scene_json_load(t_data_path("box_on_plane.json"), &box, err, sizeof err) < 0) {
+    if (cd_scene_json_load(t_data_path("box_on_plane.json"), cs_scene_validate,
+                           &box, err, sizeof err) < 0) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }

@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 #include "service/session.h"
 #include "solver/contact.h"
 #include "testlib.h"
@@ -39,7 +39,8 @@ static const cd_session_params stream_params = {
 static int setup(void **state) {
     (void)state;
     char err[256];
-    return cd_scene_json_load(t_data_path("box_on_plane.json"), &box, err, sizeof err);
+    return cd_scene_json_load(t_data_path("box_on_plane.json"), cs_scene_validate,
+                              &box, err, sizeof err);
 }
 
 static int teardown(void **state) {

@@ -22,7 +22,7 @@ static void every_value_has_its_row(void **state) {
         const cs__solver_desc *d = cs__solver_row((cs_solver)s);
         assert_non_null(d);
         assert_int_equal(d->solver, s);
-        assert_non_null(d->name);
+        assert_non_null(cs_solver_name((cs_solver)s));
     }
     assert_null(cs__solver_row(CS_SOLVER_COUNT));
     assert_null(cs__solver_row((cs_solver)-1));
@@ -214,8 +214,8 @@ static void friction_set_is_what_the_solver_solves(void **state) {
         step_cold(x, &g->s, (cs_solver)s);
         const cs_certificate cone = judge(x, &g->s, false), gon = judge(x, &g->s, true);
         print_message("# %-16s cone: dissipation %.3g cone %.3g; d-gon: dissipation %.3g cone "
-                      "%.3g (impulse scale %.3g)\n", d->name, cone.dissipation, cone.cone,
-                      gon.dissipation, gon.cone, cone.impulse_scale);
+                      "%.3g (impulse scale %.3g)\n", cs_solver_name((cs_solver)s),
+                      cone.dissipation, cone.cone, gon.dissipation, gon.cone, cone.impulse_scale);
         switch (d->friction) {
         case CS__FRICTION_NONE:
             for (int i = 0; i < g->s.nc; i++) {
@@ -260,7 +260,7 @@ static void warm_start_kind_is_what_the_solver_uses(void **state) {
         const cs_options opt = {.solver = (cs_solver)s};
         assert_int_equal(cs_step(x->ws, &g->s, &opt, x->warm, &x->res), CS_CONVERGED);
         const int warm = work(&x->res);
-        print_message("# %-16s cold %d, warm %d\n", d->name, cold, warm);
+        print_message("# %-16s cold %d, warm %d\n", cs_solver_name((cs_solver)s), cold, warm);
         assert_true(cold > 0);
         if (d->warm == CS__WARM_NONE) {
             assert_int_equal(warm, cold);

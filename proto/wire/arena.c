@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Bump allocation with malloc'd overflow (see arena.h). */
-#include "io/arena.h"
+#include "wire/arena.h"
 
 #include <errno.h>
 #include <stdalign.h>

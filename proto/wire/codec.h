@@ -1,20 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* Conversions between the generated protobuf-c messages of contactd.v1 and libcontact's plain
- * types: a decoded Frame into a validated cs_scene (the one ingestion path shared by the daemon,
- * scene files and tests), a cs_scene into a Frame (clients), a cs_result plus its timing record
- * into a Result, the status mapping, and packing an envelope with its varint length prefix.
+/* Conversions between the generated protobuf-c messages of contactd.v1 and the wire's plain
+ * types: a decoded Frame into a cs_scene (the one conversion shared by the daemon, scene files,
+ * tests and the client; the daemon validates the result next, daemon/io/ingest.c), a cs_scene
+ * into a Frame (clients), a cs_result plus its timing record into a Result, the status mapping,
+ * and packing an envelope with its varint length prefix.
  * Message holders are sized once (at admission, or when a client connects) and reused, so building
  * a message does not allocate; they point into themselves, so never copy one after its _init.
- * Generated types stop here: service/ and solver/ never see them. */
-#ifndef CONTACTD_IO_CODEC_H
-#define CONTACTD_IO_CODEC_H
+ * Generated types stop here and in daemon/io/: service/ and solver/ never see them. */
+#ifndef CONTACTD_WIRE_CODEC_H
+#define CONTACTD_WIRE_CODEC_H
 #include <stddef.h>
 #include <stdint.h>
 #include "contactd.pb-c.h"
-#include "service/timing.h"
-#include "solver/types.h"
+#include "wire/timing.h"
+#include "wire/types.h"
 
-/* Converts a decoded Frame into out and validates it with cs_scene_validate(out, lim, ...).
+/* Converts a decoded Frame into out, checking only what the wire can get wrong; the physics
+ * (finite numbers, unit normals, known body ids, the solver being in this build and allowed by
+ * lim) is cs_scene_validate's, which cd_ingest_frame (daemon/io/ingest.h) runs after this.
  * out->bodies, out->contacts and out->joints must point to caller storage with room for
  * lim->max_bodies, lim->max_contacts and lim->max_joints entries; the other members of out are
  * overwritten. Absent Vec3 fields are 0,
@@ -22,10 +25,10 @@
  * wins over the solver enum, and a frame that names neither gets default_solver (the session's,
  * so that validation judges the frame by the solver that will run it; CS_SOLVER_DEFAULT leaves it
  * unresolved).
- * Returns 0, CS_ENOSPACE (more bodies, contacts or friction directions than lim allows) or
- * CS_EINPUT, with a message naming the field in err ("bodies[2].inertia: expected 9 values,
- * got 3"). On failure the arrays may hold partial data. thread: any (the daemon calls it on the
- * I/O thread). rt-safe: yes (no allocation). */
+ * Returns 0, CS_ENOSPACE (more bodies, contacts, joints or friction directions than lim allows)
+ * or CS_EINPUT (an unknown solver, a wrong inertia count), with a message naming the field in err
+ * ("bodies[2].inertia: expected 9 values, got 3"). On failure the arrays may hold partial data.
+ * thread: any (the daemon calls it on the I/O thread). rt-safe: yes (no allocation). */
 int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim,
                               cs_solver default_solver, cs_scene *out, char *err, size_t errlen);
 
@@ -122,4 +125,4 @@ size_t cd_codec_packed_size(const ProtobufCMessage *msg);
  * thread: any. rt-safe: yes. */
 int cd_codec_pack(const ProtobufCMessage *msg, uint8_t *buf, size_t cap, size_t *ret_len);
 
-#endif /* CONTACTD_IO_CODEC_H */
+#endif /* CONTACTD_WIRE_CODEC_H */

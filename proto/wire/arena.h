@@ -4,8 +4,8 @@
  * makes no malloc and no free once the arena has grown to the connection's largest message. A
  * message that does not fit takes overflow blocks from malloc; the next reset frees them and
  * grows the arena to what that message needed. */
-#ifndef CONTACTD_IO_ARENA_H
-#define CONTACTD_IO_ARENA_H
+#ifndef CONTACTD_WIRE_ARENA_H
+#define CONTACTD_WIRE_ARENA_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <protobuf-c/protobuf-c.h>
@@ -37,4 +37,4 @@ void cd_arena_fini(cd_arena *a);
  * neither overflows nor grows). */
 void cd_arena_reset(cd_arena *a, size_t most);
 
-#endif /* CONTACTD_IO_ARENA_H */
+#endif /* CONTACTD_WIRE_ARENA_H */

@@ -5,7 +5,7 @@
  * connection costs little) and grows to what a complete prefix announces, never beyond
  * max_msg + CD_VARINT_MAX: a prefix that announces an oversized body is refused as soon as it is
  * complete, before any of the body arrives, so a hostile length never makes the buffer grow. */
-#include "io/framing.h"
+#include "wire/framing.h"
 
 #include <errno.h>
 #include <stdlib.h>

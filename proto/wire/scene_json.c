@@ -2,10 +2,11 @@
 /* proto3 canonical JSON for contactd.v1 messages, driven by protobuf-c's descriptors so that one
  * reader and one writer cover every message and a field added to the .proto needs no code here.
  * The reader builds a generated message in an arena (a list of blocks freed at once) and reports
- * the first problem with its field path; scene files then go through cd_codec_scene_from_frame.
+ * the first problem with its field path; scene files then go through cd_codec_scene_from_frame
+ * and the caller's check (the daemon, contactctl and the tests pass cs_scene_validate).
  * Handles what proto3 generates for protobuf-c: singular and repeated fields and oneofs (the
  * protocol has no proto2 optional fields and no bytes). */
-#include "io/scene_json.h"
+#include "wire/scene_json.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,7 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "contactd.pb-c.h"
-#include "io/codec.h"
+#include "wire/codec.h"
 
 // Arena: every block a parse allocates, freed together.
 typedef struct block {
@@ -419,7 +420,8 @@ static void position_of(const char *text, const char *pos, int *line, int *col) 
     }
 }
 
-int cd_scene_json_parse(const char *text, cs_scene *ret, char *err, size_t errlen) {
+int cd_scene_json_parse(const char *text, cd_scene_check *check, cs_scene *ret, char *err,
+                        size_t errlen) {
     parser p = {.err = err, .errlen = errlen};
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, true);
@@ -450,7 +452,8 @@ int cd_scene_json_parse(const char *text, cs_scene *ret, char *err, size_t errle
     };
     if (!s.bodies || !s.contacts || !s.joints) {
         r = -ENOMEM;
-    } else if (cd_codec_scene_from_frame(frame, &lim, CS_SOLVER_DEFAULT, &s, err, errlen) < 0) {
+    } else if (cd_codec_scene_from_frame(frame, &lim, CS_SOLVER_DEFAULT, &s, err, errlen) < 0 ||
+               (check && check(&s, &lim, err, errlen) != 0)) {
         r = -EINVAL;
     }
     arena_free(&p);
@@ -496,7 +499,8 @@ static int read_file(const char *path, char **ret) {
     return 0;
 }
 
-int cd_scene_json_load(const char *path, cs_scene *ret, char *err, size_t errlen) {
+int cd_scene_json_load(const char *path, cd_scene_check *check, cs_scene *ret, char *err,
+                       size_t errlen) {
     char *text = NULL;
     int r = read_file(path, &text);
     if (r < 0) {
@@ -506,7 +510,7 @@ int cd_scene_json_load(const char *path, cs_scene *ret, char *err, size_t errlen
         return r;
     }
     char msg[1024] = "";
-    r = cd_scene_json_parse(text, ret, msg, sizeof msg);
+    r = cd_scene_json_parse(text, check, ret, msg, sizeof msg);
     free(text);
     if (r < 0 && err && errlen) {
         snprintf(err, errlen, "%s: %s", path, msg);

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The per-step timing record a Result carries: plain CLOCK_MONOTONIC nanoseconds filled by the
- * I/O thread (received, sent) and a worker (release, solve start, duration, deadline, why missed). It lives in
- * service/ so the result ring can hold it without seeing generated protobuf types; io/codec.c
- * turns it into contactd.v1.Timing. */
-#ifndef CONTACTD_SERVICE_TIMING_H
-#define CONTACTD_SERVICE_TIMING_H
+ * I/O thread (received, sent) and a worker (release, solve start, duration, deadline, why
+ * missed). It lives in the wire library's plain part, free of generated types, so that service/'s
+ * result ring holds it as it is and wire/codec.c turns it into contactd.v1.Timing. */
+#ifndef CONTACTD_WIRE_TIMING_H
+#define CONTACTD_WIRE_TIMING_H
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -30,4 +30,4 @@ typedef struct cd_timing {
     int64_t wake_late_ns;   /* lateness of the worker's wake-up before the solve */
 } cd_timing;
 
-#endif /* CONTACTD_SERVICE_TIMING_H */
+#endif /* CONTACTD_WIRE_TIMING_H */

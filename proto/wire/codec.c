@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* protobuf-c <-> libcontact conversions. Ingestion (Frame -> cs_scene) copies field by field into
- * caller storage, checks what only the wire can get wrong (array lengths, joints, solver names,
- * counts against the session's limits) and then hands the scene to cs_scene_validate, so a scene
- * file, a socket frame and a test all pass the same checks. The message holders point every nested
+/* protobuf-c <-> plain-type conversions. Conversion (Frame -> cs_scene) copies field by field into
+ * caller storage and checks what only the wire can get wrong (array lengths, solver names, counts
+ * against the session's limits); the physics is checked by the solver's cs_scene_validate, which
+ * the daemon runs next (daemon/io/ingest.c), so a scene file, a socket frame and a test all pass
+ * the same checks. The message holders point every nested
  * message into one block allocated when they are sized; building a message only writes values.
  * Holders contain pointers to their own members, so they must not be copied after _init. */
-#include "io/codec.h"
+#include "wire/codec.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -15,8 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/framing.h"
-#include "solver/contact.h"
+#include "wire/framing.h"
 
 // Formats err (when the caller gave room for it) and returns code, so callers can write
 // `return fail(...)`.
@@ -33,32 +33,22 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...) {
     return code;
 }
 
-// The frame's solver choice: solver_name when given, else the enum. A known name this build does
-// not implement is refused rather than quietly replaced by another method.
+// The frame's solver choice: solver_name when given, else the enum. Whether this build implements
+// it is validation's question (the wire knows every name).
 static int resolve_solver(const Contactd__V1__Frame *f, cs_solver *ret, char *err, size_t errlen) {
     cs_solver s;
-    const char *field;
     if (f->solver_name && f->solver_name[0] != '\0') {
-        field = "solver_name";
         if (cs_solver_from_name(f->solver_name, &s) < 0) {
             char known[128];
-            cs_solver_list(cs_solver_mask(false), CS_SOLVER_DEFAULT, known, sizeof known);
+            cs_solver_list(CS_SOLVER_NAMED_MASK, CS_SOLVER_DEFAULT, known, sizeof known);
             return fail(err, errlen, CS_EINPUT, "solver_name: unknown solver '%.64s' (known: %s)",
                         f->solver_name, known);
         }
     } else {
-        field = "solver";
         if ((int)f->solver < 0 || (int)f->solver >= CS_SOLVER_COUNT) {
             return fail(err, errlen, CS_EINPUT, "solver: unknown solver value %d", (int)f->solver);
         }
         s = (cs_solver)f->solver;
-    }
-    if (s != CS_SOLVER_DEFAULT && !cs_solver_is_available(s)) {
-        char avail[128];
-        cs_solver_list(cs_solver_mask(true), CS_SOLVER_DEFAULT, avail, sizeof avail);
-        return fail(err, errlen, CS_EINPUT,
-                    "%s: solver '%s' is not implemented in this build (available: %s)", field,
-                    cs_solver_name(s), avail);
     }
     *ret = s;
     return 0;
@@ -93,7 +83,7 @@ int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim
                     "friction_directions: %u exceeds the session limit of %d",
                     (unsigned)f->friction_directions, lim->max_dirs);
     }
-    cs_solver solver;
+    cs_solver solver = CS_SOLVER_DEFAULT;
     const int r = resolve_solver(f, &solver, err, errlen);
     if (r < 0) {
         return r;
@@ -166,7 +156,7 @@ int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim
         vec3_in(in->anchor, j->anchor);
         vec3_in(in->axis, j->axis);
     }
-    return cs_scene_validate(out, lim, err, errlen);
+    return 0;
 }
 
 Contactd__V1__Status cd_codec_status(cs_status st) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Varint length-prefixed ("delimited") message framing for stream sockets: a reassembly buffer
  * that accepts bytes as they arrive (split or merged messages) and yields whole messages. */
-#ifndef CONTACTD_IO_FRAMING_H
-#define CONTACTD_IO_FRAMING_H
+#ifndef CONTACTD_WIRE_FRAMING_H
+#define CONTACTD_WIRE_FRAMING_H
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,4 +49,4 @@ size_t cd_varint_encode(uint64_t v, uint8_t out[CD_VARINT_MAX]);
  * 0 when n is too short to tell, -EPROTO when malformed. */
 int cd_varint_decode(const uint8_t *in, size_t n, uint64_t *ret);
 
-#endif /* CONTACTD_IO_FRAMING_H */
+#endif /* CONTACTD_WIRE_FRAMING_H */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Plain data shared by every part of libcontact: solver names and statuses, the scene a client
- * sends (bodies + contacts), the limits a session is admitted with, solve options and results.
- * Inputs and outputs are visible structs; the workspace that owns memory is opaque. */
-#ifndef CONTACTD_SOLVER_TYPES_H
-#define CONTACTD_SOLVER_TYPES_H
+/* Plain data of the wire library, shared by libcontact, the daemon and the client: solver names
+ * and statuses, the scene a client sends (bodies + contacts + joints), the limits a session is
+ * admitted with, solve options and results. Everything here is visible data or a name table
+ * (names.c); what needs the solvers themselves (which this build has, validation, the workspace)
+ * is declared in solver/contact.h. */
+#ifndef CONTACTD_WIRE_TYPES_H
+#define CONTACTD_WIRE_TYPES_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,19 +47,13 @@ typedef enum cs_solver {
 const char *cs_solver_name(cs_solver s);
 /* Parses a name as above. Returns 0 and sets *ret, or -1 when unknown. */
 int cs_solver_from_name(const char *name, cs_solver *ret);
-/* True when this build implements solver s (a known but unimplemented name is refused with a
- * message rather than silently replaced). */
-bool cs_solver_is_available(cs_solver s);
-/* Bit (1u << s) for each named solver (CS_SOLVER_DEFAULT excluded), or, when available_only, for
- * each this build implements. */
-unsigned cs_solver_mask(bool available_only);
+/* Bit (1u << s) for every named solver (CS_SOLVER_DEFAULT excluded), whether or not this build
+ * implements it (cs_solver_mask in solver/contact.h tells). */
+#define CS_SOLVER_NAMED_MASK (((1u << CS_SOLVER_COUNT) - 1u) & ~1u)
 /* The names of the solvers in mask, comma-separated ("dantzig, lemke"): first leading when it is
  * in mask, the others in enum order. Writes whole names only into buf (len bytes, terminated when
  * len > 0); returns the characters written. For messages and help text. thread: any. */
 size_t cs_solver_list(unsigned mask, cs_solver first, char *buf, size_t len);
-
-/* True when solver s solves scenes with joints (joints.h: every solver on the Delassus form). */
-bool cs_solver_takes_joints(cs_solver s);
 
 typedef enum cs_contact_state {
     CS_STATE_SEPARATE = 1, /* values equal contactd.v1.ContactState */
@@ -75,13 +71,6 @@ typedef struct cs_limits {
                        * available solver. The workspace is sized for these only. */
 } cs_limits;
 
-/* True when a session admitted with lim may run solver s: s is available in this build and
- * declared in lim->solvers (or lim->solvers is 0). That rule lives in cs_limits_mask().
- * thread: any. rt-safe: yes. */
-bool cs_limits_allow(const cs_limits *lim, cs_solver s);
-/* The same as a mask: bit (1u << s) for each s with cs_limits_allow(lim, s). */
-unsigned cs_limits_mask(const cs_limits *lim);
-
 #define CS_DIRS_DEFAULT 8
 
 typedef struct cs_body {
@@ -97,6 +86,10 @@ typedef struct cs_body {
     bool kinematic;    /* velocity prescribed (v, w): no mass (mass and inertia 0), the solve
                         * keeps it, contacts and joints with the body see it; f, tau unused */
 } cs_body;
+
+/* What follows "bodies[i].mass: " or "bodies[i].inertia: " when a kinematic body has either (the
+ * codec words the wire's inertia count the same way as validation words the values). */
+#define CS_KINEMATIC_NO_MASS "a kinematic body has no mass (its velocity is prescribed)"
 
 typedef struct cs_contact {
     uint64_t id;          /* stable across frames */
@@ -235,4 +228,4 @@ typedef struct cs_options {
     double cert_tol;            /* relative tolerance for certification; 0 = default 1e-6 */
 } cs_options;
 
-#endif /* CONTACTD_SOLVER_TYPES_H */
+#endif /* CONTACTD_WIRE_TYPES_H */

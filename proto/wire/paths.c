@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The one place that decides where the daemon listens by default; contactd, contactctl, the demo
- * and the client library all ask here. */
-#include "sys/paths.h"
+/* The one place that decides where the daemon listens by default; contactd, contactctl and the
+ * client library (cdc_default_socket) all ask here. */
+#include "wire/paths.h"
 
 #include <errno.h>
 #include <stdio.h>

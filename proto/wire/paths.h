@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Default endpoints of the daemon, shared by contactd and every client so both sides agree
  * without configuration: the Unix-domain socket path and the TCP port on 127.0.0.1. */
-#ifndef CONTACTD_SYS_PATHS_H
-#define CONTACTD_SYS_PATHS_H
+#ifndef CONTACTD_WIRE_PATHS_H
+#define CONTACTD_WIRE_PATHS_H
 #include <stddef.h>
 
 #define CD_TCP_HOST_DEFAULT "127.0.0.1"
@@ -24,4 +24,4 @@ int cd_paths_default_socket(char *buf, size_t len);
  * (cd_paths_default_socket). Returns as cd_paths_default_socket. thread: any. */
 int cd_paths_client_socket(char *buf, size_t len);
 
-#endif /* CONTACTD_SYS_PATHS_H */
+#endif /* CONTACTD_WIRE_PATHS_H */
