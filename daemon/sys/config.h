@@ -83,7 +83,7 @@ typedef struct cd_config {
     cd_log_level log_level;
 } cd_config;
 
-/* Fills c with the built-in defaults (the default socket path from sys/paths.h, TCP
+/* Fills c with the built-in defaults (the default socket path from wire/paths.h, TCP
  * 127.0.0.1:7411, recordings in $STATE_DIRECTORY (systemd's StateDirectory=) or else the default
  * socket's directory, and the CD_*_DEFAULT values). Returns 0, or -ENAMETOOLONG when the default
  * socket path does not fit. thread: main. */

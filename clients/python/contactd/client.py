@@ -18,7 +18,7 @@ _LIMITS = ("max_bodies", "max_contacts", "max_friction_directions", "max_message
 
 
 def default_socket():
-    """Where a client looks by default: the rule of cd_paths_client_socket (daemon/sys/paths.c):
+    """Where a client looks by default: the rule of cd_paths_client_socket (proto/wire/paths.c):
     the system daemon's socket when it exists (or as root), else $XDG_RUNTIME_DIR/contactd.sock,
     else /tmp/contactd-UID.sock."""
     if os.geteuid() == 0 or os.path.exists("/run/contactd/contactd.sock"):
