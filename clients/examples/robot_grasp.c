@@ -8,8 +8,9 @@
  * returns. The target starts above what holding needs (2 mu N >= m g: N >= 4.9 N), drops below
  * it for a while (the box slips down between the pads), then rises again (the grip catches it).
  * While the box slips, SAP's convex relaxation of friction (Anitescu's) pushes the pads apart
- * a little: the grip it reports then stays somewhat above the target. Ten lines a second: time, target and measured grip, finger gap, the box's height
- * and vertical speed, and held / slipping. */
+ * a little: the grip it reports then stays somewhat above the target. Ten lines a second: time,
+ * target and measured grip, finger gap, the box's height and vertical speed, and held /
+ * slipping. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>

@@ -108,7 +108,8 @@ int cd_config_load(cd_config *c, const char *path, char *err, size_t errlen);
 void cd_config_keep_restart(cd_config *next, const cd_config *cur, char *changed, size_t len);
 
 /* Checks the keys against each other (at least one listener; max_dirs covers the default
- * friction directions; a TCP address beyond loopback has an auth token). Returns 0, or -EINVAL with the reason in err. thread: main. */
+ * friction directions; a TCP address beyond loopback has an auth token). Returns 0, or -EINVAL
+ * with the reason in err. thread: main. */
 int cd_config_check(const cd_config *c, char *err, size_t errlen);
 
 #endif /* CONTACTD_SYS_CONFIG_H */

@@ -62,8 +62,9 @@ class Client:
     session is sized for; the daemon may lower them: see welcome.limits). budget_ns: solve time
     per frame (0: the daemon's default). record: ask the daemon to record the session to a file
     (welcome.record_path names it; the daemon must have [record] dir set, else SessionRefused).
-    timeout: seconds any one wait may take (connect, Hello, each answer). Raises SessionRefused (a DaemonError) when the daemon refuses the Hello, OSError
-    when it cannot be reached, Timeout when it does not answer."""
+    timeout: seconds any one wait may take (connect, Hello, each answer). Raises SessionRefused
+    (a DaemonError) when the daemon refuses the Hello, OSError when it cannot be reached, Timeout
+    when it does not answer."""
 
     def __init__(self, socket=None, tcp=None, mode="request", token=None, solver="",
                  solvers=(), limits=None, budget_ns=0, timeout=2.0, name="contactd-python",
