@@ -36,7 +36,8 @@ static void make_dir(const char *dir) {
 }
 
 bench_args bench_parse(int argc, char **argv, const char *usage, int default_repeat) {
-    bench_args a = {.repeat = default_repeat, .budget_s = 4.0, .out_dir = getenv("CONTACTD_BENCH_OUT")};
+    bench_args a = {.repeat = default_repeat, .budget_s = 4.0,
+                    .out_dir = getenv("CONTACTD_BENCH_OUT")};
     bool repeat_set = false, budget_set = false;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];

@@ -7,7 +7,8 @@
  * descriptors are sampled from /proc. Verdict: every frame answered or refused (by the rate
  * limit, with its seq) exactly once, descriptors flat (the last third's peak within 2 of the
  * first third's, after a warm-up) and, for runs of a minute or more, memory flat (the last
- * third's median resident size within 10 % + 1 MiB of the first third's; peaks are reported). Output: a table, <out>/soak.csv, <out>/soak.png.
+ * third's median resident size within 10 % + 1 MiB of the first third's; peaks are reported).
+ * Output: a table, <out>/soak.csv, <out>/soak.png.
  * Usage: soak CONTACTD [--duration S] [--sessions N] [--out DIR] [--long-solve-us US]
  * [--gnuplot PATH]
  * (the long run: 600 s; tests/bench/meson.build runs 5 s in the bench-smoke suite). */
@@ -141,8 +142,8 @@ static void *garbage(void *arg) {
                 n = sizeof huge;
             } else {
                 // Hello{protocol_version: 1} framed, then a frame field of junk.
-                static const uint8_t hello[] = {4, 0x0a, 2, 0x08, 1, 9, 0x12, 7, 1, 2, 3, 4, 5, 6, 7,
-                                                8, 9};
+                static const uint8_t hello[] = {4, 0x0a, 2, 0x08, 1, 9, 0x12, 7, 1, 2,
+                                                3, 4, 5, 6, 7, 8, 9};
                 memcpy(buf, hello, sizeof hello);
                 n = sizeof hello;
             }
@@ -290,8 +291,8 @@ int main(int argc, char **argv) {
                              .limits = {.max_bodies = 1, .max_contacts = peg.nc, .max_dirs = 8}};
     for (int i = 0; i < nses; i++) {
         ses[i].seen = calloc(frames + 1, 1);
-        if (!ses[i].seen || cdc_conn_open_unix(d.socket, &hello, (int64_t)5 * 1000000000, &ses[i].c, err,
-                               sizeof err) < 0) {
+        if (!ses[i].seen || cdc_conn_open_unix(d.socket, &hello, (int64_t)5 * 1000000000,
+                                               &ses[i].c, err, sizeof err) < 0) {
             fprintf(stderr, "soak: session %d: %s\n", i, err);
             t_daemon_cleanup(&d, stderr);
             return 1;
