@@ -26,9 +26,10 @@ int cd_server_new(uv_loop_t *loop, const cd_config *cfg, cd_session_table *t, cd
 uv_async_t *cd_server_wake(cd_server *s);
 
 /* Starts listening: on unix_fd / tcp_fd when they are >= 0 (socket activation), else on the
- * configured socket path (a stale socket file is replaced; a live one is an error) and TCP
- * address. ticker supplies the tick grid, the workers (placement, kicks) and their statistics
- * for Welcome and Stats. Returns 0, or a negative errno with the reason (naming the address) in err. thread: io. */
+ * configured socket path (a stale socket file is replaced; a live one is an error) and TCP address.
+ * ticker supplies the tick grid, the workers (placement, kicks) and their statistics for Welcome
+ * and Stats. Returns 0, or a negative errno with the reason (naming the address) in err. thread:
+ * io. */
 int cd_server_listen(cd_server *s, cd_loop *ticker, int unix_fd, int tcp_fd, char *err,
                      size_t errlen);
 

@@ -1458,8 +1458,8 @@ typedef enum { TRIAL_HELD, TRIAL_MISSED, TRIAL_CLIENT, TRIAL_REFUSED } trial_res
 
 /* One capacity trial: n aligned stream sessions on src for x->trial_s. Held: every session
  * opened, no bad result or error, >= 99.9 % answered and at most 0.1 % of the results missed
- * through the daemon (miss_reason HOST, SCHEDULING or IO, or no reason given); *strict: held
- * with no such miss at all. A trial the daemon held but where the client skipped more than 1 % of its
+ * through the daemon (miss_reason HOST, SCHEDULING or IO, or no reason given); *strict: held with
+ * no such miss at all. A trial the daemon held but where the client skipped more than 1 % of its
  * frames is client-limited. */
 static trial_result trial(ctx *x, scene_src *src, int n, tally *all, bool *strict, char *why,
                           size_t len) {

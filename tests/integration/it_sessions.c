@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Sessions against the real daemon, checked for correctness only (never for a duration or a met
- * deadline): request mode answers every frame, in order, with the arrival as release; frames
- * over the request rate get ERROR_LIMIT naming the limit while the session goes on; a session
- * whose solves overrun its budget (lemke-standard on a 32-contact peg within 300 us) is labelled
- * on every Result as its last certified answer, while a light session beside it never misses
- * because of it (no scheduling miss); the fallback is the last certified answer, carried over
- * by contact id, and no answer at all is STATUS_FAILED with zero force; sessions admitted and closed 50 times a second
- * beside a stream leave it answered; memory is sized from the Hello, lowered to fit when the
- * client left it to the daemon, and refused with ERROR_MEMORY (saying how much is left) beyond the
+ * deadline): request mode answers every frame, in order, with the arrival as release; frames over
+ * the request rate get ERROR_LIMIT naming the limit while the session goes on; a session whose
+ * solves overrun its budget (lemke-standard on a 32-contact peg within 300 us) is labelled on every
+ * Result as its last certified answer, while a light session beside it never misses because of it
+ * (no scheduling miss); the fallback is the last certified answer, carried over by contact id, and
+ * no answer at all is STATUS_FAILED with zero force; sessions admitted and closed 50 times a second
+ * beside a stream leave it answered; memory is sized from the Hello, lowered to fit when the client
+ * left it to the daemon, and refused with ERROR_MEMORY (saying how much is left) beyond the
  * daemon's budget, which closed sessions give back. Arguments: the contactd executable. */
 #include <errno.h>
 #include <math.h>
