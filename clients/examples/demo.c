@@ -13,6 +13,11 @@
  * should be: each frame is solved as soon as it arrives, so its answer usually comes back within
  * the same period; --stream puts it on the daemon's tick grid instead (an answer then waits for
  * the daemon's next tick, and a frame replaced before it is not answered). */
+// A template for programs outside this tree: it asks for POSIX clocks, sigaction and M_PI
+// itself rather than relying on the build's flags.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>

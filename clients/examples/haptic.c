@@ -30,6 +30,11 @@
  * Output: a line ten times a second (time, segment, handle and probe height, rendered and
  * contact force, status, send-to-result latency) and, with --csv, one row per millisecond for
  * clients/examples/haptic_plot.gp. */
+// A template for programs outside this tree: it asks for POSIX clocks, sigaction and M_PI
+// itself rather than relying on the build's flags.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>

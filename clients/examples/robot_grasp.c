@@ -11,6 +11,11 @@
  * a little: the grip it reports then stays somewhat above the target. Ten lines a second: time,
  * target and measured grip, finger gap, the box's height and vertical speed, and held /
  * slipping. */
+// A template for programs outside this tree: it asks for POSIX clocks, sigaction and M_PI
+// itself rather than relying on the build's flags.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>

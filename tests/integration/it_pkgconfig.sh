@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # libcontactd-client as a program outside this tree uses it: box_client.c is compiled with a
 # plain `cc` and nothing but `pkg-config --cflags --libs libcontactd-client`, first against meson's
-# uninstalled .pc in the build directory, then against what `meson install --destdir` installs
+# uninstalled .pc in the build directory (the examples too), then against what `meson install --destdir` installs
 # (the .pc, contactd/client.h and contactd/types.h, the .so with its soname), shared and static
 # (`pkg-config --static`, with the .so removed), and each program runs one frame against a real
 # daemon. TAP output. Arguments: BUILD_DIR SOURCE_DIR CONTACTD PREFIX LIBDIR INCLUDEDIR SANITIZE
@@ -25,7 +25,7 @@ check() { # check DESCRIPTION COMMAND...
   if "$@" >"$dir/out" 2>&1; then echo "ok $n - $d"; else
     echo "not ok $n - $d"; sed 's/^/# /' "$dir/out"; failed=1; fi
 }
-echo "1..12"
+echo "1..15"
 i=0
 while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 prog=$src/tests/integration/box_client.c
@@ -40,6 +40,12 @@ check "it asks for the default socket without a daemon" \
   env LD_LIBRARY_PATH="$build/clients/c" "$dir/box_uninstalled" -
 check "it gets its Result from the daemon" \
   env LD_LIBRARY_PATH="$build/clients/c" "$dir/box_uninstalled" "$sock"
+# The examples are such programs too: each builds with a plain cc and the .pc alone.
+for ex in demo haptic robot_grasp; do
+  check "clients/examples/$ex.c builds with the uninstalled .pc alone" sh -c \
+    "$cc '$src/clients/examples/$ex.c' -o '$dir/$ex' \
+     \$(PKG_CONFIG_PATH='$build/meson-uninstalled' pkg-config --cflags --libs libcontactd-client) -lm"
+done
 
 # Installed into a DESTDIR: the .pc read with the DESTDIR as its sysroot.
 check "meson install into a DESTDIR" meson install -C "$build" --no-rebuild --destdir "$dest"
