@@ -241,7 +241,7 @@ static void *recorder_main(void *arg) {
             until.tv_nsec -= 1000000000;
         }
         if (!r->stop && !r->incoming) {
-            // With no recording open, sleep until one comes (cd_recording_new signals).
+            // With no recording open, sleep until one comes (cd_recording_start signals).
             if (r->list) {
                 (void)pthread_cond_timedwait(&r->cond, &r->mu, &until);
             } else {
@@ -308,9 +308,18 @@ void cd_recorder_free(cd_recorder *r) {
     free(r);
 }
 
-cd_recording *cd_recording_new(cd_recorder *r, const char *path, size_t buffer_bytes,
-                               uint64_t max_file_bytes, const uint8_t *header, size_t len,
-                               char *err, size_t errlen) {
+void cd_recording_discard(cd_recording *rec) {
+    if (!rec) {
+        return;
+    }
+    fclose(rec->file);
+    (void)unlink(rec->path);
+    free(rec->buf);
+    free(rec);
+}
+
+cd_recording *cd_recording_open(const char *path, size_t buffer_bytes, uint64_t max_file_bytes,
+                                const uint8_t *header, size_t len, char *err, size_t errlen) {
     size_t cap = RING_MIN;
     while (cap < buffer_bytes && cap < RING_MAX) {
         cap *= 2;
@@ -348,19 +357,20 @@ cd_recording *cd_recording_new(cd_recorder *r, const char *path, size_t buffer_b
     atomic_init(&rec->ended, false);
     if (!cd_recording_put(rec, CD_RECORD_HEADER, header, len)) {
         snprintf(err, errlen, "cannot record to %s: the header does not fit the buffer", path);
-        fclose(f);
-        (void)unlink(path);
-        free(buf);
-        free(rec);
+        cd_recording_discard(rec);
         return NULL;
     }
+    return rec;
+}
+
+void cd_recording_start(cd_recorder *r, cd_recording *rec) {
     pthread_mutex_lock(&r->mu);
     rec->next = r->incoming;
     r->incoming = rec;
     pthread_cond_signal(&r->cond);
     pthread_mutex_unlock(&r->mu);
-    return rec;
 }
+
 
 void cd_recording_end(cd_recording *rec, const cd_record_end *end) {
     rec->end = *end;

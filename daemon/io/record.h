@@ -39,15 +39,22 @@ int cd_recorder_new(cd_recorder **ret);
 void cd_recorder_free(cd_recorder *r);
 
 /* Creates path (which must not exist; mode 0640) and a buffer of buffer_bytes (rounded up to a
- * power of two, at least 64 KiB; written once so its pages are resident), and queues the
- * RecordHeader header[len] (packed) as its first record. The recorder writes it from now on,
- * up to max_file_bytes: records beyond are counted as dropped (RecordDropped, RecordEnd), not
- * written.
+ * power of two, at least 64 KiB; written once so its pages are resident) whose first record is
+ * the RecordHeader header[len] (packed), for a recording of up
+ * to max_file_bytes: records beyond are counted as dropped (RecordDropped, RecordEnd), not
+ * written. cd_recording_start then hands it to the recorder; cd_recording_discard undoes it.
  * Returns the recording, or NULL with the reason in err ("cannot create PATH: ..."), nothing
- * created. thread: io. rt-safe: no. */
-cd_recording *cd_recording_new(cd_recorder *r, const char *path, size_t buffer_bytes,
-                               uint64_t max_file_bytes, const uint8_t *header, size_t len,
-                               char *err, size_t errlen);
+ * created. thread: any: admission runs it on a pool thread, so the file's creation and the
+ * buffer's page faults cost neither the I/O thread nor a worker. rt-safe: no. */
+cd_recording *cd_recording_open(const char *path, size_t buffer_bytes, uint64_t max_file_bytes,
+                                const uint8_t *header, size_t len, char *err, size_t errlen);
+
+/* Hands rec to r, which writes it from now on. thread: io. */
+void cd_recording_start(cd_recorder *r, cd_recording *rec);
+
+/* Removes the file of a recording that was never started and frees it. Accepts NULL.
+ * thread: any but io and the workers (it unlinks a file). */
+void cd_recording_discard(cd_recording *rec);
 
 /* The file's path. thread: any. */
 const char *cd_recording_path(const cd_recording *rec);

@@ -153,8 +153,15 @@ struct admission {
     cd_session_params params;
     size_t bytes;
     cd_session *session;      /* made by the pool thread; or the one to free */
-    bool record;              /* the session is to be recorded */
     char client[65];
+    // A recording (record_plan on io at the Hello, record_open on the pool, record_start on io):
+    uint8_t *rec_header;      /* the RecordHeader, packed; NULL: the session is not recorded */
+    size_t rec_header_len;
+    size_t rec_buffer_bytes;
+    uint64_t rec_max_file_bytes;
+    cd_recording *rec;        /* made on the pool; the connection's once started */
+    char rec_path[sizeof ((cd_config *)0)->record_dir + 96];
+    char rec_err[sizeof ((cd_config *)0)->record_dir + 160]; /* why rec is NULL */
 };
 
 struct wreq {
@@ -516,18 +523,18 @@ static void granted_limits(const cd_server *srv, const cd_session_params *p,
     ret->max_message_bytes = srv->cfg->max_message_bytes;
 }
 
-// Starts recording c's new session (admitted as a says) to a new file in [record] dir, with a
-// RecordHeader of everything a replay needs. A recording that cannot start is logged; the
-// session goes on unrecorded (its Welcome has no record_path). thread: io.
-static void record_start(struct conn *c, const struct admission *a) {
-    cd_server *srv = c->srv;
+// Plans the recording of the session a admits: its file's path in [record] dir and its
+// RecordHeader, everything a replay needs, known at the Hello (the session's id is reserved for
+// it); the pool then creates the file and buffer (record_open). A recording that cannot be
+// planned is logged; the session goes on unrecorded (its Welcome has no record_path).
+// thread: io.
+static void record_plan(cd_server *srv, struct admission *a) {
     const cd_session_params *p = &a->params;
-    char err[512];
     if (!srv->recorder) {
         const int r = cd_recorder_new(&srv->recorder);
         if (r < 0) {
             cd_log(CD_LOG_WARNING, "session %llu is not recorded: cannot start the recorder: %s",
-                   (unsigned long long)cd_session_id(c->session), strerror(-r));
+                   (unsigned long long)p->id, strerror(-r));
             return;
         }
     }
@@ -537,8 +544,8 @@ static void record_start(struct conn *c, const struct admission *a) {
     Contactd__V1__RecordHeader h = CONTACTD__V1__RECORD_HEADER__INIT;
     h.protocol_version = PROTOCOL_VERSION;
     h.daemon_version = (char *)CONTACTD_VERSION;
-    h.session_id = cd_session_id(c->session);
-    h.client_name = (char *)a->client;
+    h.session_id = p->id;
+    h.client_name = a->client;
     h.n_solvers = session_solver_names(p, names);
     h.solvers = names;
     h.default_solver_name = names[0];
@@ -550,28 +557,38 @@ static void record_start(struct conn *c, const struct admission *a) {
     h.warm_start = true;
     h.buffer_bytes = srv->cfg->record_buffer_bytes;
     const size_t n = protobuf_c_message_get_packed_size(&h.base);
-    uint8_t *buf = malloc(n);
-    char path[sizeof srv->cfg->record_dir + 96], when[32];
+    a->rec_header = malloc(n);
+    if (!a->rec_header) {
+        cd_log(CD_LOG_WARNING, "session %llu is not recorded: no memory",
+               (unsigned long long)p->id);
+        return;
+    }
+    a->rec_header_len = protobuf_c_message_pack(&h.base, a->rec_header);
+    a->rec_buffer_bytes = srv->cfg->record_buffer_bytes;
+    a->rec_max_file_bytes = srv->cfg->record_max_file_bytes;
+    char when[32];
     const time_t now = time(NULL);
     struct tm tm;
     strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tm));
-    snprintf(path, sizeof path, "%s/session-%s-%d-%llu.cdrec", srv->cfg->record_dir, when,
-             (int)getpid(), (unsigned long long)h.session_id);
-    if (!buf) {
-        snprintf(err, sizeof err, "no memory");
-    } else {
-        c->rec = cd_recording_new(srv->recorder, path, srv->cfg->record_buffer_bytes,
-                                  srv->cfg->record_max_file_bytes, buf,
-                                  protobuf_c_message_pack(&h.base, buf), err, sizeof err);
-    }
-    free(buf);
-    if (!c->rec) {
-        cd_log(CD_LOG_WARNING, "session %llu is not recorded: %s",
-               (unsigned long long)h.session_id, err);
+    snprintf(a->rec_path, sizeof a->rec_path, "%s/session-%s-%d-%llu.cdrec",
+             srv->cfg->record_dir, when, (int)getpid(), (unsigned long long)p->id);
+}
+
+// Hands the recording the pool made for a's session to the recorder and to c, whose reader
+// writes it from now on; or logs why there is none. thread: io.
+static void record_start(struct conn *c, struct admission *a) {
+    if (!a->rec_header) {
         return;
     }
-    cd_log(CD_LOG_INFO, "session %llu is recorded to %s", (unsigned long long)h.session_id,
-           path);
+    const unsigned long long id = cd_session_id(c->session);
+    if (!a->rec) {
+        cd_log(CD_LOG_WARNING, "session %llu is not recorded: %s", id, a->rec_err);
+        return;
+    }
+    cd_recording_start(c->srv->recorder, a->rec);
+    c->rec = a->rec;
+    a->rec = NULL;
+    cd_log(CD_LOG_INFO, "session %llu is recorded to %s", id, cd_recording_path(c->rec));
 }
 
 static void send_welcome(struct conn *c, const struct admission *a) {
@@ -613,11 +630,17 @@ static void send_welcome(struct conn *c, const struct admission *a) {
                  (double)a->bytes / (1 << 20), cd_session_worker(c->session));
 }
 
-// thread: pool. Frees a session no one uses any more.
+// thread: pool. Frees a session no one uses any more, and the recording it never started.
 static void free_work(uv_work_t *req) {
     struct admission *a = req->data;
     cd_loop_thread_off_workers(a->srv->ticker);
     cd_session_free(a->session);
+    cd_recording_discard(a->rec);
+}
+
+static void admission_free(struct admission *a) {
+    free(a->rec_header);
+    free(a);
 }
 
 // thread: io. The memory is back in the budget.
@@ -625,7 +648,7 @@ static void freed(uv_work_t *req, int status) {
     (void)status; // a cancelled free cannot happen: nothing cancels pool work here
     struct admission *a = req->data;
     a->srv->reserved_bytes -= a->bytes;
-    free(a);
+    admission_free(a);
 }
 
 // Frees a's session on the pool and then a itself.
@@ -643,6 +666,11 @@ static void admit_work(uv_work_t *req) {
     struct admission *a = req->data;
     cd_loop_thread_off_workers(a->srv->ticker);
     a->session = cd_session_new(&a->params);
+    if (a->session && a->rec_header) {
+        a->rec = cd_recording_open(a->rec_path, a->rec_buffer_bytes, a->rec_max_file_bytes,
+                                   a->rec_header, a->rec_header_len, a->rec_err,
+                                   sizeof a->rec_err);
+    }
 }
 
 // An attached connection's output: its session's results in flight, each at most what a Result
@@ -735,13 +763,11 @@ static void admitted(uv_work_t *req, int status) {
         return;
     }
     c->session = a->session;
-    if (a->record) {
-        record_start(c, a);
-    }
+    record_start(c, a);
     send_welcome(c, a);
     attach(c);
     // The session's bytes are now the table's: the reaper returns them when it is freed.
-    free(a);
+    admission_free(a);
 }
 
 // True when a and b are equal, in a time that depends on their lengths only (a wrong token must
@@ -854,14 +880,16 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
         conn_finish(c);
         return;
     }
-    *a = (struct admission){.srv = srv, .conn = c, .params = p, .bytes = bytes,
-                            .record = srv->cfg->record_dir[0] != '\0' &&
-                                      (h->record || srv->cfg->record_all)};
+    *a = (struct admission){.srv = srv, .conn = c, .params = p, .bytes = bytes};
+    a->params.id = cd_session_table_take_id(srv->table);
     snprintf(a->client, sizeof a->client, "%s", h->client_name ? h->client_name : "");
+    if (srv->cfg->record_dir[0] != '\0' && (h->record || srv->cfg->record_all)) {
+        record_plan(srv, a);
+    }
     a->req.data = a;
     const int r = uv_queue_work(srv->loop, &a->req, admit_work, admitted);
     if (r < 0) {
-        free(a);
+        admission_free(a);
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0, "hello: %s", uv_strerror(r));
         conn_finish(c);
         return;

@@ -220,6 +220,10 @@ void cd_session_table_free(cd_session_table *t) {
     free(t);
 }
 
+uint64_t cd_session_table_take_id(cd_session_table *t) {
+    return t->next_id++;
+}
+
 int cd_session_table_insert(cd_session_table *t, cd_session *s, int worker) {
     // Only this thread turns entries from FREE into anything else, so a relaxed look suffices.
     int idx = -1;
@@ -233,7 +237,7 @@ int cd_session_table_insert(cd_session_table *t, cd_session *s, int worker) {
     }
     s->table = t;
     s->entry = idx;
-    s->id = t->next_id++;
+    s->id = s->p.id ? s->p.id : cd_session_table_take_id(t);
     atomic_store_explicit(&s->worker, worker, memory_order_relaxed);
     t->e[idx].s = s;
     // release: pairs with the acquire in cd_session_table_claim, which then sees the whole

@@ -55,6 +55,8 @@ typedef struct cd_session_params {
     cd_mode mode;
     int64_t budget_ns;        /* solve time per frame, and the relative deadline: release + it */
     int64_t period_ns;        /* the tick period: request mode's rate is one frame per period */
+    uint64_t id;              /* the id reserved for it (cd_session_table_take_id), or 0: the
+                               * table gives the next one at insert */
 } cd_session_params;
 
 /* thread: io owns insertion and close; workers step sessions (see each function). */
@@ -111,8 +113,12 @@ cd_session_table *cd_session_table_new(int max_sessions);
  * stopped. */
 void cd_session_table_free(cd_session_table *t);
 
-/* Puts s into a free entry, owned by worker, and gives it its id. Returns 0, or -EBUSY when
- * every entry is taken (s is then still the caller's). thread: io. */
+/* Reserves the next session id, for a session whose id must be known before it is made (its
+ * recording's file and header). thread: io. */
+uint64_t cd_session_table_take_id(cd_session_table *t);
+
+/* Puts s into a free entry, owned by worker, with the id its parameters reserved (or the next).
+ * Returns 0, or -EBUSY when every entry is taken (s is then still the caller's). thread: io. */
 int cd_session_table_insert(cd_session_table *t, cd_session *s, int worker);
 
 /* Ends a session: its worker stops stepping it and lets go of it; a later

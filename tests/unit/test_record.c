@@ -38,6 +38,18 @@ static size_t varint(const uint8_t *p, uint64_t *ret) {
     return n;
 }
 
+// A recording made as admission makes one (on any thread), then handed to r.
+static cd_recording *start(cd_recorder *r, const char *path, uint64_t max_file_bytes, char *err,
+                           size_t errlen) {
+    static const uint8_t header[] = {0x08, 0x01}; // RecordHeader{protocol_version: 1}
+    cd_recording *rec = cd_recording_open(path, 1, max_file_bytes, header, sizeof header, err,
+                                          errlen);
+    if (rec) {
+        cd_recording_start(r, rec);
+    }
+    return rec;
+}
+
 static void records_come_out_in_order_and_drops_are_counted(void **state) {
     (void)state;
     char path[64], err[256];
@@ -45,12 +57,11 @@ static void records_come_out_in_order_and_drops_are_counted(void **state) {
     unlink(path);
     cd_recorder *r = NULL;
     assert_int_equal(cd_recorder_new(&r), 0);
-    const uint8_t header[] = {0x08, 0x01}; // RecordHeader{protocol_version: 1}
-    cd_recording *rec = cd_recording_new(r, path, 1, UINT64_MAX, header, sizeof header, err, sizeof err);
+    cd_recording *rec = start(r, path, UINT64_MAX, err, sizeof err);
     assert_non_null(rec);
     assert_string_equal(cd_recording_path(rec), path);
     // Created once: a second recording to the same path is refused.
-    assert_null(cd_recording_new(r, path, 1, UINT64_MAX, header, sizeof header, err, sizeof err));
+    assert_null(start(r, path, UINT64_MAX, err, sizeof err));
     assert_non_null(strstr(err, "File exists"));
     static uint8_t buf[1 << 17];
     uint64_t dropped = 0;
@@ -140,8 +151,7 @@ static void a_recording_left_open_is_closed_incomplete(void **state) {
     unlink(path);
     cd_recorder *r = NULL;
     assert_int_equal(cd_recorder_new(&r), 0);
-    const uint8_t header[] = {0x08, 0x01};
-    assert_non_null(cd_recording_new(r, path, 1, UINT64_MAX, header, sizeof header, err, sizeof err));
+    assert_non_null(start(r, path, UINT64_MAX, err, sizeof err));
     cd_recorder_free(r);
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
@@ -171,9 +181,7 @@ static void the_size_limit_counts_what_it_leaves_out(void **state) {
     unlink(path);
     cd_recorder *r = NULL;
     assert_int_equal(cd_recorder_new(&r), 0);
-    const uint8_t header[] = {0x08, 0x01};
-    cd_recording *rec = cd_recording_new(r, path, 1, 20000, header, sizeof header, err,
-                                         sizeof err);
+    cd_recording *rec = start(r, path, 20000, err, sizeof err);
     assert_non_null(rec);
     static uint8_t buf[1000];
     uint64_t full = 0; // puts that found the ring full (dropped and counted too), then retried
@@ -217,11 +225,29 @@ static void the_size_limit_counts_what_it_leaves_out(void **state) {
     assert_int_equal(end_dropped, 100 - frames + full);
 }
 
+// A session that never opens (its client left during admission, or no slot was free) leaves no
+// file behind: the recording admission made for it is discarded, file and all.
+static void a_recording_never_started_leaves_no_file(void **state) {
+    (void)state;
+    char path[64], err[256];
+    snprintf(path, sizeof path, "/tmp/test_record_discard_%d.cdrec", (int)getpid());
+    unlink(path);
+    const uint8_t header[] = {0x08, 0x01};
+    cd_recording *rec = cd_recording_open(path, 1, UINT64_MAX, header, sizeof header, err,
+                                          sizeof err);
+    assert_non_null(rec);
+    assert_int_equal(access(path, F_OK), 0);
+    cd_recording_discard(rec);
+    assert_int_equal(access(path, F_OK), -1);
+    cd_recording_discard(NULL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(records_come_out_in_order_and_drops_are_counted),
         cmocka_unit_test(a_recording_left_open_is_closed_incomplete),
         cmocka_unit_test(the_size_limit_counts_what_it_leaves_out),
+        cmocka_unit_test(a_recording_never_started_leaves_no_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
