@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Median cs_step time against the number of contacts for each Lemke variant and the Siconos
-# peer, one panel per experiment (Lloyd 2005 Figs. 4, 6 and 9, and the round peg). Reads the CSV written by
-# bench_lemke (bench_common.h columns); call: gnuplot -e "csv='lemke.csv'; png='lemke.png'" lemke.gp
+# peer, one panel per experiment (Lloyd 2005 Figs. 4, 6 and 9, and the round peg). Reads the CSV
+# written by bench_lemke (bench_common.h columns); call: gnuplot -e "csv='lemke.csv'; png='lemke.png'" lemke.gp
 set datafile separator ','
 set terminal pngcairo size 2000,480 font ',10' noenhanced
 set output png

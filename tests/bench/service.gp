@@ -14,10 +14,12 @@ set grid
 # Rows of bench b (and variant v); how many there are (a panel without rows says so).
 rows(b) = sprintf("< awk -F, '$1 == \"%s\"' '%s'", b, csv)
 rowsv(b, v) = sprintf("< awk -F, '$1 == \"%s\" && $2 == \"%s\"' '%s'", b, v, csv)
-bars = sprintf("< awk -F, '$1 == \"wake\" || $1 == \"request\" || ($1 == \"hog\" && $2 ~ /worst/) || ($1 == \"churn\" && $2 ~ /^light/)' '%s'", csv)
+bars = sprintf("< awk -F, '$1 == \"wake\" || $1 == \"request\" || " . \
+               "($1 == \"hog\" && $2 ~ /worst/) || ($1 == \"churn\" && $2 ~ /^light/)' '%s'", csv)
 count(f) = int(system(sprintf("%s | wc -l", f[3:])))
 # Bar labels: the variant, prefixed by the bench unless the variant already names it.
-barlabel(d) = strcol(1) eq 'request' || strcol(1) eq 'churn' ? strcol(2) : sprintf('%s/%s', strcol(1), strcol(2))
+barlabel(d) = strcol(1) eq 'request' || strcol(1) eq 'churn' ? strcol(2) : \
+              sprintf('%s/%s', strcol(1), strcol(2))
 set multiplot layout 1,3
 
 set title 'stream mode, frames 150 us before the tick: worst session'

@@ -12,7 +12,8 @@ set grid
 set ylabel 'median time per solve (us)'
 set key top left font ',8'
 # Variants of bench b in the order they first appear.
-variants(b) = system(sprintf("awk -F, 'NR > 1 && $1 == \"%s\" && !seen[$2]++ {printf \"%%s \", $2}' '%s'", b, csv))
+variants(b) = system(sprintf("awk -F, 'NR > 1 && $1 == \"%s\" && !seen[$2]++ " . \
+                             "{printf \"%%s \", $2}' '%s'", b, csv))
 # Rows of bench b and variant v (awk keeps them contiguous, so lines join up).
 rows(b, v) = sprintf("< awk -F, '$1 == \"%s\" && $2 == \"%s\"' '%s'", b, v, csv)
 set multiplot layout 1,4

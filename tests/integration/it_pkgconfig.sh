@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # libcontactd-client as a program outside this tree uses it: box_client.c is compiled with a
 # plain `cc` and nothing but `pkg-config --cflags --libs libcontactd-client`, first against meson's
-# uninstalled .pc in the build directory (the examples too), then against what `meson install --destdir` installs
-# (the .pc, contactd/client.h and contactd/types.h, the .so with its soname), shared and static
+# uninstalled .pc in the build directory (the examples too), then against what
+# `meson install --destdir` installs (the .pc, contactd/client.h and contactd/types.h, the .so with its soname), shared and static
 # (`pkg-config --static`, with the .so removed), and each program runs one frame against a real
 # daemon. TAP output. Arguments: BUILD_DIR SOURCE_DIR CONTACTD PREFIX LIBDIR INCLUDEDIR SANITIZE
 # (meson's b_sanitize: a sanitized library needs its runtime in the program too).
@@ -44,7 +44,8 @@ check "it gets its Result from the daemon" \
 for ex in demo haptic robot_grasp; do
   check "clients/examples/$ex.c builds with the uninstalled .pc alone" sh -c \
     "$cc '$src/clients/examples/$ex.c' -o '$dir/$ex' \
-     \$(PKG_CONFIG_PATH='$build/meson-uninstalled' pkg-config --cflags --libs libcontactd-client) -lm"
+     \$(PKG_CONFIG_PATH='$build/meson-uninstalled' \
+        pkg-config --cflags --libs libcontactd-client) -lm"
 done
 
 # Installed into a DESTDIR: the .pc read with the DESTDIR as its sysroot.

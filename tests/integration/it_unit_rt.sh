@@ -49,7 +49,9 @@ run_as_unit() { # run_as_unit CAPS TAG
     sleep 0.1; i=$((i + 1))
   done
   for t in /proc/$pid/task/*; do
-    case $(cat "$t/comm") in cd-fg*) awk '{print "policy", $41}' "$t/stat" >>"$dir/$2.policy" ;; esac
+    case $(cat "$t/comm") in
+      cd-fg*) awk '{print "policy", $41}' "$t/stat" >>"$dir/$2.policy" ;;
+    esac
   done
   kill "$pid"; wait "$pid" 2>/dev/null; pid=
   cat "$dir/$2.log" "$dir/$2.policy"
