@@ -493,7 +493,7 @@ static size_t hello_memory(struct conn *c, cd_session_params *p, bool contacts_a
     if (bytes > left) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_MEMORY, 0,
                    "hello.limits: the session needs %.1f MiB and %.1f MiB of the daemon's "
-                   "memory budget ([server] memory_budget_mb = %zu) are left", 
+                   "memory budget ([server] memory_budget_mb = %zu) are left",
                    (double)bytes / (1 << 20), (double)left / (1 << 20),
                    cfg->memory_budget_bytes >> 20);
         return 0;
