@@ -746,6 +746,7 @@ static void scale_problem(ncp *P, const double *W, int ldw, const double *b) {
         wscale = fmax(wscale, P->Ws[(size_t)j * n + j]);
         P->bs[j] = b[j] * sj;
     }
+    cs__meter_add(&P->meter, (int64_t)n * n);
     P->W = P->Ws, P->b = P->bs;
     P->reg = REG * (wscale > 0 ? wscale : 1);
 }
