@@ -110,41 +110,81 @@ static void swap_slots(cs__bordered *b, int s, int t) {
     }
 }
 
+/* y[0 .. p) += M x over p columns of M (column-major, leading dimension ld), four columns at a
+ * time so that y is read and written once per four; the sums are taken column after column, as
+ * one column at a time would (the same rounding). */
+static void mul_add(int p, const double *M, int ld, const double *restrict x, double *restrict y) {
+    int j = 0;
+    for (; j + 4 <= p; j += 4) {
+        const double *restrict c0 = M + (size_t)j * ld, *restrict c1 = c0 + ld;
+        const double *restrict c2 = c1 + ld, *restrict c3 = c2 + ld;
+        const double x0 = x[j], x1 = x[j + 1], x2 = x[j + 2], x3 = x[j + 3];
+        for (int i = 0; i < p; i++) {
+            double t = y[i];
+            t += c0[i] * x0;
+            t += c1[i] * x1;
+            t += c2[i] * x2;
+            t += c3[i] * x3;
+            y[i] = t;
+        }
+    }
+    for (; j < p; j++) {
+        const double *restrict c0 = M + (size_t)j * ld;
+        const double x0 = x[j];
+        for (int i = 0; i < p; i++)
+            y[i] += c0[i] * x0;
+    }
+}
+
 /* Brings the deferred member in slot s (>= p) into the inverse when its Schur pivot exceeds tol. */
 static bool try_factor(cs__bordered *b, int s) {
     swap_slots(b, s, b->p);
     const int c = b->cap, p = b->p;
-    double *y = b->y, *z = b->z;
-    for (int i = 0; i < p; i++)
-        y[i] = z[i] = 0;
-    // y = K^-1 u and z' = v' K^-1, u and v the new column and row.
-    for (int j = 0; j < p; j++) {
-        const double uj = *at(b->K, c, j, p);
-        const double *col = at(b->inv, c, 0, j);
-        double zj = 0;
+    // y = K^-1 u and z' = v' K^-1, u and v the new column and row (v copied out of K's row, which
+    // is strided, into rs: free outside cs__bordered_solve's use of it after any refresh).
+    double *restrict y = b->y, *restrict z = b->z, *restrict v = b->rs;
+    for (int i = 0; i < p; i++) {
+        y[i] = 0;
+        v[i] = *at(b->K, c, p, i);
+    }
+    mul_add(p, b->inv, c, at(b->K, c, 0, p), y);
+    // Two columns at a time: independent sums, each in order.
+    int j = 0;
+    for (; j + 2 <= p; j += 2) {
+        const double *restrict c0 = at(b->inv, c, 0, j), *restrict c1 = c0 + c;
+        double z0 = 0, z1 = 0;
         for (int i = 0; i < p; i++) {
-            y[i] += col[i] * uj;
-            zj += *at(b->K, c, p, i) * col[i];
+            z0 += v[i] * c0[i];
+            z1 += v[i] * c1[i];
         }
-        z[j] = zj;
+        z[j] = z0;
+        z[j + 1] = z1;
+    }
+    if (j < p) {
+        const double *restrict c0 = at(b->inv, c, 0, j);
+        double z0 = 0;
+        for (int i = 0; i < p; i++)
+            z0 += v[i] * c0[i];
+        z[j] = z0;
     }
     double sch = *at(b->K, c, p, p);
     for (int i = 0; i < p; i++)
-        sch -= *at(b->K, c, p, i) * y[i];
+        sch -= v[i] * y[i];
     count(b, 2 * (int64_t)p * p + p);
     if (!(fabs(sch) > b->tol))
         return false;
     const double is = 1 / sch;
     for (int j = 0; j < p; j++) {
-        double *col = at(b->inv, c, 0, j);
+        double *restrict col = at(b->inv, c, 0, j);
         const double zs = z[j] * is;
         for (int i = 0; i < p; i++)
             col[i] += y[i] * zs;
         *at(b->inv, c, p, j) = -zs;
     }
+    double *restrict last = at(b->inv, c, 0, p);
     for (int i = 0; i < p; i++)
-        *at(b->inv, c, i, p) = -y[i] * is;
-    *at(b->inv, c, p, p) = is;
+        last[i] = -y[i] * is;
+    last[p] = is;
     b->p++;
     count(b, (int64_t)p * p);
     return true;
@@ -244,30 +284,23 @@ void cs__bordered_refresh(cs__bordered *b) {
  * correction. */
 static double solve_refined(cs__bordered *b, const double *rhs, double *x) {
     const int c = b->cap, p = b->p;
-    double *r = b->y, *dx = b->z;
-    for (int i = 0; i < p; i++)
+    double *restrict r = b->y, *restrict dx = b->z;
+    for (int i = 0; i < p; i++) {
         x[i] = dx[i] = 0;
-    for (int j = 0; j < p; j++) {
-        const double *col = at(b->inv, c, 0, j);
-        for (int i = 0; i < p; i++)
-            x[i] += col[i] * rhs[j];
-    }
-    for (int i = 0; i < p; i++)
         r[i] = rhs[i];
-    for (int j = 0; j < p; j++) {
-        const double *col = at(b->K, c, 0, j);
-        for (int i = 0; i < p; i++)
-            r[i] -= col[i] * x[j];
     }
-    for (int j = 0; j < p; j++) {
-        const double *col = at(b->inv, c, 0, j);
-        for (int i = 0; i < p; i++)
-            dx[i] += col[i] * r[j];
-    }
+    mul_add(p, b->inv, c, rhs, x);
+    // r = rhs - K x, as r += K (-x) with -x in dx for the moment.
+    for (int i = 0; i < p; i++)
+        dx[i] = -x[i];
+    mul_add(p, b->K, c, dx, r);
+    for (int i = 0; i < p; i++)
+        dx[i] = 0;
+    mul_add(p, b->inv, c, r, dx);
     double corr = 0;
     for (int i = 0; i < p; i++) {
         x[i] += dx[i];
-        corr = fmax(corr, fabs(dx[i]));
+        corr = fabs(dx[i]) > corr ? fabs(dx[i]) : corr;
     }
     count(b, 3 * (int64_t)p * p);
     return corr;
