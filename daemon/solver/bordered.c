@@ -173,6 +173,20 @@ static bool try_factor(cs__bordered *b, int s) {
     count(b, 2 * (int64_t)p * p + p);
     if (!(fabs(sch) > b->tol))
         return false;
+    // A deferred member X's pivot becomes s_X - (K_XY - v_X' y)(K_YX - z' u_X) / sch with this one
+    // (Y) in: zero change when X's row or column is a combination of the members' (always so for a
+    // symmetric PSD system), but an unsymmetric one (a face whose rows join after it) can become
+    // independent. Those whose change is above tol are worth a try.
+    for (int d = p + 1; d < b->m; d++) {
+        double vy = *at(b->K, c, d, p), zu = *at(b->K, c, p, d);
+        for (int i = 0; i < p; i++) {
+            vy -= *at(b->K, c, d, i) * y[i];
+            zu -= z[i] * *at(b->K, c, i, d);
+        }
+        if (fabs(vy * zu) > b->tol * fabs(sch))
+            b->retry[b->id[d]] = 1;
+    }
+    count(b, 2 * (int64_t)(b->m - p - 1) * p);
     const double is = 1 / sch;
     for (int j = 0; j < p; j++) {
         double *restrict col = at(b->inv, c, 0, j);
@@ -266,7 +280,7 @@ void cs__bordered_refresh(cs__bordered *b) {
         for (int s = 0; s < b->m; s++)
             b->retry[b->id[s]] = 1;
     }
-    // A success moves the member from slot p into slot s: look at s again.
+    // A success may mark deferred members already passed (try_factor): look at them all again.
     int s = b->p;
     while (s < b->m && !(b->meter && b->meter->passed)) {
         const int id = b->id[s];
@@ -275,7 +289,9 @@ void cs__bordered_refresh(cs__bordered *b) {
             continue;
         }
         b->retry[id] = 0;
-        if (!try_factor(b, s) || s < b->p)
+        if (try_factor(b, s))
+            s = b->p;
+        else
             s++;
     }
 }
