@@ -24,6 +24,7 @@
 #include <math.h>
 
 #include "solver/deadline.h"
+#include "solver/linalg.h"
 #include "solver/workspace.h"
 
 /* A refinement step that changes the answer by more than this fraction says the inverse has
@@ -110,32 +111,6 @@ static void swap_slots(cs__bordered *b, int s, int t) {
     }
 }
 
-/* y[0 .. p) += M x over p columns of M (column-major, leading dimension ld), four columns at a
- * time so that y is read and written once per four; the sums are taken column after column, as
- * one column at a time would (the same rounding). */
-static void mul_add(int p, const double *M, int ld, const double *restrict x, double *restrict y) {
-    int j = 0;
-    for (; j + 4 <= p; j += 4) {
-        const double *restrict c0 = M + (size_t)j * ld, *restrict c1 = c0 + ld;
-        const double *restrict c2 = c1 + ld, *restrict c3 = c2 + ld;
-        const double x0 = x[j], x1 = x[j + 1], x2 = x[j + 2], x3 = x[j + 3];
-        for (int i = 0; i < p; i++) {
-            double t = y[i];
-            t += c0[i] * x0;
-            t += c1[i] * x1;
-            t += c2[i] * x2;
-            t += c3[i] * x3;
-            y[i] = t;
-        }
-    }
-    for (; j < p; j++) {
-        const double *restrict c0 = M + (size_t)j * ld;
-        const double x0 = x[j];
-        for (int i = 0; i < p; i++)
-            y[i] += c0[i] * x0;
-    }
-}
-
 /* Brings the deferred member in slot s (>= p) into the inverse when its Schur pivot exceeds tol. */
 static bool try_factor(cs__bordered *b, int s) {
     swap_slots(b, s, b->p);
@@ -147,7 +122,7 @@ static bool try_factor(cs__bordered *b, int s) {
         y[i] = 0;
         v[i] = *at(b->K, c, p, i);
     }
-    mul_add(p, b->inv, c, at(b->K, c, 0, p), y);
+    cs__gaxpy_cols(p, b->inv, c, NULL, p, at(b->K, c, 0, p), y);
     // Two columns at a time: independent sums, each in order.
     int j = 0;
     for (; j + 2 <= p; j += 2) {
@@ -189,10 +164,8 @@ static bool try_factor(cs__bordered *b, int s) {
     count(b, 2 * (int64_t)(b->m - p - 1) * p);
     const double is = 1 / sch;
     for (int j = 0; j < p; j++) {
-        double *restrict col = at(b->inv, c, 0, j);
         const double zs = z[j] * is;
-        for (int i = 0; i < p; i++)
-            col[i] += y[i] * zs;
+        cs__gaxpy_cols(p, y, p, NULL, 1, &zs, at(b->inv, c, 0, j));
         *at(b->inv, c, p, j) = -zs;
     }
     double *restrict last = at(b->inv, c, 0, p);
@@ -255,11 +228,8 @@ void cs__bordered_remove(cs__bordered *b, int id) {
                 count(b, 2 * (int64_t)(b->m - b->p) * k);
                 const double ie = 1 / e;
                 for (int j = 0; j < k; j++) {
-                    const double rj = *at(b->inv, c, k, j) * ie;
-                    double *col = at(b->inv, c, 0, j);
-                    const double *ck = at(b->inv, c, 0, k);
-                    for (int i = 0; i < k; i++)
-                        col[i] -= ck[i] * rj;
+                    const double mrj = -(*at(b->inv, c, k, j) * ie);
+                    cs__gaxpy_cols(k, at(b->inv, c, 0, k), c, NULL, 1, &mrj, at(b->inv, c, 0, j));
                 }
                 count(b, (int64_t)k * k);
             }
@@ -305,14 +275,14 @@ static double solve_refined(cs__bordered *b, const double *rhs, double *x) {
         x[i] = dx[i] = 0;
         r[i] = rhs[i];
     }
-    mul_add(p, b->inv, c, rhs, x);
+    cs__gaxpy_cols(p, b->inv, c, NULL, p, rhs, x);
     // r = rhs - K x, as r += K (-x) with -x in dx for the moment.
     for (int i = 0; i < p; i++)
         dx[i] = -x[i];
-    mul_add(p, b->K, c, dx, r);
+    cs__gaxpy_cols(p, b->K, c, NULL, p, dx, r);
     for (int i = 0; i < p; i++)
         dx[i] = 0;
-    mul_add(p, b->inv, c, r, dx);
+    cs__gaxpy_cols(p, b->inv, c, NULL, p, r, dx);
     double corr = 0;
     for (int i = 0; i < p; i++) {
         x[i] += dx[i];

@@ -144,36 +144,17 @@ static double dense_entry(const void *ctx, int row, int col) {
     return d->A[(size_t)col * d->lda + row];
 }
 
-/* y += A(:, cols) x(cols): the product with a direction over the k columns that move, four at a
- * time so that y is read and written once per four, summed column after column (the rounding of
- * one at a time). Counts the work on meter; true when its deadline passed (y is then partial). */
+/* y += A(:, cols) x(cols): the product with a direction over the k columns that move
+ * (cs__gaxpy_cols: the rounding of one column at a time), four columns between two meter counts,
+ * or one when a column alone is a meter's stretch. True when the meter's deadline passed (y is
+ * then partial). */
 static bool mul_columns(int n, const double *A, int lda, const int *cols, int k, const double *x,
-                        double *restrict y, cs__meter *meter) {
-    int q = 0;
-    for (; q + 4 <= k; q += 4) {
-        const double *restrict c0 = A + (size_t)cols[q] * lda;
-        const double *restrict c1 = A + (size_t)cols[q + 1] * lda;
-        const double *restrict c2 = A + (size_t)cols[q + 2] * lda;
-        const double *restrict c3 = A + (size_t)cols[q + 3] * lda;
-        const double x0 = x[cols[q]], x1 = x[cols[q + 1]];
-        const double x2 = x[cols[q + 2]], x3 = x[cols[q + 3]];
-        for (int i = 0; i < n; i++) {
-            double t = y[i];
-            t += c0[i] * x0;
-            t += c1[i] * x1;
-            t += c2[i] * x2;
-            t += c3[i] * x3;
-            y[i] = t;
-        }
-        if (cs__meter_add(meter, 4 * (int64_t)n))
-            return true;
-    }
-    for (; q < k; q++) {
-        const double *restrict c0 = A + (size_t)cols[q] * lda;
-        const double x0 = x[cols[q]];
-        for (int i = 0; i < n; i++)
-            y[i] += c0[i] * x0;
-        if (cs__meter_add(meter, n))
+                        double *y, cs__meter *meter) {
+    const int step = n < CS__METER_UNITS ? 4 : 1;
+    for (int q = 0; q < k; q += step) {
+        const int kq = k - q < step ? k - q : step;
+        cs__gaxpy_cols(n, A, lda, cols + q, kq, x, y);
+        if (cs__meter_add(meter, (int64_t)kq * n))
             return true;
     }
     return false;
