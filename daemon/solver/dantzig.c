@@ -449,7 +449,7 @@ static double dslack(const mlcp *w, const group *g, int k) {
 /* w of row r of group g: the velocity plus the clamped faces' duals along their normals. */
 static double group_w(const mlcp *w, const group *g, int r) {
     double v = w->a[g->row + r];
-    for (int k = 0; k < g->nf; k++)
+    for (int k = 0; k < g->nf && g->nact > 0; k++)
         if (w->fset[g->face + k])
             v += w->sigma[g->face + k] * face_n(w, g, k, r);
     return v;
@@ -671,7 +671,7 @@ static int mlcp_direction(mlcp *w, int kind, int d) {
 /* The rate of w of row r of group g along the direction. */
 static double group_dw(const mlcp *w, const group *g, int r) {
     double v = w->da[g->row + r];
-    for (int k = 0; k < g->nf; k++)
+    for (int k = 0; k < g->nf && g->nact > 0; k++)
         if (w->fset[g->face + k])
             v += w->dsig[g->face + k] * face_n(w, g, k, r);
     return v;
