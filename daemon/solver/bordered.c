@@ -164,10 +164,10 @@ static bool try_factor(cs__bordered *b, int s) {
     count(b, 2 * (int64_t)(b->m - p - 1) * p);
     const double is = 1 / sch;
     for (int j = 0; j < p; j++) {
-        const double zs = z[j] * is;
-        cs__gaxpy_cols(p, y, p, NULL, 1, &zs, at(b->inv, c, 0, j));
-        *at(b->inv, c, p, j) = -zs;
+        z[j] *= is;
+        *at(b->inv, c, p, j) = -z[j];
     }
+    cs__ger(p, p, y, z, b->inv, c);
     double *restrict last = at(b->inv, c, 0, p);
     for (int i = 0; i < p; i++)
         last[i] = -y[i] * is;
@@ -227,10 +227,10 @@ void cs__bordered_remove(cs__bordered *b, int id) {
                 }
                 count(b, 2 * (int64_t)(b->m - b->p) * k);
                 const double ie = 1 / e;
-                for (int j = 0; j < k; j++) {
-                    const double mrj = -(*at(b->inv, c, k, j) * ie);
-                    cs__gaxpy_cols(k, at(b->inv, c, 0, k), c, NULL, 1, &mrj, at(b->inv, c, 0, j));
-                }
+                double *mr = b->z;
+                for (int j = 0; j < k; j++)
+                    mr[j] = -(*at(b->inv, c, k, j) * ie);
+                cs__ger(k, k, at(b->inv, c, 0, k), mr, b->inv, c);
                 count(b, (int64_t)k * k);
             }
         }

@@ -343,3 +343,19 @@ void cs__gaxpy_cols(int n, const double *A, int lda, const int *cols, int k, con
             y[i] += c0[i] * x0;
     }
 }
+
+void cs__ger(int n, int k, const double *x, const double *s, double *M, int ldm) {
+    for (int j = 0; j < k; j++) {
+        double *col = M + (size_t)j * ldm;
+        const double sj = s[j];
+        const gaxpy_v2 v = {sj, sj};
+        int i = 0;
+        for (; i + 2 <= n; i += 2) {
+            gaxpy_v2 t = gaxpy_ld(col + i);
+            t += gaxpy_ld(x + i) * v;
+            memcpy(col + i, &t, sizeof t);
+        }
+        for (; i < n; i++)
+            col[i] += x[i] * sj;
+    }
+}

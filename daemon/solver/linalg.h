@@ -78,5 +78,9 @@ void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b, cs
  * a time. y must not overlap A or x. thread: any. rt-safe: yes. */
 void cs__gaxpy_cols(int n, const double *A, int lda, const int *cols, int k, const double *x,
                     double *y);
+/* M(0 .. n, j) += x s[j] for j < k: a rank-one update (M column-major, leading dimension ldm), two
+ * rows at a time with the rounding of the scalar loop. M must not overlap x or s. thread: any.
+ * rt-safe: yes. */
+void cs__ger(int n, int k, const double *x, const double *s, double *M, int ldm);
 
 #endif /* CONTACTD_SOLVER_LINALG_H */
