@@ -12,7 +12,9 @@
  * last; |s| <= tol means the member's equation is (numerically) a combination of the others',
  * as with four coplanar contacts of a box (rank 3). Such a member is deferred: its unknown is 0
  * and its equation, consistent in exact arithmetic (Baraff's theorem: the right-hand side lies in
- * the range), is checked at each solve. A removal whose e is tiny against the row and column it
+ * the range), is checked at each solve, and it is tried again when a removal or a new member
+ * changes its pivot by more than tol (a face of the bounded problem, whose diagonal is 0, is
+ * singular until the row it bounds joins). A removal whose e is tiny against the row and column it
  * leaves behind would blow the inverse up (the remaining block is nearly singular): the inverse is
  * then rebuilt from K by adding the members again, which defers whatever is dependent.
  *

@@ -5,7 +5,8 @@
  * on small random problems, analytic contact scenes (incline at the stick/slide threshold, box at
  * rest, stacks with exact ties and no regularization, a spinning puck), agreement with the
  * structural Lemke solver on the same pyramid, wrenched stacks that must converge within a work
- * bound per pivot, and labelled statuses for bad, degenerate and unsolvable input. */
+ * bound per pivot, and labelled statuses for bad, degenerate and unsolvable input. The kept inverse
+ * of the clamped system (bordered.h): a deferred member taken in once a later one makes room. */
 #include "solver/dantzig.h"
 
 #include <math.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "scene_gen.h"
+#include "solver/bordered.h"
 #include "solver/certify.h"
 #include "solver/contact.h"
 #include "solver/deadline.h"
@@ -666,6 +668,35 @@ static void bounded_deadline_stops(void **state) {
     assert_int_equal(st.pivots, 0);
 }
 
+/* Entries of a 2 x 2 column-major matrix. */
+static double entry_2x2(const void *ctx, int row, int col) {
+    return ((const double *)ctx)[col * 2 + row];
+}
+
+/* The unsymmetric K = [0 1; 1 1] added member by member, as a face (zero diagonal) joins the
+ * bounded problem's clamped system before the row it bounds: member 0 alone is singular and
+ * deferred, member 1 makes room for it. Both must end in the inverse and the solve must answer K
+ * x = rhs exactly; a deferred member 0 would hold x_0 = 0 and its equation, x_1 = 1, would fail
+ * (x_1 = 3 from the other). */
+static void bordered_takes_a_deferred_member_in_after_an_add(void **state) {
+    (void)state;
+    const double K[4] = {0, 1, 1, 1};
+    const size_t mark = cs__ws_mark(ws);
+    cs__bordered b;
+    assert_int_equal(cs__bordered_init(&b, ws, 2, 2, 1e-12, entry_2x2, K, NULL), 0);
+    cs__bordered_add(&b, 0);
+    assert_int_equal(b.p, 0); // deferred: its pivot is 0
+    cs__bordered_add(&b, 1);
+    cs__bordered_refresh(&b);
+    assert_int_equal(b.p, 2);
+    const double rhs[2] = {1, 3};
+    double x[2] = {-1, -1};
+    assert_int_equal(cs__bordered_solve(&b, rhs, x, 1e-12), 0);
+    assert_near(x[0], 2.0, 1e-15);
+    assert_near(x[1], 1.0, 1e-15);
+    cs__ws_release(ws, mark);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(agrees_with_enumeration_in_range),
@@ -687,6 +718,7 @@ int main(void) {
         cmocka_unit_test(frictionless_agrees_with_lemke),
         cmocka_unit_test(bounded_bad_input_is_labelled),
         cmocka_unit_test(bounded_deadline_stops),
+        cmocka_unit_test(bordered_takes_a_deferred_member_in_after_an_add),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
