@@ -72,12 +72,15 @@
  * CYCLING AND RAYS. Zero steps can alternate an index between two sets (5.4). A hash of the clamped
  * sets seen within a drive detects it; the index that moved is then given up as Baraff does (a
  * normal leaves both C and NC; a face's group stops being processed) and is taken up again by a
- * later drive, but never the driven row itself: that cycle is CS_MAXITER. A drive with no bound on
- * its step is section 6's unbounded ray: CS_RAY. Such a failure (or a failed final check) is
- * pivoted once more from scratch with the drives in index order (least-index rule, mlcp_pivot);
- * what fails both ways keeps its label. The pivot cap is 4 p (p + 1) + 8 for p = rows +
- * friction rows. Whatever the path, a converged answer is checked from scratch at the end
- * (answer_holds): every law to 1e-9 of its scale, or CS_MAXITER.
+ * later drive, but never the driven row itself: that cycle is CS_MAXITER. Drives can also cycle
+ * among themselves with zero steps (one unclamps a face of its group that the next clamps again):
+ * the sets at the start of each drive since the forces last moved are remembered, and a repeat is
+ * CS_MAXITER too (state_repeats). A drive with no bound on its step is section 6's unbounded ray:
+ * CS_RAY. Such a failure (or a failed final check) is pivoted once more from scratch with the
+ * drives in index order (least-index rule, mlcp_pivot); what fails both ways keeps its label. The
+ * pivot cap is 4 p (p + 1) + 8 for p = rows + friction rows. Whatever the path, a converged answer
+ * is checked from scratch at the end (answer_holds): every law to 1e-9 of its scale, or
+ * CS_MAXITER.
  *
  * COST. A step updates the clamped system's inverse and solves with it, O(p^2) for p clamped rows
  * and faces, plus da = A df, O(n p); the deadline is read before each step and through the meter
@@ -359,6 +362,9 @@ enum { STEP_NONE = -1, STEP_TARGET = -2 };
 /* The final check's relative tolerance (answer_holds): three orders above what the converged
  * answers show (<= 1e-13 on contact scenes), three below the certificate's default. */
 #define ANSWER_TOL 1e-9
+/* Steps that change no force by more than this fraction of the largest make no progress: four
+ * orders above rounding, so a cycle whose zero steps come out as 1e-22 is still one. */
+#define MOVE_TOL 1e-12
 
 /* A friction group: one BOX row (m = 1, faces f <= r and -f <= r) or a PAIR (m = 2, the nd edges of
  * r P). Face k of a group is c r - n_k . f_t >= 0, with dual sigma_k >= 0. */
@@ -400,6 +406,9 @@ typedef struct mlcp {
     uint64_t hash;        /* of the clamped sets */
     uint64_t seen[CYCLE_MEMORY];
     int nseen;
+    bool moved;           /* forces moved since the drives' sets were noted (state_repeats) */
+    uint64_t still[CYCLE_MEMORY]; /* hashes of the sets at the start of the drives since then */
+    int nstill;
     cs__meter meter;
 } mlcp;
 
@@ -767,6 +776,7 @@ static void group_off(mlcp *w, double *f, group *g) {
         const int i = g->row + r;
         w->on[i] = 0;
         if (f[i] != 0) {
+            w->moved = true;
             const double *col = P->A + (size_t)i * P->lda;
             for (int q = 0; q < w->n; q++)
                 w->a[q] -= f[i] * col[q];
@@ -906,10 +916,15 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
         st->pivots++;
         if (j == STEP_NONE)
             return CS_RAY; // Baraff section 6: s = infinity
+        double step = 0, fs = 0;
         for (int i = 0; i < n; i++) {
             f[i] += s * w->df[i];
             w->a[i] += s * w->da[i];
+            step = max_d(step, fabs(s * w->df[i]));
+            fs = max_d(fs, fabs(f[i]));
         }
+        // A step below MOVE_TOL of the forces is rounding, not progress (state_repeats).
+        w->moved = w->moved || step > MOVE_TOL * fs;
         // Only the clamped faces' duals move (dsig is zero elsewhere).
         for (int q = 0; q < w->sys.m; q++)
             if (w->sys.id[q] >= n)
@@ -1071,7 +1086,31 @@ static void mlcp_reset(mlcp *w, double *f) {
     for (int q = 0; q < w->ng; q++)
         w->g[q].nact = w->g[q].non = 0;
     w->hash = 0;
+    w->moved = true;
     cs__bordered_clear(&w->sys);
+}
+
+/* Whether the sets before the next drive repeat those met since forces last moved (MOVE_TOL):
+ * drives that take only zero steps then go round for ever (a face of the driven group unclamped
+ * by one drive and clamped by the next: Baraff 5.4's cycling across drives, which the hash of one
+ * drive cannot see). Notes the sets otherwise; after a move it only starts a new record (a cycle is
+ * then seen one round later), so drives that move pay nothing. */
+static bool state_repeats(mlcp *w) {
+    if (w->moved) {
+        w->moved = false;
+        w->nstill = 0;
+        return false;
+    }
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < w->n; i++)
+        h = (h ^ (uint64_t)(w->set[i] | w->on[i] << 2)) * 0x100000001b3ull;
+    for (int k = 0; k < w->nf; k++)
+        h = (h ^ (uint64_t)w->fset[k]) * 0x100000001b3ull;
+    for (int q = 0; q < w->nstill && q < CYCLE_MEMORY; q++)
+        if (w->still[q] == h)
+            return true;
+    w->still[w->nstill++ % CYCLE_MEMORY] = h;
+    return false;
 }
 
 /* Baraff's pivoting from the start (5.5): bilateral rows, then normals before friction. Drives are
@@ -1101,6 +1140,10 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
                 d = i;
             }
         if (d >= 0) {
+            if (state_repeats(w)) {
+                status = CS_MAXITER;
+                break;
+            }
             w->set[d] = UNPROCESSED;
             status = mlcp_drive(w, f, DRIVE_NORMAL, d, cap, st);
             continue;
@@ -1124,6 +1167,10 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
         }
         if (fd < 0)
             break;
+        if (state_repeats(w)) {
+            status = CS_MAXITER;
+            break;
+        }
         group *g = &w->g[w->grp[fd]];
         if (w->on[fd]) {
             w->on[fd] = 0;
