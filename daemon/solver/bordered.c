@@ -12,7 +12,9 @@
  * last; |s| <= tol means the member's equation is (numerically) a combination of the others',
  * as with four coplanar contacts of a box (rank 3). Such a member is deferred: its unknown is 0
  * and its equation, consistent in exact arithmetic (Baraff's theorem: the right-hand side lies in
- * the range), is checked at each solve. A removal whose e is tiny against the row and column it
+ * the range), is checked at each solve, and it is tried again when a removal or a new member
+ * changes its pivot by more than tol (a face of the bounded problem, whose diagonal is 0, is
+ * singular until the row it bounds joins). A removal whose e is tiny against the row and column it
  * leaves behind would blow the inverse up (the remaining block is nearly singular): the inverse is
  * then rebuilt from K by adding the members again, which defers whatever is dependent.
  *
@@ -24,6 +26,7 @@
 #include <math.h>
 
 #include "solver/deadline.h"
+#include "solver/linalg.h"
 #include "solver/workspace.h"
 
 /* A refinement step that changes the answer by more than this fraction says the inverse has
@@ -114,37 +117,63 @@ static void swap_slots(cs__bordered *b, int s, int t) {
 static bool try_factor(cs__bordered *b, int s) {
     swap_slots(b, s, b->p);
     const int c = b->cap, p = b->p;
-    double *y = b->y, *z = b->z;
-    for (int i = 0; i < p; i++)
-        y[i] = z[i] = 0;
-    // y = K^-1 u and z' = v' K^-1, u and v the new column and row.
-    for (int j = 0; j < p; j++) {
-        const double uj = *at(b->K, c, j, p);
-        const double *col = at(b->inv, c, 0, j);
-        double zj = 0;
+    // y = K^-1 u and z' = v' K^-1, u and v the new column and row (v copied out of K's row, which
+    // is strided, into rs: free outside cs__bordered_solve's use of it after any refresh).
+    double *restrict y = b->y, *restrict z = b->z, *restrict v = b->rs;
+    for (int i = 0; i < p; i++) {
+        y[i] = 0;
+        v[i] = *at(b->K, c, p, i);
+    }
+    cs__gaxpy_cols(p, b->inv, c, NULL, p, at(b->K, c, 0, p), y);
+    // Two columns at a time: independent sums, each in order.
+    int j = 0;
+    for (; j + 2 <= p; j += 2) {
+        const double *restrict c0 = at(b->inv, c, 0, j), *restrict c1 = c0 + c;
+        double z0 = 0, z1 = 0;
         for (int i = 0; i < p; i++) {
-            y[i] += col[i] * uj;
-            zj += *at(b->K, c, p, i) * col[i];
+            z0 += v[i] * c0[i];
+            z1 += v[i] * c1[i];
         }
-        z[j] = zj;
+        z[j] = z0;
+        z[j + 1] = z1;
+    }
+    if (j < p) {
+        const double *restrict c0 = at(b->inv, c, 0, j);
+        double z0 = 0;
+        for (int i = 0; i < p; i++)
+            z0 += v[i] * c0[i];
+        z[j] = z0;
     }
     double sch = *at(b->K, c, p, p);
     for (int i = 0; i < p; i++)
-        sch -= *at(b->K, c, p, i) * y[i];
+        sch -= v[i] * y[i];
     count(b, 2 * (int64_t)p * p + p);
     if (!(fabs(sch) > b->tol))
         return false;
+    // A deferred member X's pivot becomes s_X - (K_XY - v_X' y)(K_YX - z' u_X) / sch with this one
+    // (Y) in: zero change when X's row or column is a combination of the members' (always so for a
+    // symmetric PSD system), but an unsymmetric one (a face whose rows join after it) can become
+    // independent. Those whose change is above tol are worth a try.
+    for (int d = p + 1; d < b->m; d++) {
+        double vy = *at(b->K, c, d, p), zu = *at(b->K, c, p, d);
+        for (int i = 0; i < p; i++) {
+            vy -= *at(b->K, c, d, i) * y[i];
+            zu -= z[i] * *at(b->K, c, i, d);
+        }
+        if (fabs(vy * zu) > b->tol * fabs(sch))
+            b->retry[b->id[d]] = 1;
+    }
+    count(b, 2 * (int64_t)(b->m - p - 1) * p);
     const double is = 1 / sch;
     for (int j = 0; j < p; j++) {
-        double *col = at(b->inv, c, 0, j);
-        const double zs = z[j] * is;
-        for (int i = 0; i < p; i++)
-            col[i] += y[i] * zs;
-        *at(b->inv, c, p, j) = -zs;
+        z[j] *= is;
+        *at(b->inv, c, p, j) = -z[j];
     }
+    cs__ger(p, p, y, z, b->inv, c);
+    double *restrict last = at(b->inv, c, 0, p);
     for (int i = 0; i < p; i++)
-        *at(b->inv, c, i, p) = -y[i] * is;
-    *at(b->inv, c, p, p) = is;
+        last[i] = -y[i] * is;
+    last[p] = is;
     b->p++;
     count(b, (int64_t)p * p);
     return true;
@@ -200,13 +229,10 @@ void cs__bordered_remove(cs__bordered *b, int id) {
                 }
                 count(b, 2 * (int64_t)(b->m - b->p) * k);
                 const double ie = 1 / e;
-                for (int j = 0; j < k; j++) {
-                    const double rj = *at(b->inv, c, k, j) * ie;
-                    double *col = at(b->inv, c, 0, j);
-                    const double *ck = at(b->inv, c, 0, k);
-                    for (int i = 0; i < k; i++)
-                        col[i] -= ck[i] * rj;
-                }
+                double *mr = b->z;
+                for (int j = 0; j < k; j++)
+                    mr[j] = -(*at(b->inv, c, k, j) * ie);
+                cs__ger(k, k, at(b->inv, c, 0, k), mr, b->inv, c);
                 count(b, (int64_t)k * k);
             }
         }
@@ -226,7 +252,7 @@ void cs__bordered_refresh(cs__bordered *b) {
         for (int s = 0; s < b->m; s++)
             b->retry[b->id[s]] = 1;
     }
-    // A success moves the member from slot p into slot s: look at s again.
+    // A success may mark deferred members already passed (try_factor): look at them all again.
     int s = b->p;
     while (s < b->m && !(b->meter && b->meter->passed)) {
         const int id = b->id[s];
@@ -235,7 +261,9 @@ void cs__bordered_refresh(cs__bordered *b) {
             continue;
         }
         b->retry[id] = 0;
-        if (!try_factor(b, s) || s < b->p)
+        if (try_factor(b, s))
+            s = b->p;
+        else
             s++;
     }
 }
@@ -244,30 +272,23 @@ void cs__bordered_refresh(cs__bordered *b) {
  * correction. */
 static double solve_refined(cs__bordered *b, const double *rhs, double *x) {
     const int c = b->cap, p = b->p;
-    double *r = b->y, *dx = b->z;
-    for (int i = 0; i < p; i++)
+    double *restrict r = b->y, *restrict dx = b->z;
+    for (int i = 0; i < p; i++) {
         x[i] = dx[i] = 0;
-    for (int j = 0; j < p; j++) {
-        const double *col = at(b->inv, c, 0, j);
-        for (int i = 0; i < p; i++)
-            x[i] += col[i] * rhs[j];
-    }
-    for (int i = 0; i < p; i++)
         r[i] = rhs[i];
-    for (int j = 0; j < p; j++) {
-        const double *col = at(b->K, c, 0, j);
-        for (int i = 0; i < p; i++)
-            r[i] -= col[i] * x[j];
     }
-    for (int j = 0; j < p; j++) {
-        const double *col = at(b->inv, c, 0, j);
-        for (int i = 0; i < p; i++)
-            dx[i] += col[i] * r[j];
-    }
+    cs__gaxpy_cols(p, b->inv, c, NULL, p, rhs, x);
+    // r = rhs - K x, as r += K (-x) with -x in dx for the moment.
+    for (int i = 0; i < p; i++)
+        dx[i] = -x[i];
+    cs__gaxpy_cols(p, b->K, c, NULL, p, dx, r);
+    for (int i = 0; i < p; i++)
+        dx[i] = 0;
+    cs__gaxpy_cols(p, b->inv, c, NULL, p, r, dx);
     double corr = 0;
     for (int i = 0; i < p; i++) {
         x[i] += dx[i];
-        corr = fmax(corr, fabs(dx[i]));
+        corr = fabs(dx[i]) > corr ? fabs(dx[i]) : corr;
     }
     count(b, 3 * (int64_t)p * p);
     return corr;

@@ -7,7 +7,7 @@
  * (friction tied to normals). A member whose Schur pivot is at or below tol would make the system
  * singular (exact ties): it is kept aside ("deferred", its unknown held at 0) and its equation is
  * checked at each solve, as a rank-revealing factorization drops a redundant column; it is taken
- * in again once a removal makes room. */
+ * in again once a removal or, in an unsymmetric system, another member makes room. */
 #ifndef CONTACTD_SOLVER_BORDERED_H
 #define CONTACTD_SOLVER_BORDERED_H
 #include <stdbool.h>
@@ -57,9 +57,10 @@ static inline bool cs__bordered_has(const cs__bordered *b, int id) {
 void cs__bordered_add(cs__bordered *b, int id);
 /* Removes member id. O(p^2). */
 void cs__bordered_remove(cs__bordered *b, int id);
-/* Takes deferred members in where their pivot allows now (after removals: each removal marks the
- * deferred members whose pivot it changes by more than tol, an O(p) test each), and refactors from
- * scratch when a removal lost accuracy. */
+/* Takes deferred members in where their pivot allows now (each removal, and each member that joins
+ * the inverse, marks the deferred members whose pivot it changes by more than tol, an O(p) test
+ * each; a symmetric PSD system never marks on a join), and refactors from scratch when a removal
+ * lost accuracy. */
 void cs__bordered_refresh(cs__bordered *b);
 
 /* Solves K x = rhs over the members (rhs, x: [nid] by id; x is written for members only, 0 for the

@@ -72,12 +72,15 @@
  * CYCLING AND RAYS. Zero steps can alternate an index between two sets (5.4). A hash of the clamped
  * sets seen within a drive detects it; the index that moved is then given up as Baraff does (a
  * normal leaves both C and NC; a face's group stops being processed) and is taken up again by a
- * later drive, but never the driven row itself: that cycle is CS_MAXITER. A drive with no bound on
- * its step is section 6's unbounded ray: CS_RAY. Such a failure (or a failed final check) is
- * pivoted once more from scratch with the drives in index order (least-index rule, mlcp_pivot);
- * what fails both ways keeps its label. The pivot cap is 4 p (p + 1) + 8 for p = rows +
- * friction rows. Whatever the path, a converged answer is checked from scratch at the end
- * (answer_holds): every law to 1e-9 of its scale, or CS_MAXITER.
+ * later drive, but never the driven row itself: that cycle is CS_MAXITER. Drives can also cycle
+ * among themselves with zero steps (one unclamps a face of its group that the next clamps again):
+ * the sets at the start of each drive since the forces last moved are remembered, and a repeat is
+ * CS_MAXITER too (state_repeats). A drive with no bound on its step is section 6's unbounded ray:
+ * CS_RAY. Such a failure (or a failed final check) is pivoted once more from scratch with the
+ * drives in index order (least-index rule, mlcp_pivot); what fails both ways keeps its label. The
+ * pivot cap is 4 p (p + 1) + 8 for p = rows + friction rows. Whatever the path, a converged answer
+ * is checked from scratch at the end (answer_holds): every law to 1e-9 of its scale, or
+ * CS_MAXITER.
  *
  * COST. A step updates the clamped system's inverse and solves with it, O(p^2) for p clamped rows
  * and faces, plus da = A df, O(n p); the deadline is read before each step and through the meter
@@ -99,6 +102,12 @@ enum { UNPROCESSED = 0, CLAMPED = 1, NOT_CLAMPED = 2 };
 #define DIR_TOL 1e-11
 #define VIOL_TOL 1e-10
 #define RANK_TOL 1e-11
+
+/* The larger of a and b, b ignored when NaN (as fmax for the running maxima here, without the
+ * libm call). */
+static inline double max_d(double a, double b) {
+    return b > a ? b : a;
+}
 
 size_t cs_dantzig_lcp_size(int n) {
     const size_t N = (size_t)n;
@@ -138,6 +147,22 @@ static double dense_entry(const void *ctx, int row, int col) {
     return d->A[(size_t)col * d->lda + row];
 }
 
+/* y += A(:, cols) x(cols): the product with a direction over the k columns that move
+ * (cs__gaxpy_cols: the rounding of one column at a time), four columns between two meter counts,
+ * or one when a column alone is a meter's stretch. True when the meter's deadline passed (y is
+ * then partial). */
+static bool mul_columns(int n, const double *A, int lda, const int *cols, int k, const double *x,
+                        double *y, cs__meter *meter) {
+    const int step = n < CS__METER_UNITS ? 4 : 1;
+    for (int q = 0; q < k; q += step) {
+        const int kq = k - q < step ? k - q : step;
+        cs__gaxpy_cols(n, A, lda, cols + q, kq, x, y);
+        if (cs__meter_add(meter, (int64_t)kq * n))
+            return true;
+    }
+    return false;
+}
+
 /* Scratch of one solve. */
 typedef struct lcp_ws {
     double *a;          /* [n] w = A f + b */
@@ -163,18 +188,10 @@ static int fdirection(int n, const double *A, int lda, int d, lcp_ws *w) {
     if (cs__bordered_solve(&w->acc, w->rhs, w->df, INFINITY) > 0)
         return 1;
     w->df[d] = 1;
-    // da = A df touches only the columns with df != 0: d and the clamped set.
-    for (int i = 0; i < n; i++)
-        w->da[i] = A[(size_t)d * lda + i];
-    for (int q = 0; q < c->p; q++) {
-        const double s = w->df[c->id[q]];
-        const double *col = A + (size_t)c->id[q] * lda;
-        for (int i = 0; i < n; i++)
-            w->da[i] += s * col[i];
-        if (cs__meter_add(&w->meter, n))
-            return 1;
-    }
-    return 0;
+    // da = A df touches only the columns with df != 0: d and the factored clamped set (a deferred
+    // member's df is 0).
+    memcpy(w->da, A + (size_t)d * lda, (size_t)n * sizeof(double));
+    return mul_columns(n, A, lda, c->id, c->p, w->df, w->da, &w->meter) ? 1 : 0;
 }
 
 /* The ratio test of one index: a clamped f_i falling to 0 or an unclamped w_i falling to 0
@@ -189,7 +206,7 @@ static inline void bound_step(int i, unsigned char set, double f, double df, dou
     else
         return;
     // Rounding can leave f_i or w_i a hair below zero: never step backwards.
-    si = fmax(si, 0.0);
+    si = max_d(0.0, si);
     if (si < *s) {
         *s = si;
         *j = i;
@@ -240,8 +257,8 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
             cs__ws_release(ws, mark);
             return CS_EINPUT;
         }
-        bmax = fmax(bmax, fabs(b[i]));
-        dmax = fmax(dmax, A[(size_t)i * lda + i]);
+        bmax = max_d(bmax, fabs(b[i]));
+        dmax = max_d(dmax, A[(size_t)i * lda + i]);
         f[i] = 0;
         w.a[i] = b[i];
     }
@@ -319,7 +336,7 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
     }
     // Rounding: clamped forces may sit at -1e-17; the solution is f >= 0 by construction.
     for (int i = 0; i < n; i++)
-        f[i] = fmax(f[i], 0.0);
+        f[i] = max_d(0.0, f[i]);
 out:
     st->peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);
@@ -345,6 +362,9 @@ enum { STEP_NONE = -1, STEP_TARGET = -2 };
 /* The final check's relative tolerance (answer_holds): three orders above what the converged
  * answers show (<= 1e-13 on contact scenes), three below the certificate's default. */
 #define ANSWER_TOL 1e-9
+/* Steps that change no force by more than this fraction of the largest make no progress: four
+ * orders above rounding, so a cycle whose zero steps come out as 1e-22 is still one. */
+#define MOVE_TOL 1e-12
 
 /* A friction group: one BOX row (m = 1, faces f <= r and -f <= r) or a PAIR (m = 2, the nd edges of
  * r P). Face k of a group is c r - n_k . f_t >= 0, with dual sigma_k >= 0. */
@@ -377,6 +397,7 @@ typedef struct mlcp {
     cs__bordered sys;     /* the clamped system, kept as the sets change (ids: row i, face n + k) */
     double *rhs, *x;      /* [n + nf] by id */
     int *cp;              /* [pmax] column permutation of the complete pivoting (fallback) */
+    int *cols;            /* [n] the columns of A that a direction moves */
     double *K, *rk, *xk;  /* [pmax^2], [pmax], [pmax]: the whole system for the fallback */
     double dir;           /* DRIVE_ROW: the sign of df_d */
     int gdrive;           /* DRIVE_ROW: the driven row's group, else -1 */
@@ -385,6 +406,9 @@ typedef struct mlcp {
     uint64_t hash;        /* of the clamped sets */
     uint64_t seen[CYCLE_MEMORY];
     int nseen;
+    bool moved;           /* forces moved since the drives' sets were noted (state_repeats) */
+    uint64_t still[CYCLE_MEMORY]; /* hashes of the sets at the start of the drives since then */
+    int nstill;
     cs__meter meter;
 } mlcp;
 
@@ -403,7 +427,7 @@ size_t cs_dantzig_mlcp_size(int n, int n_friction, int nd) {
            cs__ws_bytes(4 * (size_t)nd * sizeof(double)) +
            2 * cs__ws_bytes((N + F) * sizeof(double)) + cs__ws_bytes(P * sizeof(int)) +
            cs__ws_bytes(P * P * sizeof(double)) + 2 * cs__ws_bytes(P * sizeof(double)) +
-           cs__bordered_size((int)P, (int)(N + F));
+           cs__ws_bytes(N * sizeof(int)) + cs__bordered_size((int)P, (int)(N + F));
 }
 
 /* Component r of face k's outward normal in group g. */
@@ -434,7 +458,7 @@ static double dslack(const mlcp *w, const group *g, int k) {
 /* w of row r of group g: the velocity plus the clamped faces' duals along their normals. */
 static double group_w(const mlcp *w, const group *g, int r) {
     double v = w->a[g->row + r];
-    for (int k = 0; k < g->nf; k++)
+    for (int k = 0; k < g->nf && g->nact > 0; k++)
         if (w->fset[g->face + k])
             v += w->sigma[g->face + k] * face_n(w, g, k, r);
     return v;
@@ -454,24 +478,24 @@ static inline uint64_t item_hash(uint64_t i) {
  * [p] scratch. Returns 0; -1 when the equations beyond the rank do not hold (no such direction); 1
  * when the meter's deadline passed. */
 static int solve_complete(int p, double *K, double *rhs, double *x, int *cp, cs__meter *meter) {
-    double kmax = 0, rmax = 0;
-    for (size_t q = 0; q < (size_t)p * p; q++)
-        kmax = fmax(kmax, fabs(K[q]));
+    // The pivot of each step is the first largest entry of the trailing block in column order: the
+    // first one is found here, each next one while the step before updates that block.
+    double best = 0, rmax = 0;
+    int bi = 0, bj = 0;
+    for (int j = 0; j < p; j++)
+        for (int i = 0; i < p; i++)
+            if (fabs(K[(size_t)j * p + i]) > best) {
+                best = fabs(K[(size_t)j * p + i]);
+                bi = i;
+                bj = j;
+            }
+    const double kmax = best;
     for (int i = 0; i < p; i++) {
-        rmax = fmax(rmax, fabs(rhs[i]));
+        rmax = max_d(rmax, fabs(rhs[i]));
         cp[i] = i;
     }
     int rank = 0;
     for (int k = 0; k < p; k++) {
-        int bi = k, bj = k;
-        double best = 0;
-        for (int j = k; j < p; j++)
-            for (int i = k; i < p; i++)
-                if (fabs(K[(size_t)j * p + i]) > best) {
-                    best = fabs(K[(size_t)j * p + i]);
-                    bi = i;
-                    bj = j;
-                }
         if (!(best > LU_RANK_TOL * kmax))
             break;
         if (bi != k) {
@@ -498,12 +522,20 @@ static int solve_complete(int p, double *K, double *rhs, double *x, int *cp, cs_
         const double inv = 1 / ck[k];
         for (int i = k + 1; i < p; i++)
             ck[i] *= inv;
+        best = 0;
+        bi = bj = k + 1;
         for (int j = k + 1; j < p; j++) {
             double *cj = K + (size_t)j * p;
             const double u = cj[k];
-            if (u != 0)
-                for (int i = k + 1; i < p; i++)
+            for (int i = k + 1; i < p; i++) {
+                if (u != 0)
                     cj[i] -= ck[i] * u;
+                if (fabs(cj[i]) > best) {
+                    best = fabs(cj[i]);
+                    bi = i;
+                    bj = j;
+                }
+            }
         }
         for (int i = k + 1; i < p; i++)
             rhs[i] -= ck[i] * rhs[k];
@@ -562,9 +594,17 @@ static void mlcp_sync(mlcp *w) {
     for (int s = b->m - 1; s >= 0; s--)
         if (!mlcp_member(w, b->id[s]))
             cs__bordered_remove(b, b->id[s]);
-    for (int id = 0; id < w->n + w->nf; id++)
+    for (int id = 0; id < w->n; id++)
         if (!cs__bordered_has(b, id) && mlcp_member(w, id))
             cs__bordered_add(b, id);
+    // Faces in id order, looking only into the groups that have clamped ones.
+    for (int q = 0; q < w->ng; q++) {
+        if (w->g[q].nact == 0)
+            continue;
+        for (int k = w->g[q].face; k < w->g[q].face + w->g[q].nf; k++)
+            if (w->fset[k] && !cs__bordered_has(b, w->n + k))
+                cs__bordered_add(b, w->n + k);
+    }
     cs__bordered_refresh(b);
 }
 
@@ -600,7 +640,7 @@ static int mlcp_direction(mlcp *w, int kind, int d) {
             r = -w->a[u];
         }
         w->rhs[u] = r;
-        rmax = fmax(rmax, fabs(r));
+        rmax = max_d(rmax, fabs(r));
     }
     int st = cs__bordered_solve(b, w->rhs, w->x, CONSISTENT_TOL * rmax);
     if (st < 0) {
@@ -627,26 +667,20 @@ static int mlcp_direction(mlcp *w, int kind, int d) {
         else
             w->dsig[u - n] = al * w->x[u];
     }
-    // da = A df over the columns that move.
-    for (int i = 0; i < n; i++)
-        w->da[i] = 0;
-    for (int j = 0; j < n; j++) {
-        const double s = w->df[j];
-        if (s == 0)
-            continue;
-        const double *col = P->A + (size_t)j * P->lda;
-        for (int i = 0; i < n; i++)
-            w->da[i] += s * col[i];
-        if (cs__meter_add(&w->meter, n))
-            return 1;
-    }
-    return 0;
+    // da = A df over the columns that move (df != 0: the driven row and clamped rows), in index
+    // order.
+    int k = 0;
+    for (int j = 0; j < n; j++)
+        if (w->df[j] != 0)
+            w->cols[k++] = j;
+    memset(w->da, 0, (size_t)n * sizeof(double));
+    return mul_columns(n, P->A, P->lda, w->cols, k, w->df, w->da, &w->meter) ? 1 : 0;
 }
 
 /* The rate of w of row r of group g along the direction. */
 static double group_dw(const mlcp *w, const group *g, int r) {
     double v = w->da[g->row + r];
-    for (int k = 0; k < g->nf; k++)
+    for (int k = 0; k < g->nf && g->nact > 0; k++)
         if (w->fset[g->face + k])
             v += w->dsig[g->face + k] * face_n(w, g, k, r);
     return v;
@@ -661,7 +695,7 @@ static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int 
     const int n = w->n;
     double scale = 0;
     for (int i = 0; i < n; i++)
-        scale = fmax(scale, fabs(w->df[i]));
+        scale = max_d(scale, fabs(w->df[i]));
     const double df_tol = DIR_TOL * scale, da_tol = DIR_TOL * w->dmax * scale;
     double s = INFINITY;
     int j = STEP_NONE;
@@ -675,7 +709,7 @@ static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int 
         const group *g = &w->g[w->gdrive];
         const double dw = group_dw(w, g, d - g->row);
         if (dw * w->dir > da_tol) {
-            s = fmax(-group_w(w, g, d - g->row) / dw, 0.0);
+            s = max_d(0.0, -group_w(w, g, d - g->row) / dw);
             j = STEP_TARGET;
         }
     }
@@ -686,6 +720,16 @@ static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int 
         const group *g = &w->g[q];
         const int room = g->non + (q == w->gdrive);
         if (room == 0)
+            continue;
+        // An unclamped face can bound the step only while the group has room for one more face
+        // (below) and its forces or its radius move.
+        bool open = false;
+        if (g->nact < room) {
+            for (int r = 0; r < g->m; r++)
+                open = open || w->df[g->row + r] != 0;
+            open = open || (g->normal >= 0 && w->df[g->normal] != 0);
+        }
+        if (!open && g->nact == 0)
             continue;
         for (int k = 0; k < g->nf; k++) {
             const int fk = g->face + k;
@@ -698,12 +742,14 @@ static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int 
                 // A face is one more equation on the group's forces: no more of them than forces
                 // that are free to move (a vertex fixes f_t; a third face can only touch it as r ->
                 // 0, which the normal's own bound reports).
+                if (!open)
+                    continue;
                 const double ds = dslack(w, g, k);
-                if (g->nact >= room || !(ds < -df_tol))
+                if (!(ds < -df_tol))
                     continue;
                 si = slack(w, g, k, f) / -ds;
             }
-            si = fmax(si, 0.0);
+            si = max_d(0.0, si);
             if (si < s) {
                 s = si;
                 j = n + fk;
@@ -730,6 +776,7 @@ static void group_off(mlcp *w, double *f, group *g) {
         const int i = g->row + r;
         w->on[i] = 0;
         if (f[i] != 0) {
+            w->moved = true;
             const double *col = P->A + (size_t)i * P->lda;
             for (int q = 0; q < w->n; q++)
                 w->a[q] -= f[i] * col[q];
@@ -869,12 +916,19 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
         st->pivots++;
         if (j == STEP_NONE)
             return CS_RAY; // Baraff section 6: s = infinity
+        double step = 0, fs = 0;
         for (int i = 0; i < n; i++) {
             f[i] += s * w->df[i];
             w->a[i] += s * w->da[i];
+            step = max_d(step, fabs(s * w->df[i]));
+            fs = max_d(fs, fabs(f[i]));
         }
-        for (int k = 0; k < w->nf; k++)
-            w->sigma[k] += s * w->dsig[k];
+        // A step below MOVE_TOL of the forces is rounding, not progress (state_repeats).
+        w->moved = w->moved || step > MOVE_TOL * fs;
+        // Only the clamped faces' duals move (dsig is zero elsewhere).
+        for (int q = 0; q < w->sys.m; q++)
+            if (w->sys.id[q] >= n)
+                w->sigma[w->sys.id[q] - n] += s * w->dsig[w->sys.id[q] - n];
         if (j == STEP_TARGET) {
             if (kind == DRIVE_NORMAL) {
                 w->a[d] = 0;
@@ -982,8 +1036,8 @@ static bool answer_holds(mlcp *w, const double *f, double bmax) {
         for (int j = 0; j < n; j++)
             v += P->A[(size_t)j * P->lda + i] * f[j];
         w->da[i] = v;
-        fs = fmax(fs, fabs(f[i]));
-        as = fmax(as, fabs(v));
+        fs = max_d(fs, fabs(f[i]));
+        as = max_d(as, fabs(v));
     }
     const double ta = ANSWER_TOL * as, tf = ANSWER_TOL * fs, tfa = ANSWER_TOL * fs * as;
     for (int i = 0; i < n; i++) {
@@ -1007,7 +1061,7 @@ static bool answer_holds(mlcp *w, const double *f, double bmax) {
                 const double vx = g->m == 1 ? face_n(w, g, k, 0) : w->tab[2 * g->nf + 2 * k + rr];
                 hv -= vx * w->da[g->row + rr];
             }
-            h = fmax(h, hv);
+            h = max_d(h, hv);
         }
         for (int rr = 0; rr < g->m; rr++)
             fa += f[g->row + rr] * w->da[g->row + rr];
@@ -1032,7 +1086,31 @@ static void mlcp_reset(mlcp *w, double *f) {
     for (int q = 0; q < w->ng; q++)
         w->g[q].nact = w->g[q].non = 0;
     w->hash = 0;
+    w->moved = true;
     cs__bordered_clear(&w->sys);
+}
+
+/* Whether the sets before the next drive repeat those met since forces last moved (MOVE_TOL):
+ * drives that take only zero steps then go round for ever (a face of the driven group unclamped
+ * by one drive and clamped by the next: Baraff 5.4's cycling across drives, which the hash of one
+ * drive cannot see). Notes the sets otherwise; after a move it only starts a new record (a cycle is
+ * then seen one round later), so drives that move pay nothing. */
+static bool state_repeats(mlcp *w) {
+    if (w->moved) {
+        w->moved = false;
+        w->nstill = 0;
+        return false;
+    }
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < w->n; i++)
+        h = (h ^ (uint64_t)(w->set[i] | w->on[i] << 2)) * 0x100000001b3ull;
+    for (int k = 0; k < w->nf; k++)
+        h = (h ^ (uint64_t)w->fset[k]) * 0x100000001b3ull;
+    for (int q = 0; q < w->nstill && q < CYCLE_MEMORY; q++)
+        if (w->still[q] == h)
+            return true;
+    w->still[w->nstill++ % CYCLE_MEMORY] = h;
+    return false;
 }
 
 /* Baraff's pivoting from the start (5.5): bilateral rows, then normals before friction. Drives are
@@ -1062,6 +1140,10 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
                 d = i;
             }
         if (d >= 0) {
+            if (state_repeats(w)) {
+                status = CS_MAXITER;
+                break;
+            }
             w->set[d] = UNPROCESSED;
             status = mlcp_drive(w, f, DRIVE_NORMAL, d, cap, st);
             continue;
@@ -1085,6 +1167,10 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
         }
         if (fd < 0)
             break;
+        if (state_repeats(w)) {
+            status = CS_MAXITER;
+            break;
+        }
         group *g = &w->g[w->grp[fd]];
         if (w->on[fd]) {
             w->on[fd] = 0;
@@ -1105,7 +1191,7 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
     if (status == CS_CONVERGED) {
         for (int i = 0; i < n; i++)
             if (p->kind[i] == CS_DANTZIG_NORMAL)
-                f[i] = fmax(f[i], 0.0);
+                f[i] = max_d(0.0, f[i]);
         // Given-up indices and rounding are judged on the answer itself: never a silent one.
         if (!answer_holds(w, f, bmax))
             status = CS_MAXITER;
@@ -1145,13 +1231,14 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
         .rhs = cs__ws_alloc(ws, (N + F) * sizeof(double)),
         .x = cs__ws_alloc(ws, (N + F) * sizeof(double)),
         .cp = cs__ws_alloc(ws, P * sizeof(int)),
+        .cols = cs__ws_alloc(ws, N * sizeof(int)),
         .K = cs__ws_alloc(ws, P * P * sizeof(double)),
         .rk = cs__ws_alloc(ws, P * sizeof(double)),
         .xk = cs__ws_alloc(ws, P * sizeof(double)),
         .meter = cs__meter_start(opt),
     };
     if (n > 0 && (!w.g || !w.grp || !w.set || !w.on || !w.a || !w.df || !w.da || !w.rhs || !w.x ||
-                  !w.cp || !w.K || !w.rk || !w.xk ||
+                  !w.cp || !w.cols || !w.K || !w.rk || !w.xk ||
                   (nf && (!w.fgrp || !w.fset || !w.sigma || !w.dsig)) || (nd && !w.tab))) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
@@ -1166,8 +1253,8 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
     double bmax = 0;
     for (int i = 0, q = 0, fk = 0; i < n; i++) {
         w.grp[i] = -1;
-        w.dmax = fmax(w.dmax, p->A[(size_t)i * p->lda + i]);
-        bmax = fmax(bmax, fabs(p->b[i]));
+        w.dmax = max_d(w.dmax, p->A[(size_t)i * p->lda + i]);
+        bmax = max_d(bmax, fabs(p->b[i]));
         f[i] = 0;
         w.a[i] = p->b[i];
         const int k = p->kind[i];
@@ -1188,7 +1275,7 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
             w.grp[i + r] = q;
             f[i + r] = 0;
             w.a[i + r] = p->b[i + r];
-            bmax = fmax(bmax, fabs(p->b[i + r]));
+            bmax = max_d(bmax, fabs(p->b[i + r]));
         }
         i += m - 1;
         q++;

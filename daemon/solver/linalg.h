@@ -72,4 +72,15 @@ int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__me
  * meter's deadline passes, checked per column (NULL: never). */
 void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b, cs__meter *meter);
 
+/* y[0 .. n) += A(:, c) x[c] for the k columns c = cols[0 .. k) (cols NULL: c = 0 .. k - 1) of A
+ * (column-major, leading dimension lda), summed column after column in that order, so that the
+ * rounding is that of k single updates; y is read and written once per four columns, two rows at
+ * a time. y must not overlap A or x. thread: any. rt-safe: yes. */
+void cs__gaxpy_cols(int n, const double *A, int lda, const int *cols, int k, const double *x,
+                    double *y);
+/* M(0 .. n, j) += x s[j] for j < k: a rank-one update (M column-major, leading dimension ldm), two
+ * rows at a time with the rounding of the scalar loop. M must not overlap x or s. thread: any.
+ * rt-safe: yes. */
+void cs__ger(int n, int k, const double *x, const double *s, double *M, int ldm);
+
 #endif /* CONTACTD_SOLVER_LINALG_H */
