@@ -144,6 +144,7 @@ typedef struct ncp {
     int *cross_id;         /* [CROSS_MAX] contact 2 k + (cone ? 1 : 0) */
     int *act;              /* [nc] contacts with D != 0 */
     int *piv;              /* [n] */
+    int *wcols;            /* [n] the columns a product with W takes (w_mul) */
     unsigned char *edge;   /* [nc] active edge of each contact */
     unsigned char *stick;  /* [nc] pure stick block (D = -I, V = 0) */
     unsigned char *nbas;   /* [nc] columns of each contact's tangent basis B (3, or 2 on an edge) */
@@ -164,7 +165,7 @@ static size_t layout(ncp *P, unsigned char *base, int nc) {
     TAKE(xc, n), TAKE(xb, n), TAKE(xt, n), TAKE(xbest, n);
     TAKE(D, 9 * (size_t)nc), TAKE(V, 9 * (size_t)nc);
     TAKE(cross, CROSS_MAX), TAKE(cross_id, CROSS_MAX);
-    TAKE(act, nc), TAKE(piv, n), TAKE(edge, nc), TAKE(stick, nc), TAKE(nbas, nc);
+    TAKE(act, nc), TAKE(piv, n), TAKE(wcols, n), TAKE(edge, nc), TAKE(stick, nc), TAKE(nbas, nc);
 #undef TAKE
     return off;
 }
@@ -210,34 +211,15 @@ static void blocks(int region, double mu, const double *x, double *D, double *V)
         V[k] = D[k] + (k % 4 == 0);
 }
 
-/* out = W y over the contacts whose block of y is non-zero (separating contacts add nothing). */
+/* out = W y over the columns where y is non-zero (separating contacts add nothing). */
 static void w_mul(ncp *P, const double *y, double *out) {
-    const int n = P->n;
-    memset(out, 0, (size_t)n * sizeof(double));
-    // Four columns a pass: out is loaded and stored once per four products (the loop is bound
-    // by those memory operations, not by the arithmetic).
-    int cols = 0, nz = 0, jz[4];
-    for (int j = 0; j <= n; j++) {
-        if (j < n && y[j] == 0)
-            continue;
-        if (j < n)
-            jz[nz++] = j, cols++;
-        if (nz == 4) {
-            const double *w0 = P->W + (size_t)jz[0] * P->ldw, *w1 = P->W + (size_t)jz[1] * P->ldw;
-            const double *w2 = P->W + (size_t)jz[2] * P->ldw, *w3 = P->W + (size_t)jz[3] * P->ldw;
-            const double c0 = y[jz[0]], c1 = y[jz[1]], c2 = y[jz[2]], c3 = y[jz[3]];
-            for (int i = 0; i < n; i++)
-                out[i] += c0 * w0[i] + c1 * w1[i] + c2 * w2[i] + c3 * w3[i];
-            nz = 0;
-        } else if (j == n) {
-            for (int q = 0; q < nz; q++) {
-                const double c = y[jz[q]], *w = P->W + (size_t)jz[q] * P->ldw;
-                for (int i = 0; i < n; i++)
-                    out[i] += c * w[i];
-            }
-        }
-    }
-    cs__meter_add(&P->meter, (int64_t)cols * n);
+    int k = 0;
+    for (int j = 0; j < P->n; j++)
+        if (y[j] != 0)
+            P->wcols[k++] = j;
+    memset(out, 0, (size_t)P->n * sizeof(double));
+    cs__gaxpy_cols(P->n, P->W, P->ldw, P->wcols, k, y, out);
+    cs__meter_add(&P->meter, (int64_t)k * P->n);
 }
 
 /* f = f(x), r = r(x) (eq. 15); returns l = |r|^2 / 2 and *ret_res = the relative residual. */
