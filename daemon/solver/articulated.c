@@ -46,6 +46,7 @@
 #include "solver/deadline.h"
 #include "solver/linalg.h"
 #include "solver/model.h"
+#include "solver/simd.h"
 #include "solver/workspace.h"
 
 /* A block row of H: a body (dim 6) or a primary joint (dim = its rows). With sg = +1 for a body
@@ -335,18 +336,8 @@ static int uf_find(int *uf, int n, int x) {
 #define UNROLL _Pragma("GCC unroll 6")
 #endif
 
-/* Two doubles at once (GNU vector extension: SSE2 on x86-64, scalar pairs elsewhere). Rows of
- * W and of S are worked on in pairs of columns; the odd column of a 3- or 5-wide block is a zero
- * pad. Loads and stores through memcpy: no alignment or aliasing assumed. */
-typedef double v2 __attribute__((vector_size(16)));
-KERNEL v2 ld2(const double *p) {
-    v2 v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-KERNEL void st2(double *p, v2 v) {
-    memcpy(p, &v, sizeof v);
-}
+/* Rows of W and of S are worked on in pairs of columns (simd.h); the odd column of a 3- or
+ * 5-wide block is a zero pad. */
 
 /* Leading zeros of G = j^T for a body under a joint: column c is the joint's row c, zero in the
  * body's linear coordinates when angular, and above coordinate k when positional along the world
@@ -423,17 +414,17 @@ KERNEL void ltsolve_fixed(const double *restrict L, int d, double *restrict x) {
 /* S = H_nn of a body: its mass matrix (mass m, world inertia iw), written out (a joint's S is
  * written whole by its one child, and a memset's string store costs more than these stores). */
 static void body_block(double *S, double m, const double *iw) {
-    const v2 z = {0, 0};
-    st2(S + LO(0), (v2){m, 0});
-    st2(S + LO(1), (v2){0, m});
-    st2(S + LO(2), z);
-    st2(S + LO(2) + 2, (v2){m, 0});
+    const cs__v2 z = {0, 0};
+    cs__st2(S + LO(0), (cs__v2){m, 0});
+    cs__st2(S + LO(1), (cs__v2){0, m});
+    cs__st2(S + LO(2), z);
+    cs__st2(S + LO(2) + 2, (cs__v2){m, 0});
     for (int r = 3; r < 6; r++) {
         const double *row = iw + 3 * (r - 3);
-        st2(S + LO(r), z);
-        st2(S + LO(r) + 2, (v2){0, row[0]});
+        cs__st2(S + LO(r), z);
+        cs__st2(S + LO(r) + 2, (cs__v2){0, row[0]});
         if (r > 3)
-            st2(S + LO(r) + 4, (v2){row[1], row[2]});
+            cs__st2(S + LO(r) + 4, (cs__v2){row[1], row[2]});
     }
 }
 
@@ -608,12 +599,12 @@ KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *rest
         const int r0 = lead_pair(lead, c);
         UNROLL
         for (int i = r0; i < d; i++) {
-            v2 wi = ld2(W + i * LD + c);
+            cs__v2 wi = cs__ld2(W + i * LD + c);
             UNROLL
             for (int k = r0; k < i; k++)
-                wi -= L[LO(i) + k] * ld2(W + k * LD + c);
-            st2(W + i * LD + c, wi);
-            st2(V + i * LD + c, (sg * L[LO(i) + i]) * wi);
+                wi -= L[LO(i) + k] * cs__ld2(W + k * LD + c);
+            cs__st2(W + i * LD + c, wi);
+            cs__st2(V + i * LD + c, (sg * L[LO(i) + i]) * wi);
         }
     }
     const bool set = lead != LEAD_NONE;
@@ -623,11 +614,11 @@ KERNEL bool eliminate_fixed(double *restrict L, double *restrict W, double *rest
         for (int c = 0; c <= r; c += 2) {
             const int k0 = lead_row(lead, r) > lead_pair(lead, c) ? lead_row(lead, r)
                                                                    : lead_pair(lead, c);
-            v2 s = set ? (v2){0, 0} : ld2(Sp + LO(r) + c);
+            cs__v2 s = set ? (cs__v2){0, 0} : cs__ld2(Sp + LO(r) + c);
             UNROLL
             for (int k = k0; k < d; k++)
-                s += W[k * LD + r] * ld2(V + k * LD + c);
-            st2(Sp + LO(r) + c, s);
+                s += W[k * LD + r] * cs__ld2(V + k * LD + c);
+            cs__st2(Sp + LO(r) + c, s);
         }
     }
     return true;
@@ -764,11 +755,11 @@ KERNEL void up_fixed(const double *restrict L, const double *restrict W, double 
         x[k] *= L[LO(k) + k];
     UNROLL
     for (int c = 0; c < pd; c += 2) {
-        v2 s = ld2(xp + c);
+        cs__v2 s = cs__ld2(xp + c);
         UNROLL
         for (int k = lead_pair(lead, c); k < d; k++)
-            s += x[k] * ld2(W + k * LD + c);
-        st2(xp + c, s);
+            s += x[k] * cs__ld2(W + k * LD + c);
+        cs__st2(xp + c, s);
     }
 }
 
@@ -777,11 +768,11 @@ KERNEL void down_fixed(const double *restrict L, const double *restrict W, doubl
                        const double *restrict xp, int d, int pd, int lead) {
     UNROLL
     for (int k = 0; k < d; k++) {
-        v2 s = {0, 0};
+        cs__v2 s = {0, 0};
         UNROLL
         for (int c = 0; c < pd; c += 2)
             if (lead_pair(lead, c) <= k)
-                s += ld2(W + k * LD + c) * ld2(xp + c);
+                s += cs__ld2(W + k * LD + c) * cs__ld2(xp + c);
         x[k] += L[LO(k) + k] * (s[0] + s[1]);
     }
     ltsolve_fixed(L, d, x);

@@ -9,9 +9,9 @@
 #include "solver/linalg.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "solver/deadline.h"
+#include "solver/simd.h"
 
 /* LAPACK (Fortran interface). */
 extern void dpstrf_(const char *uplo, const int *n, double *a, const int *lda, int *piv, int *rank,
@@ -290,16 +290,6 @@ void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b, cs
     }
 }
 
-/* Two doubles at once (GNU vector extension: SSE2 on x86-64), loaded and stored through memcpy:
- * no alignment or aliasing assumed. Each lane does the scalar arithmetic of its row. */
-typedef double gaxpy_v2 __attribute__((vector_size(16)));
-
-static inline gaxpy_v2 gaxpy_ld(const double *p) {
-    gaxpy_v2 v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 void cs__gaxpy_cols(int n, const double *A, int lda, const int *cols, int k, const double *x,
                     double *y) {
     int q = 0;
@@ -309,15 +299,15 @@ void cs__gaxpy_cols(int n, const double *A, int lda, const int *cols, int k, con
         const double *c0 = A + (size_t)j0 * lda, *c1 = A + (size_t)j1 * lda;
         const double *c2 = A + (size_t)j2 * lda, *c3 = A + (size_t)j3 * lda;
         const double x0 = x[j0], x1 = x[j1], x2 = x[j2], x3 = x[j3];
-        const gaxpy_v2 v0 = {x0, x0}, v1 = {x1, x1}, v2 = {x2, x2}, v3 = {x3, x3};
+        const cs__v2 v0 = {x0, x0}, v1 = {x1, x1}, v2 = {x2, x2}, v3 = {x3, x3};
         int i = 0;
         for (; i + 2 <= n; i += 2) {
-            gaxpy_v2 t = gaxpy_ld(y + i);
-            t += gaxpy_ld(c0 + i) * v0;
-            t += gaxpy_ld(c1 + i) * v1;
-            t += gaxpy_ld(c2 + i) * v2;
-            t += gaxpy_ld(c3 + i) * v3;
-            memcpy(y + i, &t, sizeof t);
+            cs__v2 t = cs__ld2(y + i);
+            t += cs__ld2(c0 + i) * v0;
+            t += cs__ld2(c1 + i) * v1;
+            t += cs__ld2(c2 + i) * v2;
+            t += cs__ld2(c3 + i) * v3;
+            cs__st2(y + i, t);
         }
         for (; i < n; i++) {
             double t = y[i];
@@ -332,12 +322,12 @@ void cs__gaxpy_cols(int n, const double *A, int lda, const int *cols, int k, con
         const int j0 = cols ? cols[q] : q;
         const double *c0 = A + (size_t)j0 * lda;
         const double x0 = x[j0];
-        const gaxpy_v2 v0 = {x0, x0};
+        const cs__v2 v0 = {x0, x0};
         int i = 0;
         for (; i + 2 <= n; i += 2) {
-            gaxpy_v2 t = gaxpy_ld(y + i);
-            t += gaxpy_ld(c0 + i) * v0;
-            memcpy(y + i, &t, sizeof t);
+            cs__v2 t = cs__ld2(y + i);
+            t += cs__ld2(c0 + i) * v0;
+            cs__st2(y + i, t);
         }
         for (; i < n; i++)
             y[i] += c0[i] * x0;
@@ -348,12 +338,12 @@ void cs__ger(int n, int k, const double *x, const double *s, double *M, int ldm)
     for (int j = 0; j < k; j++) {
         double *col = M + (size_t)j * ldm;
         const double sj = s[j];
-        const gaxpy_v2 v = {sj, sj};
+        const cs__v2 v = {sj, sj};
         int i = 0;
         for (; i + 2 <= n; i += 2) {
-            gaxpy_v2 t = gaxpy_ld(col + i);
-            t += gaxpy_ld(x + i) * v;
-            memcpy(col + i, &t, sizeof t);
+            cs__v2 t = cs__ld2(col + i);
+            t += cs__ld2(x + i) * v;
+            cs__st2(col + i, t);
         }
         for (; i < n; i++)
             col[i] += x[i] * sj;
