@@ -34,6 +34,26 @@ void cs_lemke_direction(int d, int j, double *ret_c, double *ret_s) {
     *ret_s = sin(a);
 }
 
+/* tr W_ii over the bodies' own masses is frame-free: per moving side (mass m, world inverse
+ * inertia A, lever r), 3/m + sum_k (r x e_k)^T A (r x e_k) = 3/m + |r|^2 tr A - r^T A r. */
+double cs_lemke_contact_scale(const cs_model *m, int i) {
+    double tr = 0;
+    for (int side = 0; side < 2; side++) {
+        const int b = side ? m->ib[i] : m->ia[i];
+        if (b < 0 || cs_model_is_kinematic(m, b))
+            continue;
+        const double *A = m->iw_inv + 9 * b, *r = (side ? m->rb : m->ra) + 3 * i;
+        double rAr = 0;
+        for (int k = 0; k < 3; k++)
+            for (int l = 0; l < 3; l++)
+                rAr += r[k] * A[3 * k + l] * r[l];
+        tr += 3 / m->mass[b] + (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]) * (A[0] + A[4] + A[8]) -
+              rAr;
+    }
+    const double s = 1 / sqrt(tr / 3);
+    return tr > 0 && isfinite(s) ? s : 1;
+}
+
 /* The pyramid's directions, (cos, sin) of direction j at dir[2 j]: [2 max_dirs]. */
 static size_t dir_size(const cs_limits *lim) {
     return cs__ws_bytes(2 * (size_t)lim->max_dirs * sizeof(double));
