@@ -1254,7 +1254,9 @@ static cs_status run_variant(cs_workspace *ws, const cs__solve_in *in, cs__solve
                              bool reduced) {
     if (in->m->jt) {
         memset(out->basis, 0, (size_t)in->m->nc * sizeof(uint32_t));
-        return cs__lemke_standard_run(ws, in, out);
+        // lemke scales the rows of the explicit LCP; lemke-structural keeps ArtiSynth's path.
+        return reduced ? cs__lemke_standard_run_scaled(ws, in, out)
+                       : cs__lemke_standard_run(ws, in, out);
     }
     const cs_status ret =
         cs_lemke_structural_solve(ws, in->m, in->opt, reduced, in->basis, out->lambda,

@@ -213,6 +213,34 @@ static const double mixed_contact[7][11] = {
     {2, 1, -0.4274509803921569, -0.4274509803921569, -0.4274509803921569, -0.57735026918962584,
      -0.57735026918962584, -0.57735026918962584, -0.0042745098039215683, 0.42941176470588233},
 };
+static const double joint_body[17] = {
+    0.0012713939943735215, 7.3639219757766442e-07, 0.21867704280155631, -0.99163805600061039,
+    -0.79607843137254908, -1.8431372549019609, -1.9304798962386511, -1.5921568627450982,
+    -1.8745098039215686, -0.42026398107881291, -1.5921568627450982, 0.70710678118654746,
+    -0.49199319760711108, -0.49199319760711108, 0.12603724456151955};
+static const double joint_contact[8][11] = {
+    {1, 0, 1, 0.99301136797131306, -0.79607843137254908, -0.57735026918962573,
+     -0.57735026918962573, -0.57735026918962573, -0.0079607843137254903, 0.15294117647058825},
+    {1, 0, -0.79607843137254908, -0.79607843137254908, -0.79607843137254908,
+     -0.57735026918962573, -0.57735026918962573, -0.57735026918962573, -0.0079607843137254903,
+     0.15294117647058825},
+    {1, 0, -0.79607843137254908, -0.79607843137254908, -0.79607843137254908,
+     -0.57735026918962573, -0.57735026918962573, -0.57735026918962573, -0.0079607843137254903,
+     0.15294117647058825},
+    {1, 0, -0.79607843137254908, -0.79607843137254908, -0.79607843137254908, -0.6145466602247881,
+     0.76913696678247734, 0.17538736766143959, -0.0092718394750896469, 1.0244907301441977},
+    {1, 0, 0.33388265812161433, -0.85098039215686272, -0.85098039215686272,
+     -0.57735026918962584, -0.57735026918962584, -0.57735026918962584, -0.0085098039215686268,
+     0.11176470588235295},
+    {1, 0, -0.85098039215686272, -0.85098039215686272, -0.85098039215686272,
+     -0.57735026918962584, -0.57735026918962584, -0.57735026918962584, -0.0085098039215686268,
+     0.11176470588235295},
+    {1, 0, -0.05381857022964831, 0.43483634699015794, 0.90310521095597762, 0.43334119868211507,
+     -0.75911078313892189, 0.48576354787793646, -0.0032411688410772868, 1.3214007782101167},
+    {1, 0, -0.91625848783093, 0.017532616159304126, -0.47716487373159377, 0.87389743390371832,
+     0.34036460463098106, 0.34706657996829993, -0.0038188754100862143, 0.67495994506752122},
+};
+
 static cs_body mixed_make_body(uint32_t id, const double *b) {
     cs_body o = {.id = id, .mass = b[0]};
     o.inertia[0] = o.inertia[4] = o.inertia[8] = b[1];
@@ -234,7 +262,7 @@ static cs_contact mixed_make_contact(uint64_t id, const double *c) {
 /* Steps s cold without a deadline: converged, the solver's own answer, certified on the pyramid,
  * in at most 4 N pivots. */
 static void assert_mixed_scene_certified(const cs_scene *s, const cs_options *opt) {
-    const cs_limits lim = {.max_bodies = 3, .max_contacts = 8, .max_dirs = 8};
+    const cs_limits lim = {.max_bodies = 3, .max_contacts = 8, .max_joints = 1, .max_dirs = 8};
     char err[256];
     assert_int_equal(cs_scene_validate(s, &lim, err, sizeof err), 0);
     cs_workspace *ws = cs_workspace_new(&lim);
@@ -268,6 +296,25 @@ static void mixed_scales_certified(void **state) {
     assert_mixed_scene_certified(&s, &opt);
 }
 
+/* One light body on a slider joint, 8 contacts (also from fuzz_step): lemke solves it as the
+ * explicit LCP of the reduced Delassus matrix with its rows scaled (lemke_contact.c, SCALED).
+ * Unscaled, it pivoted to the cap (2504) to an answer that failed its certificate; scaled, it
+ * takes 6 pivots. */
+static void mixed_scales_joint_certified(void **state) {
+    const cs_options opt = options(state);
+    cs_body body = mixed_make_body(1, joint_body);
+    cs_contact contacts[8];
+    const uint64_t ids[8] = {769, 514, 515, 516, 773, 774, 775, 776};
+    for (int i = 0; i < 8; i++)
+        contacts[i] = mixed_make_contact(ids[i], joint_contact[i]);
+    cs_joint joint = {.id = 1, .kind = CS_JOINT_SLIDER, .body_a = 1, .body_b = 0,
+                      .anchor = {-0.94622720683604178, 0.49336995498588543, -0.15391775387197681},
+                      .axis = {-0.46310602460333716, -0.800698187753482, -0.38002002855689426}};
+    const cs_scene s = {.dt = 1e-3, .friction_dirs = 4, .nb = 1, .nc = 8, .nj = 1,
+                        .bodies = &body, .contacts = contacts, .joints = &joint};
+    assert_mixed_scene_certified(&s, &opt);
+}
+
 int main(void) {
     const char *names[] = {"incline_sticks", "incline_slides", "frictionless_agrees_with_dantzig",
                            "peg_and_stack_certified", "generated_scenes_certified",
@@ -277,7 +324,7 @@ int main(void) {
                                       generated_scenes_certified, degenerate_pegs_certified};
     enum { NT = sizeof fns / sizeof fns[0], NV = sizeof variants / sizeof variants[0] };
     static char label[NT * NV][96];
-    struct CMUnitTest tests[NT * NV + 2];
+    struct CMUnitTest tests[NT * NV + 3];
     for (int v = 0; v < NV; v++)
         for (int t = 0; t < NT; t++) {
             snprintf(label[v * NT + t], sizeof label[0], "%s/%s", cs_solver_name(variants[v]),
@@ -291,6 +338,9 @@ int main(void) {
                                          .initial_state = (void *)&variants[0]};
     tests[NT * NV + 1] = (struct CMUnitTest){.name = "lemke/mixed_scales_certified",
                                              .test_func = mixed_scales_certified,
+                                             .initial_state = (void *)&variants[2]};
+    tests[NT * NV + 2] = (struct CMUnitTest){.name = "lemke/mixed_scales_joint_certified",
+                                             .test_func = mixed_scales_joint_certified,
                                              .initial_state = (void *)&variants[2]};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
