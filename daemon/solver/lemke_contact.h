@@ -13,7 +13,8 @@ size_t cs_lemke_standard_size(const cs_limits *lim);
 /* Friction direction j of contact i's pyramid in its tangent plane: (cos, sin) of 2 pi j / d. */
 void cs_lemke_direction(int d, int j, double *ret_c, double *ret_s);
 
-/* Scale s_i of contact i's rows in lemke's solves (lemke_structural.c, SCALING; SCALED above):
+/* Scale s_i of contact i's rows in the structural solvers (lemke_structural.c, SCALING) and in
+ * lemke's explicit LCP (lemke_contact.c, SCALED):
  * (tr W_ii / 3)^(-1/2), W_ii = J_i M^-1 J_i^T its 3 x 3 Delassus block with the bodies' own
  * masses (joints ignored: a joint may leave the reduced W_ii at rounding level, which must not be
  * blown up to 1), so that the block is about 1 like the unit entries of the friction rows. 1 when
