@@ -13,6 +13,14 @@ size_t cs_lemke_standard_size(const cs_limits *lim);
 /* Friction direction j of contact i's pyramid in its tangent plane: (cos, sin) of 2 pi j / d. */
 void cs_lemke_direction(int d, int j, double *ret_c, double *ret_s);
 
+/* Scale s_i of contact i's rows in the structural solvers (lemke_structural.c, SCALING) and in
+ * lemke's explicit LCP (lemke_contact.c, SCALED):
+ * (tr W_ii / 3)^(-1/2), W_ii = J_i M^-1 J_i^T its 3 x 3 Delassus block with the bodies' own
+ * masses (joints ignored: a joint may leave the reduced W_ii at rounding level, which must not be
+ * blown up to 1), so that the block is about 1 like the unit entries of the friction rows. 1 when
+ * the block is not positive. thread: any. rt-safe: yes. */
+double cs_lemke_contact_scale(const cs_model *m, int i);
+
 /* Scratch bytes of cs_lemke_contact_lcp() besides M and q. */
 size_t cs_lemke_contact_lcp_size(const cs_limits *lim);
 
@@ -42,5 +50,10 @@ cs_status cs_lemke_standard_delassus(cs_workspace *ws, int nc, int d, const doub
 
 /* cs_lemke_standard_solve() behind the solver table's signature (solvers.h). */
 cs_status cs__lemke_standard_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out);
+/* The same LCP with each contact's rows scaled by cs_lemke_contact_scale() and covering vector 1
+ * in those units (lemke_contact.c, SCALED): lemke's run for a scene with joints. Statuses as
+ * cs_lemke_standard_solve(). thread: any, one caller per workspace. rt-safe: yes. */
+cs_status cs__lemke_standard_run_scaled(cs_workspace *ws, const cs__solve_in *in,
+                                        cs__solve_out *out);
 
 #endif /* CONTACTD_SOLVER_LEMKE_CONTACT_H */

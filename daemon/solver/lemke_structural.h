@@ -53,7 +53,8 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
  * variant, and the reduced one ("lemke"). Warm from in->basis; out->certified on CS_CONVERGED.
  * A scene with joints has no block-diagonal mass matrix for the kernel (model.h): both run
  * Lemke on the same pyramid LCP formed from the reduced Delassus matrix (lemke-standard,
- * lemke_contact.h), cold, and leave out->basis zero. */
+ * lemke_contact.h; lemke with its rows scaled, cs__lemke_standard_run_scaled), cold, and leave
+ * out->basis zero. */
 cs_status cs__lemke_structural_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out);
 cs_status cs__lemke_structural_run_reduced(cs_workspace *ws, const cs__solve_in *in,
                                            cs__solve_out *out);
