@@ -290,6 +290,16 @@ void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b, cs
     }
 }
 
+/* y[0 .. n) += a x, two rows at a time. */
+static inline void axpy(int n, double a, const double *x, double *y) {
+    const cs__v2 va = {a, a};
+    int i = 0;
+    for (; i + 2 <= n; i += 2)
+        cs__st2(y + i, cs__ld2(y + i) + cs__ld2(x + i) * va);
+    for (; i < n; i++)
+        y[i] += x[i] * a;
+}
+
 void cs__gaxpy_cols(int n, const double *A, int lda, const int *cols, int k, const double *x,
                     double *y) {
     int q = 0;
@@ -319,33 +329,12 @@ void cs__gaxpy_cols(int n, const double *A, int lda, const int *cols, int k, con
         }
     }
     for (; q < k; q++) {
-        const int j0 = cols ? cols[q] : q;
-        const double *c0 = A + (size_t)j0 * lda;
-        const double x0 = x[j0];
-        const cs__v2 v0 = {x0, x0};
-        int i = 0;
-        for (; i + 2 <= n; i += 2) {
-            cs__v2 t = cs__ld2(y + i);
-            t += cs__ld2(c0 + i) * v0;
-            cs__st2(y + i, t);
-        }
-        for (; i < n; i++)
-            y[i] += c0[i] * x0;
+        const int j = cols ? cols[q] : q;
+        axpy(n, x[j], A + (size_t)j * lda, y);
     }
 }
 
 void cs__ger(int n, int k, const double *x, const double *s, double *M, int ldm) {
-    for (int j = 0; j < k; j++) {
-        double *col = M + (size_t)j * ldm;
-        const double sj = s[j];
-        const cs__v2 v = {sj, sj};
-        int i = 0;
-        for (; i + 2 <= n; i += 2) {
-            cs__v2 t = cs__ld2(col + i);
-            t += cs__ld2(x + i) * v;
-            cs__st2(col + i, t);
-        }
-        for (; i < n; i++)
-            col[i] += x[i] * sj;
-    }
+    for (int j = 0; j < k; j++)
+        axpy(n, s[j], x, M + (size_t)j * ldm);
 }
