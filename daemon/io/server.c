@@ -70,6 +70,13 @@
 // sessions (epoll reports what is left).
 #define DIRECT_READS 4
 
+// A request-mode connection's buffers, which its worker reads and writes: its replies in flight,
+// its read buffer, the framer's buffer and the decoding arena, each a multiple of 64 bytes in
+// one block. A stream-mode connection has none (the I/O thread serves it with libuv's).
+struct direct_sizes {
+    size_t out, in, framer, arena;
+};
+
 struct conn {
     union {
         uv_handle_t handle;
@@ -86,7 +93,7 @@ struct conn {
     cd_arena arena;           /* every message is unpacked into it, then it is reset */
     cd_session *session;      /* NULL until a Hello was accepted, and after close */
     struct admission *admitting; /* the session being made for this connection's Hello */
-    cd_result_msg result_msg; /* sized for the session's limits */
+    cd_result_msg *result_msg; /* sized for the session's limits, made on the pool */
     cd_error_msg error_msg;
     cd_recording *rec;        /* the session's recording, or NULL; written by its reader */
     const uint8_t *msg;       /* the message being handled, as received (msg_len bytes) */
@@ -114,6 +121,9 @@ struct conn {
     size_t out_off, out_len, out_cap;
     uint8_t *in;              /* direct: the worker's read buffer, in_cap bytes */
     size_t in_cap;
+    void *direct_mem;         /* request mode: the block out, in, the framer's buffer and the
+                               * arena are lent from (direct_sizes), made on the pool */
+    struct direct_sizes dsz;
 };
 
 struct cd_server {
@@ -145,7 +155,7 @@ struct cd_server {
     uint8_t rbuf[READ_CHUNK];
 };
 
-// A session being made (or freed) on libuv's thread pool.
+// A session being made (or freed) on libuv's thread pool, with what its connection will hold.
 struct admission {
     uv_work_t req;
     cd_server *srv;
@@ -153,6 +163,9 @@ struct admission {
     cd_session_params params;
     size_t bytes;
     cd_session *session;      /* made by the pool thread; or the one to free */
+    cd_result_msg *result_msg; /* made by the pool thread for the connection */
+    struct direct_sizes dsz;
+    void *direct_mem;         /* made (and written) by the pool thread; or the one to free */
     char client[65];
     // A recording (record_plan on io at the Hello, record_open on the pool, record_start on io):
     uint8_t *rec_header;      /* the RecordHeader, packed; NULL: the session is not recorded */
@@ -331,6 +344,13 @@ static void release_session(struct conn *c) {
     c->session = NULL;
 }
 
+static void result_msg_free(cd_result_msg *m) {
+    if (m) {
+        cd_codec_result_msg_fini(m);
+        free(m);
+    }
+}
+
 static void on_closed(uv_handle_t *h) {
     struct conn *c = h->data;
     cd_server *s = c->srv;
@@ -350,9 +370,8 @@ static void on_closed(uv_handle_t *h) {
     }
     cd_framer_fini(&c->framer);
     cd_arena_fini(&c->arena);
-    free(c->out);
-    free(c->in);
-    cd_codec_result_msg_fini(&c->result_msg);
+    free(c->direct_mem); // only when never attached; otherwise the pool freed it
+    result_msg_free(c->result_msg);
     free(c);
 }
 
@@ -450,13 +469,64 @@ static int hello_solvers(struct conn *c, const Contactd__V1__Hello *h, cs_solver
     return 0;
 }
 
-// The most contacts a session like p may declare and still need at most cap bytes (0: none).
-static int contacts_within(cd_session_params p, size_t cap) {
+// An attached connection's output: its session's results in flight, each at most what a Result
+// within lim packs to (ids, three vectors and a state per contact, two vectors per body and per
+// joint, the timing, stats and detail), and room for Errors; at most max_queued_bytes.
+static size_t attach_out_bytes(const cs_limits *lim, size_t most) {
+    const size_t result = 1024 + 128 * (size_t)lim->max_contacts +
+                          96 * ((size_t)lim->max_bodies + (size_t)lim->max_joints);
+    const size_t want = CD_SESSION_RESULTS * result + 4096;
+    return want < most ? want : most;
+}
+
+// An attached connection's decoding arena: what protobuf-c allocates for a Frame within lim
+// (every message and array, rounded up to 16 bytes, with the same again for strings and the
+// like). A larger message fails to decode and gets ERROR_LIMIT; the session goes on.
+static size_t attach_arena_bytes(const cs_limits *lim) {
+    const size_t vec = sizeof(Contactd__V1__Vec3) + 16, quat = sizeof(Contactd__V1__Quat) + 16;
+    const size_t body = sizeof(Contactd__V1__Body) + 16 + 5 * vec + quat + 9 * sizeof(double) +
+                        32;
+    const size_t contact = sizeof(Contactd__V1__Contact) + 16 + 2 * vec + 16;
+    const size_t joint = sizeof(Contactd__V1__Joint) + 16 + 2 * vec + 16;
+    const size_t frame = sizeof(Contactd__V1__ClientMessage) + sizeof(Contactd__V1__Frame) +
+                         vec + 256;
+    return 2 * (frame + (size_t)lim->max_bodies * body + (size_t)lim->max_contacts * contact +
+                (size_t)lim->max_joints * joint) + 16384;
+}
+
+static size_t round64(size_t n) {
+    return (n + 63) & ~(size_t)63;
+}
+
+static struct direct_sizes direct_sizes(const struct conn *c, const cd_session_params *p) {
+    if (p->mode != CD_MODE_REQUEST) {
+        return (struct direct_sizes){0};
+    }
+    const size_t out = attach_out_bytes(&p->lim, c->srv->cfg->max_queued_bytes);
+    return (struct direct_sizes){.out = round64(out), .in = READ_CHUNK,
+                                 .framer = round64(cd_framer_most(&c->framer)),
+                                 .arena = round64(attach_arena_bytes(&p->lim))};
+}
+
+static size_t direct_bytes(const struct direct_sizes *z) {
+    return z->out + z->in + z->framer + z->arena;
+}
+
+// What a session admitted with p on c holds of the daemon's memory: the session itself
+// (cd_session_bytes), the connection's request-mode buffers and the recording's buffer.
+static size_t held_bytes(const struct conn *c, const cd_session_params *p, bool recorded) {
+    const struct direct_sizes z = direct_sizes(c, p);
+    return cd_session_bytes(p) + direct_bytes(&z) +
+           (recorded ? c->srv->cfg->record_buffer_bytes : 0);
+}
+
+// The most contacts a session like p on c may declare and still hold at most cap bytes (0: none).
+static int contacts_within(const struct conn *c, cd_session_params p, bool recorded, size_t cap) {
     int lo = 0, hi = p.lim.max_contacts;
     while (lo < hi) {
         const int mid = lo + (hi - lo + 1) / 2;
         p.lim.max_contacts = mid;
-        if (cd_session_bytes(&p) <= cap) {
+        if (held_bytes(c, &p, recorded) <= cap) {
             lo = mid;
         } else {
             hi = mid - 1;
@@ -466,15 +536,16 @@ static int contacts_within(cd_session_params p, size_t cap) {
 }
 
 // Fits p under the per-session cap: a max_contacts the client left to the daemon is lowered
-// until it fits; one it asked for is kept, and then the Hello is refused. Returns the session's
-// bytes, or 0 after sending ERROR_MEMORY.
-static size_t hello_memory(struct conn *c, cd_session_params *p, bool contacts_asked) {
+// until it fits; one it asked for is kept, and then the Hello is refused. Returns the bytes the
+// session holds (held_bytes), or 0 after sending ERROR_MEMORY.
+static size_t hello_memory(struct conn *c, cd_session_params *p, bool contacts_asked,
+                           bool recorded) {
     const cd_config *cfg = c->srv->cfg;
-    size_t bytes = cd_session_bytes(p);
+    size_t bytes = held_bytes(c, p, recorded);
     char solvers[96];
     cs_solver_list(p->lim.solvers, p->default_solver, solvers, sizeof solvers);
     if (bytes > cfg->max_session_bytes) {
-        const int fit = contacts_within(*p, cfg->max_session_bytes);
+        const int fit = contacts_within(c, *p, recorded, cfg->max_session_bytes);
         if (contacts_asked || fit == 0) {
             send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_MEMORY, 0,
                        "hello.limits: %d bodies, %d contacts, %d directions with %s need %.1f "
@@ -485,7 +556,7 @@ static size_t hello_memory(struct conn *c, cd_session_params *p, bool contacts_a
             return 0;
         }
         p->lim.max_contacts = fit;
-        bytes = cd_session_bytes(p);
+        bytes = held_bytes(c, p, recorded);
     }
     // A reload may have lowered the budget below what is reserved.
     const size_t left = cfg->memory_budget_bytes > c->srv->reserved_bytes
@@ -636,6 +707,8 @@ static void free_work(uv_work_t *req) {
     cd_loop_thread_off_workers(a->srv->ticker);
     cd_session_free(a->session);
     cd_recording_discard(a->rec);
+    result_msg_free(a->result_msg);
+    free(a->direct_mem);
 }
 
 static void admission_free(struct admission *a) {
@@ -666,6 +739,20 @@ static void admit_work(uv_work_t *req) {
     struct admission *a = req->data;
     cd_loop_thread_off_workers(a->srv->ticker);
     a->session = cd_session_new(&a->params);
+    a->result_msg = malloc(sizeof *a->result_msg);
+    if (a->result_msg && cd_codec_result_msg_init(a->result_msg, &a->params.lim) < 0) {
+        free(a->result_msg);
+        a->result_msg = NULL;
+    }
+    const size_t direct = direct_bytes(&a->dsz);
+    if (direct > 0) {
+        // Written now, on this thread, so the worker takes no page fault on it. Without it the
+        // I/O thread serves the connection (attach).
+        a->direct_mem = aligned_alloc(64, direct);
+        if (a->direct_mem) {
+            memset(a->direct_mem, 0, direct);
+        }
+    }
     if (a->session && a->rec_header) {
         a->rec = cd_recording_open(a->rec_path, a->rec_buffer_bytes, a->rec_max_file_bytes,
                                    a->rec_header, a->rec_header_len, a->rec_err,
@@ -673,57 +760,24 @@ static void admit_work(uv_work_t *req) {
     }
 }
 
-// An attached connection's output: its session's results in flight, each at most what a Result
-// within lim packs to (ids, three vectors and a state per contact, two vectors per body and per
-// joint, the timing, stats and detail), and room for Errors; at most max_queued_bytes.
-static size_t attach_out_bytes(const cs_limits *lim, size_t most) {
-    const size_t result = 1024 + 128 * (size_t)lim->max_contacts +
-                          96 * ((size_t)lim->max_bodies + (size_t)lim->max_joints);
-    const size_t want = CD_SESSION_RESULTS * result + 4096;
-    return want < most ? want : most;
-}
-
-// An attached connection's decoding arena: what protobuf-c allocates for a Frame within lim
-// (every message and array, rounded up to 16 bytes, with the same again for strings and the
-// like). A larger message fails to decode and gets ERROR_LIMIT; the session goes on.
-static size_t attach_arena_bytes(const cs_limits *lim) {
-    const size_t vec = sizeof(Contactd__V1__Vec3) + 16, quat = sizeof(Contactd__V1__Quat) + 16;
-    const size_t body = sizeof(Contactd__V1__Body) + 16 + 5 * vec + quat + 9 * sizeof(double) +
-                        32;
-    const size_t contact = sizeof(Contactd__V1__Contact) + 16 + 2 * vec + 16;
-    const size_t joint = sizeof(Contactd__V1__Joint) + 16 + 2 * vec + 16;
-    const size_t frame = sizeof(Contactd__V1__ClientMessage) + sizeof(Contactd__V1__Frame) +
-                         vec + 256;
-    return 2 * (frame + (size_t)lim->max_bodies * body + (size_t)lim->max_contacts * contact +
-                (size_t)lim->max_joints * joint) + 16384;
-}
-
 // Request mode: hands the connection to its session's worker (cd_loop_attach), which then reads
 // each frame, solves it and writes the answer with no thread in between (two wake-ups per request
-// instead of four). Only once the Welcome is out whole, as the worker writes all that follows;
-// otherwise, or without memory for the worker's buffers, this thread keeps serving it.
+// instead of four), in the buffers the pool made for it. Only once the Welcome is out whole, as
+// the worker writes all that follows; otherwise, or without those buffers, this thread keeps
+// serving it.
 static void attach(struct conn *c) {
-    const cd_session_params *p = cd_session_params_of(c->session);
     int fd;
-    if (p->mode != CD_MODE_REQUEST || uv_stream_get_write_queue_size(&c->h.stream) != 0 ||
+    if (!c->direct_mem || uv_stream_get_write_queue_size(&c->h.stream) != 0 ||
         uv_fileno(&c->h.handle, &fd) < 0) {
         return;
     }
-    const size_t out = attach_out_bytes(&p->lim, c->srv->cfg->max_queued_bytes);
-    c->out = malloc(out);
-    c->in = malloc(READ_CHUNK);
-    if (!c->out || !c->in || cd_framer_reserve(&c->framer) < 0 ||
-        cd_arena_fix(&c->arena, attach_arena_bytes(&p->lim)) < 0) {
-        free(c->out);
-        free(c->in);
-        c->out = c->in = NULL;
-        return;
-    }
-    // Resident now, so the worker takes no page fault on them.
-    memset(c->out, 0, out);
-    memset(c->in, 0, READ_CHUNK);
-    c->out_cap = out;
-    c->in_cap = READ_CHUNK;
+    uint8_t *m = c->direct_mem;
+    c->out = m;
+    c->out_cap = c->dsz.out;
+    c->in = m += c->dsz.out;
+    c->in_cap = c->dsz.in;
+    cd_framer_lend(&c->framer, m += c->dsz.in);
+    cd_arena_fix(&c->arena, m + c->dsz.framer, c->dsz.arena);
     (void)uv_read_stop(&c->h.stream);
     c->fd = fd;
     c->direct = true;
@@ -743,17 +797,9 @@ static void admitted(uv_work_t *req, int status) {
     }
     c->admitting = NULL;
     const cd_loop *l = c->srv->ticker;
-    int r = a->session ? cd_session_table_insert(c->srv->table, a->session, cd_loop_place(l))
-                       : -ENOMEM;
-    if (r == 0) {
-        r = cd_codec_result_msg_init(&c->result_msg, &a->params.lim);
-        if (r < 0) {
-            cd_session_close(a->session);
-            // The worker lets go of it; the reaper frees it and returns its bytes.
-            a->session = NULL;
-            a->bytes = 0;
-        }
-    }
+    const int r = a->session && a->result_msg
+                      ? cd_session_table_insert(c->srv->table, a->session, cd_loop_place(l))
+                      : -ENOMEM;
     if (r < 0) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0, "hello: %s",
                    r == -EBUSY ? "no session free (max_sessions)"
@@ -763,6 +809,11 @@ static void admitted(uv_work_t *req, int status) {
         return;
     }
     c->session = a->session;
+    c->result_msg = a->result_msg;
+    c->direct_mem = a->direct_mem;
+    c->dsz = a->dsz;
+    a->result_msg = NULL;
+    a->direct_mem = NULL;
     record_start(c, a);
     send_welcome(c, a);
     attach(c);
@@ -870,20 +921,23 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
     p.budget_ns = h->budget_ns == 0 ? (budget > 0 ? budget : 1)
                 : h->budget_ns < srv->cfg->max_budget_ns ? h->budget_ns
                                                           : srv->cfg->max_budget_ns;
-    const size_t bytes = hello_memory(c, &p, ask->max_contacts > 0);
+    const bool recorded = srv->cfg->record_dir[0] != '\0' && (h->record || srv->cfg->record_all);
+    const size_t bytes = hello_memory(c, &p, ask->max_contacts > 0, recorded);
     if (bytes == 0) {
         return;
     }
+    p.held_bytes = bytes;
     struct admission *a = calloc(1, sizeof *a);
     if (!a) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0, "hello: out of memory");
         conn_finish(c);
         return;
     }
-    *a = (struct admission){.srv = srv, .conn = c, .params = p, .bytes = bytes};
+    *a = (struct admission){.srv = srv, .conn = c, .params = p, .bytes = bytes,
+                            .dsz = direct_sizes(c, &p)};
     a->params.id = cd_session_table_take_id(srv->table);
     snprintf(a->client, sizeof a->client, "%s", h->client_name ? h->client_name : "");
-    if (srv->cfg->record_dir[0] != '\0' && (h->record || srv->cfg->record_all)) {
+    if (recorded) {
         record_plan(srv, a);
     }
     a->req.data = a;
@@ -1462,11 +1516,11 @@ static void record_result(cd_recording *rec, const Contactd__V1__ServerMessage *
 static void drain(struct conn *c) {
     cd_output *o;
     while (c->session && (o = cd_session_result_peek(c->session))) {
-        char detail[sizeof c->result_msg.detail];
+        char detail[sizeof c->result_msg->detail];
         result_detail(o, detail, sizeof detail);
         o->timing.sent_ns = cd_clock_ns();
         const Contactd__V1__ServerMessage *env =
-            cd_codec_result_build(&c->result_msg, &o->result, &o->timing, o->tick, detail);
+            cd_codec_result_build(c->result_msg, &o->result, &o->timing, o->tick, detail);
         if (env && c->rec) {
             record_result(c->rec, env);
         }
@@ -1490,17 +1544,22 @@ static void on_wake(uv_async_t *a) {
     cd_session *gone;
     while ((gone = cd_session_table_reap(s->table))) {
         struct conn *c = cd_session_attached_ctx(gone);
+        void *direct_mem = NULL;
         if (c) {
+            direct_mem = c->direct_mem;
+            c->direct_mem = NULL;
             take_back(c);
         }
+        const size_t bytes = cd_session_params_of(gone)->held_bytes;
         struct admission *f = calloc(1, sizeof *f);
         if (!f) {
-            s->reserved_bytes -= cd_session_bytes(cd_session_params_of(gone));
+            s->reserved_bytes -= bytes;
             cd_session_free(gone);
+            free(direct_mem);
             continue;
         }
-        *f = (struct admission){.srv = s, .session = gone,
-                                .bytes = cd_session_bytes(cd_session_params_of(gone))};
+        *f = (struct admission){.srv = s, .session = gone, .direct_mem = direct_mem,
+                                .bytes = bytes};
         free_later(f);
     }
 }
@@ -1534,8 +1593,10 @@ static void undirect(struct conn *c) {
             free(w);
         }
     }
-    free(c->out);
-    free(c->in);
+    // The buffers were lent from direct_mem, which the reaper frees on the pool; the connection
+    // reads no more.
+    cd_framer_fini(&c->framer);
+    cd_arena_fini(&c->arena);
     c->out = c->in = NULL;
     c->out_off = c->out_len = c->out_cap = c->in_cap = 0;
 }

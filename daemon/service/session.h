@@ -57,6 +57,8 @@ typedef struct cd_session_params {
     int64_t period_ns;        /* the tick period: request mode's rate is one frame per period */
     uint64_t id;              /* the id reserved for it (cd_session_table_take_id), or 0: the
                                * table gives the next one at insert */
+    size_t held_bytes;        /* what the server counts against its memory budget for it: at
+                               * least cd_session_bytes, plus what its connection holds */
 } cd_session_params;
 
 /* thread: io owns insertion and close; workers step sessions (see each function). */

@@ -64,24 +64,22 @@ static void free_overflow(cd_arena *a) {
 
 void cd_arena_fini(cd_arena *a) {
     free_overflow(a);
-    free(a->base);
-    a->base = NULL;
-    a->cap = a->top = 0;
+    if (!a->fixed) {
+        free(a->base);
+    }
+    *a = (cd_arena){0};
 }
 
-int cd_arena_fix(cd_arena *a, size_t cap) {
-    unsigned char *base = malloc(cap);
-    if (!base) {
-        return -ENOMEM;
-    }
+void cd_arena_fix(cd_arena *a, void *base, size_t cap) {
     free_overflow(a);
-    free(a->base);
+    if (!a->fixed) {
+        free(a->base);
+    }
     a->base = base;
     a->cap = cap;
     a->top = 0;
     a->fixed = true;
     a->exhausted = false;
-    return 0;
 }
 
 void cd_arena_reset(cd_arena *a, size_t most) {

@@ -17,19 +17,22 @@ typedef struct cd_arena {
     size_t cap, top;
     size_t overflow_bytes;        /* bytes taken from malloc since the last reset */
     void *overflow;               /* singly linked overflow blocks */
-    bool fixed;                   /* no overflow: an allocation that does not fit fails */
+    bool fixed;                   /* base is lent (cd_arena_fix): no overflow, no growth; an
+                                   * allocation that does not fit fails */
     bool exhausted;               /* fixed: one failed since the last reset */
 } cd_arena;
 
 /* An arena of cap bytes (one malloc). Returns 0 or -ENOMEM. */
 int cd_arena_init(cd_arena *a, size_t cap);
 
-/* Makes a the fixed arena of cap bytes that a real-time thread may decode into: it never calls
- * malloc again, and a message that does not fit fails to unpack (a->exhausted says why).
- * Returns 0 or -ENOMEM (a unchanged). thread: a's owner, before it hands a over. */
-int cd_arena_fix(cd_arena *a, size_t cap);
+/* Makes a the fixed arena over base (cap bytes) that a real-time thread may decode into: it
+ * never calls malloc again, and a message that does not fit fails to unpack (a->exhausted says
+ * why). base stays the caller's, made and written (page-faulted) where that costs no one: a
+ * never frees it, and the caller may free it once cd_arena_fini has run. thread: a's owner,
+ * before it hands a over. */
+void cd_arena_fix(cd_arena *a, void *base, size_t cap);
 
-/* Frees everything. Accepts a zeroed or finished arena. */
+/* Frees everything it owns. Accepts a zeroed or finished arena. */
 void cd_arena_fini(cd_arena *a);
 
 /* Forgets every allocation (what was unpacked into it must not be used any more). Overflow

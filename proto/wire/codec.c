@@ -204,10 +204,13 @@ int cd_codec_result_msg_init(cd_result_msg *m, const cs_limits *lim) {
                          align_up(nj * sizeof(Contactd__V1__JointForce *)) +
                          align_up(nj * sizeof(Contactd__V1__JointForce)) +
                          align_up(nvec * sizeof(Contactd__V1__Vec3));
-    char *mem = calloc(1, total ? total : 1);
+    char *mem = malloc(total ? total : 1);
     if (!mem) {
         return -ENOMEM;
     }
+    // Written now, so the thread that fills it (a worker, for a request-mode session) takes no
+    // page fault.
+    memset(mem, 0, total);
     *m = (cd_result_msg){
         .mem = mem, .max_bodies = (int)nb, .max_contacts = (int)nc, .max_joints = (int)nj};
     size_t off = 0;
@@ -357,10 +360,13 @@ int cd_codec_frame_msg_init(cd_frame_msg *m, const cs_limits *lim) {
                          align_up(nj * sizeof(Contactd__V1__Joint *)) +
                          align_up(nj * sizeof(Contactd__V1__Joint)) +
                          align_up(nvec * sizeof(Contactd__V1__Vec3));
-    char *mem = calloc(1, total ? total : 1);
+    char *mem = malloc(total ? total : 1);
     if (!mem) {
         return -ENOMEM;
     }
+    // Written now, so the thread that fills it (a worker, for a request-mode session) takes no
+    // page fault.
+    memset(mem, 0, total);
     *m = (cd_frame_msg){
         .mem = mem, .max_bodies = (int)nb, .max_contacts = (int)nc, .max_joints = (int)nj};
     size_t off = 0;

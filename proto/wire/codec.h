@@ -57,7 +57,8 @@ typedef struct cd_result_msg {
     void *mem; /* the one allocation behind the arrays */
 } cd_result_msg;
 
-/* Sizes m for results within lim (one malloc). Returns 0 or -ENOMEM. thread: io (not rt). */
+/* Sizes m for results within lim (one malloc, written). Returns 0 or -ENOMEM. thread: any but
+ * the real-time ones (it allocates). */
 int cd_codec_result_msg_init(cd_result_msg *m, const cs_limits *lim);
 /* Releases m's storage; accepts a zeroed or already finished holder. */
 void cd_codec_result_msg_fini(cd_result_msg *m);

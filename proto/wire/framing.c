@@ -25,24 +25,23 @@ int cd_framer_init(cd_framer *f, size_t max_msg) {
     return 0;
 }
 
-int cd_framer_reserve(cd_framer *f) {
-    const size_t most = f->max_msg + CD_VARINT_MAX;
-    if (f->cap >= most) {
-        return 0;
-    }
-    uint8_t *buf = malloc(most);
-    if (!buf) {
-        return -ENOMEM;
-    }
+size_t cd_framer_most(const cd_framer *f) {
+    return f->max_msg + CD_VARINT_MAX;
+}
+
+void cd_framer_lend(cd_framer *f, uint8_t *buf) {
     memcpy(buf, f->buf + f->off, f->len - f->off);
-    free(f->buf);
-    *f = (cd_framer){.buf = buf, .len = f->len - f->off, .off = 0, .cap = most,
-                     .max_msg = f->max_msg};
-    return 0;
+    if (!f->lent) {
+        free(f->buf);
+    }
+    *f = (cd_framer){.buf = buf, .len = f->len - f->off, .off = 0, .cap = cd_framer_most(f),
+                     .max_msg = f->max_msg, .lent = true};
 }
 
 void cd_framer_fini(cd_framer *f) {
-    free(f->buf);
+    if (!f->lent) {
+        free(f->buf);
+    }
     *f = (cd_framer){0};
 }
 

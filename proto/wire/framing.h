@@ -3,6 +3,7 @@
  * that accepts bytes as they arrive (split or merged messages) and yields whole messages. */
 #ifndef CONTACTD_WIRE_FRAMING_H
 #define CONTACTD_WIRE_FRAMING_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,7 @@ typedef struct cd_framer {
     size_t off;        /* private: start of the unconsumed bytes */
     size_t cap;        /* private */
     size_t max_msg;    /* largest message body accepted, bytes */
+    bool lent;         /* private: buf is the caller's (cd_framer_lend) */
 } cd_framer;
 
 /* Allocates the first buffer (CD_FRAMER_START bytes at most); cd_framer_next grows it up to
@@ -24,9 +26,14 @@ typedef struct cd_framer {
 int cd_framer_init(cd_framer *f, size_t max_msg);
 void cd_framer_fini(cd_framer *f);
 
-/* Grows the buffer to its most (max_msg + CD_VARINT_MAX) now, so that cd_framer_next never
- * allocates: for a framer a real-time thread takes over. Returns 0 or -ENOMEM. */
-int cd_framer_reserve(cd_framer *f);
+/* The most bytes the buffer ever holds: max_msg + CD_VARINT_MAX. */
+size_t cd_framer_most(const cd_framer *f);
+
+/* Makes buf (cd_framer_most(f) bytes) the buffer, keeping the bytes buffered so far, so that
+ * the framer never allocates again: for a framer a real-time thread takes over, with a buffer
+ * made and written (page-faulted) elsewhere. buf stays the caller's: the framer never frees it,
+ * and the caller may free it once cd_framer_fini has run. */
+void cd_framer_lend(cd_framer *f, uint8_t *buf);
 
 /* Appends n bytes. Returns 0, or -ENOBUFS when the buffered bytes would exceed the capacity
  * (which only happens when the caller did not drain with cd_framer_next first). */

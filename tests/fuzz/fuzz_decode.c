@@ -4,6 +4,8 @@
  * growing one (the I/O thread's); a Frame is then turned into a scene and validated against a
  * session's limits (io/ingest.h), and a valid scene must fit those limits. Nothing may crash,
  * leak or read out of bounds whatever the bytes. */
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,13 +40,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static cs_contact contacts[32];
     static cs_joint joints[4];
     cs_scene scene = {.bodies = bodies, .contacts = contacts, .joints = joints};
+    static alignas(max_align_t) unsigned char fixed_mem[16384];
     cd_arena fixed, growing;
     if (cd_arena_init(&fixed, 64) < 0) {
         return 0;
     }
-    if (cd_arena_fix(&fixed, 16384) == 0) {
-        decode(&fixed, data, size, &scene);
-    }
+    cd_arena_fix(&fixed, fixed_mem, sizeof fixed_mem);
+    decode(&fixed, data, size, &scene);
     cd_arena_fini(&fixed);
     if (cd_arena_init(&growing, 256) == 0) {
         decode(&growing, data, size, &scene);

@@ -7,8 +7,9 @@
  * (no scheduling miss); the fallback is the last certified answer, carried over by contact id, and
  * no answer at all is STATUS_FAILED with zero force; sessions admitted and closed 50 times a second
  * beside a stream leave it answered; memory is sized from the Hello, lowered to fit when the client
- * left it to the daemon, and refused with ERROR_MEMORY (saying how much is left) beyond the
- * daemon's budget, which closed sessions give back. Arguments: the contactd executable. */
+ * left it to the daemon, counts a request-mode connection's buffers, and is refused with
+ * ERROR_MEMORY (saying how much is left) beyond the daemon's budget, which closed sessions give
+ * back. Arguments: the contactd executable. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -58,6 +59,12 @@ static void request_mode_answers_every_frame(void **state) {
     assert_true(w->tick_period_ns == 1000000 && w->tick_epoch_ns > 0);
     assert_int_equal(w->request_queue, 8);
     assert_true(w->workspace_bytes > 0 && w->workspace_bytes <= 2u << 20);
+    // Its memory counts what its worker reads and writes beside the session: a message's worth
+    // (256 KiB by default) for the framer and a 64 KiB read buffer more than a stream session's.
+    const cdc_hello as_stream = {.client_name = "stream", .limits = hello.limits};
+    cdc_conn *st = it_session_open(&d, false, &as_stream);
+    assert_true(w->workspace_bytes >= cdc_wire_welcome(st)->workspace_bytes + (320u << 10));
+    cdc_conn_close(st);
     for (uint64_t seq = 1; seq <= 100; seq++) {
         Contactd__V1__ServerMessage *m = it_frame_exchange(c, &box, seq);
         const Contactd__V1__Result *r = m->result;

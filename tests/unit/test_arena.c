@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The decoding arena: allocations are aligned and disjoint, a reset reuses the same memory (no
  * heap allocation once the arena fits the messages), a message larger than the arena still
- * decodes (overflow blocks) and the arena then grows to fit it, but never past the bound; a real
- * Frame unpacked into it equals one unpacked with malloc. */
+ * decodes (overflow blocks) and the arena then grows to fit it, but never past the bound; a fixed
+ * arena lives in the memory lent to it, fails what does not fit and never frees that memory; a
+ * real Frame unpacked into it equals one unpacked with malloc. */
 #include <stdalign.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -60,6 +61,30 @@ static void overflow_then_grow_within_the_bound(void **state) {
     cd_arena_fini(&a);
 }
 
+static void a_fixed_arena_lives_in_lent_memory(void **state) {
+    (void)state;
+    static alignas(max_align_t) unsigned char lent[4096];
+    cd_arena a;
+    assert_int_equal(cd_arena_init(&a, 64), 0);
+    cd_arena_fix(&a, lent, sizeof lent);
+    t_alloc_count_start();
+    assert_ptr_equal(take(&a, 100), lent);
+    assert_null(take(&a, sizeof lent)); /* no overflow block */
+    assert_true(a.exhausted);
+    cd_arena_reset(&a, 1 << 20); /* nor growth */
+    const long allocations = t_alloc_count_stop();
+    if (allocations >= 0) {
+        assert_int_equal(allocations, 0);
+    }
+    assert_false(a.exhausted);
+    assert_ptr_equal(a.base, lent);
+    assert_int_equal(a.cap, sizeof lent);
+    assert_ptr_equal(take(&a, 16), lent);
+    // The lent memory is not the arena's to free (the allocator would abort on it).
+    cd_arena_fini(&a);
+    assert_null(a.base);
+}
+
 static void a_frame_decodes_the_same(void **state) {
     (void)state;
     cs_scene s;
@@ -98,6 +123,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(aligned_disjoint_and_reused),
         cmocka_unit_test(overflow_then_grow_within_the_bound),
+        cmocka_unit_test(a_fixed_arena_lives_in_lent_memory),
         cmocka_unit_test(a_frame_decodes_the_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Framing: varints, and a stream of messages fed split at every byte, merged into one read,
- * oversized, or with a malformed prefix. The expected messages are built here byte by byte, so
+ * oversized, or with a malformed prefix; a lent buffer takes over what was buffered, serves the
+ * largest message with no allocation and stays the caller's. The expected messages are built here byte by byte, so
  * every check compares against an independent encoding. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "alloc_count.h"
 #include "testlib.h"
 
 #include "wire/framing.h"
@@ -166,6 +169,54 @@ static void grows_to_a_large_message(void **state) {
     cd_framer_fini(&f);
 }
 
+static void a_lent_buffer_keeps_what_was_buffered(void **state) {
+    (void)state;
+    enum { MOST = 1000 };
+    static uint8_t wire[2 * (MOST + CD_VARINT_MAX)];
+    size_t total = 0, pre[2];
+    for (int k = 0; k < 2; k++) {
+        const size_t body = k ? MOST : 37;
+        pre[k] = total + cd_varint_encode(body, wire + total);
+        for (size_t i = 0; i < body; i++)
+            wire[pre[k] + i] = (uint8_t)(i * 5 + (size_t)k);
+        total = pre[k] + body;
+    }
+    cd_framer f;
+    assert_int_equal(cd_framer_init(&f, MOST), 0);
+    assert_int_equal(cd_framer_most(&f), MOST + CD_VARINT_MAX);
+    // Half of the first message arrives before the framer gets its lent buffer.
+    assert_int_equal(cd_framer_feed(&f, wire, 20), 0);
+    uint8_t *buf = malloc(cd_framer_most(&f));
+    assert_non_null(buf);
+    cd_framer_lend(&f, buf);
+    assert_int_equal(cd_framer_space(&f), MOST + CD_VARINT_MAX - 20);
+    t_alloc_count_start();
+    size_t sent = 20;
+    int got = 0;
+    while (sent < total) {
+        size_t n = cd_framer_space(&f);
+        n = n < total - sent ? n : total - sent;
+        assert_int_equal(cd_framer_feed(&f, wire + sent, n), 0);
+        sent += n;
+        const uint8_t *msg;
+        size_t len;
+        while (cd_framer_next(&f, &msg, &len) == 1) {
+            assert_int_equal(len, got ? MOST : 37);
+            assert_memory_equal(msg, wire + pre[got], len);
+            assert_true(msg >= buf && msg + len <= buf + cd_framer_most(&f));
+            got++;
+        }
+    }
+    const long allocations = t_alloc_count_stop();
+    if (allocations >= 0) {
+        assert_int_equal(allocations, 0);
+    }
+    assert_int_equal(got, 2);
+    // The buffer stays the caller's: freeing it after fini is the only free it gets.
+    cd_framer_fini(&f);
+    free(buf);
+}
+
 static void merged_messages(void **state) {
     (void)state;
     build_stream();
@@ -257,7 +308,7 @@ int main(void) {
         cmocka_unit_test(split_at_every_byte),   cmocka_unit_test(one_byte_at_a_time),
         cmocka_unit_test(grows_to_a_large_message),
         cmocka_unit_test(merged_messages),       cmocka_unit_test(oversized_message),
-        cmocka_unit_test(grows_to_a_large_message),
+        cmocka_unit_test(a_lent_buffer_keeps_what_was_buffered),
         cmocka_unit_test(capacity_is_enforced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
