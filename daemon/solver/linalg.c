@@ -219,6 +219,8 @@ void cs_psd_solve(int n, const double *L, int lda, const int *piv, int rank, con
     cs__psd_solve(n, L, lda, piv, rank, b, x, work, NULL);
 }
 
+static inline void axpy(int n, double a, const double *x, double *y);
+
 int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__meter *meter) {
     double amax = 0;
     for (int j = 0; j < n; j++)
@@ -252,14 +254,18 @@ int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__me
         umin = fabs(d) < umin ? fabs(d) : umin;
         umax = fabs(d) > umax ? fabs(d) : umax;
         double *ck = A + (size_t)k * lda;
-        for (int i = k + 1; i < n; i++)
+        // Rows past the column's last non-zero take no update (banded matrices: contacts
+        // coupled through neighbouring bodies only).
+        int last = k;
+        for (int i = k + 1; i < n; i++) {
             ck[i] /= d;
+            last = ck[i] != 0 ? i : last;
+        }
         for (int j = k + 1; j < n; j++) {
             double *cj = A + (size_t)j * lda;
-            const double f = cj[k];
-            if (f != 0)
-                for (int i = k + 1; i < n; i++)
-                    cj[i] -= f * ck[i];
+            // cj - f ck as cj + ck (-f): the same rounding, two rows at a time.
+            if (cj[k] != 0)
+                axpy(last - k, -cj[k], ck + k + 1, cj + k + 1);
         }
         if (meter && cs__meter_add(meter, (int64_t)(n - k) * (n - k)))
             return 1;
@@ -276,8 +282,7 @@ void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b, cs
         b[piv[k]] = t;
     }
     for (int k = 0; k < n; k++) {
-        for (int i = k + 1; i < n; i++)
-            b[i] -= LU[(size_t)k * lda + i] * b[k];
+        axpy(n - k - 1, -b[k], LU + (size_t)k * lda + k + 1, b + k + 1);
         if (meter && cs__meter_add(meter, n - k))
             return;
     }
@@ -298,6 +303,10 @@ static inline void axpy(int n, double a, const double *x, double *y) {
         cs__st2(y + i, cs__ld2(y + i) + cs__ld2(x + i) * va);
     for (; i < n; i++)
         y[i] += x[i] * a;
+}
+
+void cs__axpy(int n, double a, const double *x, double *y) {
+    axpy(n, a, x, y);
 }
 
 void cs__gaxpy_cols(int n, const double *A, int lda, const int *cols, int k, const double *x,

@@ -72,6 +72,9 @@ int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__me
  * meter's deadline passes, checked per column (NULL: never). */
 void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b, cs__meter *meter);
 
+/* y[0 .. n) += x a, two rows at a time, each with the rounding of the scalar y[i] + x[i] a (so
+ * y - x b is y + x (-b) exactly). y must not overlap x. thread: any. rt-safe: yes. */
+void cs__axpy(int n, double a, const double *x, double *y);
 /* y[0 .. n) += A(:, c) x[c] for the k columns c = cols[0 .. k) (cols NULL: c = 0 .. k - 1) of A
  * (column-major, leading dimension lda), summed column after column in that order, so that the
  * rounding is that of k single updates; y is read and written once per four columns, two rows at
