@@ -449,11 +449,22 @@ static int newton(ncp *P) {
                 col[3 * q + c] += lam;
             } else {
                 const double d0 = Dj[c], d1 = Dj[3 + c], d2 = Dj[6 + c];
-                for (int p = 0; p < na; p++)
-                    for (int l = 0; l < 3; l++) {
-                        const int i = 3 * P->act[p] + l;
-                        col[3 * p + l] = d0 * w0[i] + d1 * w1[i] + d2 * w2[i];
-                    }
+                if (na == P->nc) {
+                    // No contact separates: whole columns, two rows at a time.
+                    const cs__v2 v0 = {d0, d0}, v1 = {d1, d1}, v2 = {d2, d2};
+                    int i = 0;
+                    for (; i + 2 <= m; i += 2)
+                        cs__st2(col + i, cs__ld2(w0 + i) * v0 + cs__ld2(w1 + i) * v1 +
+                                             cs__ld2(w2 + i) * v2);
+                    for (; i < m; i++)
+                        col[i] = d0 * w0[i] + d1 * w1[i] + d2 * w2[i];
+                } else {
+                    for (int p = 0; p < na; p++)
+                        for (int l = 0; l < 3; l++) {
+                            const int i = 3 * P->act[p] + l;
+                            col[3 * p + l] = d0 * w0[i] + d1 * w1[i] + d2 * w2[i];
+                        }
+                }
                 for (int l = 0; l < 3; l++)
                     col[3 * q + l] += lam * Dj[3 * l + c] - Vj[3 * l + c];
             }
