@@ -288,8 +288,7 @@ void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b, cs
     }
     for (int k = n - 1; k >= 0; k--) {
         b[k] /= LU[(size_t)k * lda + k];
-        for (int i = 0; i < k; i++)
-            b[i] -= LU[(size_t)k * lda + i] * b[k];
+        axpy(k, -b[k], LU + (size_t)k * lda, b);
         if (meter && cs__meter_add(meter, k + 1))
             return;
     }
