@@ -298,6 +298,18 @@ static void gemv_t(int n, int k, const double *A, int lda, const double *v, doub
         out[q] = dot(n, A + (size_t)q * lda, v);
 }
 
+/* out = d0 w0 + d1 w1 + d2 w2 over n rows, two at a time (each row's products and sums in that
+ * order). */
+static void comb3(int n, const double *w0, const double *w1, const double *w2, double d0,
+                  double d1, double d2, double *out) {
+    const cs__v2 v0 = {d0, d0}, v1 = {d1, d1}, v2 = {d2, d2};
+    int i = 0;
+    for (; i + 2 <= n; i += 2)
+        cs__st2(out + i, cs__ld2(w0 + i) * v0 + cs__ld2(w1 + i) * v1 + cs__ld2(w2 + i) * v2);
+    for (; i < n; i++)
+        out[i] = d0 * w0[i] + d1 * w1[i] + d2 * w2[i];
+}
+
 /* ---- the Jacobian and its edges (section III-B) ------------------------------------------ */
 
 /* r^T J d for contact k's column block with blocks (D, V): a_k^T D d - r_k^T V d. */
@@ -450,14 +462,8 @@ static int newton(ncp *P) {
             } else {
                 const double d0 = Dj[c], d1 = Dj[3 + c], d2 = Dj[6 + c];
                 if (na == P->nc) {
-                    // No contact separates: whole columns, two rows at a time.
-                    const cs__v2 v0 = {d0, d0}, v1 = {d1, d1}, v2 = {d2, d2};
-                    int i = 0;
-                    for (; i + 2 <= m; i += 2)
-                        cs__st2(col + i, cs__ld2(w0 + i) * v0 + cs__ld2(w1 + i) * v1 +
-                                             cs__ld2(w2 + i) * v2);
-                    for (; i < m; i++)
-                        col[i] = d0 * w0[i] + d1 * w1[i] + d2 * w2[i];
+                    // No contact separates: whole columns.
+                    comb3(m, w0, w1, w2, d0, d1, d2, col);
                 } else {
                     for (int p = 0; p < na; p++)
                         for (int l = 0; l < 3; l++) {
@@ -528,8 +534,7 @@ static int lm_hessian(ncp *P) {
             cs_mat3_vec(de, D, Bk + 3 * c);
             cs_mat3_vec(ve, V, Bk + 3 * c);
             double *col = P->Jb + (size_t)m * n;
-            for (int i = 0; i < n; i++)
-                col[i] = de[0] * w0[i] + de[1] * w1[i] + de[2] * w2[i];
+            comb3(n, w0, w1, w2, de[0], de[1], de[2], col);
             for (int l = 0; l < 3; l++)
                 col[3 * k + l] -= ve[l];
             m++;
