@@ -219,8 +219,6 @@ void cs_psd_solve(int n, const double *L, int lda, const int *piv, int rank, con
     cs__psd_solve(n, L, lda, piv, rank, b, x, work, NULL);
 }
 
-static inline void axpy(int n, double a, const double *x, double *y);
-
 int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__meter *meter) {
     double amax = 0;
     for (int j = 0; j < n; j++)
@@ -265,7 +263,7 @@ int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__me
             double *cj = A + (size_t)j * lda;
             // cj - f ck as cj + ck (-f): the same rounding, two rows at a time.
             if (cj[k] != 0)
-                axpy(last - k, -cj[k], ck + k + 1, cj + k + 1);
+                cs__axpy(last - k, -cj[k], ck + k + 1, cj + k + 1);
         }
         if (meter && cs__meter_add(meter, (int64_t)(n - k) * (n - k)))
             return 1;
@@ -282,30 +280,16 @@ void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b, cs
         b[piv[k]] = t;
     }
     for (int k = 0; k < n; k++) {
-        axpy(n - k - 1, -b[k], LU + (size_t)k * lda + k + 1, b + k + 1);
+        cs__axpy(n - k - 1, -b[k], LU + (size_t)k * lda + k + 1, b + k + 1);
         if (meter && cs__meter_add(meter, n - k))
             return;
     }
     for (int k = n - 1; k >= 0; k--) {
         b[k] /= LU[(size_t)k * lda + k];
-        axpy(k, -b[k], LU + (size_t)k * lda, b);
+        cs__axpy(k, -b[k], LU + (size_t)k * lda, b);
         if (meter && cs__meter_add(meter, k + 1))
             return;
     }
-}
-
-/* y[0 .. n) += a x, two rows at a time. */
-static inline void axpy(int n, double a, const double *x, double *y) {
-    const cs__v2 va = {a, a};
-    int i = 0;
-    for (; i + 2 <= n; i += 2)
-        cs__st2(y + i, cs__ld2(y + i) + cs__ld2(x + i) * va);
-    for (; i < n; i++)
-        y[i] += x[i] * a;
-}
-
-void cs__axpy(int n, double a, const double *x, double *y) {
-    axpy(n, a, x, y);
 }
 
 void cs__gaxpy_cols(int n, const double *A, int lda, const int *cols, int k, const double *x,
@@ -338,11 +322,11 @@ void cs__gaxpy_cols(int n, const double *A, int lda, const int *cols, int k, con
     }
     for (; q < k; q++) {
         const int j = cols ? cols[q] : q;
-        axpy(n, x[j], A + (size_t)j * lda, y);
+        cs__axpy(n, x[j], A + (size_t)j * lda, y);
     }
 }
 
 void cs__ger(int n, int k, const double *x, const double *s, double *M, int ldm) {
     for (int j = 0; j < k; j++)
-        axpy(n, s[j], x, M + (size_t)j * ldm);
+        cs__axpy(n, s[j], x, M + (size_t)j * ldm);
 }
