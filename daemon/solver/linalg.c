@@ -219,6 +219,54 @@ void cs_psd_solve(int n, const double *L, int lda, const int *piv, int rank, con
     cs__psd_solve(n, L, lda, piv, rank, b, x, work, NULL);
 }
 
+/* Step k of the LU: the pivot of column k (rows k..n), that row swapped with row k across all
+ * columns, the multipliers below it; *ret_last: the last row with a non-zero multiplier (rows
+ * past it take no update: banded matrices, contacts coupled through neighbouring bodies only).
+ * Returns 0, or -1 when the pivot is below 1e-13 amax. */
+static int lu_pivot(int n, double *A, int lda, int k, double amax, int *piv, double *umin,
+                    double *umax, int *ret_last) {
+    double *ck = A + (size_t)k * lda;
+    int p = k;
+    double best = fabs(ck[k]);
+    for (int i = k + 1; i < n; i++)
+        if (fabs(ck[i]) > best) {
+            best = fabs(ck[i]);
+            p = i;
+        }
+    piv[k] = p;
+    const double d = ck[p];
+    if (!(best > 1e-13 * amax))
+        return -1;
+    if (p != k)
+        for (int j = 0; j < n; j++) {
+            double *c = A + (size_t)j * lda;
+            const double t = c[k];
+            c[k] = c[p];
+            c[p] = t;
+        }
+    *umin = fabs(d) < *umin ? fabs(d) : *umin;
+    *umax = fabs(d) > *umax ? fabs(d) : *umax;
+    int last = k;
+    for (int i = k + 1; i < n; i++) {
+        ck[i] /= d;
+        last = ck[i] != 0 ? i : last;
+    }
+    *ret_last = last;
+    return 0;
+}
+
+/* y[0 .. n) = (y + x0 a0) + x1 a1, two rows at a time: two rank-one updates in one pass over y,
+ * with the rounding of the two in turn. */
+static inline void axpy2(int n, double a0, const double *x0, double a1, const double *x1,
+                         double *y) {
+    const cs__v2 v0 = {a0, a0}, v1 = {a1, a1};
+    int i = 0;
+    for (; i + 2 <= n; i += 2)
+        cs__st2(y + i, (cs__ld2(y + i) + cs__ld2(x0 + i) * v0) + cs__ld2(x1 + i) * v1);
+    for (; i < n; i++)
+        y[i] = (y[i] + x0[i] * a0) + x1[i] * a1;
+}
+
 int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__meter *meter) {
     double amax = 0;
     for (int j = 0; j < n; j++)
@@ -229,39 +277,43 @@ int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__me
     if (!isfinite(amax))
         return -1;
     double umin = INFINITY, umax = 0;
-    for (int k = 0; k < n; k++) {
-        const double *ck0 = A + (size_t)k * lda;
-        int p = k;
-        double best = fabs(ck0[k]);
-        for (int i = k + 1; i < n; i++)
-            if (fabs(ck0[i]) > best) {
-                best = fabs(ck0[i]);
-                p = i;
-            }
-        piv[k] = p;
-        const double d = ck0[p];
-        if (!(best > 1e-13 * amax))
+    // Two steps at a time: column k + 1 takes step k's update and its own pivot, then the columns
+    // after it take both updates in one pass (cj - f ck as cj + ck (-f), step k's first: the
+    // rounding of one step after the other; the row swaps commute with the updates, which act
+    // row by row on multipliers swapped alike).
+    for (int k = 0; k < n; k += 2) {
+        int last0, last1;
+        if (lu_pivot(n, A, lda, k, amax, piv, &umin, &umax, &last0) < 0)
             return -1;
-        if (p != k)
-            for (int j = 0; j < n; j++) {
-                double *c = A + (size_t)j * lda;
-                const double t = c[k];
-                c[k] = c[p];
-                c[p] = t;
-            }
-        umin = fabs(d) < umin ? fabs(d) : umin;
-        umax = fabs(d) > umax ? fabs(d) : umax;
-        double *ck = A + (size_t)k * lda;
-        for (int i = k + 1; i < n; i++)
-            ck[i] /= d;
-        for (int j = k + 1; j < n; j++) {
-            double *cj = A + (size_t)j * lda;
-            const double f = cj[k];
-            if (f != 0)
-                for (int i = k + 1; i < n; i++)
-                    cj[i] -= f * ck[i];
+        if (k + 1 == n) {
+            if (meter && cs__meter_add(meter, 1))
+                return 1;
+            break;
         }
-        if (meter && cs__meter_add(meter, (int64_t)(n - k) * (n - k)))
+        const double *c0 = A + (size_t)k * lda, *c1 = A + (size_t)(k + 1) * lda;
+        double *d1 = A + (size_t)(k + 1) * lda;
+        if (d1[k] != 0)
+            cs__axpy(last0 - k, -d1[k], c0 + k + 1, d1 + k + 1);
+        if (lu_pivot(n, A, lda, k + 1, amax, piv, &umin, &umax, &last1) < 0)
+            return -1;
+        // Step k + 1's swap moved a row of step k's multipliers too.
+        last0 = piv[k + 1] > last0 ? piv[k + 1] : last0;
+        const int rows = (last0 > last1 ? last0 : last1) - k - 1;
+        for (int j = k + 2; j < n; j++) {
+            double *cj = A + (size_t)j * lda;
+            const double u0 = cj[k];
+            if (u0 != 0)
+                cj[k + 1] += c0[k + 1] * -u0;
+            const double u1 = cj[k + 1];
+            if (u0 != 0 && u1 != 0)
+                axpy2(rows, -u0, c0 + k + 2, -u1, c1 + k + 2, cj + k + 2);
+            else if (u0 != 0)
+                cs__axpy(last0 - k - 1, -u0, c0 + k + 2, cj + k + 2);
+            else if (u1 != 0)
+                cs__axpy(last1 - k - 1, -u1, c1 + k + 2, cj + k + 2);
+        }
+        if (meter && cs__meter_add(meter, (int64_t)(n - k) * (n - k) +
+                                              (int64_t)(n - k - 1) * (n - k - 1)))
             return 1;
     }
     *ret_growth = n > 0 ? umax / umin : 1;
@@ -276,28 +328,16 @@ void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b, cs
         b[piv[k]] = t;
     }
     for (int k = 0; k < n; k++) {
-        for (int i = k + 1; i < n; i++)
-            b[i] -= LU[(size_t)k * lda + i] * b[k];
+        cs__axpy(n - k - 1, -b[k], LU + (size_t)k * lda + k + 1, b + k + 1);
         if (meter && cs__meter_add(meter, n - k))
             return;
     }
     for (int k = n - 1; k >= 0; k--) {
         b[k] /= LU[(size_t)k * lda + k];
-        for (int i = 0; i < k; i++)
-            b[i] -= LU[(size_t)k * lda + i] * b[k];
+        cs__axpy(k, -b[k], LU + (size_t)k * lda, b);
         if (meter && cs__meter_add(meter, k + 1))
             return;
     }
-}
-
-/* y[0 .. n) += a x, two rows at a time. */
-static inline void axpy(int n, double a, const double *x, double *y) {
-    const cs__v2 va = {a, a};
-    int i = 0;
-    for (; i + 2 <= n; i += 2)
-        cs__st2(y + i, cs__ld2(y + i) + cs__ld2(x + i) * va);
-    for (; i < n; i++)
-        y[i] += x[i] * a;
 }
 
 void cs__gaxpy_cols(int n, const double *A, int lda, const int *cols, int k, const double *x,
@@ -330,11 +370,11 @@ void cs__gaxpy_cols(int n, const double *A, int lda, const int *cols, int k, con
     }
     for (; q < k; q++) {
         const int j = cols ? cols[q] : q;
-        axpy(n, x[j], A + (size_t)j * lda, y);
+        cs__axpy(n, x[j], A + (size_t)j * lda, y);
     }
 }
 
 void cs__ger(int n, int k, const double *x, const double *s, double *M, int ldm) {
     for (int j = 0; j < k; j++)
-        axpy(n, s[j], x, M + (size_t)j * ldm);
+        cs__axpy(n, s[j], x, M + (size_t)j * ldm);
 }

@@ -6,6 +6,8 @@
 #define CONTACTD_SOLVER_LINALG_H
 #include <stddef.h>
 
+#include "solver/simd.h"
+
 static inline double cs_dot3(const double a[3], const double b[3]) {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
@@ -72,6 +74,16 @@ int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__me
  * meter's deadline passes, checked per column (NULL: never). */
 void cs_lu_solve(int n, const double *LU, int lda, const int *piv, double *b, cs__meter *meter);
 
+/* y[0 .. n) += x a, two rows at a time, each with the rounding of the scalar y[i] + x[i] a (so
+ * y - x b is y + x (-b) exactly). y must not overlap x. thread: any. rt-safe: yes. */
+static inline void cs__axpy(int n, double a, const double *x, double *y) {
+    const cs__v2 va = {a, a};
+    int i = 0;
+    for (; i + 2 <= n; i += 2)
+        cs__st2(y + i, cs__ld2(y + i) + cs__ld2(x + i) * va);
+    for (; i < n; i++)
+        y[i] += x[i] * a;
+}
 /* y[0 .. n) += A(:, c) x[c] for the k columns c = cols[0 .. k) (cols NULL: c = 0 .. k - 1) of A
  * (column-major, leading dimension lda), summed column after column in that order, so that the
  * rounding is that of k single updates; y is read and written once per four columns, two rows at

@@ -68,6 +68,7 @@
 
 #include "solver/deadline.h"
 #include "solver/linalg.h"
+#include "solver/simd.h"
 #include "solver/sap_core.h"
 #include "solver/warmstart.h"
 #include "solver/workspace.h"
@@ -269,6 +270,46 @@ static double dot(int n, const double *u, const double *v) {
     return (s0 + s1) + (s2 + s3);
 }
 
+/* out[q] = A(:, q)^T v for q < k (A column-major, leading dimension lda): four columns at a
+ * time against one pass over v, two rows at a time. */
+static void gemv_t(int n, int k, const double *A, int lda, const double *v, double *out) {
+    int q = 0;
+    for (; q + 4 <= k; q += 4) {
+        const double *c0 = A + (size_t)q * lda, *c1 = c0 + lda, *c2 = c1 + lda, *c3 = c2 + lda;
+        cs__v2 s0 = {0, 0}, s1 = {0, 0}, s2 = {0, 0}, s3 = {0, 0};
+        int i = 0;
+        for (; i + 2 <= n; i += 2) {
+            const cs__v2 x = cs__ld2(v + i);
+            s0 += cs__ld2(c0 + i) * x;
+            s1 += cs__ld2(c1 + i) * x;
+            s2 += cs__ld2(c2 + i) * x;
+            s3 += cs__ld2(c3 + i) * x;
+        }
+        double t0 = s0[0] + s0[1], t1 = s1[0] + s1[1], t2 = s2[0] + s2[1], t3 = s3[0] + s3[1];
+        for (; i < n; i++) {
+            t0 += c0[i] * v[i];
+            t1 += c1[i] * v[i];
+            t2 += c2[i] * v[i];
+            t3 += c3[i] * v[i];
+        }
+        out[q] = t0, out[q + 1] = t1, out[q + 2] = t2, out[q + 3] = t3;
+    }
+    for (; q < k; q++)
+        out[q] = dot(n, A + (size_t)q * lda, v);
+}
+
+/* out = d0 w0 + d1 w1 + d2 w2 over n rows, two at a time (each row's products and sums in that
+ * order). */
+static void comb3(int n, const double *w0, const double *w1, const double *w2, double d0,
+                  double d1, double d2, double *out) {
+    const cs__v2 v0 = {d0, d0}, v1 = {d1, d1}, v2 = {d2, d2};
+    int i = 0;
+    for (; i + 2 <= n; i += 2)
+        cs__st2(out + i, cs__ld2(w0 + i) * v0 + cs__ld2(w1 + i) * v1 + cs__ld2(w2 + i) * v2);
+    for (; i < n; i++)
+        out[i] = d0 * w0[i] + d1 * w1[i] + d2 * w2[i];
+}
+
 /* ---- the Jacobian and its edges (section III-B) ------------------------------------------ */
 
 /* r^T J d for contact k's column block with blocks (D, V): a_k^T D d - r_k^T V d. */
@@ -285,8 +326,7 @@ static void linearize(ncp *P) {
     const int n = P->n;
     P->hm = -1;
     // a = W^T r, one dot product per column.
-    for (int j = 0; j < n; j++)
-        P->a[j] = dot(n, P->W + (size_t)j * P->ldw, P->r);
+    gemv_t(n, n, P->W, P->ldw, P->r, P->a);
     cs__meter_add(&P->meter, (int64_t)n * n);
     for (int k = 0; k < P->nc; k++) {
         const double *x = P->x + 3 * k, mu = P->mu[k];
@@ -421,11 +461,16 @@ static int newton(ncp *P) {
                 col[3 * q + c] += lam;
             } else {
                 const double d0 = Dj[c], d1 = Dj[3 + c], d2 = Dj[6 + c];
-                for (int p = 0; p < na; p++)
-                    for (int l = 0; l < 3; l++) {
-                        const int i = 3 * P->act[p] + l;
-                        col[3 * p + l] = d0 * w0[i] + d1 * w1[i] + d2 * w2[i];
-                    }
+                if (na == P->nc) {
+                    // No contact separates: whole columns.
+                    comb3(m, w0, w1, w2, d0, d1, d2, col);
+                } else {
+                    for (int p = 0; p < na; p++)
+                        for (int l = 0; l < 3; l++) {
+                            const int i = 3 * P->act[p] + l;
+                            col[3 * p + l] = d0 * w0[i] + d1 * w1[i] + d2 * w2[i];
+                        }
+                }
                 for (int l = 0; l < 3; l++)
                     col[3 * q + l] += lam * Dj[3 * l + c] - Vj[3 * l + c];
             }
@@ -489,8 +534,7 @@ static int lm_hessian(ncp *P) {
             cs_mat3_vec(de, D, Bk + 3 * c);
             cs_mat3_vec(ve, V, Bk + 3 * c);
             double *col = P->Jb + (size_t)m * n;
-            for (int i = 0; i < n; i++)
-                col[i] = de[0] * w0[i] + de[1] * w1[i] + de[2] * w2[i];
+            comb3(n, w0, w1, w2, de[0], de[1], de[2], col);
             for (int l = 0; l < 3; l++)
                 col[3 * k + l] -= ve[l];
             m++;
@@ -505,8 +549,7 @@ static int lm_hessian(ncp *P) {
     } else {
         for (int j = 0; j < m; j++) {
             const double *cj = P->Jb + (size_t)j * n;
-            for (int i = j; i < m; i++)
-                P->K[(size_t)j * m + i] = dot(n, P->Jb + (size_t)i * n, cj);
+            gemv_t(n, m - j, P->Jb + (size_t)j * n, n, cj, P->K + (size_t)j * m + j);
             if (cs__meter_add(&P->meter, (int64_t)(m - j) * n))
                 return 1;
         }
@@ -685,8 +728,9 @@ static bool pgs(ncp *P, double *f, int sweeps) {
         for (int k = 0; k < P->nc; k++) {
             const double *w = P->W + (size_t)3 * k * P->ldw;
             double v[3], *fk = f + 3 * k;
+            gemv_t(n, 3, w, P->ldw, f, v);
             for (int c = 0; c < 3; c++)
-                v[c] = P->b[3 * k + c] + dot(n, w + (size_t)c * P->ldw, f);
+                v[c] += P->b[3 * k + c];
             const double tr = w[3 * k] + w[P->ldw + 3 * k + 1] + w[2 * (size_t)P->ldw + 3 * k + 2];
             const double rho = tr > 0 ? 3 / tr : 1, mu = P->mu[k];
             const double fn = fmax(0.0, fk[0] - rho * v[0]);

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "solver/deadline.h"
+#include "solver/linalg.h"
 #include "solver/sap_linesearch.h"
 #include "solver/workspace.h"
 
@@ -392,8 +393,7 @@ int cs__sap_chol(int n, double *H, cs__meter *meter) {
             const double *ck = H + (size_t)k * n;
             const double l = ck[j];
             if (l != 0)
-                for (int i = j; i < n; i++)
-                    cj[i] -= l * ck[i];
+                cs__axpy(n - j, -l, ck + j, cj + j); // cj - l ck, two rows at a time
         }
         if (!(cj[j] > 0) || !isfinite(cj[j]))
             return -1;
@@ -420,8 +420,7 @@ void cs__sap_chol_solve(int n, const double *L, int nrhs, double *B, cs__meter *
         for (int j = 0; j < n; j++) {
             const double *cj = L + (size_t)j * n;
             x[j] /= cj[j];
-            for (int i = j + 1; i < n; i++)
-                x[i] -= cj[i] * x[j];
+            cs__axpy(n - j - 1, -x[j], cj + j + 1, x + j + 1);
             if (meter && cs__meter_add(meter, n - j))
                 return;
         }
