@@ -379,26 +379,29 @@ static cs_status build_kernel(lk *L) {
     // blist). Only phi_X branches on the data (row has one spare slot for the last write).
     if (cs__meter_add(&L->meter, 2 * (int64_t)L->np))
         return CS_DEADLINE;
+    const uint8_t *zb = L->zb;
+    const int open = L->open, kmax = L->kmax, d = L->d;
+    int *row = c->row;
     for (int p = 0; p < L->n; p++) {
-        const int keep = (L->zb[p] != 0) & (p != L->open);
-        if (k + keep > L->kmax)
+        const int keep = (zb[p] != 0) & (p != open);
+        if (k + keep > kmax)
             return CS_SINGULAR; // more unknowns than the rank bound 6 m + 2
-        c->row[k] = p;
+        row[k] = p;
         k += keep;
     }
     for (int bl = 0; bl < L->nblk; bl++) {
         const int i = L->blist[bl], f = L->fblock[i];
-        const bool lam = z_basic(L, f + L->d);
+        const bool lam = z_basic(L, f + d);
         int x = -1;
-        for (int p = f; p < f + L->d; p++) {
-            const int basic = (L->zb[p] != 0) & (p != L->open);
+        for (int p = f; p < f + d; p++) {
+            const int basic = (zb[p] != 0) & (p != open);
             if (lam && basic && x < 0) {
                 x = p;
                 continue;
             }
-            if (k + basic > L->kmax)
+            if (k + basic > kmax)
                 return CS_SINGULAR;
-            c->row[k] = p;
+            row[k] = p;
             k += basic;
         }
         if (!lam)
@@ -519,14 +522,17 @@ static void contact_rows(lk *L, int i, double z0, double *out) {
         out[g] = -(row_value(L, p) + L->src[p] + L->cov[p] * z0);
     }
     const double lambda = L->lam[i] ? out[g] : 0;
-    double phis = 0;
-    for (int j = 0; j < L->d; j++) {
-        const int p = f + j;
-        const double row =
-            L->dc[j] * cv[1] + L->ds[j] * cv[2] + lambda + L->src[p] + L->cov[p] * z0;
-        const double cur = out[p];
-        phis += L->zb[p] ? cur : 0.0;
-        out[p] = L->zb[p] || p == L->open ? cur : row;
+    // In locals: a store to out[] may alias cv and L's own fields as far as the compiler knows.
+    const double c1 = cv[1], c2 = cv[2];
+    const double *src = L->src + f, *cov = L->cov + f;
+    const uint8_t *zb = L->zb + f;
+    const int d = L->d, open = L->open - f;
+    double *o = out + f, phis = 0;
+    for (int j = 0; j < d; j++) {
+        const double row = L->dc[j] * c1 + L->ds[j] * c2 + lambda + src[j] + cov[j] * z0;
+        const double cur = o[j];
+        phis += zb[j] ? cur : 0.0;
+        o[j] = zb[j] || j == open ? cur : row;
     }
     if (w_basic(L, g))
         out[g] = L->src[g] + L->cov[g] * z0 + (z_basic(L, i) ? L->m->mu[i] * out[i] : 0) - phis;
@@ -694,11 +700,13 @@ static int ratio_test(lk *L, double vmax) {
     double t = INFINITY;
     int ncand = 0;
     // One pass: the candidates in increasing order and their first (Harris-relaxed) ratio.
-    for (int p = 0; p < L->np; p++) {
-        const bool in = (L->mv[p] < thr) & !L->rejected[p];
+    const double *mv = L->mv, *val = L->val;
+    const uint8_t *rejected = L->rejected;
+    for (int p = 0, np = L->np; p < np; p++) {
+        const bool in = (mv[p] < thr) & !rejected[p];
         cand[ncand] = p;
         ncand += in;
-        t = in ? mind(t, -(L->val[p] + qerr) / L->mv[p]) : t;
+        t = in ? mind(t, -(val[p] + qerr) / mv[p]) : t;
     }
     if (ncand == 0)
         return -1;
@@ -712,7 +720,7 @@ static int ratio_test(lk *L, double vmax) {
     for (int c = 0; c < ncand; c++) {
         const int p = cand[c];
         cand[kept] = p;
-        kept += L->val[p] + L->mv[p] * t < qerr;
+        kept += val[p] + mv[p] * t < qerr;
     }
     // cand stays in increasing order; cand[ci] is the first candidate >= j.
     for (int j = 0, ci = 0; j < L->np && kept > 1; j++) {
