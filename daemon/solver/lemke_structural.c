@@ -371,32 +371,47 @@ static cs_status build_kernel(lk *L) {
         L->xc[L->lamlist[l]] = -1;
     }
     L->nlam = 0;
-    for (int bl = 0; bl < L->nblk; bl++) {
-        const int i = L->blist[bl];
-        if (!z_basic(L, gamma_pair(L, i)))
-            continue;
-        L->lam[i] = 1;
-        L->lamlist[L->nlam++] = i;
-        for (int j = 0; j < L->d && L->xc[i] < 0; j++)
-            if (z_basic(L, L->fblock[i] + j))
-                L->xc[i] = L->fblock[i] + j;
-        // A basic lambda without a basic phi is only possible with its sigma row open.
-        if (L->xc[i] < 0 && !(L->open >= 0 && L->type[L->open] == P_SIGMA && L->con[L->open] == i))
-            return CS_SINGULAR;
-    }
     // The new kernel goes to the other side; it becomes current once its rows are known.
     kside *old = L->kc, *c = &L->ks[L->kc == &L->ks[0]];
     int k = 0;
-    // Without branches on the data (row has one spare slot for the last write).
+    // Rows: the basic theta, then each block's basic phi but phi_X (the first basic phi of a
+    // contact in Lambda, found in the same pass), in pair order (the blocks lie in the order of
+    // blist). Only phi_X branches on the data (row has one spare slot for the last write).
     if (cs__meter_add(&L->meter, 2 * (int64_t)L->np))
         return CS_DEADLINE;
-    for (int p = 0; p < L->np; p++) {
-        const int keep = (L->zb[p] != 0) & (p != L->open) & (L->type[p] != P_GAMMA) &
-                         (p != L->xc[L->con[p]]);
-        if (k + keep > L->kmax)
+    const uint8_t *zb = L->zb;
+    const int open = L->open, kmax = L->kmax, d = L->d;
+    int *row = c->row;
+    for (int p = 0; p < L->n; p++) {
+        const int keep = (zb[p] != 0) & (p != open);
+        if (k + keep > kmax)
             return CS_SINGULAR; // more unknowns than the rank bound 6 m + 2
-        c->row[k] = p;
+        row[k] = p;
         k += keep;
+    }
+    for (int bl = 0; bl < L->nblk; bl++) {
+        const int i = L->blist[bl], f = L->fblock[i];
+        const bool lam = z_basic(L, f + d);
+        int x = -1;
+        for (int p = f; p < f + d; p++) {
+            const int basic = (zb[p] != 0) & (p != open);
+            if (lam && basic && x < 0) {
+                x = p;
+                continue;
+            }
+            if (k + basic > kmax)
+                return CS_SINGULAR;
+            row[k] = p;
+            k += basic;
+        }
+        if (!lam)
+            continue;
+        L->lam[i] = 1;
+        L->lamlist[L->nlam++] = i;
+        L->xc[i] = x;
+        // A basic lambda without a basic phi is only possible with its sigma row open.
+        if (x < 0 && !(L->open >= 0 && L->type[L->open] == P_SIGMA && L->con[L->open] == i))
+            return CS_SINGULAR;
     }
     memcpy(c->col, c->row, (size_t)k * sizeof(int));
     if (L->open >= 0) {
@@ -507,14 +522,17 @@ static void contact_rows(lk *L, int i, double z0, double *out) {
         out[g] = -(row_value(L, p) + L->src[p] + L->cov[p] * z0);
     }
     const double lambda = L->lam[i] ? out[g] : 0;
-    double phis = 0;
-    for (int j = 0; j < L->d; j++) {
-        const int p = f + j;
-        const double row =
-            L->dc[j] * cv[1] + L->ds[j] * cv[2] + lambda + L->src[p] + L->cov[p] * z0;
-        const double cur = out[p];
-        phis += L->zb[p] ? cur : 0.0;
-        out[p] = L->zb[p] || p == L->open ? cur : row;
+    // In locals: a store to out[] may alias cv and L's own fields as far as the compiler knows.
+    const double c1 = cv[1], c2 = cv[2];
+    const double *src = L->src + f, *cov = L->cov + f;
+    const uint8_t *zb = L->zb + f;
+    const int d = L->d, open = L->open - f;
+    double *o = out + f, phis = 0;
+    for (int j = 0; j < d; j++) {
+        const double row = L->dc[j] * c1 + L->ds[j] * c2 + lambda + src[j] + cov[j] * z0;
+        const double cur = o[j];
+        phis += zb[j] ? cur : 0.0;
+        o[j] = zb[j] || j == open ? cur : row;
     }
     if (w_basic(L, g))
         out[g] = L->src[g] + L->cov[g] * z0 + (z_basic(L, i) ? L->m->mu[i] * out[i] : 0) - phis;
@@ -671,26 +689,28 @@ static void slide_block(lk *L, int i) {
     L->kdirty = true;
 }
 
-/* Lexicographic ratio test among the nneg rows in cand (rows whose basic variable falls as the
- * driving variable rises, column L->mv, in increasing order) with |m'_p| above rounding of
- * mmax = max |m'|; vmax = absmax(L->val). Returns the blocking row, -1 when no row blocks (a
- * ray), or -2 when a column solve fails or the meter's deadline passed (L->meter.passed). */
-static int ratio_test(lk *L, int nneg, double mmax, double vmax) {
+/* Lexicographic ratio test among the rows whose basic variable falls as the driving variable
+ * rises (column L->mv), not rejected, with m'_p below -(rounding of max |m'|); vmax =
+ * absmax(L->val). Returns the blocking row, -1 when no row blocks (a ray), or -2 when a column
+ * solve fails or the meter's deadline passed (L->meter.passed). */
+static int ratio_test(lk *L, double vmax) {
     int *cand = L->cand;
-    const double qerr = DBL_EPSILON * L->np * L->growth * vmax, thr = -1e-11 * mmax;
+    const double qerr = DBL_EPSILON * L->np * L->growth * vmax;
+    const double thr = -1e-11 * absmax(L->mv, L->np);
     double t = INFINITY;
-    bool open_cand = false;
     int ncand = 0;
-    for (int c = 0; c < nneg; c++) {
-        const int p = cand[c];
-        const bool in = L->mv[p] < thr;
+    // One pass: the candidates in increasing order and their first (Harris-relaxed) ratio.
+    const double *mv = L->mv, *val = L->val;
+    const uint8_t *rejected = L->rejected;
+    for (int p = 0, np = L->np; p < np; p++) {
+        const bool in = (mv[p] < thr) & !rejected[p];
         cand[ncand] = p;
         ncand += in;
-        t = in ? mind(t, -(L->val[p] + qerr) / L->mv[p]) : t;
-        open_cand |= in & (p == L->open);
+        t = in ? mind(t, -(val[p] + qerr) / mv[p]) : t;
     }
     if (ncand == 0)
         return -1;
+    const bool open_cand = L->mv[L->open] < thr && !L->rejected[L->open];
     // z0 blocking within a relative 1e-9 of the minimum ends the run: prefer it (any tie with it
     // reaches the same solution, and passing it by leaves z0 at rounding level on a degenerate
     // path).
@@ -700,7 +720,7 @@ static int ratio_test(lk *L, int nneg, double mmax, double vmax) {
     for (int c = 0; c < ncand; c++) {
         const int p = cand[c];
         cand[kept] = p;
-        kept += L->val[p] + L->mv[p] * t < qerr;
+        kept += val[p] + mv[p] * t < qerr;
     }
     // cand stays in increasing order; cand[ci] is the first candidate >= j.
     for (int j = 0, ci = 0; j < L->np && kept > 1; j++) {
@@ -744,13 +764,12 @@ static int ratio_test(lk *L, int nneg, double mmax, double vmax) {
  * row, except that the open row takes the driving variable at t and row s (unless it is the open
  * row) takes z0. Returns their largest magnitude. */
 static double step_values(lk *L, double t, int s, double z0) {
-    double vmax = 0;
-    for (int p = 0; p < L->np; p++) {
-        const double x = L->val[p] + t * L->mv[p];
-        L->saved[p] = p == L->open ? t : p == s ? z0 : x;
-        vmax = maxd(vmax, fabs(L->saved[p]));
-    }
-    return vmax;
+    double *x = L->saved;
+    for (int p = 0; p < L->np; p++)
+        x[p] = L->val[p] + t * L->mv[p];
+    x[s] = z0;
+    x[L->open] = t;
+    return absmax(x, L->np);
 }
 
 /* State a rejected pivot restores. */
@@ -869,15 +888,7 @@ static cs_status run(lk *L, bool warm, int cap, cs_stats *st) {
         // This pivot's O(pairs) passes (candidates, values, the basis hash).
         if (cs__meter_add(&L->meter, 4 * (int64_t)L->np))
             return CS_DEADLINE;
-        // Candidates: falling rows not rejected; the ratio test applies the threshold.
-        double mmax = 0;
-        int nneg = 0;
-        for (int p = 0; p < L->np; p++) {
-            mmax = maxd(mmax, fabs(L->mv[p]));
-            L->cand[nneg] = p;
-            nneg += (L->mv[p] < 0) & !L->rejected[p];
-        }
-        const int s = ratio_test(L, nneg, mmax, vmax);
+        const int s = ratio_test(L, vmax);
         if (s < 0)
             return L->meter.passed ? CS_DEADLINE : s == -1 ? CS_RAY : CS_SINGULAR;
         // Pivot: the driving variable becomes basic in the open pair at level t; s's basic
