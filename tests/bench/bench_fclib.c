@@ -25,8 +25,9 @@ static void emit(bench_row *r, int64_t base, FILE *csv) {
 int main(int argc, char **argv) {
     const bench_args a = bench_parse(argc, argv,
                                      "SAP and Siconos' gfc3d solvers on the FCLIB files of "
-                                     "$CONTACTD_SHARED/fclib; writes fclib.csv to --out or "
-                                     "$CONTACTD_BENCH_OUT. --quick: files with <= 10 contacts.\n",
+                                     "$CONTACTD_TEST_DATA/fclib (default ../shared/fclib); "
+                                     "writes fclib.csv to --out or $CONTACTD_BENCH_OUT. "
+                                     "--quick: files with <= 10 contacts.\n",
                                      20);
     bench_header(stdout, "fclib", &a);
     printf("# peers: %s\n", siconos_peer_gfc3d_count()

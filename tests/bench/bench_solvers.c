@@ -18,9 +18,10 @@
  * q = J v* - bias (bench_local.h), formed untimed; each peer's timed call is the solver alone
  * (Siconos' calls include their own copies and allocations). Per problem, every peer solves once
  * untimed (checked), then `repeat` timed solves rotate over the peers.
- * Then the FCLIB files of $CONTACTD_SHARED/fclib through fclib_io (fclib_run.h): global-form
- * files with SAP beside Siconos' gfc3d solvers (as bench_fclib), local-form files (W, q, mu)
- * with SAP, ncp, lemke-standard (8-sided pyramid) and Siconos' fc3d NSN.
+ * Then the FCLIB files of $CONTACTD_TEST_DATA/fclib (default ../shared/fclib) through fclib_io
+ * (fclib_run.h): global-form files with SAP beside Siconos' gfc3d solvers (as bench_fclib),
+ * local-form files (W, q, mu) with SAP, ncp, lemke-standard (8-sided pyramid) and Siconos' fc3d
+ * NSN.
  * Each row: median, p99, p99.9 and max time, iterations or pivots (pivots + iterations of
  * cs_stats; the peer's own count; ODE gives none: 0), the worst residual and how many answers
  * were certified: for cs_step rows the certificate's relative residual (bench_cert_residual) and

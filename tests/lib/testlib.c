@@ -187,7 +187,10 @@ const char *t_data_path(const char *name) {
 }
 
 const char *t_shared_path(const char *name) {
-    return join("CONTACTD_SHARED", "../shared", name);
+    // A user's CONTACTD_TEST_DATA wins over the ../shared beside the source tree that meson
+    // passes as CONTACTD_SHARED (meson's test environment overrides a variable of that name).
+    return join(getenv("CONTACTD_TEST_DATA") ? "CONTACTD_TEST_DATA" : "CONTACTD_SHARED",
+                "../shared", name);
 }
 
 bool t_dense_solve(int n, double *A, double *x, double tiny) {
@@ -233,10 +236,10 @@ void t_require_shared(const char *dir) {
         return;
     const char *tap = getenv("CMOCKA_MESSAGE_OUTPUT");
     if (tap && strcmp(tap, "TAP") == 0) {
-        printf("1..0 # SKIP %s is absent (the shared test data; set CONTACTD_SHARED)\n", path);
+        printf("1..0 # SKIP %s is absent (the shared test data; set CONTACTD_TEST_DATA)\n", path);
         exit(0);
     }
-    printf("skipped: %s is absent (the shared test data; set CONTACTD_SHARED)\n", path);
+    printf("skipped: %s is absent (the shared test data; set CONTACTD_TEST_DATA)\n", path);
     exit(77);
 }
 

@@ -47,7 +47,8 @@ void t_lcp_assert_same_w(int n, const double *A, const double *b, const double *
 /* 1 + |f|_inf: the scale rounding errors of an LCP answer grow with. */
 double t_lcp_scale(int n, const double *f);
 
-/* Path of a file in tests/data ($CONTACTD_DATA) or in ../shared ($CONTACTD_SHARED). */
+/* Path of a file in tests/data ($CONTACTD_DATA) or in the shared test data: $CONTACTD_TEST_DATA
+ * when set, else ../shared beside the source tree ($CONTACTD_SHARED, set by meson). */
 const char *t_data_path(const char *name);
 
 /* Copies src (its bodies and contacts too) into dst, keeping dst's own arrays, which must have
@@ -60,12 +61,12 @@ const char *t_shared_path(const char *name);
  * checked against. False when a pivot's magnitude is not above tiny. */
 bool t_dense_solve(int n, double *A, double *x, double tiny);
 
-/* For a test whose every case reads ../shared/<dir> (or $CONTACTD_SHARED/<dir>): when it is
+/* For a test whose every case reads ../shared/<dir> (or $CONTACTD_TEST_DATA/<dir>): when it is
  * absent (a user's own clone), says which path and exits so that meson reports the test skipped:
  * a TAP plan "1..0 # SKIP ..." under CMOCKA_MESSAGE_OUTPUT=TAP, else exit status 77. */
 void t_require_shared(const char *dir);
 
-/* True when ../shared/<dir> (or $CONTACTD_SHARED/<dir>) is there; for a test with a few cases
+/* True when ../shared/<dir> (or $CONTACTD_TEST_DATA/<dir>) is there; for a test with a few cases
  * that read it, which then leaves those out (saying which path) rather than skip the rest. */
 bool t_shared_present(const char *dir);
 
