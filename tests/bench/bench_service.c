@@ -1942,9 +1942,27 @@ static void targets(const ctx *x) {
 
 /* ---- main --------------------------------------------------------------------------------- */
 
+static const struct {
+    const char *name;
+    void (*run)(ctx *);
+} all_cases[] = {{"wake", case_wake},         {"request", case_request}, {"stream", case_stream},
+                 {"capacity", case_capacity}, {"hog", case_hog},         {"churn", case_churn}};
+
+/* Whether the comma-separated list names name. */
+static bool listed(const char *list, const char *name) {
+    const size_t n = strlen(name);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0')) {
+            return true;
+        }
+    }
+    return false;
+}
+
 int main(int argc, char **argv) {
     // The contactd path is the one positional argument; the rest is bench_common's.
     const char *exe = CONTACTD_EXE;
+    const char *cases = "wake,request,stream,capacity,hog,churn";
     bool exe_given = false;
     char *rest[64];
     int nrest = 0;
@@ -1952,7 +1970,9 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc && nrest < 62; i++) {
         const bool valued = !strcmp(argv[i], "--repeat") || !strcmp(argv[i], "--budget") ||
                             !strcmp(argv[i], "--out") || !strcmp(argv[i], "--gnuplot");
-        if (valued && i + 1 < argc) {
+        if (!strcmp(argv[i], "--cases") && i + 1 < argc) {
+            cases = argv[++i];
+        } else if (valued && i + 1 < argc) {
             rest[nrest++] = argv[i++];
             rest[nrest++] = argv[i];
         } else if (argv[i][0] != '-' && !exe_given) {
@@ -1963,13 +1983,27 @@ int main(int argc, char **argv) {
         }
     }
     rest[nrest] = NULL;
+    size_t named = 0, listed_n = 1;
+    for (size_t i = 0; i < sizeof all_cases / sizeof all_cases[0]; i++) {
+        named += listed(cases, all_cases[i].name);
+    }
+    for (const char *p = strchr(cases, ','); p; p = strchr(p + 1, ',')) {
+        listed_n++;
+    }
+    if (named != listed_n) {
+        fprintf(stderr, "%s: --cases %s: each name must be one of wake, request, stream, "
+                "capacity, hog, churn, listed once\n", argv[0], cases);
+        return 2;
+    }
     ctx *x = bench_alloc(sizeof *x);
     x->a = bench_parse(nrest, rest,
                        "  CONTACTD: the daemon to start (default: the one this build made).\n"
                        "The service as a client meets it (six cases, see bench_service.c); "
                        "writes service.csv and service.png to --out or $CONTACTD_BENCH_OUT.\n"
                        "--budget SECONDS: measured length of each case (default 4; --quick: "
-                       "0.3).\n",
+                       "0.3).\n"
+                       "--cases LIST: the cases to run, comma-separated (default: "
+                       "wake,request,stream,capacity,hog,churn).\n",
                        1);
     // Timers of this thread (ppoll) wake on time, not up to 50 us late.
     prctl(PR_SET_TIMERSLACK, 1UL);
@@ -2026,12 +2060,11 @@ int main(int argc, char **argv) {
            "solve: Result.timing.solve_ns; answered: Results / frames sent; miss%%: of Results\n");
     x->csv = bench_csv_open(&x->a, "service");
 
-    case_wake(x);
-    case_request(x);
-    case_stream(x);
-    case_capacity(x);
-    case_hog(x);
-    case_churn(x);
+    for (size_t i = 0; i < sizeof all_cases / sizeof all_cases[0]; i++) {
+        if (listed(cases, all_cases[i].name)) {
+            all_cases[i].run(x);
+        }
+    }
 
     fclose(x->csv);
     printf("\n");
