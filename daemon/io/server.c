@@ -5,24 +5,28 @@
  * session it asks for is sized (cd_session_bytes) and checked against the per-session cap and
  * what is left of the daemon's memory budget, then made on libuv's thread pool (allocation, page
  * pre-fault, LAPACK warm-up), never on this thread; the reply is a Welcome with the granted
- * limits, solvers, mode, budget, tick grid and memory. Then any number of Frames; each is decoded
- * and validated here straight into the session's mailbox and answered by a Result: at the tick
- * after it (stream mode) or at once (request mode, where the worker is kicked; frames beyond the
- * rate limit or the queue get ERROR_LIMIT). Closed sessions are freed on the pool too. A frame
+ * limits, solvers, mode, budget, tick grid and memory. Once the Welcome is out, the connection is
+ * attached to the session's worker (attach), which reads the socket, decodes and validates each
+ * Frame straight into the session's mailbox, and writes its Result: at the tick after it (stream
+ * mode) or at once (request mode; frames beyond the rate limit or the queue get ERROR_LIMIT).
+ * Until then, or if that fails, this thread does the same and kicks the worker. The functions
+ * that handle messages run on either thread. Closed sessions are freed on the pool too. A frame
  * that fails validation gets an Error (ERROR_INVALID, or ERROR_LIMIT when it exceeds the
  * session's limits) carrying its seq and naming the field, and no Result; the session goes on. A
  * StatsRequest, before or after Hello, gets the daemon-wide Stats with every open session's (or
- * the one it names; on a request-mode session's own connection, only that session). Errors
+ * the one it names; on an attached session's own connection, only that session). Errors
  * after which the connection closes (once the Error is written): undecodable bytes
  * (ERROR_DECODE), a message over max_message_bytes (ERROR_TOO_LARGE), a wrong protocol version,
  * a second Hello or a Frame before Hello (ERROR_PROTOCOL), no session free (ERROR_BUSY). A Hello
  * naming an unknown solver gets ERROR_INVALID, one over the memory limits ERROR_MEMORY, and the
  * connection waits for a better Hello.
  *
- * Output: the workers wake the loop through one uv_async_t; the wake drains every session's
- * ring. Any message is written only while the connection's unsent backlog is below
- * max_queued_bytes; otherwise it is dropped (results are counted), so a client that does not read
- * costs only itself. */
+ * Output: an attached connection's worker writes it, into a buffer sized at admission that keeps
+ * room for the Error that ends the connection; the Errors it sends reach this thread's log
+ * through a ring (note_error). Otherwise the workers wake the loop through one uv_async_t, whose
+ * wake drains every session's ring here. Any message is written only while the connection's
+ * unsent backlog has room (max_queued_bytes here); otherwise it is dropped (results are counted,
+ * Errors too), so a client that does not read costs only itself. */
 #include "io/server.h"
 
 #include <errno.h>
@@ -48,6 +52,7 @@
 #include "wire/framing.h"
 #include "service/clock.h"
 #include "service/grid.h"
+#include "service/ring.h"
 #include "sys/log.h"
 
 #define PROTOCOL_VERSION 1
@@ -69,10 +74,22 @@
 // Reads an attached connection's worker makes per readiness event before it looks at its other
 // sessions (epoll reports what is left).
 #define DIRECT_READS 4
+// Errors an attached connection's worker can hand this thread to log before it next wakes; more
+// are counted and logged as a number.
+#define NOTES 8
+// Bytes an attached connection's output keeps for the Error that ends the connection: a packed
+// Error with the longest text, its envelope and length prefix.
+#define FINAL_ERROR_BYTES (sizeof ((cd_error_msg *)0)->text + 64)
 
-// A request-mode connection's buffers, which its worker reads and writes: its replies in flight,
-// its read buffer, the framer's buffer and the decoding arena, each a multiple of 64 bytes in
-// one block. A stream-mode connection has none (the I/O thread serves it with libuv's).
+// An Error a worker sent on an attached connection, for this thread to log.
+struct note {
+    Contactd__V1__ErrorCode code;
+    char text[sizeof ((cd_error_msg *)0)->text];
+};
+
+// An attached connection's buffers, which its worker reads and writes: its replies in flight, its
+// read buffer, the framer's buffer and the decoding arena, each a multiple of 64 bytes in one
+// block.
 struct direct_sizes {
     size_t out, in, framer, arena;
 };
@@ -105,14 +122,16 @@ struct conn {
     uint32_t uid, gid;
     size_t arena_most;        /* the arena grows to at most this */
     int refused_in_row;       /* frames refused since the last one accepted */
-    // Attached (request mode, cd_loop_attach): the session's worker reads the socket, handles its
-    // messages with the functions below and writes every reply itself; from then on the fields
-    // above (framer, arena, messages) are the worker's. This thread keeps the handle, and takes
-    // the connection back once the worker has let go of the session (reaped).
+    // Attached (cd_loop_attach, once the Welcome is out): the session's worker reads the socket,
+    // handles its messages with the functions below and writes every reply itself; from then on the
+    // fields above (framer, arena, messages) are the worker's. This thread keeps the handle, and
+    // takes the connection back once the worker has let go of the session (reaped).
     bool direct;
     int fd;                   /* direct: the socket */
     cd_counts *counts;        /* direct: the worker's counts for the call in progress */
-    int64_t read_ns;          /* direct: when the worker read the bytes it is handling */
+    int64_t read_ns;          /* direct: when the worker's wait found the bytes it is handling
+                               * (the frames' received time) */
+    int64_t read_tick_ns;     /* direct: the tick that wait ended at, or 0 (the frames' tick) */
     bool end_after_flush;     /* direct: the connection ends once its output is written */
     bool session_closed;      /* direct: closed by this thread; the worker may still read
                                * session until it lets go of it (then take_back) */
@@ -121,9 +140,14 @@ struct conn {
     size_t out_off, out_len, out_cap;
     uint8_t *in;              /* direct: the worker's read buffer, in_cap bytes */
     size_t in_cap;
-    void *direct_mem;         /* request mode: the block out, in, the framer's buffer and the
-                               * arena are lent from (direct_sizes), made on the pool */
+    void *direct_mem;         /* the block out, in, the framer's buffer and the arena are lent
+                               * from when attached (direct_sizes), made on the pool */
     struct direct_sizes dsz;
+    cd_ring notes;            /* Errors sent by the worker (producer) to log here (consumer) */
+    _Atomic uint32_t notes_lost; /* Errors the worker found no room for in notes */
+    bool final_error;         /* the Error being sent ends the connection: it may use the room
+                               * kept for it */
+    uint32_t errors_unsent;   /* Errors with no room left because the client did not read */
 };
 
 struct cd_server {
@@ -184,6 +208,7 @@ struct wreq {
 };
 
 static void conn_abort(struct conn *c);
+static void conn_finish(struct conn *c);
 static void drain(struct conn *c);
 static void take_back(struct conn *c);
 static const cd_endpoint_ops direct_ops;
@@ -218,7 +243,8 @@ static int direct_send(struct conn *c, const ProtobufCMessage *msg) {
     if (c->write_failed) {
         return -EPIPE;
     }
-    if (n > c->out_cap - (c->out_len - c->out_off)) {
+    const size_t keep = c->final_error ? 0 : FINAL_ERROR_BYTES;
+    if (n + keep > c->out_cap - (c->out_len - c->out_off)) {
         return -ENOBUFS;
     }
     if (n > c->out_cap - c->out_len) {
@@ -257,7 +283,8 @@ static int conn_send(struct conn *c, const ProtobufCMessage *msg) {
     if (c->closing) {
         return -ECANCELED;
     }
-    if (uv_stream_get_write_queue_size(&c->h.stream) >= c->srv->cfg->max_queued_bytes) {
+    if (uv_stream_get_write_queue_size(&c->h.stream) >= c->srv->cfg->max_queued_bytes &&
+        !c->final_error) {
         return -ENOBUFS;
     }
     const size_t n = cd_codec_packed_size(msg);
@@ -277,6 +304,64 @@ static int conn_send(struct conn *c, const ProtobufCMessage *msg) {
     return r;
 }
 
+// Logs an Error sent to c. Invalid frames can come at the tick rate: they are counted, and logged
+// at debug only. thread: io.
+static void log_error(const struct conn *c, Contactd__V1__ErrorCode code, const char *text) {
+    const ProtobufCEnumValue *name =
+        protobuf_c_enum_descriptor_get_value(&contactd__v1__error_code__descriptor, (int)code);
+    const char *code_name = name ? name->name : "ERROR_UNSPECIFIED";
+    cd_log_event(code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID ? CD_LOG_DEBUG : CD_LOG_NOTICE,
+                 c->session ? cd_session_id(c->session) : 0, code_name,
+                 "connection %llu (%s): %s: %s", (unsigned long long)c->id, c->peer, code_name,
+                 text);
+}
+
+// Hands an Error its worker sent to this thread to log, and wakes it. thread: c's worker.
+// rt-safe: yes.
+static void note_error(struct conn *c, Contactd__V1__ErrorCode code, const char *text) {
+    struct note *n = cd_ring_claim(&c->notes);
+    if (!n) {
+        atomic_fetch_add_explicit(&c->notes_lost, 1, memory_order_relaxed);
+        return;
+    }
+    n->code = code;
+    snprintf(n->text, sizeof n->text, "%s", text);
+    cd_ring_push(&c->notes);
+    (void)uv_async_send(&c->srv->wake);
+}
+
+// Logs the Errors c's worker handed over (note_error). thread: io.
+static void notes_log(struct conn *c) {
+    const struct note *n;
+    while ((n = cd_ring_peek(&c->notes))) {
+        log_error(c, n->code, n->text);
+        cd_ring_pop(&c->notes);
+    }
+    const uint32_t lost = atomic_exchange_explicit(&c->notes_lost, 0, memory_order_relaxed);
+    if (lost) {
+        cd_log_event(CD_LOG_NOTICE, c->session ? cd_session_id(c->session) : 0, NULL,
+                     "connection %llu (%s): %u more Errors sent, not logged",
+                     (unsigned long long)c->id, c->peer, (unsigned)lost);
+    }
+}
+
+// Sends an Error with text; one that does not fit what the client has left unread is counted
+// (errors_unsent). An attached connection's worker logs nothing (the log may block): it hands
+// the Error to this thread (notes), which logs it at its next wake. final: the Error that ends
+// the connection, which may use the room its output keeps for it.
+static void error_send(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq,
+                       const char *text, bool final) {
+    if (c->direct) {
+        note_error(c, code, text);
+    } else {
+        log_error(c, code, text);
+    }
+    c->final_error = final;
+    const int r = conn_send(c, &cd_codec_error_build(&c->error_msg, code, seq, text)->base);
+    c->final_error = false;
+    c->errors_unsent += r == -ENOBUFS;
+}
+
 static void send_error(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq,
                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -287,19 +372,22 @@ static void send_error(struct conn *c, Contactd__V1__ErrorCode code, uint64_t se
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    // Invalid frames can come at the tick rate: they are counted, and logged at debug only. A
-    // worker serving the connection logs nothing (the log may block); the client has the text.
-    const ProtobufCEnumValue *name =
-        protobuf_c_enum_descriptor_get_value(&contactd__v1__error_code__descriptor, (int)code);
-    if (!c->direct) {
-        const char *code_name = name ? name->name : "ERROR_UNSPECIFIED";
-        cd_log_event(code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID ? CD_LOG_DEBUG
-                                                                     : CD_LOG_NOTICE,
-                     c->session ? cd_session_id(c->session) : 0, code_name,
-                     "connection %llu (%s): %s: %s", (unsigned long long)c->id, c->peer,
-                     code_name, text);
-    }
-    (void)conn_send(c, &cd_codec_error_build(&c->error_msg, code, seq, text)->base);
+    error_send(c, code, seq, text, false);
+}
+
+static void fail(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq, const char *fmt,
+                 ...) __attribute__((format(printf, 4, 5)));
+
+// Sends the Error that says why the connection ends, then ends it once that is written.
+static void fail(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq, const char *fmt,
+                 ...) {
+    char text[sizeof c->error_msg.text];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    error_send(c, code, seq, text, true);
+    conn_finish(c);
 }
 
 // Ends c's recording, if any, with its session's counts; the recorder writes the rest and closes
@@ -370,6 +458,7 @@ static void on_closed(uv_handle_t *h) {
     }
     cd_framer_fini(&c->framer);
     cd_arena_fini(&c->arena);
+    cd_ring_fini(&c->notes);
     free(c->direct_mem); // only when never attached; otherwise the pool freed it
     result_msg_free(c->result_msg);
     free(c);
@@ -499,9 +588,6 @@ static size_t round64(size_t n) {
 }
 
 static struct direct_sizes direct_sizes(const struct conn *c, const cd_session_params *p) {
-    if (p->mode != CD_MODE_REQUEST) {
-        return (struct direct_sizes){0};
-    }
     const size_t out = attach_out_bytes(&p->lim, c->srv->cfg->max_queued_bytes);
     return (struct direct_sizes){.out = round64(out), .in = READ_CHUNK,
                                  .framer = round64(cd_framer_most(&c->framer)),
@@ -513,7 +599,7 @@ static size_t direct_bytes(const struct direct_sizes *z) {
 }
 
 // What a session admitted with p on c holds of the daemon's memory: the session itself
-// (cd_session_bytes), the connection's request-mode buffers and the recording's buffer.
+// (cd_session_bytes), the connection's buffers when attached and the recording's buffer.
 static size_t held_bytes(const struct conn *c, const cd_session_params *p, bool recorded) {
     const struct direct_sizes z = direct_sizes(c, p);
     return cd_session_bytes(p) + direct_bytes(&z) +
@@ -760,11 +846,12 @@ static void admit_work(uv_work_t *req) {
     }
 }
 
-// Request mode: hands the connection to its session's worker (cd_loop_attach), which then reads
-// each frame, solves it and writes the answer with no thread in between (two wake-ups per request
-// instead of four), in the buffers the pool made for it. Only once the Welcome is out whole, as
-// the worker writes all that follows; otherwise, or without those buffers, this thread keeps
-// serving it.
+// Hands the connection to its session's worker (cd_loop_attach), which then reads each frame,
+// solves it (at once, or at its tick) and writes the answer with no thread in between (two
+// wake-ups per frame instead of four, and none on this thread, which may share its CPU with
+// clients), in the buffers the pool made for it. Only once the Welcome is out whole, as the
+// worker writes all that follows; otherwise, or without those buffers, this thread keeps serving
+// it.
 static void attach(struct conn *c) {
     int fd;
     if (!c->direct_mem || uv_stream_get_write_queue_size(&c->h.stream) != 0 ||
@@ -801,11 +888,10 @@ static void admitted(uv_work_t *req, int status) {
                       ? cd_session_table_insert(c->srv->table, a->session, cd_loop_place(l))
                       : -ENOMEM;
     if (r < 0) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0, "hello: %s",
-                   r == -EBUSY ? "no session free (max_sessions)"
-                               : "cannot allocate the session's memory");
         free_later(a);
-        conn_finish(c);
+        fail(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0, "hello: %s",
+             r == -EBUSY ? "no session free (max_sessions)"
+                         : "cannot allocate the session's memory");
         return;
     }
     c->session = a->session;
@@ -863,9 +949,8 @@ static bool tcp_admitted(struct conn *c, const char *token) {
 static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
     cd_server *srv = c->srv;
     if (c->session || c->admitting) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, 0,
-                   "hello: this connection already has a session");
-        conn_finish(c);
+        fail(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, 0,
+             "hello: this connection already has a session");
         return;
     }
     if (c->tcp && !tcp_admitted(c, h->token)) {
@@ -874,10 +959,9 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
         return;
     }
     if (h->protocol_version != PROTOCOL_VERSION) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, 0,
-                   "hello.protocol_version: %u is not supported (this daemon speaks %d)",
-                   (unsigned)h->protocol_version, PROTOCOL_VERSION);
-        conn_finish(c);
+        fail(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, 0,
+             "hello.protocol_version: %u is not supported (this daemon speaks %d)",
+             (unsigned)h->protocol_version, PROTOCOL_VERSION);
         return;
     }
     if (h->mode != CONTACTD__V1__SESSION_MODE__MODE_STREAM &&
@@ -929,8 +1013,7 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
     p.held_bytes = bytes;
     struct admission *a = calloc(1, sizeof *a);
     if (!a) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0, "hello: out of memory");
-        conn_finish(c);
+        fail(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0, "hello: out of memory");
         return;
     }
     *a = (struct admission){.srv = srv, .conn = c, .params = p, .bytes = bytes,
@@ -944,8 +1027,7 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
     const int r = uv_queue_work(srv->loop, &a->req, admit_work, admitted);
     if (r < 0) {
         admission_free(a);
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0, "hello: %s", uv_strerror(r));
-        conn_finish(c);
+        fail(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0, "hello: %s", uv_strerror(r));
         return;
     }
     srv->reserved_bytes += bytes;
@@ -960,17 +1042,16 @@ static void frame_refused(struct conn *c, cd_session *s) {
     if (++c->refused_in_row < CD_REFUSED_IN_ROW_MAX) {
         return;
     }
-    send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
-               "frame: %d frames in a row refused; the session is closed", c->refused_in_row);
-    conn_finish(c);
+    fail(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
+         "frame: %d frames in a row refused; the session is closed (%u Errors not sent: the "
+         "client left too much unread)", c->refused_in_row, (unsigned)c->errors_unsent);
 }
 
 static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
     if (!c->session) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, f->seq,
-                   c->admitting ? "frame: the session is not open yet (wait for the Welcome)"
-                                : "frame: no session on this connection (send Hello first)");
-        conn_finish(c);
+        fail(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, f->seq,
+             c->admitting ? "frame: the session is not open yet (wait for the Welcome)"
+                          : "frame: no session on this connection (send Hello first)");
         return;
     }
     cd_session *s = c->session;
@@ -1010,7 +1091,7 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
     if (c->rec) {
         (void)cd_recording_put(c->rec, CD_RECORD_CLIENT, c->msg, c->msg_len);
     }
-    cd_session_frame_publish(s, c->counts, now, cd_clock_ns());
+    cd_session_frame_publish(s, c->counts, now, cd_clock_ns(), c->direct ? c->read_tick_ns : 0);
     // A request is due now; so is a stream frame whose tick passed while this thread was busy
     // with the frames before it. Either way the worker must not sleep until its next tick (one
     // that read the frame itself runs it next anyway).
@@ -1185,9 +1266,8 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
     }
     if (!m) {
         cd_arena_reset(a, 0);
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
-                   "message: %zu bytes are not a valid contactd.v1.ClientMessage", len);
-        conn_finish(c);
+        fail(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
+             "message: %zu bytes are not a valid contactd.v1.ClientMessage", len);
         return;
     }
     switch (m->msg_case) {
@@ -1231,14 +1311,12 @@ static void take_messages(struct conn *c, const uint8_t *data, size_t n) {
                c->peer, "message's buffer");
         conn_abort(c);
     } else if (r == -EMSGSIZE) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_TOO_LARGE, 0,
-                   "message: length prefix announces more than max_message_bytes (%zu)",
-                   c->framer.max_msg);
-        conn_finish(c);
+        fail(c, CONTACTD__V1__ERROR_CODE__ERROR_TOO_LARGE, 0,
+             "message: length prefix announces more than max_message_bytes (%zu)",
+             c->framer.max_msg);
     } else if (r < 0) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
-                   "message: length prefix is not a valid varint");
-        conn_finish(c);
+        fail(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
+             "message: length prefix is not a valid varint");
     }
 }
 
@@ -1276,9 +1354,11 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 
 // thread: the session's worker, for an attached connection (cd_endpoint_ops.pump). At most a
 // few reads per call, so one chatty client cannot hold the worker; epoll reports the rest.
-static bool direct_pump(void *ctx, cd_counts *counts) {
+static bool direct_pump(void *ctx, cd_counts *counts, int64_t seen_ns, int64_t tick_ns) {
     struct conn *c = ctx;
     c->counts = counts;
+    c->read_ns = seen_ns;
+    c->read_tick_ns = tick_ns;
     for (int reads = 0; reads < DIRECT_READS && !c->end_after_flush; reads++) {
         size_t want = cd_framer_space(&c->framer);
         want = want < c->in_cap ? want : c->in_cap;
@@ -1292,7 +1372,6 @@ static bool direct_pump(void *ctx, cd_counts *counts) {
         if (n <= 0) {
             return false; // EOF or reset: only this session ends
         }
-        c->read_ns = cd_clock_ns();
         take_messages(c, c->in, (size_t)n);
         if ((size_t)n < want) {
             break;
@@ -1452,6 +1531,9 @@ static void on_connection(uv_stream_t *listener, int status) {
         r = cd_arena_init(&c->arena, ARENA_BYTES);
     }
     if (r == 0) {
+        r = cd_ring_init(&c->notes, NOTES, sizeof(struct note));
+    }
+    if (r == 0) {
         r = uv_read_start(&c->h.stream, on_alloc, on_read);
     }
     if (r < 0) {
@@ -1534,7 +1616,10 @@ static void on_wake(uv_async_t *a) {
     for (struct conn *c = s->conns; c; c = c->next) {
         if (!c->direct) {
             drain(c);
-        } else if (!c->closing && cd_session_has_ended(c->session)) {
+            continue;
+        }
+        notes_log(c);
+        if (!c->closing && cd_session_has_ended(c->session)) {
             // Its worker found the connection over: close the session; take_back ends it.
             release_session(c);
             c->closing = true;
@@ -1572,10 +1657,9 @@ static void on_sweep(uv_timer_t *t) {
     for (struct conn *c = s->conns; c; c = c->next) {
         if (!c->session && !c->admitting && !c->closing && now - c->accepted_ns > limit) {
             atomic_fetch_add_explicit(&s->hello_timeouts, 1, memory_order_relaxed);
-            send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
-                       "hello: none within %lld ms ([server] hello_timeout_ms); connection "
-                       "closed", (long long)(limit / 1000000));
-            conn_finish(c);
+            fail(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
+                 "hello: none within %lld ms ([server] hello_timeout_ms); connection "
+                 "closed", (long long)(limit / 1000000));
         }
     }
 }
@@ -1604,6 +1688,7 @@ static void undirect(struct conn *c) {
 // An attached connection whose session its worker has let go of (reaped): the connection ends,
 // after its last output when it was asked to finish (an Error that explains why).
 static void take_back(struct conn *c) {
+    notes_log(c);
     undirect(c);
     record_stop(c);
     c->session = NULL;

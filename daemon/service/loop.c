@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The worker threads (see loop.h). Worker 2c is CPU c's foreground worker and 2c + 1 its
- * background worker; each is the other's partner for moving sessions between the two. A worker
- * sleeps in epoll_pwait2 until the next tick on CLOCK_MONOTONIC (the timeout is computed from the
- * clock just before the call, so no error accumulates), until a kick from the I/O thread (an
- * eventfd in the epoll set) or until a socket it serves itself has bytes (request-mode sessions
- * attached by the I/O thread: their frames are read, solved and answered here, with no thread in
- * between). The kick is a Dekker pair: the worker announces that it sleeps and then checks the
- * word, the I/O thread bumps the word and then checks the announcement, both sequentially
- * consistent, so either the worker sees the bump or the I/O thread sees the sleeper (and signals
- * the eventfd). */
+/* The worker threads (see loop.h). Worker 2c is CPU c's foreground worker and 2c + 1 its background
+ * worker; each is the other's partner for moving sessions between the two. A worker sleeps in
+ * epoll_pwait2 until the next tick on CLOCK_MONOTONIC (the timeout is computed from the clock just
+ * before the call, so no error accumulates), until a kick from the I/O thread (an eventfd in the
+ * epoll set) or until a socket it serves itself has bytes (sessions attached by the I/O thread:
+ * their frames are read, solved and answered here, with no thread in between). The kick is a Dekker
+ * pair: the worker announces that it sleeps and then checks the word, the I/O thread bumps the word
+ * and then checks the announcement, both sequentially consistent, so either the worker sees the
+ * bump or the I/O thread sees the sleeper (and signals the eventfd). */
 #include "service/loop.h"
 
 #include <errno.h>
@@ -111,6 +110,7 @@ cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_asy
             .long_ns = p->long_solve_ns,
             .period_ns = l->period_ns,
             .clock_ns = cd_clock_ns,
+            .epfd = w->epfd,
         };
         atomic_init(&w->kick, 0);
         atomic_init(&w->kick_ns, 0);
@@ -137,10 +137,11 @@ void cd_loop_free(cd_loop *l) {
 enum wake { WAKE_TICK, WAKE_KICK, WAKE_SOCKET, WAKE_NO_SLEEP };
 
 // Sleeps until the absolute CLOCK_MONOTONIC time t_ns unless the kick word moves from seen or an
-// attached socket is ready; those sockets' events go into ev (*ret_n of them). Says why it
-// returned: the time came, a kick ended the sleep, a socket did, or a kick came before it began.
+// attached socket is ready; those sockets' events go into ev (*ret_n of them), and *ret_ready_ns
+// says when the wait reported them. Says why it returned: the time came, a kick ended the sleep,
+// a socket did, or a kick came before it began.
 static enum wake sleep_until(struct worker *w, uint32_t seen, int64_t t_ns,
-                             struct epoll_event *ev, int *ret_n) {
+                             struct epoll_event *ev, int *ret_n, int64_t *ret_ready_ns) {
     // seq_cst: the announcement must be visible before we look at the word (see the file
     // header); pairs with the seq_cst bump and load in cd_loop_kick.
     atomic_store(&w->sleeping, true);
@@ -154,6 +155,7 @@ static enum wake sleep_until(struct worker *w, uint32_t seen, int64_t t_ns,
         n = epoll_pwait2(w->epfd, ev, EVENTS, &ts, NULL);
         n = n > 0 ? n : 0;
     }
+    *ret_ready_ns = cd_clock_ns();
     atomic_store(&w->sleeping, false);
     // Keep the sockets' events; the kick only needs its eventfd emptied.
     int kept = 0;
@@ -186,14 +188,18 @@ static void kick(struct worker *w) {
     }
 }
 
-// The attached sockets that were ready: each one's input is read and handled while the session
-// is still ours (a closed or moved session's event is stale and skipped). Returns how many
-// connections ended (the I/O thread closes them).
-static int serve_sockets(struct worker *w, const struct epoll_event *ev, int n) {
+// The attached sockets that were ready at ready_ns: each one's input is read and handled while
+// the session is still ours (a closed or moved session's event is stale and skipped), its frames
+// received at ready_ns however long the sockets before it took, and counting for tick_ns when the
+// wait ended at that tick (0: it did not). Returns how many connections ended (the I/O thread
+// closes them).
+static int serve_sockets(struct worker *w, const struct epoll_event *ev, int n, int64_t ready_ns,
+                         int64_t tick_ns) {
     int ended = 0;
     for (int i = 0; i < n; i++) {
         cd_session *s = ev[i].data.ptr;
-        if (cd_session_is_ours(s, w->sched.worker) && !cd_session_pump(s, &w->sched.counts)) {
+        if (cd_session_is_ours(s, w->sched.worker) &&
+            !cd_session_pump(s, &w->sched.counts, ready_ns, tick_ns)) {
             ended++;
         }
     }
@@ -231,13 +237,14 @@ static void *worker_main(void *arg) {
     int64_t late = 0;
     struct epoll_event ev[EVENTS];
     int nev = 0;
+    int64_t ready_ns = 0, ready_tick_ns = 0;
     // acquire: pairs with the release in cd_loop_stop; nothing else is published through it.
     while (atomic_load_explicit(&l->running, memory_order_acquire)) {
         // acquire: pairs with the release bump in cd_loop_kick (the frame it announces).
         const uint32_t seen = atomic_load_explicit(&w->kick, memory_order_acquire);
         // Sockets first, while every session they name is still in the table: the scheduler may
         // let go of a closed one, which the I/O thread may then free.
-        int io_work = serve_sockets(w, ev, nev);
+        int io_work = serve_sockets(w, ev, nev, ready_ns, ready_tick_ns);
         nev = 0;
         int64_t next;
         int moved;
@@ -257,7 +264,8 @@ static void *worker_main(void *arg) {
             late = 0;
             continue;
         }
-        const enum wake why = sleep_until(w, seen, next, ev, &nev);
+        const enum wake why = sleep_until(w, seen, next, ev, &nev, &ready_ns);
+        ready_tick_ns = why == WAKE_TICK ? next : 0;
         if (why == WAKE_TICK) {
             late = cd_clock_ns() - next;
             cd_stat_inc(&w->ticks);

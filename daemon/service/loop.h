@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The real-time workers and the tick grid. Ticks are at epoch + k * period on CLOCK_MONOTONIC.
- * Each worker CPU runs two threads: a foreground worker for the sessions whose solves are short
- * and, one priority below it on the same CPU, a background worker for the expensive ones, so the
- * kernel preempts a long solve whenever short work is due. A worker sleeps until the next tick,
- * until the I/O thread kicks it, or until a socket it serves itself (cd_loop_attach: a request-mode
- * session's) has a frame; then runs its due solves earliest deadline first (sched.h), writes the
- * answers of the sockets it serves, and wakes the I/O loop (uv_async_send, the only libuv call
- * here) when results or ended connections are left for it. Memory locking, SCHED_FIFO and CPU
- * affinity are attempted when asked for; whatever is refused is logged and the workers run without
- * it. */
+/* The real-time workers and the tick grid. Ticks are at epoch + k * period on CLOCK_MONOTONIC. Each
+ * worker CPU runs two threads: a foreground worker for the sessions whose solves are short and, one
+ * priority below it on the same CPU, a background worker for the expensive ones, so the kernel
+ * preempts a long solve whenever short work is due. A worker sleeps until the next tick, until the
+ * I/O thread kicks it, or until a socket it serves itself (cd_loop_attach) has a frame; then runs
+ * its due solves earliest deadline first (sched.h), writes the answers of the sockets it serves,
+ * and wakes the I/O loop (uv_async_send, the only libuv call here) when results or ended
+ * connections are left for it. Memory locking, SCHED_FIFO and CPU affinity are attempted when asked
+ * for; whatever is refused is logged and the workers run without it. */
 #ifndef CONTACTD_SERVICE_LOOP_H
 #define CONTACTD_SERVICE_LOOP_H
 #include <stdbool.h>
@@ -68,7 +67,7 @@ int cd_loop_workers(const cd_loop *l);
  * measured solve times. thread: io. */
 int cd_loop_place(const cd_loop *l);
 
-/* Wakes the worker that owns s now (a request-mode frame is waiting). thread: io.
+/* Wakes the worker that owns s now (a frame this thread read is due). thread: io.
  * rt-safe: yes (one atomic add; a futex wake only when the worker sleeps). */
 void cd_loop_kick(cd_loop *l, const cd_session *s);
 

@@ -55,10 +55,14 @@ int cd_sched_run(cd_sched *w, int64_t wake_late_ns, int64_t *ret_next_ns, int *r
             .clock_ns = w->clock_ns,
             .counts = &w->counts,
         };
-        // A session its worker serves writes its own results (loop.c): no work for the I/O
-        // thread, which must not be woken for it.
+        // A session its worker serves has its result written now, before the solves behind it;
+        // the I/O thread only hears of a connection that ended.
         const int pushed = cd_session_run(best, &job, &run);
-        work += pushed && !cd_session_is_attached(best);
+        if (cd_session_is_attached(best)) {
+            work += !cd_session_flush(best, w->epfd, &w->counts);
+        } else {
+            work += pushed;
+        }
         others += run.solve_ns;
         moved += place(w, best);
         now = w->clock_ns();

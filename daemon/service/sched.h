@@ -21,18 +21,20 @@ typedef struct cd_sched {
     int64_t epoch_ns;          /* the tick grid: epoch_ns + k period_ns */
     int64_t period_ns;
     int64_t (*clock_ns)(void); /* the one clock the worker reads: cd_clock_ns, or a test's */
+    int epfd;                  /* the worker's epoll (cd_session_flush), for attached sessions */
     cd_counts counts;          /* this worker's share of the daemon-wide counts */
 } cd_sched;
 
 /* Runs the due solves of w's sessions, earliest deadline first (equal deadlines: the cheaper
- * session first), until none is due at the clock's time, and lets go of closed sessions. A
- * session whose cost crosses w->long_ns (upwards in the foreground, below half of it in the
- * background) is moved to w->partner after its solve. wake_late_ns: how late the wake-up before
- * this call was (recorded in each result's timing). Sets *ret_next_ns to the first tick after the
- * last clock reading and *ret_moved to the number of sessions moved. Returns the results pushed
- * for the I/O thread (an attached session's worker writes its own) plus the sessions let go of:
- * when positive the I/O thread has work. thread: the worker.
- * rt-safe: yes (bounded: at most table size * (CD_REQUEST_QUEUE + 1) solves per call). */
+ * session first), until none is due at the clock's time, and lets go of closed sessions. A session
+ * whose cost crosses w->long_ns (upwards in the foreground, below half of it in the background) is
+ * moved to w->partner after its solve. An attached session's result is written right after its
+ * solve (cd_session_flush), not after the solves behind it. wake_late_ns: how late the wake-up
+ * before this call was (recorded in each result's timing). Sets *ret_next_ns to the first tick
+ * after the last clock reading and *ret_moved to the number of sessions moved. Returns the results
+ * pushed for the I/O thread (an attached session's worker writes its own) plus the sessions let go
+ * of and the attached connections that ended: when positive the I/O thread has work. thread: the
+ * worker. rt-safe: yes (bounded: at most table size * (CD_REQUEST_QUEUE + 1) solves per call). */
 int cd_sched_run(cd_sched *w, int64_t wake_late_ns, int64_t *ret_next_ns, int *ret_moved);
 
 #endif /* CONTACTD_SERVICE_SCHED_H */

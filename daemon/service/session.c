@@ -382,14 +382,14 @@ static void endpoint_end(cd_session *s) {
     atomic_store_explicit(&s->ep.ended, true, memory_order_release);
 }
 
-bool cd_session_pump(cd_session *s, cd_counts *counts) {
+bool cd_session_pump(cd_session *s, cd_counts *counts, int64_t seen_ns, int64_t tick_ns) {
     // acquire: pairs with the release in cd_session_attach. The epoll event that led here came
     // after the fields were written, but only this load says so in C11's terms.
     if (!atomic_load_explicit(&s->ep.attached, memory_order_acquire) ||
         atomic_load_explicit(&s->ep.ended, memory_order_relaxed)) {
         return false;
     }
-    const bool ok = s->ep.ops->pump(s->ep.ctx, counts);
+    const bool ok = s->ep.ops->pump(s->ep.ctx, counts, seen_ns, tick_ns);
     if (!ok) {
         endpoint_end(s);
     }
@@ -450,7 +450,7 @@ cs_scene *cd_session_frame_scene(cd_session *s) {
 }
 
 void cd_session_frame_publish(cd_session *s, cd_counts *counts, int64_t received_ns,
-                              int64_t published_ns) {
+                              int64_t published_ns, int64_t tick_ns) {
     cd_counts *g = counts ? counts : &s->table->counts;
     cd_stat_inc(&s->counts.frames_received);
     cd_stat_inc(&g->frames_received);
@@ -465,6 +465,7 @@ void cd_session_frame_publish(cd_session *s, cd_counts *counts, int64_t received
     cd_frame *f = cd_slot_back(&s->in);
     f->received_ns = received_ns;
     f->published_ns = published_ns;
+    f->tick_ns = tick_ns;
     if (cd_slot_publish(&s->in)) {
         cd_stat_inc(&s->counts.frames_superseded);
         cd_stat_inc(&g->frames_superseded);
@@ -499,7 +500,11 @@ bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t per
     if (!s->held) {
         return false;
     }
-    const int64_t due = cd_grid_tick_after(s->held->received_ns, epoch_ns, period_ns);
+    // Found in a tick's pass: due at once, released when read (the wake-up may have been late).
+    const cd_frame *h = s->held;
+    const int64_t due = !h->tick_ns ? cd_grid_tick_after(h->received_ns, epoch_ns, period_ns)
+                        : h->received_ns > h->tick_ns ? h->received_ns
+                                                      : h->tick_ns;
     if (due > now_ns) {
         return false;
     }

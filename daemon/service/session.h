@@ -18,15 +18,17 @@
 /* Results a session's output ring holds before its worker drops (and counts) new ones. At 1 kHz
  * this is 32 ms of I/O-thread delay. */
 #define CD_SESSION_RESULTS 32
-/* What a session's worker calls for a socket it serves itself (cd_session_attach): request mode's
- * frames are read, answered and written on the worker, with no hand-off to the I/O thread and
- * back. Both run on the session's worker, never allocate and never block. counts: the worker's
- * own. */
+/* What a session's worker calls for a socket it serves itself (cd_session_attach): frames are read,
+ * answered and written on the worker, with no hand-off to the I/O thread and back. Both run on the
+ * session's worker, never allocate and never block. counts: the worker's own. */
 typedef struct cd_endpoint_ops {
     /* Reads what the socket holds and handles each whole message (frames into the session's
-     * mailbox; Errors and Stats into the endpoint's output). Returns false when the connection
-     * must end: EOF, a socket error, or a protocol error after which it closes. */
-    bool (*pump)(void *ctx, cd_counts *counts);
+     * mailbox, received at seen_ns: when the worker's wait reported the socket readable, as the
+     * I/O thread stamps a frame with the start of the pass that read it, and counting for tick_ns
+     * when that wait ended at that tick, else 0: cd_session_frame_publish; Errors and Stats into
+     * the endpoint's output). Returns false when the connection must end: EOF, a socket error,
+     * or a protocol error after which it closes. */
+    bool (*pump)(void *ctx, cd_counts *counts, int64_t seen_ns, int64_t tick_ns);
     /* Writes the session's results, and whatever output is pending. Returns true when bytes are
      * left that the socket could not take yet. */
     bool (*flush)(void *ctx, cd_counts *counts);
@@ -68,9 +70,12 @@ typedef struct cd_session cd_session;
 /* One frame as a worker receives it. */
 typedef struct cd_frame {
     cs_scene scene;      /* validated; arrays sized by the session's limits */
-    int64_t received_ns; /* when it reached the daemon: the start of the I/O thread's event-loop
-                          * pass that read it */
-    int64_t published_ns; /* when the I/O thread handed it to the worker */
+    int64_t received_ns; /* when it reached the daemon: the start of the event-loop pass (I/O
+                          * thread) or the wait (worker) that found it */
+    int64_t published_ns; /* when its reader handed it to the worker */
+    int64_t tick_ns;      /* stream: the tick it counts for when its reader found it in that
+                           * tick's pass (cd_session_frame_publish); 0: the tick after
+                           * received_ns */
 } cd_frame;
 
 /* One answer as the I/O thread receives it from the output ring. */
@@ -179,7 +184,7 @@ bool cd_session_is_attached(const cd_session *s);
  * the epoll refused), the socket leaves the worker's epoll and cd_session_has_ended turns true
  * (the worker then wakes the I/O thread). Each returns false when the connection ended in that
  * call. thread: the session's worker. rt-safe: yes. */
-bool cd_session_pump(cd_session *s, cd_counts *counts);
+bool cd_session_pump(cd_session *s, cd_counts *counts, int64_t seen_ns, int64_t tick_ns);
 bool cd_session_flush(cd_session *s, int epfd, cd_counts *counts);
 
 /* The ctx s was attached with, or NULL. thread: io, once s is reaped. */
@@ -202,10 +207,14 @@ cs_scene *cd_session_frame_scene(cd_session *s);
 
 /* Hands the scene filled through cd_session_frame_scene to the session's worker. Stream mode: a
  * frame published earlier and not yet taken is superseded (newest wins) and counted. received_ns:
- * when the frame reached the daemon, published_ns: now (cd_frame). counts: the calling thread's
- * own daemon-wide counts (NULL: the I/O thread's, in the table). thread: io. rt-safe: yes. */
+ * when the frame reached the daemon, published_ns: now (cd_frame). tick_ns (stream): the tick whose
+ * pass found the frame, when the worker reading it woke for that tick: whatever its socket held
+ * when the tick's pass began is solved in that tick however late the host woke the worker
+ * (released at the later of the tick and received_ns); 0: released at the first tick after
+ * received_ns. counts: the calling thread's own daemon-wide counts (NULL:
+ * the I/O thread's, in the table). thread: io. rt-safe: yes. */
 void cd_session_frame_publish(cd_session *s, cd_counts *counts, int64_t received_ns,
-                              int64_t published_ns);
+                              int64_t published_ns, int64_t tick_ns);
 
 /* Counts a frame rejected by validation or by the request limits. counts: as above.
  * thread: io. */

@@ -73,7 +73,7 @@ static void publish_box(cd_session *s, uint64_t seq) {
     cs_scene *sc = cd_session_frame_scene(s);
     assert_non_null(sc);
     t_scene_copy(sc, &box, seq);
-    cd_session_frame_publish(s, NULL, cd_clock_ns(), cd_clock_ns());
+    cd_session_frame_publish(s, NULL, cd_clock_ns(), cd_clock_ns(), 0);
 }
 
 static void nap(void) {

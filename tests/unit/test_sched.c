@@ -63,7 +63,7 @@ static void publish_box_handed(cd_session *s, uint64_t seq, int64_t at, int64_t 
     cs_scene *sc = cd_session_frame_scene(s);
     assert_non_null(sc);
     t_scene_copy(sc, &box, seq);
-    cd_session_frame_publish(s, NULL, at, handed);
+    cd_session_frame_publish(s, NULL, at, handed, 0);
 }
 
 static void publish_box(cd_session *s, uint64_t seq, int64_t at) {

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The server and the workers in one process (the daemon's own modules, its I/O loop on a thread
- * of this test), so that the workers' heap allocations can be counted: a request-mode session's
- * socket is read, decoded, validated, solved, encoded and written on its worker, and none of that
- * may allocate once the session is admitted, also when the session's solves make it move to the
- * background worker (its socket moves with it), nor may answering its StatsRequests there;
- * recording such a session (Hello.record) allocates nothing on the worker either: it copies
+ * of this test), so that the workers' heap allocations can be counted: a session's socket, in
+ * either mode, is read, decoded, validated, solved, encoded and written on its worker, and none of
+ * that may allocate once the session is admitted, also when the session's solves make it move to
+ * the background worker (its socket moves with it), nor may answering its StatsRequests there, or
+ * refusing an invalid frame (the Error is handed to the I/O thread to log); recording such a
+ * session (Hello.record) allocates nothing on the worker either: it copies
  * frames and results into the recording's ring, and the recorder thread ("contactd-rec", not
  * counted) writes the file.
  * Counted by thread name ("cd-"), so the client in this thread and the I/O thread do not count.
@@ -85,13 +86,13 @@ static void daemon_stop(struct daemon *d) {
     assert_int_equal(uv_loop_close(&d->uv), 0);
 }
 
-// One request-mode session, recorded when record: a few exchanges first (the first solves and
-// the socket's first reads are behind them), then FRAMES exchanges counted, paced at the tick
-// rate.
-static void exchanges_allocate_nothing(int64_t long_solve_ns, bool record) {
+// One session (request or stream mode), recorded when record: a few exchanges first (the first
+// solves and the socket's first reads are behind them), then FRAMES exchanges counted, paced at
+// the tick rate, with a StatsRequest and an invalid frame every 50.
+static void exchanges_allocate_nothing(int64_t long_solve_ns, bool record, bool request) {
     struct daemon d;
     daemon_start(&d, long_solve_ns);
-    const cdc_hello hello = {.client_name = "test_server", .request_mode = true,
+    const cdc_hello hello = {.client_name = "test_server", .request_mode = request,
                              .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8},
                              .record = record};
     cdc_conn *c = NULL;
@@ -120,6 +121,14 @@ static void exchanges_allocate_nothing(int64_t long_solve_ns, bool record) {
             assert_int_equal(m->stats->session_stats[0]->frames_solved, seq);
             assert_int_equal(m->stats->session_stats[0]->solve->count, seq);
             cdc_wire_free(m);
+            const double mass = box.bodies[0].mass;
+            box.bodies[0].mass = -1;
+            assert_int_equal(cdc_wire_frame_send(c, &box), 0);
+            box.bodies[0].mass = mass;
+            assert_int_equal(cdc_wire_recv(c, WAIT_NS, &m), 1);
+            assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+            assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
+            cdc_wire_free(m);
         }
         const struct timespec ms = {.tv_nsec = 1000000};
         nanosleep(&ms, NULL);
@@ -142,19 +151,29 @@ static void exchanges_allocate_nothing(int64_t long_solve_ns, bool record) {
 
 static void request_on_foreground_worker(void **state) {
     (void)state;
-    exchanges_allocate_nothing(INT64_C(1000000000), false);
+    exchanges_allocate_nothing(INT64_C(1000000000), false, true);
 }
 
 static void recorded_request_allocates_nothing(void **state) {
     (void)state;
-    exchanges_allocate_nothing(INT64_C(1000000000), true);
+    exchanges_allocate_nothing(INT64_C(1000000000), true, true);
 }
 
 static void request_moved_to_background_worker(void **state) {
     (void)state;
     // Every solve takes longer than 1 ns: the session moves to the background worker after its
     // first solve, and its socket with it.
-    exchanges_allocate_nothing(1, false);
+    exchanges_allocate_nothing(1, false, true);
+}
+
+static void stream_on_foreground_worker(void **state) {
+    (void)state;
+    exchanges_allocate_nothing(INT64_C(1000000000), false, false);
+}
+
+static void stream_moved_to_background_worker(void **state) {
+    (void)state;
+    exchanges_allocate_nothing(1, false, false);
 }
 
 int main(void) {
@@ -168,6 +187,8 @@ int main(void) {
         cmocka_unit_test(request_on_foreground_worker),
         cmocka_unit_test(recorded_request_allocates_nothing),
         cmocka_unit_test(request_moved_to_background_worker),
+        cmocka_unit_test(stream_on_foreground_worker),
+        cmocka_unit_test(stream_moved_to_background_worker),
     };
     const int r = cmocka_run_group_tests(tests, NULL, NULL);
     cd_scene_json_free(&box);

@@ -55,7 +55,7 @@ static void publish_box(cd_session *s, uint64_t seq, int64_t now) {
     cs_scene *sc = cd_session_frame_scene(s);
     assert_non_null(sc);
     t_scene_copy(sc, &box, seq);
-    cd_session_frame_publish(s, NULL, now, now);
+    cd_session_frame_publish(s, NULL, now, now, 0);
 }
 
 static cd_session *admit(cd_session_table *t, const cd_session_params *p) {
@@ -164,6 +164,44 @@ static void stream_solves_newest_at_the_next_tick(void **state) {
     cd_stats w = {0};
     cd_counts_add(&wc, &w);
     assert_int_equal(w.frames_solved, 1);
+    cd_session_table_free(t);
+}
+
+/* A frame its worker found in a tick's pass (woken for tick 11, late) counts for that tick: due at
+ * once, released when it was read (after the tick), never held for the next tick where the next
+ * frame would supersede it. One read between ticks waits for the tick after it. */
+static void a_frame_found_at_a_tick_counts_for_it(void **state) {
+    (void)state;
+    cd_counts wc = {0};
+    cd_session_table *t = cd_session_table_new(1);
+    cd_session *s = admit(t, &stream_params);
+    const int64_t tick = EPOCH + 11 * PERIOD, read = tick + 120000;
+    fake_now = read + 5000;
+    cs_scene *sc = cd_session_frame_scene(s);
+    assert_non_null(sc);
+    t_scene_copy(sc, &box, 20);
+    cd_session_frame_publish(s, NULL, read, read, tick);
+    assert_int_equal(step(s, &wc), 1);
+    cd_output *o = cd_session_result_peek(s);
+    assert_non_null(o);
+    assert_int_equal(o->result.seq, 20);
+    assert_int_equal(o->timing.release_ns, read); /* within tick 11's period */
+    assert_int_equal(o->timing.received_ns, read);
+    assert_int_equal(o->timing.deadline_ns, read + stream_params.budget_ns);
+    cd_session_result_pop(s, false, NULL);
+    // The same frame read between ticks, in a pass of no tick: due at tick 12.
+    publish_box(s, 21, read);
+    assert_int_equal(step(s, &wc), 0);
+    fake_now = tick + PERIOD;
+    assert_int_equal(step(s, &wc), 1);
+    o = cd_session_result_peek(s);
+    assert_non_null(o);
+    assert_int_equal(o->result.seq, 21);
+    assert_int_equal(o->timing.release_ns, tick + PERIOD);
+    cd_session_result_pop(s, false, NULL);
+    cd_stats st = {0};
+    cd_session_stats(s, &st);
+    assert_int_equal(st.frames_superseded, 0);
     cd_session_table_free(t);
 }
 
@@ -415,6 +453,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(admission_checks),
         cmocka_unit_test(stream_solves_newest_at_the_next_tick),
+        cmocka_unit_test(a_frame_found_at_a_tick_counts_for_it),
         cmocka_unit_test(a_late_job_is_labelled_not_silent),
         cmocka_unit_test(request_answers_every_frame_in_order),
         cmocka_unit_test(a_request_always_has_room_for_its_answer),
