@@ -239,21 +239,20 @@ static void direct_write(struct conn *c) {
 // socket takes. Returns 0, or -ENOBUFS when the output (sized at attach) has no room: the
 // client has not read what came before. thread: the session's worker. rt-safe: yes.
 static int direct_send(struct conn *c, const ProtobufCMessage *msg) {
-    const size_t n = cd_codec_packed_size(msg);
     if (c->write_failed) {
         return -EPIPE;
     }
-    const size_t keep = c->final_error ? 0 : FINAL_ERROR_BYTES;
-    if (n + keep > c->out_cap - (c->out_len - c->out_off)) {
-        return -ENOBUFS;
-    }
-    if (n > c->out_cap - c->out_len) {
+    if (c->out_off > 0) {
+        // Unwritten bytes to the front, so all the room is in one piece.
         memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
         c->out_len -= c->out_off;
         c->out_off = 0;
     }
+    const size_t keep = c->final_error ? 0 : FINAL_ERROR_BYTES;
+    const size_t room = c->out_cap - c->out_len;
     size_t len;
-    const int r = cd_codec_pack(msg, c->out + c->out_len, n, &len);
+    const int r = room > keep ? cd_codec_pack(msg, c->out + c->out_len, room - keep, &len)
+                              : -ENOBUFS;
     if (r < 0) {
         return r;
     }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "wire/framing.h"
+#include "wire/pack.h"
 
 // Formats err (when the caller gave room for it) and returns code, so callers can write
 // `return fail(...)`.
@@ -507,14 +508,18 @@ size_t cd_codec_packed_size(const ProtobufCMessage *msg) {
 }
 
 int cd_codec_pack(const ProtobufCMessage *msg, uint8_t *buf, size_t cap, size_t *ret_len) {
-    uint8_t prefix[CD_VARINT_MAX];
-    const size_t body = protobuf_c_message_get_packed_size(msg);
-    const size_t k = cd_varint_encode(body, prefix);
-    if (k > cap || body > cap - k) {
+    // Packed at the end of buf in one pass (wire/pack.h), then moved behind its length prefix.
+    size_t body;
+    if (cd_pack_tail(msg, buf, cap, &body) < 0) {
         return -ENOBUFS;
     }
+    uint8_t prefix[CD_VARINT_MAX];
+    const size_t k = cd_varint_encode(body, prefix);
+    if (k > cap - body) {
+        return -ENOBUFS;
+    }
+    memmove(buf + k, buf + cap - body, body);
     memcpy(buf, prefix, k);
-    protobuf_c_message_pack(msg, buf + k);
     *ret_len = k + body;
     return 0;
 }

@@ -121,9 +121,10 @@ Contactd__V1__ServerMessage *cd_codec_error_build(cd_error_msg *m, Contactd__V1_
 size_t cd_codec_packed_size(const ProtobufCMessage *msg);
 
 /* Writes msg's varint length prefix and body into buf (cap bytes) and sets *ret_len to the total.
- * Returns 0, or -ENOBUFS (nothing useful written, *ret_len untouched) when cap is too small.
- * Works for any message; ClientMessage and ServerMessage are what goes on the wire.
- * thread: any. rt-safe: yes. */
+ * Returns 0, or -ENOBUFS (nothing useful written, *ret_len untouched) when cap is too small: no
+ * size is asked first, so a caller with room to spare needs no cd_codec_packed_size. Works for
+ * any message; ClientMessage and ServerMessage are what goes on the wire. The bytes are
+ * protobuf-c's, packed in one pass (wire/pack.h). thread: any. rt-safe: yes. */
 int cd_codec_pack(const ProtobufCMessage *msg, uint8_t *buf, size_t cap, size_t *ret_len);
 
 #endif /* CONTACTD_WIRE_CODEC_H */

@@ -2,8 +2,9 @@
 /* Fuzz target: what the server does with one message's bytes, on either thread. The bytes are
  * unpacked as a ClientMessage into a fixed arena (a worker's, the request path) and into a
  * growing one (the I/O thread's); a Frame is then turned into a scene and validated against a
- * session's limits (io/ingest.h), and a valid scene must fit those limits. Nothing may crash,
- * leak or read out of bounds whatever the bytes. */
+ * session's limits (io/ingest.h), and a valid scene must fit those limits. Whatever decodes is
+ * packed again by wire/pack.c and by protobuf-c, and the bytes must be the same. Nothing may
+ * crash, leak or read out of bounds whatever the bytes. */
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -14,13 +15,31 @@
 #include "wire/arena.h"
 #include "io/ingest.h"
 #include "wire/codec.h"
+#include "wire/pack.h"
 
 static const cs_limits lim = {.max_bodies = 8, .max_contacts = 32, .max_joints = 4,
                               .max_dirs = 16};
 
+// Packs m both ways: the one-pass packer must give protobuf-c's bytes.
+static void same_packing(const ProtobufCMessage *m) {
+    const size_t n = protobuf_c_message_get_packed_size(m);
+    uint8_t *want = malloc(n + 1), *got = malloc(n + 1);
+    size_t len;
+    if (want && got &&
+        (protobuf_c_message_pack(m, want) != n || cd_pack_tail(m, got, n + 1, &len) != 0 ||
+         len != n || memcmp(got + 1, want, n) != 0)) {
+        abort();
+    }
+    free(want);
+    free(got);
+}
+
 static void decode(cd_arena *a, const uint8_t *data, size_t size, cs_scene *scene) {
     Contactd__V1__ClientMessage *m =
         contactd__v1__client_message__unpack(&a->allocator, size, data);
+    if (m) {
+        same_packing(&m->base);
+    }
     if (m && m->msg_case == CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME) {
         char err[256];
         const int r = cd_ingest_frame(m->frame, &lim, CS_SOLVER_LEMKE, scene, err, sizeof err);
