@@ -15,7 +15,8 @@
  *   wake      cyclictest -m -p 80 -i 1000 (rt-tests) beside one streaming session: cyclictest's
  *             wake-up latency next to the daemon's own (Result.timing.wake_late_ns)
  *   request   MODE_REQUEST, one session, the 16-contact peg of tests/data/peg_in_hole.json with
- *             lemke, sent at 1 kHz from the client's clock, over UDS and over TCP
+ *             lemke, sent at 1 kHz from the client's clock, over UDS and over TCP; then over UDS
+ *             by a client that polls its socket without sleeping while its Result is due
  *   stream    MODE_STREAM, 1, 8, 16 and 32 sessions (16-contact peg, lemke), each frame sent
  *             150 us before its tick (Welcome.tick_epoch_ns + k tick_period_ns)
  *   capacity  the most stream sessions held at 1 kHz (aligned as above) with >= 99.9 % answered
@@ -55,9 +56,9 @@
  * results out of `problems` results, residual = the worst absolute certificate term of the OK
  * results), <out>/service.png (service.gp) and <out>/service-contactd.log (the daemon's log).
  * On the churn/hello->welcome row, samples are connect + Hello -> Welcome times.
- * ratio_p50 baselines: wake/daemon against wake/cyclictest, request/tcp against request/uds,
- * stream rows against the 1-session stream row, hog/light rows against request/uds,
- * churn/light/churn-50Hz against churn/light/no-churn.
+ * ratio_p50 baselines: wake/daemon against wake/cyclictest, request/tcp and request/uds-polling
+ * against request/uds, stream rows against the 1-session stream row, hog/light rows against
+ * request/uds, churn/light/churn-50Hz against churn/light/no-churn.
  * thread: one (plus the daemon and cyclictest processes), and during the churn case the churn
  * client's thread, which shares nothing with it but a struct read after the join. Not rt code:
  * it allocates. */
@@ -539,6 +540,7 @@ typedef struct sess {
     char dead_why[160];
     tally t;
     bool aligned;         /* frames aimed at ticks (sched_aligned) */
+    bool polling;         /* the client does not sleep while a Result is due */
     cd_frame_msg fm;      /* the next frame, packed ahead of its send time into out[0 .. len) */
     uint8_t *out;
     size_t out_cap, out_len;
@@ -850,7 +852,7 @@ static void run_sessions(sess **ss, int n, int64_t count_from, int64_t stop, int
     for (;;) {
         int64_t now = bench_now_ns();
         int64_t wake = stop + drain_ns;
-        bool pending = false, spin = false;
+        bool pending = false, spin = false, poll_now = false;
         // Due frames, starting from a different session each time so no session is always last.
         for (int j = 0; j < n; j++) {
             sess *s = ss[(j + rot) % (unsigned)n];
@@ -863,6 +865,7 @@ static void run_sessions(sess **ss, int n, int64_t count_from, int64_t stop, int
                 wake = s->next_ns;
             }
             pending |= !s->dead && s->pending > 0;
+            poll_now |= !s->dead && s->pending > 0 && s->polling;
         }
         rot++;
         if (now >= stop && (!pending || now >= stop + drain_ns)) {
@@ -893,7 +896,7 @@ static void run_sessions(sess **ss, int n, int64_t count_from, int64_t stop, int
         // An aligned send is near: poll without sleeping (a timer wake-up can be tens of us late)
         // so the frame leaves on time; messages that arrive meanwhile are still read at once.
         int64_t left = wake > now ? wake - now : 0;
-        if (more || (spin && left <= SPIN_NS)) {
+        if (more || poll_now || (spin && left <= SPIN_NS)) {
             left = 0;
         } else if (spin) {
             left -= SPIN_NS;
@@ -983,8 +986,8 @@ static void sched_free(sess *s, int64_t start, int64_t period_ns, int64_t nsends
 typedef struct findings {
     bool wake, wake_proxy;
     bench_summary cyc, dwake;
-    bool req[2], req_granted[2];
-    bench_summary req_lat[2], req_solve[2];
+    bool req[3], req_granted[3]; /* uds, tcp, uds with a polling client */
+    bench_summary req_lat[3], req_solve[3];
     bool stream[4];
     int stream_n[4];
     bench_summary stream_worst[4], stream_solve[4];
@@ -1306,8 +1309,12 @@ static void case_request(ctx *x) {
     table_header("request: MODE_REQUEST, 1 session, peg-16 (tests/data/peg_in_hole.json), lemke, "
                  "1 kHz from the client's clock at a random phase");
     int64_t base_p50 = 0;
-    for (int tcp = 0; tcp < 2; tcp++) {
-        const char *name = tcp ? "tcp" : "uds";
+    // Over UDS and TCP, then over UDS with a client that polls its socket while a Result is due
+    // (as a haptic loop spinning on its own CPU would): what is left of the daemon's share once
+    // the client's own wake-up is gone.
+    for (int v = 0; v < 3; v++) {
+        const int tcp = v == 1;
+        const char *name = v == 2 ? "uds-polling" : tcp ? "tcp" : "uds";
         char variant[40], err[512];
         snprintf(variant, sizeof variant, "request/%s", name);
         if (!daemon_ready(x)) {
@@ -1318,6 +1325,7 @@ static void case_request(ctx *x) {
             not_served("request", variant, "peg-16", 1, err);
             continue;
         }
+        s->polling = v == 2;
         print_welcome(name, s);
         if (!s->granted_request) {
             snprintf(variant, sizeof variant, "request/%s-as-%s", name, mode_name(s->w->mode));
@@ -1332,12 +1340,12 @@ static void case_request(ctx *x) {
         run_sessions(&s, 1, count_from, stop, 300 * MS);
         const int64_t p50 = summary_of(&s->t.lat).p50;
         if (s->t.lat.n) {
-            const double ratio = tcp && base_p50 > 0 ? (double)p50 / (double)base_p50 : 1.0;
-            x->f.req_lat[tcp] = emit(x, "request", variant, "peg-16", 1, &s->t, ratio);
-            x->f.req_solve[tcp] = bench_summarize(&s->t.solve);
-            x->f.req[tcp] = true;
-            x->f.req_granted[tcp] = s->granted_request;
-            if (!tcp) {
+            const double ratio = v && base_p50 > 0 ? (double)p50 / (double)base_p50 : 1.0;
+            x->f.req_lat[v] = emit(x, "request", variant, "peg-16", 1, &s->t, ratio);
+            x->f.req_solve[v] = bench_summarize(&s->t.solve);
+            x->f.req[v] = true;
+            x->f.req_granted[v] = s->granted_request;
+            if (!v) {
                 base_p50 = p50;
             }
         } else {
@@ -1903,6 +1911,13 @@ static void targets(const ctx *x) {
             bench_target("request tcp p99 - uds p99", (f->req_lat[1].p99 - f->req_lat[0].p99) / 1e3,
                          30, "us");
         }
+    }
+    if (f->req[2]) {
+        // Not a target (the targets are for a client at a random phase that sleeps); the same
+        // differences with a client that polls, so its own wake-up is not in them.
+        printf("# request uds, polling client: p50 - solve p50 %.1f us, p99 - solve p99 %.1f us\n",
+               (f->req_lat[2].p50 - f->req_solve[2].p50) / 1e3,
+               (f->req_lat[2].p99 - f->req_solve[2].p99) / 1e3);
     }
     for (int c = 0; c < 4; c++) {
         char what[96];
