@@ -361,17 +361,23 @@ static void error_send(struct conn *c, Contactd__V1__ErrorCode code, uint64_t se
     c->errors_unsent += r == -ENOBUFS;
 }
 
+// Formats an Error's text and sends it (error_send).
+static void error_sendv(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq, bool final,
+                        const char *fmt, va_list ap) {
+    char text[sizeof c->error_msg.text];
+    vsnprintf(text, sizeof text, fmt, ap);
+    error_send(c, code, seq, text, final);
+}
+
 static void send_error(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq,
                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static void send_error(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq,
                        const char *fmt, ...) {
-    char text[sizeof c->error_msg.text];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    error_sendv(c, code, seq, false, fmt, ap);
     va_end(ap);
-    error_send(c, code, seq, text, false);
 }
 
 static void fail(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq, const char *fmt,
@@ -380,12 +386,10 @@ static void fail(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq, con
 // Sends the Error that says why the connection ends, then ends it once that is written.
 static void fail(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq, const char *fmt,
                  ...) {
-    char text[sizeof c->error_msg.text];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    error_sendv(c, code, seq, true, fmt, ap);
     va_end(ap);
-    error_send(c, code, seq, text, true);
     conn_finish(c);
 }
 

@@ -66,8 +66,7 @@ static int wire_type(ProtobufCType t) {
     }
 }
 
-// Bytes one element of a repeated field of type t takes in its array.
-static size_t element_size(ProtobufCType t) {
+size_t cd_pb_element_size(ProtobufCType t) {
     switch (t) {
     case PROTOBUF_C_TYPE_SINT64:
     case PROTOBUF_C_TYPE_INT64:
@@ -83,7 +82,7 @@ static size_t element_size(ProtobufCType t) {
         return sizeof(void *);
     case PROTOBUF_C_TYPE_BYTES:
         return sizeof(ProtobufCBinaryData);
-    default:
+    default: // 32-bit integers, float and enum
         return 4;
     }
 }
@@ -192,7 +191,7 @@ static bool pointer_unset(const ProtobufCFieldDescriptor *f, const void *m) {
 static bool put_repeated(writer *w, const ProtobufCFieldDescriptor *f, size_t n,
                          const void *member) {
     const uint8_t *a = *(const uint8_t *const *)member;
-    const size_t size = element_size(f->type);
+    const size_t size = cd_pb_element_size(f->type);
     if (!(f->flags & PROTOBUF_C_FIELD_FLAG_PACKED)) {
         for (size_t i = n; i-- > 0;) {
             if (!put_field(w, f, a + i * size)) {

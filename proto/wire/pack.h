@@ -18,4 +18,8 @@
  * nesting). */
 int cd_pack_tail(const ProtobufCMessage *msg, uint8_t *buf, size_t cap, size_t *ret_len);
 
+/* Bytes one element of a repeated field of type t takes in a protobuf-c message's array.
+ * thread: any. rt-safe: yes. */
+size_t cd_pb_element_size(ProtobufCType t);
+
 #endif /* CONTACTD_WIRE_PACK_H */

@@ -20,6 +20,7 @@
 
 #include "contactd.pb-c.h"
 #include "wire/codec.h"
+#include "wire/pack.h"
 
 // Arena: every block a parse allocates, freed together.
 typedef struct block {
@@ -248,27 +249,6 @@ static int get_enum(parser *p, const ProtobufCEnumDescriptor *ed, const cJSON *v
     return r;
 }
 
-static size_t element_size(ProtobufCType t) {
-    switch (t) {
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64:
-    case PROTOBUF_C_TYPE_DOUBLE:
-        return 8;
-    case PROTOBUF_C_TYPE_BOOL:
-        return sizeof(protobuf_c_boolean);
-    case PROTOBUF_C_TYPE_STRING:
-    case PROTOBUF_C_TYPE_MESSAGE:
-        return sizeof(void *);
-    case PROTOBUF_C_TYPE_BYTES:
-        return sizeof(ProtobufCBinaryData);
-    default: // 32-bit integers, float and enum
-        return 4;
-    }
-}
-
 static int parse_message(parser *p, const ProtobufCMessageDescriptor *d, const cJSON *obj,
                          ProtobufCMessage **ret);
 
@@ -352,7 +332,7 @@ static int parse_field(parser *p, const ProtobufCFieldDescriptor *f, const cJSON
         return perr(p, "expected an array");
     }
     const size_t n = (size_t)cJSON_GetArraySize(v);
-    const size_t size = element_size(f->type);
+    const size_t size = cd_pb_element_size(f->type);
     char *elems = arena_alloc(p, n * size);
     if (!elems) {
         return -ENOMEM;
@@ -603,7 +583,7 @@ static cJSON *message_json(const ProtobufCMessage *m) {
             const char *elems = *(char *const *)(base + f->offset);
             v = cJSON_CreateArray();
             for (size_t k = 0; v && k < n; k++) {
-                cJSON *e = value_json(f, elems + k * element_size(f->type));
+                cJSON *e = value_json(f, elems + k * cd_pb_element_size(f->type));
                 if (!e || !cJSON_AddItemToArray(v, e)) {
                     cJSON_Delete(e);
                     cJSON_Delete(v);

@@ -112,27 +112,6 @@ static void random_value(const ProtobufCFieldDescriptor *f, void *v, t_rng *r, i
     }
 }
 
-static size_t element_size(ProtobufCType t) {
-    switch (t) {
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_FIXED64:
-    case PROTOBUF_C_TYPE_DOUBLE:
-        return 8;
-    case PROTOBUF_C_TYPE_BOOL:
-        return sizeof(protobuf_c_boolean);
-    case PROTOBUF_C_TYPE_STRING:
-    case PROTOBUF_C_TYPE_MESSAGE:
-        return sizeof(void *);
-    case PROTOBUF_C_TYPE_BYTES:
-        return sizeof(ProtobufCBinaryData);
-    default:
-        return 4;
-    }
-}
-
 static ProtobufCMessage *random_message(const ProtobufCMessageDescriptor *d, t_rng *r,
                                         int depth) {
     ProtobufCMessage *m = block(d->sizeof_message);
@@ -142,9 +121,9 @@ static ProtobufCMessage *random_message(const ProtobufCMessageDescriptor *d, t_r
         uint8_t *member = (uint8_t *)m + f->offset, *q = (uint8_t *)m + f->quantifier_offset;
         if (f->label == PROTOBUF_C_LABEL_REPEATED) {
             const size_t n = depth < DEPTH ? (size_t)t_rng_below(r, 4) : 0;
-            uint8_t *a = block(n * element_size(f->type));
+            uint8_t *a = block(n * cd_pb_element_size(f->type));
             for (size_t k = 0; k < n; k++) {
-                random_value(f, a + k * element_size(f->type), r, depth, true);
+                random_value(f, a + k * cd_pb_element_size(f->type), r, depth, true);
             }
             *(size_t *)q = n;
             *(uint8_t **)member = a;
