@@ -248,19 +248,31 @@ static inline void contact_apply(const lk *L, int i, const double x[3], double *
 }
 
 /* ret = J_i u, contact i's frame velocity: the normal only, or all 3 rows when tangents (pass
- * whether the contact has a friction block: only then are its tangent rows read). */
-static inline void contact_velocity(const lk *L, int i, const double *u, bool tangents,
-                                    double ret[3]) {
+ * whether the contact has a friction block: only then are its tangent rows read). Every contact
+ * has a moving side first (cs_scene_validate); the second is rarer. Inlined: it runs for every
+ * contact in every basis solve, where a call and a loop over the sides cost more than its 6 or 18
+ * products. */
+static inline __attribute__((always_inline)) void
+contact_velocity(const lk *L, int i, const double *u, bool tangents, double ret[3]) {
     const cside *cs = &L->side[i];
-    ret[0] = ret[1] = ret[2] = 0;
-    for (int side = 0; side < cs->ns; side++) {
-        const double *ub = u + 6 * cs->b[side], *J0 = cs->J[side];
-        ret[0] += dot6(J0, ub);
+    CS_ASSERT(cs->ns >= 1);
+    const double *ub = u + 6 * cs->b[0], *J0 = cs->J[0];
+    double r0 = dot6(J0, ub), r1 = 0, r2 = 0;
+    if (tangents) {
+        r1 = dot6(J0 + 24, ub);
+        r2 = dot6(J0 + 48, ub);
+    }
+    if (cs->ns > 1) {
+        ub = u + 6 * cs->b[1], J0 = cs->J[1];
+        r0 += dot6(J0, ub);
         if (tangents) {
-            ret[1] += dot6(J0 + 24, ub);
-            ret[2] += dot6(J0 + 48, ub);
+            r1 += dot6(J0 + 24, ub);
+            r2 += dot6(J0 + 48, ub);
         }
     }
+    ret[0] = r0;
+    ret[1] = r1;
+    ret[2] = r2;
 }
 
 /* u += x M^-1 (a_p^T J_i)^T: nu or sigma pair p's variable at value x moves the bodies. A nu
