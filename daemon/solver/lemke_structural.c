@@ -1062,6 +1062,21 @@ static cs_status crash_basis(lk *L, int cap, cs_stats *st, bool *blocks) {
     return CS_CONVERGED;
 }
 
+/* True when every contact acts on the same moving body (kinematic bodies and the world aside). */
+static bool one_moving_body(const lk *L) {
+    int body = -1;
+    for (int i = 0; i < L->n; i++)
+        for (int side = 0; side < L->side[i].ns; side++) {
+            const int b = L->side[i].b[side];
+            if (cs_model_is_kinematic(L->m, b))
+                continue;
+            if (body >= 0 && b != body)
+                return false;
+            body = b;
+        }
+    return true;
+}
+
 /* One block step on the crash basis before Lemke repairs it: every nu/theta pair that q' of the
  * guess shows infeasible is pivoted at once (as block principal pivoting does): a contact held
  * active with theta < 0 is let go, one held inactive with nu < 0 becomes active, sliding against
@@ -1072,13 +1087,16 @@ static cs_status crash_basis(lk *L, int cap, cs_stats *st, bool *blocks) {
  * points on that path, often far from the answer's direction, and turn one pyramid direction per
  * two pivots (round pegs of 32 contacts: up to 25 pivots, 20 after this step). The sliding
  * directions of the other contacts are kept: recomputing them from q' too gave longer runs.
- * Leaves L at the stepped basis, or at the crash basis when nothing changes or the stepped kernel
- * is singular, with q' in L->val (kernel current) and L->crash its words. Returns the crash
- * basis's solve status, or CS_DEADLINE. */
+ * Only when the contacts move one body: in a stack the sliding guess is wrong at most contacts
+ * (stacked boxes mostly stick), the signs of theta under it say little, and the step moved runs
+ * of 40-120 pivots by up to 30 either way, 10-15 % more instructions in the median of stacks of
+ * 4-5 boxes. Leaves L at the stepped basis, or at the crash basis when nothing changes or the
+ * stepped kernel is singular, with q' in L->val (kernel current) and L->crash its words. Returns
+ * the crash basis's solve status, or CS_DEADLINE. */
 static cs_status crash_step(lk *L) {
     init_warm(L, L->crash);
     cs_status status = solve_q(L);
-    if (status != CS_CONVERGED)
+    if (status != CS_CONVERGED || !one_moving_body(L))
         return status;
     const double tol = q_tol(L, absmax(L->val, L->np));
     bool changed = false;
