@@ -175,6 +175,38 @@ static void degenerate_pegs_certified(void **state) {
     cs_workspace_free(ws);
 }
 
+/* The benchmark's round pegs (bench_lemke.c, round-peg-16 and round-peg-32: 60 wrenches each, mu
+ * drawn in [0.2, 0.3] from the seed), solved cold by lemke: certified, in at most 16 pivots at 16
+ * contacts and 20 at 32. Repairing the frictionless crash guess directly took up to 18 and 25:
+ * friction unloads contacts of the guess, and Lemke let them go one at a time while the contacts
+ * taking over turned their pyramid direction by direction; the block step on the guess's normal
+ * pairs (lemke_structural.c, crash_step) lets them go at once. A bound on work, not on time. */
+static void round_pegs_crash_step(void **state) {
+    const cs_options opt = options(state);
+    static t_gen_scene g;
+    const cs_limits lim = {.max_bodies = 1, .max_contacts = 32, .max_dirs = 8};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    void *mem = malloc(cs_result_size(&lim));
+    cs_result r;
+    cs_result_init(&r, mem, &lim);
+    int most[2] = {0, 0};
+    for (int t = 0; t < 120; t++) {
+        const int n = t < 60 ? 16 : 32, point = n / 8 - 1; // bench_lemke's points 8, 16, 24, 32
+        const uint64_t seed = 0x10d2005ull + 3 * 1000003ull + 1009ull * (uint64_t)point +
+                              (uint64_t)(t % 60);
+        t_rng rng = t_rng_seed(seed);
+        t_gen_round_peg(&g, n, t_rng_range(&rng, 0.2, 0.3), 8, seed);
+        assert_int_equal(cs_step(ws, &g.s, &opt, NULL, &r), CS_CONVERGED);
+        t_assert_certified(&r, true);
+        most[n / 32] = r.stats.pivots > most[n / 32] ? r.stats.pivots : most[n / 32];
+    }
+    print_message("# round pegs: most pivots %d at 16 contacts, %d at 32\n", most[0], most[1]);
+    assert_in_range(most[0], 1, 16);
+    assert_in_range(most[1], 1, 20);
+    free(mem);
+    cs_workspace_free(ws);
+}
+
 /* Bodies with masses and inertias spread over decades, the contacts' Delassus blocks between ~0.1
  * and ~1e9 (a scene of fuzz_step, written out). Unscaled, lemke's runs cycled (2820 pivots in
  * all) to an uncertified answer; in units where each block is about 1 (lemke_structural.c,
@@ -324,7 +356,7 @@ int main(void) {
                                       generated_scenes_certified, degenerate_pegs_certified};
     enum { NT = sizeof fns / sizeof fns[0], NV = sizeof variants / sizeof variants[0] };
     static char label[NT * NV][96];
-    struct CMUnitTest tests[NT * NV + 3];
+    struct CMUnitTest tests[NT * NV + 4];
     for (int v = 0; v < NV; v++)
         for (int t = 0; t < NT; t++) {
             snprintf(label[v * NT + t], sizeof label[0], "%s/%s", cs_solver_name(variants[v]),
@@ -341,6 +373,9 @@ int main(void) {
                                              .initial_state = (void *)&variants[2]};
     tests[NT * NV + 2] = (struct CMUnitTest){.name = "lemke/mixed_scales_joint_certified",
                                              .test_func = mixed_scales_joint_certified,
+                                             .initial_state = (void *)&variants[2]};
+    tests[NT * NV + 3] = (struct CMUnitTest){.name = "lemke/round_pegs_crash_step",
+                                             .test_func = round_pegs_crash_step,
                                              .initial_state = (void *)&variants[2]};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
