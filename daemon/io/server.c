@@ -92,6 +92,7 @@ struct note {
 // block.
 struct direct_sizes {
     size_t out, in, framer, arena;
+    size_t backlog; /* of out: the unsent bytes beyond which a new message is dropped */
 };
 
 struct conn {
@@ -248,11 +249,14 @@ static int direct_send(struct conn *c, const ProtobufCMessage *msg) {
         c->out_len -= c->out_off;
         c->out_off = 0;
     }
+    // Like the I/O thread's queue: nothing more while the backlog is reached, but the Error that
+    // ends the connection, which always has its room.
     const size_t keep = c->final_error ? 0 : FINAL_ERROR_BYTES;
     const size_t room = c->out_cap - c->out_len;
     size_t len;
-    const int r = room > keep ? cd_codec_pack(msg, c->out + c->out_len, room - keep, &len)
-                              : -ENOBUFS;
+    const int r = (c->final_error || c->out_len < c->dsz.backlog) && room > keep
+                      ? cd_codec_pack(msg, c->out + c->out_len, room - keep, &len)
+                      : -ENOBUFS;
     if (r < 0) {
         return r;
     }
@@ -561,13 +565,17 @@ static int hello_solvers(struct conn *c, const Contactd__V1__Hello *h, cs_solver
     return 0;
 }
 
-// An attached connection's output: its session's results in flight, each at most what a Result
-// within lim packs to (ids, three vectors and a state per contact, two vectors per body and per
-// joint, the timing, stats and detail), and room for Errors; at most max_queued_bytes.
-static size_t attach_out_bytes(const cs_limits *lim, size_t most) {
-    const size_t result = 1024 + 128 * (size_t)lim->max_contacts +
-                          96 * ((size_t)lim->max_bodies + (size_t)lim->max_joints);
-    const size_t want = CD_SESSION_RESULTS * result + 4096;
+// At most what a Result within lim packs to: ids, three vectors and a state per contact, two
+// vectors per body and per joint, the timing, stats and detail.
+static size_t result_bytes(const cs_limits *lim) {
+    return 1024 + 128 * (size_t)lim->max_contacts +
+           96 * ((size_t)lim->max_bodies + (size_t)lim->max_joints);
+}
+
+// An attached connection's backlog, as the I/O thread's (max_queued_bytes) but no more than its
+// session's results in flight and room for Errors: a message is taken while less is unsent.
+static size_t attach_backlog_bytes(const cs_limits *lim, size_t most) {
+    const size_t want = CD_SESSION_RESULTS * result_bytes(lim) + 4096;
     return want < most ? want : most;
 }
 
@@ -590,11 +598,15 @@ static size_t round64(size_t n) {
     return (n + 63) & ~(size_t)63;
 }
 
+// The output holds the backlog, one more message taken just below it (a Result at most) and the
+// Error that ends the connection.
 static struct direct_sizes direct_sizes(const struct conn *c, const cd_session_params *p) {
-    const size_t out = attach_out_bytes(&p->lim, c->srv->cfg->max_queued_bytes);
+    const size_t backlog = attach_backlog_bytes(&p->lim, c->srv->cfg->max_queued_bytes);
+    const size_t out = backlog + result_bytes(&p->lim) + FINAL_ERROR_BYTES;
     return (struct direct_sizes){.out = round64(out), .in = READ_CHUNK,
                                  .framer = round64(cd_framer_most(&c->framer)),
-                                 .arena = round64(attach_arena_bytes(&p->lim))};
+                                 .arena = round64(attach_arena_bytes(&p->lim)),
+                                 .backlog = backlog};
 }
 
 static size_t direct_bytes(const struct direct_sizes *z) {
