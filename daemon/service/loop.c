@@ -136,6 +136,22 @@ void cd_loop_free(cd_loop *l) {
 
 enum wake { WAKE_TICK, WAKE_KICK, WAKE_SOCKET, WAKE_NO_SLEEP };
 
+// Keeps the sockets' events of ev[0, n) at its front and returns how many; the kick only needs
+// its eventfd emptied (*ret_kicked says whether it was there).
+static int keep_sockets(struct worker *w, struct epoll_event *ev, int n, bool *ret_kicked) {
+    int kept = 0;
+    *ret_kicked = false;
+    for (int i = 0; i < n; i++) {
+        if (ev[i].data.ptr) {
+            ev[kept++] = ev[i];
+        } else {
+            uint64_t count;
+            *ret_kicked = read(w->kickfd, &count, sizeof count) > 0 || *ret_kicked;
+        }
+    }
+    return kept;
+}
+
 // Sleeps until the absolute CLOCK_MONOTONIC time t_ns unless the kick word moves from seen or an
 // attached socket is ready; those sockets' events go into ev (*ret_n of them), and *ret_ready_ns
 // says when the wait reported them. Says why it returned: the time came, a kick ended the sleep,
@@ -157,16 +173,7 @@ static enum wake sleep_until(struct worker *w, uint32_t seen, int64_t t_ns,
     }
     *ret_ready_ns = cd_clock_ns();
     atomic_store(&w->sleeping, false);
-    // Keep the sockets' events; the kick only needs its eventfd emptied.
-    int kept = 0;
-    for (int i = 0; i < n; i++) {
-        if (ev[i].data.ptr) {
-            ev[kept++] = ev[i];
-        } else {
-            uint64_t count;
-            kicked = read(w->kickfd, &count, sizeof count) > 0 || kicked;
-        }
-    }
+    const int kept = keep_sockets(w, ev, n, &kicked);
     *ret_n = kept;
     if (cd_clock_ns() >= t_ns) {
         return WAKE_TICK;
@@ -238,6 +245,8 @@ static void *worker_main(void *arg) {
     struct epoll_event ev[EVENTS];
     int nev = 0;
     int64_t ready_ns = 0, ready_tick_ns = 0;
+    int64_t next = 0;   /* the tick waited for */
+    int64_t looked = 0; /* the last tick whose sockets were looked at once more (below) */
     // acquire: pairs with the release in cd_loop_stop; nothing else is published through it.
     while (atomic_load_explicit(&l->running, memory_order_acquire)) {
         // acquire: pairs with the release bump in cd_loop_kick (the frame it announces).
@@ -246,7 +255,17 @@ static void *worker_main(void *arg) {
         // let go of a closed one, which the I/O thread may then free.
         int io_work = serve_sockets(w, ev, nev, ready_ns, ready_tick_ns);
         nev = 0;
-        int64_t next;
+        if (next > 0 && looked != next && cd_clock_ns() >= next) {
+            // The tick came (or this pass woke for it) while this worker read sockets, a burst of
+            // frames aimed at it: whatever else is there by now counts for it too, as on a
+            // wake-up at the tick, rather than waiting for its solves to end and then for the
+            // next tick, where the next frame would supersede it.
+            looked = next;
+            bool kicked;
+            const int n = epoll_wait(w->epfd, ev, EVENTS, 0);
+            const int k = keep_sockets(w, ev, n > 0 ? n : 0, &kicked);
+            io_work += serve_sockets(w, ev, k, cd_clock_ns(), next);
+        }
         int moved;
         io_work += cd_sched_run(&w->sched, late, &next, &moved);
         io_work += flush_sockets(w);
