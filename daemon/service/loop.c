@@ -197,8 +197,8 @@ static void kick(struct worker *w) {
 
 // The attached sockets that were ready at ready_ns: each one's input is read and handled while
 // the session is still ours (a closed or moved session's event is stale and skipped), its frames
-// received at ready_ns however long the sockets before it took, and counting for tick_ns when the
-// wait ended at that tick (0: it did not). Returns how many connections ended (the I/O thread
+// received at ready_ns however long the sockets before it took, and counting for tick_ns when they
+// are read for that tick (0: they are not). Returns how many connections ended (the I/O thread
 // closes them).
 static int serve_sockets(struct worker *w, const struct epoll_event *ev, int n, int64_t ready_ns,
                          int64_t tick_ns) {

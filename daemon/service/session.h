@@ -24,10 +24,10 @@
 typedef struct cd_endpoint_ops {
     /* Reads what the socket holds and handles each whole message (frames into the session's
      * mailbox, received at seen_ns: when the worker's wait reported the socket readable, as the
-     * I/O thread stamps a frame with the start of the pass that read it, and counting for tick_ns
-     * when that wait ended at that tick, else 0: cd_session_frame_publish; Errors and Stats into
-     * the endpoint's output). Returns false when the connection must end: EOF, a socket error,
-     * or a protocol error after which it closes. */
+     * I/O thread stamps a frame with the start of the pass that read it; and counting for tick_ns
+     * when the worker reads them for that tick, else 0: cd_session_frame_publish. Errors and
+     * Stats go into the endpoint's output). Returns false when the connection must end: EOF, a
+     * socket error, or a protocol error after which it closes. */
     bool (*pump)(void *ctx, cd_counts *counts, int64_t seen_ns, int64_t tick_ns);
     /* Writes the session's results, and whatever output is pending. Returns true when bytes are
      * left that the socket could not take yet. */
