@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "service/awake.h"
 #include "service/clock.h"
 #include "service/sched.h"
 #include "sys/log.h"
@@ -51,6 +52,8 @@ struct worker {
     _Atomic uint64_t ticks;  /* worker: wake-ups at a tick */
     _Atomic uint64_t overruns; /* worker: runs that ended after the next tick */
     cd_counter wake_late_ns; /* worker: lateness of each wake-up at a tick */
+    _Atomic int serving;     /* worker: sessions it owned at its last pass; the poller reads it */
+    cd_awake *awake;         /* io: the poller keeping this worker's CPU awake, or NULL */
 };
 
 struct cd_loop {
@@ -115,6 +118,7 @@ cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_asy
         atomic_init(&w->kick, 0);
         atomic_init(&w->kick_ns, 0);
         atomic_init(&w->sleeping, false);
+        atomic_init(&w->serving, 0);
     }
     return l;
 }
@@ -214,18 +218,64 @@ static int serve_sockets(struct worker *w, const struct epoll_event *ev, int n, 
 }
 
 // For the attached sessions this worker owns: their sockets into its epoll (those just attached or
-// moved here), and their results (and any output they had left) out. Returns the closed sessions
-// it let go of (cd_session_table_claim) and the connections that ended.
+// moved here), and their results (and any output they had left) out; and how many sessions it
+// owns, for its CPU's poller. Returns the closed sessions it let go of (cd_session_table_claim)
+// and the connections that ended.
 static int flush_sockets(struct worker *w) {
     cd_session_table *t = w->loop->table;
-    int released = 0;
+    int released = 0, owned = 0;
     for (int i = 0; i < cd_session_table_size(t); i++) {
         cd_session *s = cd_session_table_claim(t, i, w->sched.worker, &released);
+        owned += s != NULL;
         if (s && cd_session_is_attached(s) && !cd_session_flush(s, w->epfd, &w->sched.counts)) {
             released++;
         }
     }
+    atomic_store_explicit(&w->serving, owned, memory_order_relaxed);
     return released;
+}
+
+// The poller's question for the CPU of worker ctx: does any worker on that CPU own a session?
+static bool cpu_serves(const void *ctx) {
+    const struct worker *w = ctx;
+    const cd_loop *l = w->loop;
+    for (int i = 0; i < l->n; i++) {
+        // relaxed: a hint; a session's first pass on the worker updates it within a tick.
+        if (l->w[i].cpu == w->cpu && atomic_load_explicit(&l->w[i].serving, memory_order_relaxed)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// One poller per distinct worker CPU (the first foreground worker there holds it). Returns how
+// many CPUs are kept awake; a poller that cannot start is logged and done without.
+static int start_pollers(cd_loop *l) {
+    int kept = 0;
+    for (int i = 0; i < l->n; i += 2) {
+        struct worker *w = &l->w[i];
+        bool first = w->cpu >= 0;
+        for (int j = 0; j < i && first; j += 2) {
+            first = l->w[j].cpu != w->cpu;
+        }
+        if (!first) {
+            continue;
+        }
+        const int r = cd_awake_start(w->cpu, cpu_serves, w, &w->awake);
+        if (r < 0) {
+            cd_log(CD_LOG_WARNING, "keeping CPU %d awake refused (%s), it may halt between "
+                   "wake-ups", w->cpu, strerror(-r));
+        }
+        kept += r == 0;
+    }
+    return kept;
+}
+
+static void stop_pollers(cd_loop *l) {
+    for (int i = 0; i < l->n; i++) {
+        cd_awake_stop(l->w[i].awake);
+        l->w[i].awake = NULL;
+    }
 }
 
 // thread: worker. The whole life of a worker; no malloc, no locks, no logging.
@@ -493,11 +543,14 @@ int cd_loop_start(cd_loop *l) {
     if (l->w[0].cpu >= 0) {
         snprintf(where, sizeof where, "first on CPU %d", l->w[0].cpu);
     }
+    // Only a pinned worker's CPU can be kept awake for it.
+    const int awake = l->p.keep_awake && l->w[0].cpu >= 0 ? start_pollers(l) : 0;
     cd_log(CD_LOG_INFO, "workers: %d CPU(s) x (foreground + background), %d Hz ticks, %s, %s, "
-           "memory %s, solves over %lld ns run in the background", l->p.workers, l->p.rate_hz,
+           "memory %s, solves over %lld ns run in the background, %d CPU(s) kept awake while "
+           "they serve sessions", l->p.workers, l->p.rate_hz,
            l->realtime ? "SCHED_FIFO" : "normal priority",
            where, locked ? "locked" : "pageable",
-           (long long)l->p.long_solve_ns);
+           (long long)l->p.long_solve_ns, awake);
     return 0;
 }
 
@@ -506,6 +559,7 @@ void cd_loop_stop(cd_loop *l) {
         return;
     }
     join_workers(l);
+    stop_pollers(l);
     l->started = false;
 }
 

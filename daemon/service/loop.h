@@ -7,7 +7,8 @@
  * its due solves earliest deadline first (sched.h), writes the answers of the sockets it serves,
  * and wakes the I/O loop (uv_async_send, the only libuv call here) when results or ended
  * connections are left for it. Memory locking, SCHED_FIFO and CPU affinity are attempted when asked
- * for; whatever is refused is logged and the workers run without it. */
+ * for; whatever is refused is logged and the workers run without it. A pinned worker's CPU can be
+ * kept from halting while it serves sessions (awake.h). */
 #ifndef CONTACTD_SERVICE_LOOP_H
 #define CONTACTD_SERVICE_LOOP_H
 #include <stdbool.h>
@@ -25,6 +26,8 @@ typedef struct cd_loop_params {
     int priority;          /* foreground SCHED_FIFO priority, 2..99 (background: one less) */
     int cpu;               /* first worker's CPU, further workers the next lower ones; -1 = the
                             * highest CPUs allowed */
+    bool keep_awake;       /* pinned workers' CPUs poll instead of halting while they serve
+                            * sessions (awake.h) */
 } cd_loop_params;
 
 /* thread: io creates, starts, stops and frees it; the workers run inside. */
@@ -38,7 +41,8 @@ cd_loop *cd_loop_new(cd_session_table *t, const cd_loop_params *p, struct uv_asy
 void cd_loop_free(cd_loop *l);
 
 /* Fixes the tick grid's epoch (now) and starts the workers; attempts (when p->realtime)
- * mlockall(MCL_CURRENT | MCL_FUTURE), SCHED_FIFO and pinning, logging each refusal. The calling
+ * mlockall(MCL_CURRENT | MCL_FUTURE), SCHED_FIFO and pinning, logging each refusal, and then
+ * (when p->keep_awake and the workers are pinned) a poller on each worker CPU. The calling
  * I/O thread keeps normal scheduling: libuv's event loop spins (sched_yield) while a
  * uv_async_send is between its two steps, so a SCHED_FIFO loop that preempted a lower-priority
  * sender on its CPU (a background worker, a pool thread) spins until the kernel's real-time
@@ -53,7 +57,7 @@ int cd_loop_start(cd_loop *l);
  * would hold a worker off its CPU. thread: any. */
 void cd_loop_thread_off_workers(const cd_loop *l);
 
-/* Stops and joins every worker (within one period). Idempotent. thread: io. */
+/* Stops and joins every worker (within one period) and every poller. Idempotent. thread: io. */
 void cd_loop_stop(cd_loop *l);
 
 /* The tick grid: a CLOCK_MONOTONIC time of one tick, and the period, ns. thread: any. */

@@ -44,6 +44,7 @@ int cd_config_defaults(cd_config *c) {
         .rate_hz = CD_RATE_HZ_DEFAULT,
         .deadline_fraction = CD_DEADLINE_FRACTION_DEFAULT,
         .realtime = true,
+        .keep_awake = true,
         .priority = CD_PRIORITY_DEFAULT,
         .cpu = -1,
         .workers = -1,
@@ -346,6 +347,15 @@ static int set_realtime(cd_config *c, const char *v, char *why, size_t len) {
     return 0;
 }
 
+static int set_keep_awake(cd_config *c, const char *v, char *why, size_t len) {
+    if (strcmp(v, "auto") != 0 && strcmp(v, "off") != 0) {
+        snprintf(why, len, "expected 'auto' or 'off', got '%s'", v);
+        return -EINVAL;
+    }
+    c->keep_awake = strcmp(v, "auto") == 0;
+    return 0;
+}
+
 static int set_priority(cd_config *c, const char *v, char *why, size_t len) {
     long long x;
     // The background workers run one priority below, and SCHED_FIFO starts at 1.
@@ -517,6 +527,7 @@ static const struct key {
     {"loop", "rate_hz", set_rate_hz},
     {"loop", "deadline_fraction", set_deadline_fraction},
     {"loop", "realtime", set_realtime},
+    {"loop", "keep_awake", set_keep_awake},
     {"loop", "priority", set_priority},
     {"loop", "cpu", set_cpu},
     {"loop", "workers", set_workers},
@@ -654,6 +665,7 @@ void cd_config_keep_restart(cd_config *next, const cd_config *cur, char *changed
     KEEP(max_sessions, "[server] max_sessions");
     KEEP(rate_hz, "[loop] rate_hz");
     KEEP(realtime, "[loop] realtime");
+    KEEP(keep_awake, "[loop] keep_awake");
     KEEP(priority, "[loop] priority");
     KEEP(cpu, "[loop] cpu");
     KEEP(workers, "[loop] workers");

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* keep_awake end to end, with the default configuration: the daemon's worker CPU has a poller
+ * ("cd-awake<cpu>", SCHED_IDLE, pinned to the foreground worker's CPU) that sleeps while no
+ * session is open, polls (gains CPU time) while one is, and sleeps again once it closes; with
+ * keep_awake = off there is no poller. Waits are bounded generously (a SCHED_IDLE thread gets
+ * little CPU on a loaded machine) and end as soon as the awaited state is seen; no duration is
+ * asserted. Arguments: the contactd and contactctl executables. */
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+#include "proc_threads.h"
+#include "testlib.h"
+#include "wire/scene_json.h"
+
+/* A bound no healthy run comes near. */
+#define WAIT_S 60
+/* CPU time a polling thread gains for sure once it polls at all: far above what a thread that
+ * wakes every 10 ms to look at one word spends in the same wait. */
+#define POLLED_NS (20 * 1000 * 1000)
+
+static const char *contactd_path, *contactctl_path;
+static it_daemon d;
+
+static int setup(void **state) {
+    (void)state;
+    return it_daemon_start(&d, contactd_path, NULL, 0);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    it_daemon_cleanup(&d);
+    return 0;
+}
+
+static void pause_ms(long ms) {
+    nanosleep(&(struct timespec){.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000}, NULL);
+}
+
+// The one CPU thread tid of the daemon may run on; fails the test when it is not pinned.
+static int pinned_cpu(pid_t tid) {
+    cpu_set_t set;
+    assert_int_equal(sched_getaffinity(tid, sizeof set, &set), 0);
+    assert_int_equal(CPU_COUNT(&set), 1);
+    for (int c = 0;; c++) {
+        if (CPU_ISSET(c, &set)) {
+            return c;
+        }
+    }
+}
+
+// The poller of the foreground worker's CPU.
+static pid_t poller(void) {
+    const pid_t fg = t_thread_find(d.pid, "cd-fg0");
+    assert_true(fg > 0);
+    const int cpu = pinned_cpu(fg);
+    char name[16];
+    snprintf(name, sizeof name, "cd-awake%d", cpu);
+    const pid_t tid = t_thread_find(d.pid, name);
+    assert_true(tid > 0);
+    assert_int_equal(sched_getscheduler(tid), SCHED_IDLE);
+    assert_int_equal(pinned_cpu(tid), cpu);
+    return tid;
+}
+
+// Waits until thread tid is seen asleep; fails the test after WAIT_S.
+static void assert_sleeps(pid_t tid) {
+    for (int i = 0; i < WAIT_S * 1000 && t_thread_state(d.pid, tid) != 'S'; i++) {
+        pause_ms(1);
+    }
+    assert_int_equal(t_thread_state(d.pid, tid), 'S');
+}
+
+static void poller_sleeps_without_sessions(void **state) {
+    (void)state;
+    assert_sleeps(poller());
+}
+
+static void poller_polls_while_a_session_is_open(void **state) {
+    (void)state;
+    const pid_t tid = poller();
+    cs_scene s;
+    it_scene_load("box_on_plane.json", &s);
+    const cdc_limits lim = {.max_bodies = s.nb, .max_contacts = s.nc, .max_dirs = 8};
+    cdc_conn *c = it_session_open(&d, false, &(cdc_hello){.client_name = "it_keep_awake",
+                                                         .limits = lim, .request_mode = true});
+    cdc_wire_free(it_frame_exchange(c, &s, 1));
+    const int64_t before = t_thread_run_ns(d.pid, tid);
+    assert_true(before >= 0);
+    for (int i = 0; i < WAIT_S * 100 && t_thread_run_ns(d.pid, tid) - before < POLLED_NS; i++) {
+        pause_ms(10);
+    }
+    assert_true(t_thread_run_ns(d.pid, tid) - before >= POLLED_NS);
+    cdc_conn_close(c);
+    cd_scene_json_free(&s);
+    assert_sleeps(tid);
+}
+
+static void no_poller_when_off(void **state) {
+    (void)state;
+    it_daemon off;
+    assert_int_equal(it_daemon_start(&off, contactd_path, "[loop]\nkeep_awake = off\n", 0), 0);
+    const pid_t fg = t_thread_find(off.pid, "cd-fg0");
+    assert_true(fg > 0);
+    char name[16];
+    snprintf(name, sizeof name, "cd-awake%d", pinned_cpu(fg));
+    assert_int_equal(t_thread_find(off.pid, name), -1);
+    assert_int_equal(it_daemon_stop(&off), 0);
+    it_daemon_cleanup(&off);
+}
+
+int main(int argc, char **argv) {
+    if (it_args(argc, argv, true, &contactd_path, &contactctl_path) < 0) {
+        return 2;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(poller_sleeps_without_sessions),
+        cmocka_unit_test(poller_polls_while_a_session_is_open),
+        cmocka_unit_test(no_poller_when_off),
+        IT_SIGTERM_TEST(&d),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
