@@ -270,6 +270,14 @@ void cd_codec_result_msg_fini(cd_result_msg *m) {
     *m = (cd_result_msg){0};
 }
 
+// Copies src (NULL: "") into dst of cap bytes, cut to fit and terminated; a Result's detail is
+// copied on every solve, where snprintf's formatting machinery would cost more than the copy.
+static void copy_text(char *dst, size_t cap, const char *src) {
+    const size_t n = src ? strnlen(src, cap - 1) : 0;
+    memcpy(dst, src ? src : "", n);
+    dst[n] = '\0';
+}
+
 static void vec3_out(Contactd__V1__Vec3 *v, const double *in, bool usable) {
     v->x = usable ? in[0] : 0.0;
     v->y = usable ? in[1] : 0.0;
@@ -342,7 +350,7 @@ Contactd__V1__ServerMessage *cd_codec_result_build(cd_result_msg *m, const cs_re
     m->residuals.momentum = r->cert.momentum;
     m->residuals.joint = r->cert.joint;
 
-    snprintf(m->detail, sizeof m->detail, "%s", detail ? detail : "");
+    copy_text(m->detail, sizeof m->detail, detail);
     return &m->env;
 }
 
@@ -496,7 +504,7 @@ Contactd__V1__ServerMessage *cd_codec_error_build(cd_error_msg *m, Contactd__V1_
     m->env.error = &m->error;
     m->error.code = code;
     m->error.seq = seq;
-    snprintf(m->text, sizeof m->text, "%s", message ? message : "");
+    copy_text(m->text, sizeof m->text, message);
     m->error.message = m->text;
     return &m->env;
 }
