@@ -16,7 +16,9 @@
  *             wake-up latency next to the daemon's own (Result.timing.wake_late_ns)
  *   request   MODE_REQUEST, one session, the 16-contact peg of tests/data/peg_in_hole.json with
  *             lemke, sent at 1 kHz from the client's clock, over UDS and over TCP; then over UDS
- *             by a client that polls its socket without sleeping while its Result is due
+ *             by a client that polls its socket without sleeping while its Result is due; then
+ *             the host's floor for both clients: the same bytes to an echo thread on the worker
+ *             CPU (echo_floor.h), so the daemon's own share is p50 - solve p50 - floor p50
  *   stream    MODE_STREAM, 1, 8, 16 and 32 sessions (16-contact peg, lemke), each frame sent
  *             150 us before its tick (Welcome.tick_epoch_ns + k tick_period_ns)
  *   capacity  the most stream sessions held at 1 kHz (aligned as above) with >= 99.9 % answered
@@ -56,9 +58,9 @@
  * results out of `problems` results, residual = the worst absolute certificate term of the OK
  * results), <out>/service.png (service.gp) and <out>/service-contactd.log (the daemon's log).
  * On the churn/hello->welcome row, samples are connect + Hello -> Welcome times.
- * ratio_p50 baselines: wake/daemon against wake/cyclictest, request/tcp and request/uds-polling
- * against request/uds, stream rows against the 1-session stream row, hog/light rows against
- * request/uds, churn/light/churn-50Hz against churn/light/no-churn.
+ * ratio_p50 baselines: wake/daemon against wake/cyclictest, request/tcp, request/uds-polling and
+ * the floor rows against request/uds, stream rows against the 1-session stream row, hog/light rows
+ * against request/uds, churn/light/churn-50Hz against churn/light/no-churn.
  * thread: one (plus the daemon and cyclictest processes), and during the churn case the churn
  * client's thread, which shares nothing with it but a struct read after the join. Not rt code:
  * it allocates. */
@@ -83,6 +85,7 @@
 #include "bench_run.h"
 #include "client_wire.h"
 #include "daemon_proc.h"
+#include "echo_floor.h"
 #include "wire/codec.h"
 #include "wire/framing.h"
 #include "solver/contact.h"
@@ -988,6 +991,8 @@ typedef struct findings {
     bench_summary cyc, dwake;
     bool req[3], req_granted[3]; /* uds, tcp, uds with a polling client */
     bench_summary req_lat[3], req_solve[3];
+    bool floor[2];               /* the echo floor: sleeping client, polling client */
+    bench_summary floor_lat[2];
     bool stream[4];
     int stream_n[4];
     bench_summary stream_worst[4], stream_solve[4];
@@ -1305,10 +1310,40 @@ static void case_wake(ctx *x) {
 
 /* ---- case 2: request mode, one session, UDS and TCP ----------------------------------------- */
 
+/* The echo floor (echo_floor.h) with frame's bytes, for a sleeping and a polling client, with the
+ * worker CPU kept awake when the daemon's log says it keeps its own awake. */
+static void request_floor(ctx *x, const uint8_t *frame, size_t len, int64_t base_p50) {
+    const bool awake = strstr(x->d.tick_line, "kept awake") &&
+                       !strstr(x->d.tick_line, " 0 CPU(s) kept awake");
+    for (int v = 0; v < 2; v++) {
+        const char *variant = v ? "request/floor-polling" : "request/floor";
+        const echo_floor_opts o = {.frame = frame, .len = len, .warm_ns = (int64_t)(x->warm_s * SEC),
+                                   .measure_ns = (int64_t)(x->case_s * SEC), .polling = v == 1,
+                                   .keep_awake = awake, .rng = &x->rng};
+        tally t = {0};
+        char why[128];
+        bool fifo = false;
+        if (echo_floor_run(&o, &t.lat, &fifo, why, sizeof why) < 0 || t.lat.n == 0) {
+            not_served("request", variant, "bytes", 1, why);
+        } else {
+            const int64_t p50 = summary_of(&t.lat).p50;
+            const double ratio = base_p50 > 0 ? (double)p50 / (double)base_p50 : 1.0;
+            x->f.floor_lat[v] = emit(x, "request", variant, "bytes", 1, &t, ratio);
+            x->f.floor[v] = true;
+            printf("    # %zu bytes each way, echo thread %s on the worker CPU, that CPU %s\n",
+                   len, fifo ? "SCHED_FIFO" : "at normal priority",
+                   awake ? "kept awake" : "left to halt");
+        }
+        tally_free(&t);
+    }
+}
+
 static void case_request(ctx *x) {
     table_header("request: MODE_REQUEST, 1 session, peg-16 (tests/data/peg_in_hole.json), lemke, "
                  "1 kHz from the client's clock at a random phase");
     int64_t base_p50 = 0;
+    uint8_t *floor_frame = NULL;
+    size_t floor_len = 0;
     // Over UDS and TCP, then over UDS with a client that polls its socket while a Result is due
     // (as a haptic loop spinning on its own CPU would): what is left of the daemon's share once
     // the client's own wake-up is gone.
@@ -1353,8 +1388,18 @@ static void case_request(ctx *x) {
         }
         notes(&s->t, true);
         stats_note(x, &st);
+        if (v == 0 && !s->dead) {
+            prepare(s); // the floor's frame: the bytes this client writes
+            floor_frame = bench_alloc(s->out_len);
+            memcpy(floor_frame, s->out, s->out_len);
+            floor_len = s->out_len;
+        }
         sess *ss[1] = {s};
         sess_close_all(ss, 1);
+    }
+    if (floor_frame) {
+        request_floor(x, floor_frame, floor_len, base_p50);
+        free(floor_frame);
     }
 }
 
@@ -1918,6 +1963,17 @@ static void targets(const ctx *x) {
         printf("# request uds, polling client: p50 - solve p50 %.1f us, p99 - solve p99 %.1f us\n",
                (f->req_lat[2].p50 - f->req_solve[2].p50) / 1e3,
                (f->req_lat[2].p99 - f->req_solve[2].p99) / 1e3);
+    }
+    for (int v = 0; v < 2; v++) {
+        // What the host costs a request with no server work at all, and what is left to the
+        // daemon: its p50 - solve p50 less the floor's p50.
+        const int r = v ? 2 : 0;
+        if (f->floor[v] && f->req[r]) {
+            printf("# request uds%s: echo floor p50 %.1f us; p50 - solve p50 - floor p50 = %.1f "
+                   "us (the daemon's own share)\n", v ? ", polling client" : "",
+                   f->floor_lat[v].p50 / 1e3,
+                   (f->req_lat[r].p50 - f->req_solve[r].p50 - f->floor_lat[v].p50) / 1e3);
+        }
     }
     for (int c = 0; c < 4; c++) {
         char what[96];
