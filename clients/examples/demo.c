@@ -43,6 +43,7 @@
 #define PROBE_PERIOD_S 6.0
 #define PRINT_HZ 10
 #define CONNECT_RETRY_NS INT64_C(5000000000) // the daemon may still be starting
+#define DRAIN_NS INT64_C(500000000)          // at the end, how long answers still in flight get
 
 static volatile sig_atomic_t stop;
 
@@ -243,6 +244,69 @@ static void print_line(tally *t, const cdc_result *r, double push, double x, dou
     t->n = 0;
 }
 
+// What the loop keeps between periods: the box, the numbers, the newest result (copied: what
+// cdc_msg_recv hands back lasts until its next call) and the send time of each recent seq, to
+// measure latency when its result arrives (a result older than the table is no longer matched).
+typedef struct loop_state {
+    world w;
+    tally t;
+    double dt;
+    cdc_result last;
+    cdc_contact_force last_forces[4];
+    bool have_last;
+    int64_t sent_at[4096];
+} loop_state;
+
+// Takes every message that arrives until until_ns, or sooner, when all is set, once each of the
+// `sent` frames (seq 1 .. sent) has its Result or Error. Returns 0, or a negative errno from the
+// connection.
+static int receive(cdc_conn *c, loop_state *s, int64_t until_ns, uint64_t sent, bool all) {
+    tally *t = &s->t;
+    for (int64_t left = until_ns - now_ns(); left > 0 && !stop; left = until_ns - now_ns()) {
+        if (all && t->results + t->errors >= sent) {
+            return 0;
+        }
+        cdc_msg m;
+        const int r = cdc_msg_recv(c, left, &m);
+        if (r <= 0) {
+            return r;
+        }
+        const int64_t arrived = now_ns();
+        if (m.kind == CDC_MSG_ERROR) {
+            fprintf(stderr, "contactd-demo: daemon error: %s\n", m.error.message);
+            t->errors++;
+        } else if (m.kind == CDC_MSG_GOODBYE) {
+            fprintf(stderr, "contactd-demo: the daemon ended the session: %s\n", m.error.message);
+            stop = 1;
+        } else if (m.kind == CDC_MSG_RESULT && m.result.seq + 4096 > sent) {
+            const cdc_result *res = &m.result;
+            const int64_t solve = res->timing.solve_ns;
+            const int64_t lat = arrived - s->sent_at[res->seq % 4096];
+            if (t->n < sizeof t->solve / sizeof t->solve[0]) {
+                t->solve[t->n] = solve;
+                t->latency[t->n] = lat;
+                t->n++;
+            }
+            t->results++;
+            t->solve_sum += (double)solve;
+            t->latency_sum += (double)lat;
+            t->solve_max = solve > t->solve_max ? solve : t->solve_max;
+            t->latency_max = lat > t->latency_max ? lat : t->latency_max;
+            t->deadline_misses += !res->timing.deadline_met;
+            t->not_ok += res->status != CDC_STATUS_OK;
+            if (res->nb > 0 && res->status != CDC_STATUS_FAILED) {
+                world_advance(&s->w, &res->bodies[0], s->dt);
+            }
+            s->last = *res;
+            s->last.nc = res->nc < 4 ? res->nc : 4;
+            memcpy(s->last_forces, res->contacts, (size_t)s->last.nc * sizeof s->last_forces[0]);
+            s->last.contacts = s->last_forces;
+            s->have_last = true;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     static const struct option longopts[] = {
         {"socket", required_argument, NULL, 's'}, {"tcp", required_argument, NULL, 't'},
@@ -294,26 +358,20 @@ int main(int argc, char **argv) {
     const int64_t period_ns = (int64_t)llround(1e9 / rate);
     const double dt = 1.0 / rate;
     const uint64_t per_line = (uint64_t)(rate / PRINT_HZ) ? (uint64_t)(rate / PRINT_HZ) : 1;
-    world w;
-    world_init(&w, dt);
-    static tally t; // large: keep it off the stack
-    // The newest result, copied: what cdc_msg_recv hands back lasts until its next call.
-    cdc_result last = {0};
-    cdc_contact_force last_forces[4];
-    bool have_last = false;
+    static loop_state st; // large: keep it off the stack
+    world_init(&st.w, dt);
+    st.dt = dt;
+    tally *const t = &st.t;
     double push = 0.0;
     const int64_t start = now_ns();
     const int64_t end = duration > 0.0 ? start + (int64_t)(duration * 1e9) : INT64_MAX;
     int rc = 0;
     uint64_t k = 0;
-    // Send time of each recent seq, to measure latency when its result arrives (a result older
-    // than the table is no longer matched).
-    static int64_t sent_at[4096];
     for (int64_t target = start; !stop && target < end; target += period_ns, k++) {
-        push = world_prepare(&w, (double)(target - start) * 1e-9);
-        w.frame.seq = k + 1;
-        sent_at[(k + 1) % 4096] = now_ns();
-        int r = cdc_frame_send(c, &w.frame);
+        push = world_prepare(&st.w, (double)(target - start) * 1e-9);
+        st.w.frame.seq = k + 1;
+        st.sent_at[(k + 1) % 4096] = now_ns();
+        int r = cdc_frame_send(c, &st.w.frame);
         if (r < 0) {
             fprintf(stderr, "contactd-demo: send: %s\n", strerror(-r));
             rc = 1;
@@ -323,53 +381,14 @@ int main(int argc, char **argv) {
         // one daemon tick behind would: the newest answer moves the box. The daemon ticks on its
         // own clock, so an answer usually lands in the following period.
         const int64_t due = target + period_ns;
-        for (int64_t left = due - now_ns(); left > 0 && !stop; left = due - now_ns()) {
-            cdc_msg m;
-            r = cdc_msg_recv(c, left, &m);
-            if (r <= 0) {
-                break;
-            }
-            const int64_t arrived = now_ns();
-            if (m.kind == CDC_MSG_ERROR) {
-                fprintf(stderr, "contactd-demo: daemon error: %s\n", m.error.message);
-                t.errors++;
-            } else if (m.kind == CDC_MSG_GOODBYE) {
-                fprintf(stderr, "contactd-demo: the daemon ended the session: %s\n",
-                        m.error.message);
-                stop = 1;
-            } else if (m.kind == CDC_MSG_RESULT && m.result.seq + 4096 > k + 1) {
-                const cdc_result *res = &m.result;
-                const int64_t solve = res->timing.solve_ns;
-                const int64_t lat = arrived - sent_at[res->seq % 4096];
-                if (t.n < sizeof t.solve / sizeof t.solve[0]) {
-                    t.solve[t.n] = solve;
-                    t.latency[t.n] = lat;
-                    t.n++;
-                }
-                t.results++;
-                t.solve_sum += (double)solve;
-                t.latency_sum += (double)lat;
-                t.solve_max = solve > t.solve_max ? solve : t.solve_max;
-                t.latency_max = lat > t.latency_max ? lat : t.latency_max;
-                t.deadline_misses += !res->timing.deadline_met;
-                t.not_ok += res->status != CDC_STATUS_OK;
-                if (res->nb > 0 && res->status != CDC_STATUS_FAILED) {
-                    world_advance(&w, &res->bodies[0], dt);
-                }
-                last = *res;
-                last.nc = res->nc < 4 ? res->nc : 4;
-                memcpy(last_forces, res->contacts, (size_t)last.nc * sizeof last_forces[0]);
-                last.contacts = last_forces;
-                have_last = true;
-            }
-        }
+        r = receive(c, &st, due, k + 1, false);
         if (r < 0) {
             fprintf(stderr, "contactd-demo: receive: %s\n", strerror(-r));
             rc = 1;
             break;
         }
-        if ((k + 1) % per_line == 0 && have_last) {
-            print_line(&t, &last, push, w.box.pos[0], dt);
+        if ((k + 1) % per_line == 0 && st.have_last) {
+            print_line(t, &st.last, push, st.w.box.pos[0], dt);
         }
         // Absolute-time pacing: sleep out whatever is left of this period.
         const struct timespec ts = {.tv_sec = due / 1000000000, .tv_nsec = due % 1000000000};
@@ -377,17 +396,24 @@ int main(int argc, char **argv) {
         }
     }
     const double secs = (double)(now_ns() - start) * 1e-9;
+    // The answers still on their way (a loaded machine can hold one past its period) are
+    // counted before the summary, so "not answered" means not answered.
+    const int r = rc ? 0 : receive(c, &st, now_ns() + DRAIN_NS, k, true);
+    if (r < 0) {
+        fprintf(stderr, "contactd-demo: receive: %s\n", strerror(-r));
+        rc = 1;
+    }
     printf("\n%" PRIu64 " frames in %.1f s: %" PRIu64 " results (%" PRIu64
            " frames not answered: superseded in stream mode, refused in request mode), %" PRIu64
            " not STATUS_OK, %" PRIu64
            " deadline misses, %" PRIu64 " errors\n",
-           k, secs, t.results, k > t.results ? k - t.results : 0, t.not_ok, t.deadline_misses,
-           t.errors);
-    if (t.results) {
+           k, secs, t->results, k > t->results ? k - t->results : 0, t->not_ok, t->deadline_misses,
+           t->errors);
+    if (t->results) {
         printf("solve mean %.1f us, max %.1f us; latency mean %.1f us, max %.1f us\n",
-               t.solve_sum / (double)t.results / 1e3, (double)t.solve_max / 1e3,
-               t.latency_sum / (double)t.results / 1e3, (double)t.latency_max / 1e3);
+               t->solve_sum / (double)t->results / 1e3, (double)t->solve_max / 1e3,
+               t->latency_sum / (double)t->results / 1e3, (double)t->latency_max / 1e3);
     }
     cdc_conn_close(c);
-    return rc ? rc : t.errors ? 1 : 0;
+    return rc ? rc : t->errors ? 1 : 0;
 }
