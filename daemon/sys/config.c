@@ -85,6 +85,18 @@ static int parse_int(const char *v, long long lo, long long hi, long long *ret, 
     return 0;
 }
 
+// Parses one of two words: on (*ret = true) or off (*ret = false). Returns 0, or -EINVAL with the
+// reason in why.
+static int parse_switch(const char *v, const char *on, const char *off, bool *ret, char *why,
+                        size_t len) {
+    if (strcmp(v, on) != 0 && strcmp(v, off) != 0) {
+        snprintf(why, len, "expected '%s' or '%s', got '%s'", on, off, v);
+        return -EINVAL;
+    }
+    *ret = strcmp(v, on) == 0;
+    return 0;
+}
+
 // Parses "auto" (-1) or an integer in [lo, hi].
 static int parse_auto_int(const char *v, long long lo, long long hi, long long *ret, char *why,
                           size_t len) {
@@ -312,12 +324,7 @@ static int set_auth_token_file(cd_config *c, const char *v, char *why, size_t le
 }
 
 static int set_tcp_allow_any_local_user(cd_config *c, const char *v, char *why, size_t len) {
-    if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
-        snprintf(why, len, "expected 'yes' or 'no', got '%s'", v);
-        return -EINVAL;
-    }
-    c->tcp_allow_any_local_user = strcmp(v, "yes") == 0;
-    return 0;
+    return parse_switch(v, "yes", "no", &c->tcp_allow_any_local_user, why, len);
 }
 
 static int set_rate_hz(cd_config *c, const char *v, char *why, size_t len) {
@@ -339,21 +346,11 @@ static int set_deadline_fraction(cd_config *c, const char *v, char *why, size_t 
 }
 
 static int set_realtime(cd_config *c, const char *v, char *why, size_t len) {
-    if (strcmp(v, "auto") != 0 && strcmp(v, "off") != 0) {
-        snprintf(why, len, "expected 'auto' or 'off', got '%s'", v);
-        return -EINVAL;
-    }
-    c->realtime = strcmp(v, "auto") == 0;
-    return 0;
+    return parse_switch(v, "auto", "off", &c->realtime, why, len);
 }
 
 static int set_keep_awake(cd_config *c, const char *v, char *why, size_t len) {
-    if (strcmp(v, "auto") != 0 && strcmp(v, "off") != 0) {
-        snprintf(why, len, "expected 'auto' or 'off', got '%s'", v);
-        return -EINVAL;
-    }
-    c->keep_awake = strcmp(v, "auto") == 0;
-    return 0;
+    return parse_switch(v, "auto", "off", &c->keep_awake, why, len);
 }
 
 static int set_priority(cd_config *c, const char *v, char *why, size_t len) {
@@ -474,12 +471,7 @@ static int set_record_dir(cd_config *c, const char *v, char *why, size_t len) {
 }
 
 static int set_record_all(cd_config *c, const char *v, char *why, size_t len) {
-    if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
-        snprintf(why, len, "expected 'yes' or 'no', got '%s'", v);
-        return -EINVAL;
-    }
-    c->record_all = strcmp(v, "yes") == 0;
-    return 0;
+    return parse_switch(v, "yes", "no", &c->record_all, why, len);
 }
 
 static int set_record_buffer_kb(cd_config *c, const char *v, char *why, size_t len) {
