@@ -44,7 +44,6 @@ int cd_config_defaults(cd_config *c) {
         .rate_hz = CD_RATE_HZ_DEFAULT,
         .deadline_fraction = CD_DEADLINE_FRACTION_DEFAULT,
         .realtime = true,
-        .keep_awake = true,
         .priority = CD_PRIORITY_DEFAULT,
         .cpu = -1,
         .workers = -1,
@@ -350,7 +349,7 @@ static int set_realtime(cd_config *c, const char *v, char *why, size_t len) {
 }
 
 static int set_keep_awake(cd_config *c, const char *v, char *why, size_t len) {
-    return parse_switch(v, "auto", "off", &c->keep_awake, why, len);
+    return parse_switch(v, "on", "off", &c->keep_awake, why, len);
 }
 
 static int set_priority(cd_config *c, const char *v, char *why, size_t len) {

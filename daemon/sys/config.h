@@ -65,7 +65,7 @@ typedef struct cd_config {
     int rate_hz;
     double deadline_fraction;  /* default budget, as a fraction of the period */
     bool realtime;             /* "auto": try mlockall, SCHED_FIFO, CPU affinity; "off" */
-    bool keep_awake;           /* "auto": pinned workers' CPUs poll, not halt, while serving */
+    bool keep_awake;           /* "on": pinned workers' CPUs poll, not halt, while serving */
     int priority;              /* SCHED_FIFO priority of the foreground workers */
     int cpu;                   /* first worker's CPU; -1 = "auto" (the highest allowed) */
     int workers;               /* worker CPUs; -1 = "auto" (online CPUs - 1, at least 1) */

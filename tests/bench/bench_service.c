@@ -34,6 +34,7 @@
  *             and closes it at once, 50 times a second: admission and teardown (allocation,
  *             page pre-fault, LAPACK warm-up) are to leave live sessions untouched. That thread
  *             times each connect + Hello -> Welcome and counts the Welcomes
+ * --keep-awake adds [loop] keep_awake = on to that configuration.
  * A client "at a random phase": each session's first frame goes out at a random offset within
  * one period, and its clock runs slow by one period over the case (1 kHz less 1/N for N frames),
  * so the phase against the daemon's ticks sweeps one whole period. Frames rotate through 256
@@ -127,6 +128,7 @@ typedef struct bench_daemon {
     const char *out_dir;
     int max_sessions;      /* what the temporary config allows */
     bool raised;           /* max_sessions was set above the default */
+    bool keep_awake;       /* --keep-awake: [loop] keep_awake = on */
     char tick_line[256];   /* the daemon's own log line about its tick thread or workers */
     int starts;
 } bench_daemon;
@@ -242,9 +244,12 @@ static int daemon_start(bench_daemon *d) {
         return -1;
     }
     temp_register(d->p.dir);
-    char ini[64] = "";
+    char ini[96] = "";
     if (d->raised) {
         snprintf(ini, sizeof ini, "[server]\nmax_sessions = %d\n", d->max_sessions);
+    }
+    if (d->keep_awake) {
+        snprintf(ini + strlen(ini), sizeof ini - strlen(ini), "[loop]\nkeep_awake = on\n");
     }
     d->starts++;
     const int r = t_daemon_launch(&d->p, d->exe, ini, 0);
@@ -1311,7 +1316,7 @@ static void case_wake(ctx *x) {
 /* ---- case 2: request mode, one session, UDS and TCP ----------------------------------------- */
 
 /* The echo floor (echo_floor.h) with frame's bytes, for a sleeping and a polling client, with the
- * worker CPU kept awake when the daemon's log says it keeps its own awake. */
+ * worker CPU kept awake when the daemon's log says it keeps its own awake (keep_awake = on). */
 static void request_floor(ctx *x, const uint8_t *frame, size_t len, int64_t base_p50) {
     const bool awake = strstr(x->d.tick_line, "kept awake") &&
                        !strstr(x->d.tick_line, " 0 CPU(s) kept awake");
@@ -2034,7 +2039,7 @@ int main(int argc, char **argv) {
     // The contactd path is the one positional argument; the rest is bench_common's.
     const char *exe = CONTACTD_EXE;
     const char *cases = "wake,request,stream,capacity,hog,churn";
-    bool exe_given = false;
+    bool exe_given = false, keep_awake = false;
     char *rest[64];
     int nrest = 0;
     rest[nrest++] = argv[0];
@@ -2043,6 +2048,8 @@ int main(int argc, char **argv) {
                             !strcmp(argv[i], "--out") || !strcmp(argv[i], "--gnuplot");
         if (!strcmp(argv[i], "--cases") && i + 1 < argc) {
             cases = argv[++i];
+        } else if (!strcmp(argv[i], "--keep-awake")) {
+            keep_awake = true;
         } else if (valued && i + 1 < argc) {
             rest[nrest++] = argv[i++];
             rest[nrest++] = argv[i];
@@ -2074,7 +2081,8 @@ int main(int argc, char **argv) {
                        "--budget SECONDS: measured length of each case (default 4; --quick: "
                        "0.3).\n"
                        "--cases LIST: the cases to run, comma-separated (default: "
-                       "wake,request,stream,capacity,hog,churn).\n",
+                       "wake,request,stream,capacity,hog,churn).\n"
+                       "--keep-awake: the daemon with [loop] keep_awake = on.\n",
                        1);
     // Timers of this thread (ppoll) wake on time, not up to 50 us late.
     prctl(PR_SET_TIMERSLACK, 1UL);
@@ -2097,6 +2105,7 @@ int main(int argc, char **argv) {
 
     bench_daemon *d = &x->d;
     d->exe = exe;
+    d->keep_awake = keep_awake;
     d->out_dir = x->a.out_dir;
     d->max_sessions = CD_MAX_SESSIONS_DEFAULT;
     if (STREAM_MAX > CD_MAX_SESSIONS_DEFAULT) {
@@ -2114,6 +2123,9 @@ int main(int argc, char **argv) {
     if (d->raised) {
         printf("# config: max_sessions = %d (the default, %d, is below the %d sessions of the "
                "stream case)\n", d->max_sessions, CD_MAX_SESSIONS_DEFAULT, STREAM_MAX);
+    }
+    if (d->keep_awake) {
+        printf("# config: keep_awake = on (--keep-awake)\n");
     }
     if (daemon_start(d) < 0) {
         printf("# contactd did not start: no case can run\n");

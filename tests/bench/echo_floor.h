@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The host's floor under a request's send -> result: what the same client pattern costs against a
  * server that does nothing. An echo thread is pinned to the CPU the daemon's first worker takes
- * (the highest this process may use), at SCHED_FIFO 50 when allowed, and that CPU kept awake as
- * the daemon keeps its workers' CPUs (awake.h) when asked; it waits in epoll as a worker does,
- * reads one frame's bytes and writes as many back. The client writes a frame's bytes at 1 kHz at a
- * random phase (the request case's schedule) and times write -> whole reply read, sleeping or
- * polling in between. No protobuf on either side, so the floor is if anything low: the daemon's
- * own share of a request is at least its p50 - solve p50 - this floor's p50. */
+ * (the highest this process may use), at SCHED_FIFO 50 when allowed, and that CPU kept awake as the
+ * daemon keeps its workers' CPUs with keep_awake = on (awake.h) when asked; it waits in epoll as a
+ * worker does, reads one frame's bytes and writes as many back. The client writes a frame's bytes
+ * at 1 kHz at a random phase (the request case's schedule) and times write -> whole reply read,
+ * sleeping or polling in between. No protobuf on either side, so the floor is if anything low: the
+ * daemon's own share of a request is at least its p50 - solve p50 - this floor's p50. */
 #ifndef CONTACTD_BENCH_ECHO_FLOOR_H
 #define CONTACTD_BENCH_ECHO_FLOOR_H
 #include <stdbool.h>
@@ -22,7 +22,7 @@ typedef struct echo_floor_opts {
     int64_t warm_ns;      /* sent first and not counted */
     int64_t measure_ns;   /* sent and counted */
     bool polling;         /* the client polls its socket while the reply is due */
-    bool keep_awake;      /* the echo CPU is kept awake, as the daemon's default does */
+    bool keep_awake;      /* the echo CPU is kept awake, as the daemon's keep_awake = on does */
     t_rng *rng;           /* the phase */
 } echo_floor_opts;
 
