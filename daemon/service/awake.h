@@ -4,8 +4,9 @@
  * sleeps otherwise. The kernel runs it only when nothing else on that CPU wants to, so it takes no
  * time from any thread; what it saves is the halt: a halted CPU, and above all a halted virtual
  * CPU, takes tens of microseconds to run a thread woken by a socket, a timer or another CPU, where
- * a running one takes a few. The price is power: the CPU shows busy while its workers serve
- * sessions. README (Sessions, Workers) has what it changed in bench_service. */
+ * a running one takes a few. The price is power (the CPU shows busy while its workers serve
+ * sessions) and, measured on a 2-CPU machine, the latency of clients on the other CPU beside
+ * bursts of admissions; README (Sessions, Workers) has both sides in numbers. */
 #ifndef CONTACTD_SERVICE_AWAKE_H
 #define CONTACTD_SERVICE_AWAKE_H
 #include <stdbool.h>
@@ -14,8 +15,8 @@
 /* thread: whoever starts it stops it; the polling thread reads only busy() and its own words. */
 typedef struct cd_awake cd_awake;
 
-/* Whether the CPU has work worth staying awake for; called from the polling thread every few
- * microseconds while it polls and every CD_AWAKE_IDLE_CHECK_NS while it sleeps. Must be cheap
+/* Whether the CPU has work worth staying awake for; called from the polling thread every few tens
+ * of microseconds while it polls and every CD_AWAKE_IDLE_CHECK_NS while it sleeps. Must be cheap
  * and thread-safe (an atomic load). */
 typedef bool (*cd_awake_busy_fn)(const void *ctx);
 

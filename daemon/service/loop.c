@@ -544,13 +544,15 @@ int cd_loop_start(cd_loop *l) {
         snprintf(where, sizeof where, "first on CPU %d", l->w[0].cpu);
     }
     // Only a pinned worker's CPU can be kept awake for it.
-    const int awake = l->p.keep_awake && l->w[0].cpu >= 0 ? start_pollers(l) : 0;
+    char awake[64] = "keep_awake off";
+    if (l->p.keep_awake) {
+        snprintf(awake, sizeof awake, "%d CPU(s) kept awake while they serve sessions",
+                 l->w[0].cpu >= 0 ? start_pollers(l) : 0);
+    }
     cd_log(CD_LOG_INFO, "workers: %d CPU(s) x (foreground + background), %d Hz ticks, %s, %s, "
-           "memory %s, solves over %lld ns run in the background, %d CPU(s) kept awake while "
-           "they serve sessions", l->p.workers, l->p.rate_hz,
-           l->realtime ? "SCHED_FIFO" : "normal priority",
-           where, locked ? "locked" : "pageable",
-           (long long)l->p.long_solve_ns, awake);
+           "memory %s, solves over %lld ns run in the background, %s", l->p.workers,
+           l->p.rate_hz, l->realtime ? "SCHED_FIFO" : "normal priority", where,
+           locked ? "locked" : "pageable", (long long)l->p.long_solve_ns, awake);
     return 0;
 }
 
