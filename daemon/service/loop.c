@@ -35,6 +35,8 @@
 /* Nice value of a background worker when SCHED_FIFO is not available: the kernel then gives the
  * foreground worker on the same CPU about 98 % of it whenever both want to run. */
 #define BACKGROUND_NICE 19
+/* Nice value of the pool threads that admit and free sessions. */
+#define POOL_NICE 19
 /* Events one epoll wait returns at most; more stay queued for the next. */
 #define EVENTS 32
 
@@ -479,6 +481,9 @@ static void join_workers(cd_loop *l) {
 void cd_loop_thread_off_workers(const cd_loop *l) {
     const struct sched_param sp = {.sched_priority = 0};
     (void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+    // Last among normal threads: a client woken on this CPU runs at once rather than after the
+    // rest of an admission (1.8 ms runs of a pool thread held a client off the CPU it woke on).
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), POOL_NICE);
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) < 0) {
         return;

@@ -51,10 +51,11 @@ void cd_loop_free(cd_loop *l);
  * or a negative errno when a worker could not be created at all. thread: io. */
 int cd_loop_start(cd_loop *l);
 
-/* Moves the calling thread to normal scheduling and off the workers' CPUs (when any CPU is
- * left): the admission work of libuv's pool threads (allocating, pre-faulting and freeing
+/* Moves the calling thread to normal scheduling at nice 19 and off the workers' CPUs (when any
+ * CPU is left): the admission work of libuv's pool threads (allocating, pre-faulting and freeing
  * megabytes) spends long stretches in the kernel, which on a kernel without full preemption
- * would hold a worker off its CPU. thread: any. */
+ * would hold a worker off its CPU, and at nice 0 it held clients sharing its CPU off it for up
+ * to 1.8 ms. thread: any. */
 void cd_loop_thread_off_workers(const cd_loop *l);
 
 /* Stops and joins every worker (within one period) and every poller. Idempotent. thread: io. */
