@@ -52,7 +52,7 @@ static void usage(FILE *f) {
 "            socket_group, allow_uids, allow_gids, auth_token_file,\n"
 "            tcp_allow_any_local_user = no\n"
 "  [loop]    rate_hz = 1000, deadline_fraction = 0.8 (default budget), realtime = auto|off,\n"
-"            keep_awake = off|on, priority = 50, cpu = auto, workers = auto (cores - 1),\n"
+"            keep_awake = on|off, priority = 50, cpu = auto, workers = auto (cores - 1),\n"
 "            long_solve_us = 200\n"
 "  [session] default_solver = lemke, max_bodies = 64, max_contacts = 256, max_joints = 64,\n"
 "            max_dirs = 16, max_budget_us = 10000, max_session_mb = 64\n"

@@ -44,6 +44,7 @@ int cd_config_defaults(cd_config *c) {
         .rate_hz = CD_RATE_HZ_DEFAULT,
         .deadline_fraction = CD_DEADLINE_FRACTION_DEFAULT,
         .realtime = true,
+        .keep_awake = true,
         .priority = CD_PRIORITY_DEFAULT,
         .cpu = -1,
         .workers = -1,

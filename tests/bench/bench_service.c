@@ -34,7 +34,7 @@
  *             and closes it at once, 50 times a second: admission and teardown (allocation,
  *             page pre-fault, LAPACK warm-up) are to leave live sessions untouched. That thread
  *             times each connect + Hello -> Welcome and counts the Welcomes
- * --keep-awake adds [loop] keep_awake = on to that configuration.
+ * --keep-awake on|off adds [loop] keep_awake = on|off to that configuration.
  * A client "at a random phase": each session's first frame goes out at a random offset within
  * one period, and its clock runs slow by one period over the case (1 kHz less 1/N for N frames),
  * so the phase against the daemon's ticks sweeps one whole period. Frames rotate through 256
@@ -128,7 +128,7 @@ typedef struct bench_daemon {
     const char *out_dir;
     int max_sessions;      /* what the temporary config allows */
     bool raised;           /* max_sessions was set above the default */
-    bool keep_awake;       /* --keep-awake: [loop] keep_awake = on */
+    const char *keep_awake; /* --keep-awake on|off: [loop] keep_awake; NULL: the default */
     char tick_line[256];   /* the daemon's own log line about its tick thread or workers */
     int starts;
 } bench_daemon;
@@ -249,7 +249,8 @@ static int daemon_start(bench_daemon *d) {
         snprintf(ini, sizeof ini, "[server]\nmax_sessions = %d\n", d->max_sessions);
     }
     if (d->keep_awake) {
-        snprintf(ini + strlen(ini), sizeof ini - strlen(ini), "[loop]\nkeep_awake = on\n");
+        snprintf(ini + strlen(ini), sizeof ini - strlen(ini), "[loop]\nkeep_awake = %s\n",
+                 d->keep_awake);
     }
     d->starts++;
     const int r = t_daemon_launch(&d->p, d->exe, ini, 0);
@@ -2039,7 +2040,8 @@ int main(int argc, char **argv) {
     // The contactd path is the one positional argument; the rest is bench_common's.
     const char *exe = CONTACTD_EXE;
     const char *cases = "wake,request,stream,capacity,hog,churn";
-    bool exe_given = false, keep_awake = false;
+    bool exe_given = false;
+    const char *keep_awake = NULL;
     char *rest[64];
     int nrest = 0;
     rest[nrest++] = argv[0];
@@ -2048,8 +2050,9 @@ int main(int argc, char **argv) {
                             !strcmp(argv[i], "--out") || !strcmp(argv[i], "--gnuplot");
         if (!strcmp(argv[i], "--cases") && i + 1 < argc) {
             cases = argv[++i];
-        } else if (!strcmp(argv[i], "--keep-awake")) {
-            keep_awake = true;
+        } else if (!strcmp(argv[i], "--keep-awake") && i + 1 < argc &&
+                   (!strcmp(argv[i + 1], "on") || !strcmp(argv[i + 1], "off"))) {
+            keep_awake = argv[++i];
         } else if (valued && i + 1 < argc) {
             rest[nrest++] = argv[i++];
             rest[nrest++] = argv[i];
@@ -2082,7 +2085,7 @@ int main(int argc, char **argv) {
                        "0.3).\n"
                        "--cases LIST: the cases to run, comma-separated (default: "
                        "wake,request,stream,capacity,hog,churn).\n"
-                       "--keep-awake: the daemon with [loop] keep_awake = on.\n",
+                       "--keep-awake on|off: the daemon with [loop] keep_awake set so.\n",
                        1);
     // Timers of this thread (ppoll) wake on time, not up to 50 us late.
     prctl(PR_SET_TIMERSLACK, 1UL);
@@ -2125,7 +2128,7 @@ int main(int argc, char **argv) {
                "stream case)\n", d->max_sessions, CD_MAX_SESSIONS_DEFAULT, STREAM_MAX);
     }
     if (d->keep_awake) {
-        printf("# config: keep_awake = on (--keep-awake)\n");
+        printf("# config: keep_awake = %s (--keep-awake)\n", d->keep_awake);
     }
     if (daemon_start(d) < 0) {
         printf("# contactd did not start: no case can run\n");

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* keep_awake end to end: with keep_awake = on, the daemon's worker CPU has a poller
- * ("cd-awake<cpu>", SCHED_IDLE, pinned to the foreground worker's CPU) that sleeps while no
- * session is open, polls (gains CPU time) while one is, and sleeps again once it closes; with
- * the default (off) there is no poller. Waits are bounded generously (a SCHED_IDLE thread gets
+/* keep_awake end to end: with the default configuration (keep_awake = on), the daemon's worker
+ * CPU has a poller ("cd-awake<cpu>", SCHED_IDLE, pinned to the foreground worker's CPU) that
+ * sleeps while no session is open, polls (gains CPU time) while one is, and sleeps again once it
+ * closes; with keep_awake = off there is no poller. Waits are bounded generously (a SCHED_IDLE thread gets
  * little CPU on a loaded machine) and end as soon as the awaited state is seen; no duration is
  * asserted. Arguments: the contactd and contactctl executables. */
 #include <sched.h>
@@ -26,7 +26,7 @@ static it_daemon d;
 
 static int setup(void **state) {
     (void)state;
-    return it_daemon_start(&d, contactd_path, "[loop]\nkeep_awake = on\n", 0);
+    return it_daemon_start(&d, contactd_path, NULL, 0);
 }
 
 static int teardown(void **state) {
@@ -98,10 +98,10 @@ static void poller_polls_while_a_session_is_open(void **state) {
     assert_sleeps(tid);
 }
 
-static void no_poller_by_default(void **state) {
+static void no_poller_when_off(void **state) {
     (void)state;
     it_daemon off;
-    assert_int_equal(it_daemon_start(&off, contactd_path, NULL, 0), 0);
+    assert_int_equal(it_daemon_start(&off, contactd_path, "[loop]\nkeep_awake = off\n", 0), 0);
     const pid_t fg = t_thread_find(off.pid, "cd-fg0");
     assert_true(fg > 0);
     char name[16];
@@ -118,7 +118,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(poller_sleeps_without_sessions),
         cmocka_unit_test(poller_polls_while_a_session_is_open),
-        cmocka_unit_test(no_poller_by_default),
+        cmocka_unit_test(no_poller_when_off),
         IT_SIGTERM_TEST(&d),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

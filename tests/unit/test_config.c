@@ -50,7 +50,7 @@ static void defaults(void **state) {
     assert_int_equal(c.rate_hz, 1000);
     assert_near(c.deadline_fraction, 0.8, 0.0);
     assert_true(c.realtime);
-    assert_false(c.keep_awake);
+    assert_true(c.keep_awake);
     assert_int_equal(c.cpu, -1);
     assert_int_equal(c.workers, -1);
     assert_int_equal(c.max_session_bytes, (size_t)64 << 20);
@@ -83,7 +83,7 @@ static void full_file(void **state) {
                        "rate_hz = 250\n"
                        "deadline_fraction = 0.5\n"
                        "realtime = off\n"
-                       "keep_awake = on\n"
+                       "keep_awake = off\n"
                        "priority = 10\n"
                        "cpu = 1\n"
                        "workers = 3\n"
@@ -108,7 +108,7 @@ static void full_file(void **state) {
     assert_int_equal(c.rate_hz, 250);
     assert_near(c.deadline_fraction, 0.5, 0.0);
     assert_false(c.realtime);
-    assert_true(c.keep_awake);
+    assert_false(c.keep_awake);
     assert_int_equal(c.priority, 10);
     assert_int_equal(c.cpu, 1);
     assert_int_equal(c.workers, 3);
@@ -295,7 +295,7 @@ static void shipped_config_documents_the_defaults(void **state) {
     c.max_queued_bytes = 4;
     c.deadline_fraction = 0.1;
     c.realtime = false;
-    c.keep_awake = true;
+    c.keep_awake = false;
     c.workers = 2;
     c.long_solve_ns = 1;
     c.max_budget_ns = 1;
@@ -406,11 +406,11 @@ static void reload_keeps_restart_keys(void **state) {
     assert_int_equal(cd_config_set(&next, "loop", "rate_hz", "500", err, sizeof err), 0);
     assert_int_equal(cd_config_set(&next, "server", "tcp", "127.0.0.1:9", err, sizeof err), 0);
     assert_int_equal(cd_config_set(&next, "server", "max_sessions", "3", err, sizeof err), 0);
-    assert_int_equal(cd_config_set(&next, "loop", "keep_awake", "on", err, sizeof err), 0);
+    assert_int_equal(cd_config_set(&next, "loop", "keep_awake", "off", err, sizeof err), 0);
     cd_config_keep_restart(&next, &cur, changed, sizeof changed);
     assert_string_equal(changed, "[server] tcp (port) [server] max_sessions [loop] rate_hz "
                         "[loop] keep_awake");
-    assert_false(next.keep_awake);
+    assert_true(next.keep_awake);
     assert_int_equal(next.limits.max_contacts, 32);
     assert_int_equal(next.hello_timeout_ns, 300000000);
     assert_int_equal(next.rate_hz, cur.rate_hz);
