@@ -4,9 +4,8 @@
  * sleeps otherwise. The kernel runs it only when nothing else on that CPU wants to, so it takes no
  * time from any thread; what it saves is the halt: a halted CPU, and above all a halted virtual
  * CPU, takes tens of microseconds to run a thread woken by a socket, a timer or another CPU, where
- * a running one takes a few. The price is power (the CPU shows busy while its workers serve
- * sessions) and, measured on a 2-CPU machine, the latency of clients on the other CPU beside
- * bursts of admissions; README (Sessions, Workers) has both sides in numbers. */
+ * a running one takes a few. The price is power: the CPU shows busy while its workers serve
+ * sessions. README (Sessions, Workers) has what it changes in numbers. */
 #ifndef CONTACTD_SERVICE_AWAKE_H
 #define CONTACTD_SERVICE_AWAKE_H
 #include <stdbool.h>
