@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Where a frame enters the daemon: the wire's conversion (Frame -> cs_scene, wire/codec.h) then
  * the solver's validation (cs_scene_validate), in one call so that no caller converts without
- * validating. The wire library knows the messages, libcontact the physics; only the daemon sees
- * both. */
+ * validating. (The server's fast path, wire/frame_decode.h, fills the scene from the bytes and
+ * then runs the same cs_scene_validate.) The wire library knows the messages, libcontact the
+ * physics; only the daemon sees both. */
 #ifndef CONTACTD_IO_INGEST_H
 #define CONTACTD_IO_INGEST_H
 #include <stddef.h>

@@ -7,7 +7,8 @@
  * pre-fault, LAPACK warm-up), never on this thread; the reply is a Welcome with the granted
  * limits, solvers, mode, budget, tick grid and memory. Once the Welcome is out, the connection is
  * attached to the session's worker (attach), which reads the socket, decodes and validates each
- * Frame straight into the session's mailbox, and writes its Result: at the tick after it (stream
+ * Frame straight into the session's mailbox (wire/frame_decode.h; protobuf-c for what that fast
+ * path declines), and writes its Result: at the tick after it (stream
  * mode) or at once (request mode; frames beyond the rate limit or the queue get ERROR_LIMIT).
  * Until then, or if that fails, this thread does the same and kicks the worker. The functions
  * that handle messages run on either thread. Closed sessions are freed on the pool too. A frame
@@ -49,6 +50,7 @@
 #include "solver/contact.h"
 #include "wire/arena.h"
 #include "wire/codec.h"
+#include "wire/frame_decode.h"
 #include "wire/framing.h"
 #include "service/clock.h"
 #include "service/grid.h"
@@ -1062,42 +1064,32 @@ static void frame_refused(struct conn *c, cd_session *s) {
          "client left too much unread)", c->refused_in_row, (unsigned)c->errors_unsent);
 }
 
-static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
-    if (!c->session) {
-        fail(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, f->seq,
-             c->admitting ? "frame: the session is not open yet (wait for the Welcome)"
-                          : "frame: no session on this connection (send Hello first)");
-        return;
-    }
-    cd_session *s = c->session;
+// The rate limit, for a frame of c's session arriving now: false when it refused the frame (its
+// Error sent).
+static bool frame_allowed(struct conn *c, cd_session *s, uint64_t seq) {
     const int64_t now = c->direct ? c->read_ns : c->srv->pass_ns;
     int64_t early;
+    if (cd_session_frame_allowed(s, now, &early)) {
+        return true;
+    }
     const cd_session_params *sp = cd_session_params_of(s);
-    if (!cd_session_frame_allowed(s, now, &early)) {
-        const bool request = sp->mode == CD_MODE_REQUEST;
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, f->seq,
-                   "frame: %s rate limit: %d frame%s per tick period (%lld ns) on average, "
-                   "bursts of %d periods' worth; this frame came %lld ns too early",
-                   request ? "request" : "stream", request ? 1 : CD_STREAM_FRAMES_PER_PERIOD,
-                   request ? "" : "s", (long long)sp->period_ns, CD_REQUEST_BURST,
-                   (long long)early);
-        frame_refused(c, s);
-        return;
-    }
-    cs_scene *scene = cd_session_frame_scene(s);
-    if (!scene) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, f->seq,
-                   "frame: request queue full: %d frames wait to be solved or %d to be "
-                   "answered", CD_REQUEST_QUEUE, CD_SESSION_RESULTS);
-        frame_refused(c, s);
-        return;
-    }
-    char err[sizeof c->error_msg.text];
-    const int r = cd_ingest_frame(f, &sp->lim, sp->default_solver, scene, err, sizeof err);
+    const bool request = sp->mode == CD_MODE_REQUEST;
+    send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, seq,
+               "frame: %s rate limit: %d frame%s per tick period (%lld ns) on average, "
+               "bursts of %d periods' worth; this frame came %lld ns too early",
+               request ? "request" : "stream", request ? 1 : CD_STREAM_FRAMES_PER_PERIOD,
+               request ? "" : "s", (long long)sp->period_ns, CD_REQUEST_BURST, (long long)early);
+    frame_refused(c, s);
+    return false;
+}
+
+// A frame whose scene has been filled (r = 0) or refused (r < 0, err says why): an Error, or the
+// frame recorded and handed to its worker.
+static void frame_filled(struct conn *c, cd_session *s, uint64_t seq, int r, const char *err) {
     if (r != 0) {
         send_error(c, r == CS_ENOSPACE ? CONTACTD__V1__ERROR_CODE__ERROR_LIMIT
                                        : CONTACTD__V1__ERROR_CODE__ERROR_INVALID,
-                   f->seq, "%s", err);
+                   seq, "%s", err);
         frame_refused(c, s);
         return;
     }
@@ -1106,6 +1098,7 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
     if (c->rec) {
         (void)cd_recording_put(c->rec, CD_RECORD_CLIENT, c->msg, c->msg_len);
     }
+    const int64_t now = c->direct ? c->read_ns : c->srv->pass_ns;
     cd_session_frame_publish(s, c->counts, now, cd_clock_ns(), c->direct ? c->read_tick_ns : 0);
     // A request is due now; so is a stream frame whose tick passed while this thread was busy
     // with the frames before it. Either way the worker must not sleep until its next tick (one
@@ -1118,6 +1111,49 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
         cd_grid_tick_after(now, cd_loop_epoch_ns(l), cd_loop_period_ns(l)) <= cd_clock_ns()) {
         cd_loop_kick(c->srv->ticker, s);
     }
+}
+
+// The fast path for a frame on a session (wire/frame_decode.h): decoded straight into the scene
+// it will be solved from, then judged as on_frame judges it. Returns false when the fast path
+// declines the bytes (nothing is consumed then: the scene is only claimed on publish).
+static bool on_frame_bytes(struct conn *c, const uint8_t *data, size_t len) {
+    cd_session *s = c->session;
+    const cd_session_params *sp = cd_session_params_of(s);
+    cs_scene *scene = cd_session_frame_scene(s);
+    if (!scene || !cd_frame_decode(data, len, &sp->lim, sp->default_solver, scene)) {
+        return false;
+    }
+    if (frame_allowed(c, s, scene->seq)) {
+        char err[sizeof c->error_msg.text];
+        const int r = cs_scene_validate(scene, &sp->lim, err, sizeof err);
+        frame_filled(c, s, scene->seq, r, err);
+    }
+    return true;
+}
+
+static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
+    if (!c->session) {
+        fail(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, f->seq,
+             c->admitting ? "frame: the session is not open yet (wait for the Welcome)"
+                          : "frame: no session on this connection (send Hello first)");
+        return;
+    }
+    cd_session *s = c->session;
+    if (!frame_allowed(c, s, f->seq)) {
+        return;
+    }
+    cs_scene *scene = cd_session_frame_scene(s);
+    if (!scene) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, f->seq,
+                   "frame: request queue full: %d frames wait to be solved or %d to be "
+                   "answered", CD_REQUEST_QUEUE, CD_SESSION_RESULTS);
+        frame_refused(c, s);
+        return;
+    }
+    const cd_session_params *sp = cd_session_params_of(s);
+    char err[sizeof c->error_msg.text];
+    const int r = cd_ingest_frame(f, &sp->lim, sp->default_solver, scene, err, sizeof err);
+    frame_filled(c, s, f->seq, r, err);
 }
 
 // The nested messages of a Stats or a SessionStats, built from a cd_stats snapshot.
@@ -1268,9 +1304,12 @@ static void on_stats(struct conn *c, const Contactd__V1__StatsRequest *req) {
 static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
     // Unpacked into the connection's arena, which is reset when the message has been handled.
     cd_arena *a = &c->arena;
-    Contactd__V1__ClientMessage *m = contactd__v1__client_message__unpack(&a->allocator, len, data);
     c->msg = data;
     c->msg_len = len;
+    if (c->session && on_frame_bytes(c, data, len)) {
+        return;
+    }
+    Contactd__V1__ClientMessage *m = contactd__v1__client_message__unpack(&a->allocator, len, data);
     if (!m && a->exhausted) {
         // A worker's fixed arena holds a frame within the session's limits (attach_size).
         cd_arena_reset(a, 0);

@@ -3,9 +3,11 @@
  * unpacked as a ClientMessage into a fixed arena (a worker's, the request path) and into a
  * growing one (the I/O thread's); a Frame is then turned into a scene and validated against a
  * session's limits (io/ingest.h), and a valid scene must fit those limits. Whatever decodes is
- * packed again by wire/pack.c and by protobuf-c, and the bytes must be the same. Nothing may
- * crash, leak or read out of bounds whatever the bytes. */
+ * packed again by wire/pack.c and by protobuf-c, and the bytes must be the same. The frame fast
+ * path (wire/frame_decode.h) must take only what that general path turns into a scene, and give
+ * the same scene. Nothing may crash, leak or read out of bounds whatever the bytes. */
 #include <stdalign.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,8 @@
 #include "wire/arena.h"
 #include "io/ingest.h"
 #include "wire/codec.h"
+#include "wire/frame_decode.h"
+#include "scene_same.h"
 #include "wire/pack.h"
 
 static const cs_limits lim = {.max_bodies = 8, .max_contacts = 32, .max_joints = 4,
@@ -34,11 +38,18 @@ static void same_packing(const ProtobufCMessage *m) {
     free(got);
 }
 
-static void decode(cd_arena *a, const uint8_t *data, size_t size, cs_scene *scene) {
+// fast: the fast path's scene, or NULL when it declined the bytes.
+static void decode(cd_arena *a, const uint8_t *data, size_t size, cs_scene *scene,
+                   const cs_scene *fast) {
     Contactd__V1__ClientMessage *m =
         contactd__v1__client_message__unpack(&a->allocator, size, data);
     if (m) {
         same_packing(&m->base);
+    }
+    if (fast && (!m || m->msg_case != CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME ||
+                 cd_codec_scene_from_frame(m->frame, &lim, CS_SOLVER_LEMKE, scene, NULL, 0) != 0 ||
+                 !t_scene_same(fast, scene))) {
+        abort();
     }
     if (m && m->msg_case == CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME) {
         char err[256];
@@ -59,16 +70,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static cs_contact contacts[32];
     static cs_joint joints[4];
     cs_scene scene = {.bodies = bodies, .contacts = contacts, .joints = joints};
+    static cs_body fast_bodies[8];
+    static cs_contact fast_contacts[32];
+    static cs_joint fast_joints[4];
+    cs_scene fast = {.bodies = fast_bodies, .contacts = fast_contacts, .joints = fast_joints};
+    const bool taken = cd_frame_decode(data, size, &lim, CS_SOLVER_LEMKE, &fast) == 1;
     static alignas(max_align_t) unsigned char fixed_mem[16384];
     cd_arena fixed, growing;
     if (cd_arena_init(&fixed, 64) < 0) {
         return 0;
     }
     cd_arena_fix(&fixed, fixed_mem, sizeof fixed_mem);
-    decode(&fixed, data, size, &scene);
+    decode(&fixed, data, size, &scene, taken ? &fast : NULL);
     cd_arena_fini(&fixed);
     if (cd_arena_init(&growing, 256) == 0) {
-        decode(&growing, data, size, &scene);
+        decode(&growing, data, size, &scene, taken ? &fast : NULL);
         cd_arena_fini(&growing);
     }
     return 0;
