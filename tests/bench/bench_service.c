@@ -5,7 +5,7 @@
  * plays systemd for it (NOTIFY_SOCKET, READY=1 with the addresses in STATUS=, through
  * tests/lib/daemon_proc.h as the integration tests do) and talks to it as an outside client,
  * from one poll()-driven thread that drives every session of a case: libcontactd-client for the
- * handshake and for reading; each frame packed ahead of its time with the daemon's codec (what
+ * handshake and for reading (its plain API, cdc_msg_recv, as a program using it reads); each frame packed ahead of its time with the daemon's codec (what
  * cdc_wire_frame_send does) in an idle moment, so at its send time on CLOCK_MONOTONIC only the
  * write (cdc_wire_send_packed) is left and a burst of 32 frames leaves in tens of us rather than
  * hundreds. A frame is timed from just before that write to just after its Result is read
@@ -658,23 +658,22 @@ static void sess_kill(sess *s, const char *what, int err) {
 
 /* Checks one Result of a counted frame (sent at ts, read at tr, aimed at tick aim or 0) and
  * counts it. */
-static void check_result(sess *s, const Contactd__V1__Result *r, int64_t ts, int64_t tr,
-                         int64_t aim) {
+static void check_result(sess *s, const cdc_result *r, int64_t ts, int64_t tr, int64_t aim) {
     counts *n = &s->t.n;
     char bad[200] = "";
     const int st = r->status;
-    if (st < CONTACTD__V1__STATUS__STATUS_OK || st > CONTACTD__V1__STATUS__STATUS_FAILED) {
+    if (st < CDC_STATUS_OK || st > CDC_STATUS_FAILED) {
         snprintf(bad, sizeof bad, "seq %llu: status %d", (unsigned long long)r->seq, st);
-    } else if ((int)r->n_contacts != s->src->nc) {
-        snprintf(bad, sizeof bad, "seq %llu: %zu contacts, the frame had %d",
-                 (unsigned long long)r->seq, r->n_contacts, s->src->nc);
-    } else if (!r->timing) {
+    } else if (r->nc != s->src->nc) {
+        snprintf(bad, sizeof bad, "seq %llu: %d contacts, the frame had %d",
+                 (unsigned long long)r->seq, r->nc, s->src->nc);
+    } else if (!r->timing.received_ns) {
         snprintf(bad, sizeof bad, "seq %llu: no timing", (unsigned long long)r->seq);
     } else {
-        for (size_t i = 0; i < r->n_contacts && !bad[0]; i++) {
-            if (r->contacts[i]->id != s->src->s.contacts[i].id) {
-                snprintf(bad, sizeof bad, "seq %llu: contacts[%zu].id %llu, the frame's is %llu",
-                         (unsigned long long)r->seq, i, (unsigned long long)r->contacts[i]->id,
+        for (int i = 0; i < r->nc && !bad[0]; i++) {
+            if (r->contacts[i].id != s->src->s.contacts[i].id) {
+                snprintf(bad, sizeof bad, "seq %llu: contacts[%d].id %llu, the frame's is %llu",
+                         (unsigned long long)r->seq, i, (unsigned long long)r->contacts[i].id,
                          (unsigned long long)s->src->s.contacts[i].id);
             }
         }
@@ -686,8 +685,8 @@ static void check_result(sess *s, const Contactd__V1__Result *r, int64_t ts, int
         }
         return;
     }
-    n->v[C_ST_OK + st - CONTACTD__V1__STATUS__STATUS_OK]++;
-    const Contactd__V1__Timing *t = r->timing;
+    n->v[C_ST_OK + st - CDC_STATUS_OK]++;
+    const cdc_timing *t = &r->timing;
     bench_samples_push(&s->t.solve, t->solve_ns);
     bench_samples_push(&s->t.wake, t->wake_late_ns);
     // When the work became due: release_ns, else (daemons before it) the tick, which is the
@@ -720,17 +719,15 @@ static void check_result(sess *s, const Contactd__V1__Result *r, int64_t ts, int
         }
     }
     switch (r->source) {
-    case CONTACTD__V1__ANSWER_SOURCE__ANSWER_SOLVER: n->v[C_SRC_SOLVER]++; break;
-    case CONTACTD__V1__ANSWER_SOURCE__ANSWER_ITERATE: n->v[C_SRC_ITERATE]++; break;
-    case CONTACTD__V1__ANSWER_SOURCE__ANSWER_LAST_CERTIFIED: n->v[C_SRC_LAST]++; break;
-    case CONTACTD__V1__ANSWER_SOURCE__ANSWER_NONE: n->v[C_SRC_NONE]++; break;
+    case CDC_ANSWER_SOLVER: n->v[C_SRC_SOLVER]++; break;
+    case CDC_ANSWER_ITERATE: n->v[C_SRC_ITERATE]++; break;
+    case CDC_ANSWER_LAST_CERTIFIED: n->v[C_SRC_LAST]++; break;
+    case CDC_ANSWER_NONE: n->v[C_SRC_NONE]++; break;
     default: n->v[C_SRC_OTHER]++; break;
     }
-    if (r->stats) {
-        bench_samples_push(&s->t.piv, r->stats->pivots);
-    }
-    if (st == CONTACTD__V1__STATUS__STATUS_OK && r->residuals) {
-        const Contactd__V1__Residuals *q = r->residuals;
+    bench_samples_push(&s->t.piv, r->pivots);
+    if (st == CDC_STATUS_OK) {
+        const cdc_residuals *q = &r->residuals;
         const double w = fmax(fmax(fmax(q->complementarity, q->normal_velocity), q->cone),
                               fmax(q->dissipation, q->momentum));
         n->worst_residual = fmax(n->worst_residual, w);
@@ -738,10 +735,10 @@ static void check_result(sess *s, const Contactd__V1__Result *r, int64_t ts, int
 }
 
 /* One message received at time t. */
-static void on_message(sess *s, const Contactd__V1__ServerMessage *m, int64_t t) {
+static void on_message(sess *s, const cdc_msg *m, int64_t t) {
     counts *n = &s->t.n;
-    if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
-        const uint64_t seq = m->result->seq;
+    if (m->kind == CDC_MSG_RESULT) {
+        const uint64_t seq = m->result.seq;
         const size_t i = seq % RING;
         if (seq == 0 || s->sent_seq[i] != seq) {
             n->v[C_UNMATCHED]++;
@@ -754,31 +751,33 @@ static void on_message(sess *s, const Contactd__V1__ServerMessage *m, int64_t t)
         }
         n->v[C_RESULTS]++;
         bench_samples_push(&s->t.lat, t - s->sent_at[i]);
-        check_result(s, m->result, s->sent_at[i], t, s->aim[i]);
-    } else if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
-        const Contactd__V1__Error *e = m->error;
-        const size_t i = e->seq % RING;
+        check_result(s, &m->result, s->sent_at[i], t, s->aim[i]);
+    } else if (m->kind == CDC_MSG_ERROR) {
+        const uint64_t seq = m->error.seq;
+        const size_t i = seq % RING;
         bool counted = true;
-        if (e->seq && s->sent_seq[i] == e->seq) {
+        if (seq && s->sent_seq[i] == seq) {
             s->sent_seq[i] = 0;
             s->pending--;
             counted = s->sent_at[i] >= s->count_from;
         }
         if (counted) {
-            n->v[e->code == CONTACTD__V1__ERROR_CODE__ERROR_LIMIT ? C_ERR_LIMIT : C_ERR_OTHER]++;
+            const int code = m->error.code;
+            n->v[code == CONTACTD__V1__ERROR_CODE__ERROR_LIMIT ? C_ERR_LIMIT : C_ERR_OTHER]++;
             if (!n->first_err[0]) {
-                snprintf(n->first_err, sizeof n->first_err, "error %d: %s", (int)e->code,
-                         e->message ? e->message : "");
+                snprintf(n->first_err, sizeof n->first_err, "error %d: %s", code,
+                         m->error.message);
             }
         }
     }
 }
 
-/* Reads everything that has arrived on s. */
+/* Reads everything that has arrived on s, through the client library's plain API (as a user of
+ * it reads a Result). */
 static void sess_drain(sess *s) {
     for (;;) {
-        Contactd__V1__ServerMessage *m = NULL;
-        const int r = cdc_wire_recv(s->c, 0, &m);
+        cdc_msg m;
+        const int r = cdc_msg_recv(s->c, 0, &m);
         if (r == 0) {
             return;
         }
@@ -786,8 +785,7 @@ static void sess_drain(sess *s) {
             sess_kill(s, "receive", r);
             return;
         }
-        on_message(s, m, bench_now_ns());
-        cdc_wire_free(m);
+        on_message(s, &m, bench_now_ns());
     }
 }
 
