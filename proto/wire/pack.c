@@ -33,18 +33,47 @@ static bool put(writer *w, const void *src, size_t n) {
     return true;
 }
 
-static bool put_varint(writer *w, uint64_t v) {
-    uint8_t t[CD_VARINT_MAX];
-    return put(w, t, cd_varint_encode(v, t));
+static bool put_varint_long(writer *w, uint64_t v) {
+    size_t n = 1;
+    for (uint64_t t = v >> 7; t; t >>= 7) {
+        n++;
+    }
+    if ((size_t)(w->p - w->start) < n) {
+        return false;
+    }
+    w->p -= n;
+    for (size_t i = 0; i + 1 < n; i++, v >>= 7) {
+        w->p[i] = (uint8_t)(v | 0x80);
+    }
+    w->p[n - 1] = (uint8_t)v;
+    return true;
+}
+
+// Written in place, last byte first: most varints here are one byte (tags, lengths below 128).
+static inline bool put_varint(writer *w, uint64_t v) {
+    if (v < 0x80 && w->p > w->start) {
+        *--w->p = (uint8_t)v;
+        return true;
+    }
+    return put_varint_long(w, v);
 }
 
 // n = 4 or 8 bytes of v, least significant first (the wire's order whatever the host's).
 static bool put_fixed(writer *w, uint64_t v, size_t n) {
-    uint8_t t[8];
-    for (size_t i = 0; i < n; i++) {
-        t[i] = (uint8_t)(v >> (8 * i));
+    if ((size_t)(w->p - w->start) < n) {
+        return false;
     }
-    return put(w, t, n);
+    w->p -= n;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n == 8) {
+        memcpy(w->p, &v, 8);
+        return true;
+    }
+#endif
+    for (size_t i = 0; i < n; i++) {
+        w->p[i] = (uint8_t)(v >> (8 * i));
+    }
+    return true;
 }
 
 static int wire_type(ProtobufCType t) {
@@ -225,6 +254,16 @@ static bool put_message(writer *w, const ProtobufCMessage *m) {
         const ProtobufCFieldDescriptor *f = &d->fields[i];
         const void *member = (const uint8_t *)m + f->offset;
         const void *q = (const uint8_t *)m + f->quantifier_offset;
+        if (f->label == PROTOBUF_C_LABEL_NONE && f->type == PROTOBUF_C_TYPE_DOUBLE) {
+            // The commonest field of a Result (its Vec3s), written without the general steps.
+            uint64_t bits;
+            memcpy(&bits, member, sizeof bits);
+            if (*(const double *)member != 0 &&
+                !(put_fixed(w, bits, 8) && put_varint(w, (uint64_t)f->id << 3 | WIRE_64BIT))) {
+                return false;
+            }
+            continue;
+        }
         const bool text = f->type == PROTOBUF_C_TYPE_MESSAGE || f->type == PROTOBUF_C_TYPE_STRING;
         bool out;
         if (f->label == PROTOBUF_C_LABEL_REPEATED) {
