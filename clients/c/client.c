@@ -2,8 +2,9 @@
 /* The client side of the wire: a non-blocking socket driven with poll(), the wire library's
  * framer, arena and codec for the bytes. Everything a frame or a Result needs is sized when the
  * Welcome arrives (from the granted limits) and reused: a frame is copied into a cs_scene held by
- * the connection and built into a reusable Frame holder and send buffer; a Result is unpacked
- * into an arena reset before the next message and converted into arrays held by the connection.
+ * the connection and built into a reusable Frame holder and send buffer; a Result is read
+ * straight into arrays held by the connection (result.h), or, when that fast way declines it,
+ * unpacked into an arena reset before the next message and converted into the same arrays.
  * So a client streaming at 1 kHz allocates nothing per frame (tests/integration/it_client.c
  * counts). Implements contactd/client.h and the in-tree client_wire.h. */
 #include "contactd/client.h"
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "client_wire.h"
+#include "result.h"
 #include "wire/arena.h"
 #include "wire/codec.h"
 #include "wire/framing.h"
@@ -63,10 +65,7 @@ struct cdc_conn {
     cs_limits size;            // frames the two below hold
     cd_frame_msg frame;        // the Frame holder
     cs_scene scene;            // cdc_frame_send's copy of the caller's frame
-    cdc_contact_force *forces; // [res_contacts] the last Result's
-    cdc_body_velocity *velocities; // [res_bodies]
-    cdc_joint_force *joint_forces; // [res_joints]
-    size_t res_contacts, res_bodies, res_joints;
+    cdc_result_store results;  // the last Result's arrays and strings
     uint8_t *out;              // send buffer
     size_t out_cap;
     Contactd__V1__ServerMessage *hello; // the Welcome envelope, kept for cdc_wire_welcome
@@ -213,34 +212,6 @@ void cdc_wire_free(Contactd__V1__ServerMessage *m) {
 
 // Makes the Result arrays hold at least nb bodies, nc contacts and nj joints. Returns 0 or
 // -ENOMEM (the arrays keep what they held).
-static int grow_results(cdc_conn *c, size_t nb, size_t nc, size_t nj) {
-    if (nc > c->res_contacts) {
-        cdc_contact_force *f = realloc(c->forces, nc * sizeof *f);
-        if (!f) {
-            return -ENOMEM;
-        }
-        c->forces = f;
-        c->res_contacts = nc;
-    }
-    if (nb > c->res_bodies) {
-        cdc_body_velocity *v = realloc(c->velocities, nb * sizeof *v);
-        if (!v) {
-            return -ENOMEM;
-        }
-        c->velocities = v;
-        c->res_bodies = nb;
-    }
-    if (nj > c->res_joints) {
-        cdc_joint_force *j = realloc(c->joint_forces, nj * sizeof *j);
-        if (!j) {
-            return -ENOMEM;
-        }
-        c->joint_forces = j;
-        c->res_joints = nj;
-    }
-    return 0;
-}
-
 // Points the arrays of s into one block sized for lim (the frame copy). Returns 0 or -ENOMEM.
 static int scene_storage(cs_scene *s, const cs_limits *lim) {
     const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts,
@@ -284,87 +255,15 @@ static int size_recv(cdc_conn *c, const cs_limits *lim) {
                                nb * ARENA_ITEM_BYTES(Contactd__V1__BodyVelocity) +
                                nj * ARENA_ITEM_BYTES(Contactd__V1__JointForce);
     cd_arena_fini(&c->arena);
-    return cd_arena_init(&c->arena, arena_bytes) < 0 || grow_results(c, nb, nc, nj) < 0
+    return cd_arena_init(&c->arena, arena_bytes) < 0 || cdc_result_store_grow(&c->results, nb, nc, nj) < 0
                ? -ENOMEM
                : 0;
-}
-
-static void vec3_out(const Contactd__V1__Vec3 *v, double out[3]) {
-    out[0] = v ? v->x : 0.0;
-    out[1] = v ? v->y : 0.0;
-    out[2] = v ? v->z : 0.0;
 }
 
 static void percentiles_out(const Contactd__V1__Percentiles *p, cdc_percentiles *out) {
     *out = p ? (cdc_percentiles){.count = p->count, .p50_ns = p->p50_ns, .p99_ns = p->p99_ns,
                                  .p999_ns = p->p999_ns, .max_ns = p->max_ns}
              : (cdc_percentiles){0};
-}
-
-// A Result into c's arrays (grown first when it is bigger than any before: a daemon granting
-// more than it said; never in the steady state).
-static int result_out(cdc_conn *c, const Contactd__V1__Result *m, cdc_result *r) {
-    if (m->n_contacts > INT32_MAX || m->n_bodies > INT32_MAX || m->n_joints > INT32_MAX) {
-        return -EPROTO;
-    }
-    if (grow_results(c, m->n_bodies, m->n_contacts, m->n_joints) < 0) {
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < m->n_contacts; i++) {
-        const Contactd__V1__ContactForce *in = m->contacts[i];
-        cdc_contact_force *o = &c->forces[i];
-        o->id = in->id;
-        vec3_out(in->force, o->force);
-        vec3_out(in->impulse, o->impulse);
-        o->state = (cdc_contact_state)in->state;
-    }
-    for (size_t i = 0; i < m->n_bodies; i++) {
-        const Contactd__V1__BodyVelocity *in = m->bodies[i];
-        cdc_body_velocity *o = &c->velocities[i];
-        o->id = in->id;
-        vec3_out(in->linear_velocity, o->v);
-        vec3_out(in->angular_velocity, o->w);
-    }
-    for (size_t i = 0; i < m->n_joints; i++) {
-        const Contactd__V1__JointForce *in = m->joints[i];
-        cdc_joint_force *o = &c->joint_forces[i];
-        o->id = in->id;
-        vec3_out(in->force, o->force);
-        vec3_out(in->torque, o->torque);
-    }
-    const Contactd__V1__Timing *t = m->timing;
-    const Contactd__V1__Residuals *res = m->residuals;
-    *r = (cdc_result){
-        .seq = m->seq,
-        .tick = m->tick,
-        .status = (cdc_status)m->status,
-        .source = (cdc_answer)m->source,
-        .nc = (int)m->n_contacts,
-        .nb = (int)m->n_bodies,
-        .nj = (int)m->n_joints,
-        .contacts = c->forces,
-        .bodies = c->velocities,
-        .joints = c->joint_forces,
-        .solver = m->stats && m->stats->solver ? m->stats->solver : "",
-        .pivots = m->stats ? m->stats->pivots : 0,
-        .iterations = m->stats ? m->stats->iterations : 0,
-        .detail = m->detail ? m->detail : "",
-    };
-    if (t) {
-        r->timing = (cdc_timing){.received_ns = t->received_ns, .release_ns = t->release_ns,
-                                 .solve_start_ns = t->solve_start_ns, .solve_ns = t->solve_ns,
-                                 .deadline_ns = t->deadline_ns, .sent_ns = t->sent_ns,
-                                 .wake_late_ns = t->wake_late_ns,
-                                 .deadline_met = t->deadline_met,
-                                 .miss_reason = (int)t->miss_reason};
-    }
-    if (res) {
-        r->residuals = (cdc_residuals){.complementarity = res->complementarity,
-                                       .normal_velocity = res->normal_velocity,
-                                       .cone = res->cone, .dissipation = res->dissipation,
-                                       .momentum = res->momentum, .joint = res->joint};
-    }
-    return 0;
 }
 
 static void stats_out(const Contactd__V1__Stats *m, cdc_stats *s) {
@@ -390,6 +289,11 @@ int cdc_msg_recv(cdc_conn *c, int64_t timeout_ns, cdc_msg *ret) {
     if (r <= 0) {
         return r;
     }
+    cdc_msg out = {.kind = CDC_MSG_RESULT};
+    if (cdc_result_decode(&c->results, body, len, &out.result)) {
+        *ret = out;
+        return 1;
+    }
     // What the previous message left in the arena is released now (its lifetime ends here). A
     // message that overflowed it (a Stats of many sessions) grows it once to what that took, up
     // to what the largest accepted message can unpack to (a few times its packed size).
@@ -399,11 +303,11 @@ int cdc_msg_recv(cdc_conn *c, int64_t timeout_ns, cdc_msg *ret) {
     if (!m) {
         return -EPROTO;
     }
-    cdc_msg out = {0};
+    out = (cdc_msg){0};
     switch (m->msg_case) {
     case CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT:
         out.kind = CDC_MSG_RESULT;
-        r = result_out(c, m->result, &out.result);
+        r = cdc_result_from_message(&c->results, m->result, &out.result);
         break;
     case CONTACTD__V1__SERVER_MESSAGE__MSG_STATS:
         out.kind = CDC_MSG_STATS;
@@ -661,9 +565,7 @@ void cdc_conn_close(cdc_conn *c) {
     cd_arena_fini(&c->arena);
     cd_codec_frame_msg_fini(&c->frame);
     free(c->scene.bodies);
-    free(c->forces);
-    free(c->velocities);
-    free(c->joint_forces);
+    cdc_result_store_free(&c->results);
     cdc_wire_free(c->hello);
     free(c->out);
     free(c);
