@@ -40,6 +40,31 @@ int t_rng_below(t_rng *r, int n) {
     return (int)(t_rng_next(r) % (uint64_t)n);
 }
 
+size_t t_mutate(t_rng *r, uint8_t *buf, size_t len) {
+    const int edits = 1 + t_rng_below(r, 3);
+    for (int e = 0; e < edits && len > 1; e++) {
+        const size_t at = (size_t)t_rng_below(r, (int)len);
+        switch (t_rng_below(r, 4)) {
+        case 0:
+            buf[at] = (uint8_t)t_rng_next(r);
+            break;
+        case 1:
+            memmove(buf + at, buf + at + 1, len - at - 1);
+            len--;
+            break;
+        case 2:
+            memmove(buf + at + 1, buf + at, len - at);
+            buf[at] = (uint8_t)t_rng_next(r);
+            len++;
+            break;
+        default:
+            len = at + 1;
+            break;
+        }
+    }
+    return len;
+}
+
 void t_lcp_random_psd(t_rng *r, int n, int k, bool in_range, double *A, double *b) {
     double G[144];
     for (int i = 0; i < n * k; i++)

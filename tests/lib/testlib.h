@@ -29,6 +29,9 @@ double t_rng_unit(t_rng *r);
 double t_rng_range(t_rng *r, double lo, double hi);
 /* Uniform integer in [0, n). */
 int t_rng_below(t_rng *r, int n);
+/* A random mutant of buf's len bytes in place: one to three edits, each a byte changed, dropped
+ * or inserted, or the end cut. Returns the new length (at most len + 3: buf needs that room). */
+size_t t_mutate(t_rng *r, uint8_t *buf, size_t len);
 
 /* A = G G^T (n x n column-major) with G n x k, k in [1, n] random: PSD, rank k; b random in
  * [-1, 1] when in_range is false, else b = A x for a random x (the case Baraff's theory covers). */

@@ -311,18 +311,7 @@ static void mutants_agree(void **state) {
         const size_t n = pack_scene(&g.s, buf);
         for (int t = 0; t < 500; t++) {
             memcpy(mut, buf, n);
-            size_t m = n;
-            const int edits = 1 + t_rng_below(&rng, 3);
-            for (int e = 0; e < edits && m > 1; e++) {
-                const size_t at = (size_t)t_rng_below(&rng, (int)m);
-                switch (t_rng_below(&rng, 4)) {
-                case 0: mut[at] = (uint8_t)t_rng_next(&rng); break;
-                case 1: memmove(mut + at, mut + at + 1, m - at - 1), m--; break;
-                case 2: memmove(mut + at + 1, mut + at, m - at), mut[at] = (uint8_t)t_rng_next(&rng),
-                        m++; break;
-                default: m = at + 1; break;
-                }
-            }
+            const size_t m = t_mutate(&rng, mut, n);
             holder f, gh;
             tried++;
             if (fast(mut, m, &f) == 1) {
