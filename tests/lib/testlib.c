@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "wire/framing.h"
+
 void t_assert_near(double a, double b, double tol, const char *as, const char *bs,
                    const char *file, int line) {
     if (fabs(a - b) <= tol)
@@ -63,6 +65,19 @@ size_t t_mutate(t_rng *r, uint8_t *buf, size_t len) {
         }
     }
     return len;
+}
+
+size_t t_envelope_plus(const uint8_t *env, size_t len, const uint8_t *extra, size_t n,
+                       uint8_t *out) {
+    uint64_t body;
+    const int k = cd_varint_decode(env + 1, len - 1, &body);
+    assert_true(env[0] == 0x12 && k > 0 && 1 + (size_t)k + body == len);
+    size_t o = 0;
+    out[o++] = 0x12;
+    o += cd_varint_encode(body + n, out + o);
+    memcpy(out + o, env + 1 + k, body);
+    memcpy(out + o + body, extra, n);
+    return o + body + n;
 }
 
 void t_lcp_random_psd(t_rng *r, int n, int k, bool in_range, double *A, double *b) {

@@ -32,6 +32,11 @@ int t_rng_below(t_rng *r, int n);
 /* A random mutant of buf's len bytes in place: one to three edits, each a byte changed, dropped
  * or inserted, or the end cut. Returns the new length (at most len + 3: buf needs that room). */
 size_t t_mutate(t_rng *r, uint8_t *buf, size_t len);
+/* env (len bytes) is a message whose only field is field 2, length-delimited (a ClientMessage's
+ * frame, a ServerMessage's result): writes into out that message with n extra bytes appended to
+ * that field's contents, its length fixed up. Returns out's length (at most len + n + 10). */
+size_t t_envelope_plus(const uint8_t *env, size_t len, const uint8_t *extra, size_t n,
+                       uint8_t *out);
 
 /* A = G G^T (n x n column-major) with G n x k, k in [1, n] random: PSD, rank k; b random in
  * [-1, 1] when in_range is false, else b = A x for a random x (the case Baraff's theory covers). */

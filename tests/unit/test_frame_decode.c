@@ -14,7 +14,6 @@
 #include "scene_same.h"
 #include "wire/codec.h"
 #include "wire/frame_decode.h"
-#include "wire/framing.h"
 
 static const cs_limits lim = {.max_bodies = 8, .max_contacts = 64, .max_joints = 4, .max_dirs = 16};
 
@@ -212,22 +211,6 @@ static void sparse_frames_taken_alike(void **state) {
     assert_taken_alike(rev, n);
 }
 
-// The envelope of frame (len bytes) with n extra bytes appended to the frame (its length fixed up).
-static size_t frame_plus(const uint8_t *frame, size_t len, const uint8_t *extra, size_t n,
-                         uint8_t *out) {
-    assert_int_equal(frame[0], 0x12);
-    const uint8_t *q = frame + 1;
-    const uint64_t body = skip_varint(&q);
-    const size_t k = (size_t)(q - frame);
-    assert_int_equal(k + body, len);
-    size_t o = 0;
-    out[o++] = 0x12;
-    o += cd_varint_encode(body + n, out + o);
-    memcpy(out + o, frame + k, body);
-    memcpy(out + o + body, extra, n);
-    return o + body + n;
-}
-
 // What the fast path must leave to the general path, each given both ways where it can be.
 static void unusual_frames_declined(void **state) {
     (void)state;
@@ -268,7 +251,7 @@ static void unusual_frames_declined(void **state) {
         {"a contact with an unknown field", {0x32, 0x02, 0x58, 0x01}, 4, 0},
     };
     for (size_t k = 0; k < sizeof extra / sizeof extra[0]; k++) {
-        const size_t m = frame_plus(buf, n, extra[k].bytes, extra[k].len, alt);
+        const size_t m = t_envelope_plus(buf, n, extra[k].bytes, extra[k].len, alt);
         if (fast(alt, m, &h) != 0) {
             fail_msg("taken: %s", extra[k].what);
         }

@@ -12,7 +12,6 @@
 
 #include "result.h"
 #include "wire/codec.h"
-#include "wire/framing.h"
 
 static const cs_limits lim = {.max_bodies = 4, .max_contacts = 32, .max_joints = 3, .max_dirs = 8};
 
@@ -154,21 +153,6 @@ static void daemon_results_taken_alike(void **state) {
     }
 }
 
-// The envelope of result (len bytes) with n extra bytes appended to the Result.
-static size_t result_plus(const uint8_t *result, size_t len, const uint8_t *extra, size_t n,
-                          uint8_t *out) {
-    assert_int_equal(result[0], 0x12);
-    uint64_t body;
-    const int k = cd_varint_decode(result + 1, len - 1, &body);
-    assert_true(k > 0 && 1 + (size_t)k + body == len);
-    size_t o = 0;
-    out[o++] = 0x12;
-    o += cd_varint_encode(body + n, out + o);
-    memcpy(out + o, result + 1 + k, body);
-    memcpy(out + o + body, extra, n);
-    return o + body + n;
-}
-
 // What the fast way leaves to the general one.
 static void unusual_results_declined(void **state) {
     (void)state;
@@ -190,7 +174,7 @@ static void unusual_results_declined(void **state) {
         {"a contact with an unknown field", {0x22, 0x02, 0x28, 0x01}, 4},
     };
     for (size_t k = 0; k < sizeof extra / sizeof extra[0]; k++) {
-        const size_t m = result_plus(buf, n, extra[k].bytes, extra[k].len, alt);
+        const size_t m = t_envelope_plus(buf, n, extra[k].bytes, extra[k].len, alt);
         if (both_ways(alt, m, &general_ok) != 0) {
             fail_msg("taken: %s", extra[k].what);
         }
