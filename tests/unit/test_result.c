@@ -11,50 +11,12 @@
 #include "testlib.h"
 
 #include "result.h"
+#include "result_same.h"
 #include "wire/codec.h"
 
 static const cs_limits lim = {.max_bodies = 4, .max_contacts = 32, .max_joints = 3, .max_dirs = 8};
 
 enum { BUF = 16384 };
-
-// Member m of two structs, by its bytes.
-#define SAME(x, y, m) (memcmp(&(x)->m, &(y)->m, sizeof (x)->m) == 0)
-
-static bool same_result(const cdc_result *a, const cdc_result *b) {
-    if (!(a->seq == b->seq && a->tick == b->tick && a->status == b->status &&
-          a->source == b->source && a->nc == b->nc && a->nb == b->nb && a->nj == b->nj &&
-          SAME(a, b, timing.received_ns) && SAME(a, b, timing.release_ns) &&
-          SAME(a, b, timing.solve_start_ns) && SAME(a, b, timing.solve_ns) &&
-          SAME(a, b, timing.deadline_ns) && SAME(a, b, timing.sent_ns) &&
-          SAME(a, b, timing.wake_late_ns) && SAME(a, b, timing.deadline_met) &&
-          SAME(a, b, timing.miss_reason) && SAME(a, b, residuals.complementarity) &&
-          SAME(a, b, residuals.normal_velocity) && SAME(a, b, residuals.cone) &&
-          SAME(a, b, residuals.dissipation) && SAME(a, b, residuals.momentum) &&
-          SAME(a, b, residuals.joint) && a->pivots == b->pivots &&
-          a->iterations == b->iterations && strcmp(a->solver, b->solver) == 0 &&
-          strcmp(a->detail, b->detail) == 0)) {
-        return false;
-    }
-    for (int i = 0; i < a->nc; i++) {
-        const cdc_contact_force *x = &a->contacts[i], *y = &b->contacts[i];
-        if (!(x->id == y->id && SAME(x, y, force) && SAME(x, y, impulse) && x->state == y->state)) {
-            return false;
-        }
-    }
-    for (int i = 0; i < a->nb; i++) {
-        const cdc_body_velocity *x = &a->bodies[i], *y = &b->bodies[i];
-        if (!(x->id == y->id && SAME(x, y, v) && SAME(x, y, w))) {
-            return false;
-        }
-    }
-    for (int i = 0; i < a->nj; i++) {
-        const cdc_joint_force *x = &a->joints[i], *y = &b->joints[i];
-        if (!(x->id == y->id && SAME(x, y, force) && SAME(x, y, torque))) {
-            return false;
-        }
-    }
-    return true;
-}
 
 // Both ways on data: the fast way's answer (1 taken); when taken, the general way's result must
 // be the same. general_ok says whether the general way took it.
@@ -69,7 +31,7 @@ static int both_ways(const uint8_t *data, size_t len, bool *general_ok) {
                   cdc_result_from_message(&gen_st, m->result, &g) == 0;
     if (taken) {
         assert_true(*general_ok);
-        assert_true(same_result(&f, &g));
+        assert_true(t_result_same(&f, &g));
     }
     if (m) {
         contactd__v1__server_message__free_unpacked(m, NULL);
