@@ -27,7 +27,8 @@ typedef struct cd_loop_params {
     int cpu;               /* first worker's CPU, further workers the next lower ones; -1 = the
                             * highest CPUs allowed */
     bool keep_awake;       /* pinned workers' CPUs poll instead of halting while they serve
-                            * sessions (awake.h) */
+                            * sessions (awake.h), and their foreground workers poll the last
+                            * stretch before each tick instead of sleeping to it */
 } cd_loop_params;
 
 /* thread: io creates, starts, stops and frees it; the workers run inside. */
