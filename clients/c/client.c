@@ -210,8 +210,6 @@ void cdc_wire_free(Contactd__V1__ServerMessage *m) {
     }
 }
 
-// Makes the Result arrays hold at least nb bodies, nc contacts and nj joints. Returns 0 or
-// -ENOMEM (the arrays keep what they held).
 // Points the arrays of s into one block sized for lim (the frame copy). Returns 0 or -ENOMEM.
 static int scene_storage(cs_scene *s, const cs_limits *lim) {
     const size_t nb = (size_t)lim->max_bodies, nc = (size_t)lim->max_contacts,
@@ -255,7 +253,8 @@ static int size_recv(cdc_conn *c, const cs_limits *lim) {
                                nb * ARENA_ITEM_BYTES(Contactd__V1__BodyVelocity) +
                                nj * ARENA_ITEM_BYTES(Contactd__V1__JointForce);
     cd_arena_fini(&c->arena);
-    return cd_arena_init(&c->arena, arena_bytes) < 0 || cdc_result_store_grow(&c->results, nb, nc, nj) < 0
+    return cd_arena_init(&c->arena, arena_bytes) < 0 ||
+                   cdc_result_store_grow(&c->results, nb, nc, nj) < 0
                ? -ENOMEM
                : 0;
 }

@@ -3,9 +3,10 @@
  * CPU has a poller ("cd-awake<cpu>", SCHED_IDLE, pinned to the foreground worker's CPU) that
  * sleeps while no session is open, polls (gains CPU time) while one is, and sleeps again once it
  * closes; the foreground worker serving a session polls before each tick (it spends more CPU per
- * tick than a wake-up costs); with keep_awake = off there is no poller. Waits are bounded generously (a SCHED_IDLE thread gets
- * little CPU on a loaded machine) and end as soon as the awaited state is seen; no duration is
- * asserted. Arguments: the contactd and contactctl executables. */
+ * tick than a wake-up costs); with keep_awake = off there is no poller. Waits are bounded
+ * generously (a SCHED_IDLE thread gets little CPU on a loaded machine) and end as soon as the
+ * awaited state is seen; no duration is asserted. Arguments: the contactd and contactctl
+ * executables. */
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
