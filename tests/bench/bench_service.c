@@ -8,9 +8,10 @@
  * handshake and for reading (its plain API, cdc_msg_recv, as a program using it reads); each
  * frame packed ahead of its time with the daemon's codec (what cdc_wire_frame_send does) in an
  * idle moment, so at its send time on CLOCK_MONOTONIC only the write (cdc_wire_send_packed) is
- * left and a burst of 32 frames leaves in tens of us rather than hundreds. A frame is timed from just before that write to just after its Result is read
- * (send->result); just before an aligned send the thread polls without sleeping for 50 us (this
- * machine's timer wake-ups run tens of us late). All cases run against one daemon in one run, so
+ * left and a burst of 32 frames leaves in tens of us rather than hundreds. A frame is timed
+ * from just before that write to just after its Result is read (send->result); just before an
+ * aligned send the thread polls without sleeping for 50 us (this machine's timer wake-ups run
+ * tens of us late). All cases run against one daemon in one run, so
  * every ratio is against a baseline of the same run:
  *   wake      cyclictest -m -p 80 -i 1000 (rt-tests) beside one streaming session: cyclictest's
  *             wake-up latency next to the daemon's own (Result.timing.wake_late_ns)
