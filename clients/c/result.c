@@ -274,11 +274,6 @@ static bool read_residuals(cd_reader *r, unsigned wt, cdc_residuals *out) {
     return true;
 }
 
-// The next element of a repeated field, if the store has room for it.
-static bool room(cd_reader *r, unsigned wt, cd_reader *m, int n, size_t max) {
-    return wt == WT_LEN && (size_t)n < max && rd_len(r, m);
-}
-
 int cdc_result_decode(cdc_result_store *st, const uint8_t *data, size_t len, cdc_result *out) {
     cd_reader env = {data, data + len}, r;
     unsigned field, wt;
@@ -289,7 +284,7 @@ int cdc_result_decode(cdc_result_store *st, const uint8_t *data, size_t len, cdc
     }
     cdc_result res = {.solver = "", .detail = ""};
     uint32_t seen = 0, status = 0, source = 0;
-    int nc = 0, nb = 0, nj = 0;
+    size_t nc = 0, nb = 0, nj = 0;
     while (r.p < r.end) {
         if (!rd_tag(&r, &field, &wt)) {
             return 0;
@@ -306,13 +301,13 @@ int cdc_result_decode(cdc_result_store *st, const uint8_t *data, size_t len, cdc
         case RESULT_TICK: ok = rd_u64(&r, wt, &res.tick); break;
         case RESULT_STATUS: ok = rd_u32(&r, wt, &status); break;
         case RESULT_CONTACTS:
-            ok = room(&r, wt, &m, nc, st->contacts) && read_force(m, &st->forces[nc++]);
+            ok = rd_element(&r, wt, &m, nc, st->contacts) && read_force(m, &st->forces[nc++]);
             break;
         case RESULT_TIMING: ok = read_timing(&r, wt, &res.timing); break;
         case RESULT_STATS: ok = read_stats(&r, wt, st, &res); break;
         case RESULT_RESIDUALS: ok = read_residuals(&r, wt, &res.residuals); break;
         case RESULT_BODIES:
-            ok = room(&r, wt, &m, nb, st->bodies) && read_body(m, &st->velocities[nb++]);
+            ok = rd_element(&r, wt, &m, nb, st->bodies) && read_body(m, &st->velocities[nb++]);
             break;
         case RESULT_DETAIL:
             ok = rd_text(&r, wt, st->detail, sizeof st->detail);
@@ -320,7 +315,8 @@ int cdc_result_decode(cdc_result_store *st, const uint8_t *data, size_t len, cdc
             break;
         case RESULT_SOURCE: ok = rd_u32(&r, wt, &source); break;
         case RESULT_JOINTS:
-            ok = room(&r, wt, &m, nj, st->joints) && read_joint(m, &st->joint_forces[nj++]);
+            ok = rd_element(&r, wt, &m, nj, st->joints) &&
+                 read_joint(m, &st->joint_forces[nj++]);
             break;
         default: ok = false; break;
         }
@@ -330,9 +326,9 @@ int cdc_result_decode(cdc_result_store *st, const uint8_t *data, size_t len, cdc
     }
     res.status = (cdc_status)(int32_t)status;
     res.source = (cdc_answer)(int32_t)source;
-    res.nc = nc;
-    res.nb = nb;
-    res.nj = nj;
+    res.nc = (int)nc;
+    res.nb = (int)nb;
+    res.nj = (int)nj;
     res.contacts = st->forces;
     res.bodies = st->velocities;
     res.joints = st->joint_forces;

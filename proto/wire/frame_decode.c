@@ -132,11 +132,6 @@ static bool read_joint(cd_reader m, cs_joint *j) {
     return true;
 }
 
-// The next element of a repeated message field, if the limit leaves room for it.
-static bool room(cd_reader *r, unsigned wt, cd_reader *m, int n, int max) {
-    return wt == WT_LEN && n < max && rd_len(r, m);
-}
-
 // solver_name: a known name. "" is no name.
 static bool read_solver_name(cd_reader *r, unsigned wt, bool *named, cs_solver *ret) {
     char name[NAME_MAX_LEN + 1];
@@ -159,7 +154,9 @@ int cd_frame_decode(const uint8_t *data, size_t len, const cs_limits *lim,
     uint32_t seen = 0, dirs = 0, solver = 0;
     bool named = false;
     cs_solver by_name = CS_SOLVER_DEFAULT;
-    int nb = 0, nc = 0, nj = 0;
+    size_t nb = 0, nc = 0, nj = 0;
+    const size_t max_bodies = (size_t)lim->max_bodies, max_contacts = (size_t)lim->max_contacts,
+                 max_joints = (size_t)lim->max_joints;
     out->seq = 0;
     out->dt = 0.0;
     memset(out->gravity, 0, sizeof out->gravity);
@@ -180,16 +177,16 @@ int cd_frame_decode(const uint8_t *data, size_t len, const cs_limits *lim,
         case FRAME_GRAVITY: ok = rd_vec(&r, wt, out->gravity, 3); break;
         case FRAME_DIRS: ok = rd_u32(&r, wt, &dirs); break;
         case FRAME_BODIES:
-            ok = room(&r, wt, &m, nb, lim->max_bodies) && read_body(m, &out->bodies[nb++]);
+            ok = rd_element(&r, wt, &m, nb, max_bodies) && read_body(m, &out->bodies[nb++]);
             break;
         case FRAME_CONTACTS:
-            ok = room(&r, wt, &m, nc, lim->max_contacts) &&
+            ok = rd_element(&r, wt, &m, nc, max_contacts) &&
                  read_contact(m, &out->contacts[nc++]);
             break;
         case FRAME_SOLVER: ok = rd_u32(&r, wt, &solver); break;
         case FRAME_SOLVER_NAME: ok = read_solver_name(&r, wt, &named, &by_name); break;
         case FRAME_JOINTS:
-            ok = room(&r, wt, &m, nj, lim->max_joints) && read_joint(m, &out->joints[nj++]);
+            ok = rd_element(&r, wt, &m, nj, max_joints) && read_joint(m, &out->joints[nj++]);
             break;
         default: ok = false; break;
         }
@@ -204,8 +201,8 @@ int cd_frame_decode(const uint8_t *data, size_t len, const cs_limits *lim,
     const cs_solver s = named ? by_name : (cs_solver)by_enum;
     out->friction_dirs = dirs ? (int)dirs : CS_DIRS_DEFAULT;
     out->solver = s != CS_SOLVER_DEFAULT ? s : default_solver;
-    out->nb = nb;
-    out->nc = nc;
-    out->nj = nj;
+    out->nb = (int)nb;
+    out->nc = (int)nc;
+    out->nj = (int)nj;
     return 1;
 }

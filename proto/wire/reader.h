@@ -138,6 +138,12 @@ static inline bool rd_u32(cd_reader *r, unsigned wt, uint32_t *ret) {
     return true;
 }
 
+// The next element of a repeated message field (its bytes in *m) when n < max elements are
+// taken; false when there is no room for it (the caller declines) or it is malformed.
+static inline bool rd_element(cd_reader *r, unsigned wt, cd_reader *m, size_t n, size_t max) {
+    return wt == WT_LEN && n < max && rd_len(r, m);
+}
+
 // A string field into buf (cap bytes, terminated): plain ASCII without NUL that fits, else false
 // (protobuf-c's C strings would end at a NUL; the general path keeps that rule).
 static inline bool rd_text(cd_reader *r, unsigned wt, char *buf, size_t cap) {
