@@ -46,8 +46,12 @@
  *    ends and middle (the paper uses a cubic).
  *  - Restarts (section V-A's recovery from local minima, which redundant contacts make common):
  *    after 3 iterations that lower l by less than 5 % each, x restarts from projected
- *    Gauss-Seidel sweeps on the current f (20, doubling each time up to 320; as many restarts
- *    as the iteration cap allows); the best iterate is kept and returned.
+ *    Gauss-Seidel sweeps on the current f (2^k max(20, 3 nc) at the k-th, k capped at 4; as
+ *    many restarts as the iteration cap allows); the best iterate is kept and returned. Such a
+ *    minimum sits in a valley along W's null space (loads of redundant contacts traded against
+ *    each other at unchanged velocities), along which the Gauss-Newton step, orthogonal to J's
+ *    null space, does not move; l is flat or rising along the valley until a contact unloads
+ *    and it collapses. Gauss-Seidel drifts along it at a steady rate per sweep.
  * Start: the warm start's x = (W lambda0 + b) - lambda0, exact for an unchanged problem, or the
  * paper's stick assumption (section III-F) v = 0, f = -(W + reg I)^-1 b, x = -f: for the
  * small reg used that is W's minimum-norm solution, so coplanar contacts share a load evenly.
@@ -56,8 +60,8 @@
  *
  * TERMINATION. Every accepted step lowers l, a restart may raise it (the best iterate is kept);
  * at most max_iterations iterations, each with at most two factorizations and line searches of
- * at most 3 (3 CROSS_MAX + 2) evaluations, and a restart of at most 320 sweeps per STALL_ITS
- * iterations. No descent with lambda at its cap: a local minimum, CS_RAY.
+ * at most 3 (3 CROSS_MAX + 2) evaluations, and a restart of at most 16 max(20, 3 nc) sweeps per
+ * STALL_ITS iterations. No descent with lambda at its cap: a local minimum, CS_RAY.
  *
  * DEADLINE. Read before each iteration and, through a meter, inside the products with W and the
  * factorizations (deadline.h). */
@@ -95,10 +99,13 @@ extern void dgetrs_(const char *trans, const int *n, const int *nrhs, const doub
 #define LM_MAX 1e8
 /* Stall: STALL_ITS iterations in a row that lower l by less than STALL_DROP of it (measured: a
  * crawl into a local minimum lowers it by ~1e-3 an iteration, a converging run by > 0.5). Then
- * a restart from PGS_SWEEPS Gauss-Seidel sweeps, doubled at each restart up to PGS_DOUBLINGS
- * times. Restarts are not counted otherwise: each one follows STALL_ITS iterations, so
- * max_iterations bounds them (on FCLIB's Capsules restarts past the fifth keep lowering l:
- * i122's residual falls from 1.7e-7 to 9e-9 in 200 iterations). */
+ * a restart from max(PGS_SWEEPS, n) Gauss-Seidel sweeps, doubled at each restart up to
+ * PGS_DOUBLINGS times. A sweep costs n^2, an iteration's factorization ~n^3, so n sweeps cost
+ * about one iteration: the restarts keep that share of a solve at any size. With a fixed 20
+ * (320 at most) FCLIB's Capsules files (n 858 and 888, W of rank 570 and 584) stalled for 200
+ * iterations at 5e-7 and 9e-9: Gauss-Seidel unloads the contacts that must carry nothing only
+ * after ~3000 sweeps (Capsules-i125 from f = 0: 1.6e-6 of a 5e-3 load a sweep). Restarts are
+ * not counted otherwise: each one follows STALL_ITS iterations, so max_iterations bounds them. */
 #define STALL_DROP 0.05
 #define STALL_ITS 3
 #define PGS_SWEEPS 20
@@ -899,7 +906,8 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             // sweeps on the current impulses, trusting the model afresh.
             restarts++, stalled = 0;
             // Each restart sweeps twice as long (up to a cap): a start nearer the solution.
-            if (pgs(&P, P.f, PGS_SWEEPS << (restarts < PGS_DOUBLINGS ? restarts : PGS_DOUBLINGS))) {
+            const int sweeps = n > PGS_SWEEPS ? n : PGS_SWEEPS;
+            if (pgs(&P, P.f, sweeps << (restarts < PGS_DOUBLINGS ? restarts : PGS_DOUBLINGS))) {
                 status = CS_DEADLINE;
                 break;
             }
