@@ -1138,7 +1138,9 @@ static void notes(const tally *t, bool show_sendlag) {
             snprintf(line + k, sizeof line - k, "%s %s %.1f/%.1f", i ? "," : "", stage_name[i],
                      q.p50 / 1e3, q.p99 / 1e3);
         }
-        printf("    # stages p50/p99 us (Result.timing):%s\n", line);
+        const bench_summary lag = summary_of(&t->lag);
+        printf("    # stages p50/p99 us (Result.timing):%s; solve start - release %.1f/%.1f\n",
+               line, lag.p50 / 1e3, lag.p99 / 1e3);
     }
     if (c->v[C_AIMED]) {
         printf("    # aimed at a tick: %ld; decoded by the daemon after that tick %ld (%.2f%%); "

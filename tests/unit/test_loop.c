@@ -4,7 +4,8 @@
  * result at a tick time of the grid; a request session gets every frame answered, in order,
  * after a kick; the workers make no heap allocation once the sessions are admitted (counted by
  * thread name, so the I/O side of this test does not count); Stats add up; new sessions go to
- * the CPU whose sessions cost least, by their measured solve times. Waits are bounded
+ * the CPU whose sessions cost least, by their measured solve times; a background worker with no
+ * session keeps no tick. Waits are bounded
  * generously and end as soon as the answer is there; no duration is asserted. */
 #include <dirent.h>
 #include <string.h>
@@ -141,6 +142,32 @@ static void workers_answer_without_allocating(void **state) {
     cd_session_table_free(t);
 }
 
+// A background worker that owns no session keeps no tick (its timer would fire at the
+// foreground worker's tick): every tick the loop counts is a foreground worker's, while those
+// count on. cd_loop_ticks counts both, cd_loop_stats the foreground's.
+static void idle_background_workers_keep_no_tick(void **state) {
+    (void)state;
+    cd_session_table *t = cd_session_table_new(4);
+    cd_loop *l = new_loop(t, 2);
+    cd_session *s = new_session(l, CD_MODE_STREAM);
+    assert_int_equal(cd_session_table_insert(t, s, cd_loop_place(l)), 0);
+    assert_int_equal(cd_loop_start(l), 0);
+    cd_stats st = {0};
+    const int64_t end = cd_clock_ns() + WAIT_NS;
+    while (st.ticks < 50 && cd_clock_ns() < end) {
+        nap();
+        st = (cd_stats){0};
+        cd_loop_stats(l, &st);
+    }
+    cd_loop_stop(l);
+    st = (cd_stats){0};
+    cd_loop_stats(l, &st);
+    assert_true(st.ticks >= 50);
+    assert_int_equal(cd_loop_ticks(l), st.ticks);
+    cd_loop_free(l);
+    cd_session_table_free(t);
+}
+
 static int64_t fake_now;
 
 // Each read is 1 ms after the last: every solve under it costs milliseconds, far more than any
@@ -217,6 +244,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_failed_start_leaks_no_descriptor),
         cmocka_unit_test(workers_answer_without_allocating),
+        cmocka_unit_test(idle_background_workers_keep_no_tick),
         cmocka_unit_test(sessions_go_where_the_measured_cost_is_least),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
