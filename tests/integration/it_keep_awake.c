@@ -75,6 +75,18 @@ static void assert_sleeps(pid_t tid) {
     assert_int_equal(t_thread_state(d.pid, tid), 'S');
 }
 
+// A request session that has had its one frame answered (so its worker serves it), then idles.
+static cdc_conn *open_session(void) {
+    cs_scene s;
+    it_scene_load("box_on_plane.json", &s);
+    const cdc_limits lim = {.max_bodies = s.nb, .max_contacts = s.nc, .max_dirs = 8};
+    cdc_conn *c = it_session_open(&d, false, &(cdc_hello){.client_name = "it_keep_awake",
+                                                         .limits = lim, .request_mode = true});
+    cdc_wire_free(it_frame_exchange(c, &s, 1));
+    cd_scene_json_free(&s);
+    return c;
+}
+
 static void poller_sleeps_without_sessions(void **state) {
     (void)state;
     assert_sleeps(poller());
@@ -83,12 +95,7 @@ static void poller_sleeps_without_sessions(void **state) {
 static void poller_polls_while_a_session_is_open(void **state) {
     (void)state;
     const pid_t tid = poller();
-    cs_scene s;
-    it_scene_load("box_on_plane.json", &s);
-    const cdc_limits lim = {.max_bodies = s.nb, .max_contacts = s.nc, .max_dirs = 8};
-    cdc_conn *c = it_session_open(&d, false, &(cdc_hello){.client_name = "it_keep_awake",
-                                                         .limits = lim, .request_mode = true});
-    cdc_wire_free(it_frame_exchange(c, &s, 1));
+    cdc_conn *c = open_session();
     const int64_t before = t_thread_run_ns(d.pid, tid);
     assert_true(before >= 0);
     for (int i = 0; i < WAIT_S * 100 && t_thread_run_ns(d.pid, tid) - before < POLLED_NS; i++) {
@@ -96,7 +103,6 @@ static void poller_polls_while_a_session_is_open(void **state) {
     }
     assert_true(t_thread_run_ns(d.pid, tid) - before >= POLLED_NS);
     cdc_conn_close(c);
-    cd_scene_json_free(&s);
     assert_sleeps(tid);
 }
 
@@ -106,12 +112,7 @@ static void poller_polls_while_a_session_is_open(void **state) {
 // Stats.ticks, which counts every foreground worker's; cd-fg0 serves the only session.
 static void worker_polls_before_its_ticks(void **state) {
     (void)state;
-    cs_scene s;
-    it_scene_load("box_on_plane.json", &s);
-    const cdc_limits lim = {.max_bodies = s.nb, .max_contacts = s.nc, .max_dirs = 8};
-    cdc_conn *c = it_session_open(&d, false, &(cdc_hello){.client_name = "it_keep_awake",
-                                                         .limits = lim, .request_mode = true});
-    cdc_wire_free(it_frame_exchange(c, &s, 1));
+    cdc_conn *c = open_session();
     int nfg = 0;
     for (char name[16]; snprintf(name, sizeof name, "cd-fg%d", nfg),
                         t_thread_find(d.pid, name) > 0;) {
@@ -132,7 +133,6 @@ static void worker_polls_before_its_ticks(void **state) {
     assert_true(ticks > 0);
     assert_true((double)run / ticks >= 25e3);
     cdc_conn_close(c);
-    cd_scene_json_free(&s);
 }
 
 static void no_poller_when_off(void **state) {
