@@ -20,6 +20,7 @@
 #include "solver/idmap.h"
 #include "solver/joints.h"
 #include "solver/linalg.h"
+#include "solver/simd.h"
 #include "solver/workspace.h"
 
 size_t cs_model_size(const cs_limits *lim) {
@@ -293,7 +294,8 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
 size_t cs_model_delassus_size(const cs_limits *lim) {
     const size_t nr = 3 * (size_t)lim->max_contacts;
     return cs_model_jacobian_size(lim) + cs__ws_bytes(2 * nr * sizeof(int)) +
-           cs__ws_bytes(((size_t)lim->max_bodies + 1) * sizeof(int));
+           cs__ws_bytes(((size_t)lim->max_bodies + 1) * sizeof(int)) +
+           cs__ws_bytes((6 * 2 * nr + nr) * sizeof(double)) + cs__ws_bytes(2 * nr * sizeof(int));
 }
 
 /* Body on side 0 (body_a) or 1 (body_b) of row k of the Jacobian that keeps `rows` rows of each
@@ -335,19 +337,45 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
     for (int b = nb; b > 0; b--)
         start[b] = start[b - 1];
     start[0] = 0;
+    // The entries' M^-1 J^T images by component, in list order (mj[k L + x], L entries): a body's
+    // pairs then run over contiguous memory, two at a time. row[x]: entry x's row.
+    const int L = start[nb];
+    double *mj = cs__ws_alloc(ws, (6 * (size_t)L + (size_t)nr) * sizeof(double));
+    int *row = cs__ws_alloc(ws, (size_t)L * sizeof(int));
+    if (nr > 0 && (!mj || !row)) {
+        cs__ws_release(ws, mark);
+        return CS_ENOSPACE;
+    }
+    double *t = mj + 6 * (size_t)L;
+    for (int x = 0; x < L; x++) {
+        row[x] = list[x] / 2;
+        for (int k = 0; k < 6; k++)
+            mj[(size_t)k * L + x] = js[(size_t)list[x] * 12 + 6 + k];
+    }
     for (int q = 0; q < nr; q++)
         memset(W + (size_t)q * ldw, 0, (size_t)nr * sizeof(double));
     for (int b = 0; b < nb; b++) {
-        for (int x = start[b]; x < start[b + 1]; x++) {
-            const int q = list[x] / 2;
+        const int end = start[b + 1];
+        for (int x = start[b]; x < end; x++) {
             const double *Jq = js + (size_t)list[x] * 12;
-            double *col = W + (size_t)q * ldw;
-            for (int y = x; y < start[b + 1]; y++) {
-                const double *Mp = js + (size_t)list[y] * 12 + 6;
-                col[list[y] / 2] += Jq[0] * Mp[0] + Jq[1] * Mp[1] + Jq[2] * Mp[2] +
-                                    Jq[3] * Mp[3] + Jq[4] * Mp[4] + Jq[5] * Mp[5];
-            }
-            if (meter && cs__meter_add(meter, 6 * (int64_t)(start[b + 1] - x))) {
+            const cs__v2 j0 = {Jq[0], Jq[0]}, j1 = {Jq[1], Jq[1]}, j2 = {Jq[2], Jq[2]};
+            const cs__v2 j3 = {Jq[3], Jq[3]}, j4 = {Jq[4], Jq[4]}, j5 = {Jq[5], Jq[5]};
+            const double *m0 = mj, *m1 = m0 + L, *m2 = m1 + L, *m3 = m2 + L, *m4 = m3 + L,
+                         *m5 = m4 + L;
+            // Each lane sums the six products in the scalar order.
+            int y = x;
+            for (; y + 2 <= end; y += 2)
+                cs__st2(t + y - x, j0 * cs__ld2(m0 + y) + j1 * cs__ld2(m1 + y) +
+                                       j2 * cs__ld2(m2 + y) + j3 * cs__ld2(m3 + y) +
+                                       j4 * cs__ld2(m4 + y) + j5 * cs__ld2(m5 + y));
+            for (; y < end; y++)
+                t[y - x] = Jq[0] * m0[y] + Jq[1] * m1[y] + Jq[2] * m2[y] + Jq[3] * m3[y] +
+                           Jq[4] * m4[y] + Jq[5] * m5[y];
+            double *col = W + (size_t)row[x] * ldw;
+            const int *ry = row + x;
+            for (y = 0; y < end - x; y++)
+                col[ry[y]] += t[y];
+            if (meter && cs__meter_add(meter, 6 * (int64_t)(end - x))) {
                 cs__ws_release(ws, mark);
                 return CS_DEADLINE;
             }
