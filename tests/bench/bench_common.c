@@ -287,7 +287,10 @@ void bench_plot(const bench_args *a, const char *script, const char *csv_name,
 
 bool bench_target(const char *what, double measured, double limit, const char *unit) {
     const bool met = measured <= limit;
-    printf("target: %-46s %10.3f %-3s (<= %g): %s\n", what, measured, unit, limit,
-           met ? "met" : "MISSED");
+    // Residuals are tiny: in exponent form, where three decimals would print 0.
+    const bool tiny = measured != 0 && fabs(measured) < 1e-3;
+    printf(tiny ? "target: %-46s %10.2e %-3s (<= %g): %s\n"
+                : "target: %-46s %10.3f %-3s (<= %g): %s\n",
+           what, measured, unit, limit, met ? "met" : "MISSED");
     return met;
 }

@@ -166,6 +166,17 @@ double bench_stream_report(bench_stream_out *o, const char *scene, cs_solver sol
     return cold.iters_p50 > 0 ? warm.iters_p50 / cold.iters_p50 : NAN;
 }
 
+/* A stack of `boxes` with no wrench on its top block (gravity alone), frictionless for
+ * BENCH_STACK_REST_MU0. */
+static void stack_at_rest(t_gen_scene *g, int boxes, double mu, int dirs, uint64_t seed,
+                          bench_sweep_kind kind) {
+    t_gen_stack(g, boxes, 0, kind == BENCH_STACK_REST_MU0 ? 0 : mu, dirs, seed);
+    cs_body *top = &g->bodies[boxes - 1];
+    memset(top->f, 0, sizeof top->f);
+    memset(top->tau, 0, sizeof top->tau);
+    memset(g->wrench, 0, sizeof g->wrench);
+}
+
 void bench_sweep_generate(const bench_sweep *e, int w, uint64_t seed, int dirs, t_gen_scene *g,
                           int *contacts, cs_limits *lim) {
     for (int i = 0; i < e->np * w; i++) {
@@ -178,6 +189,8 @@ void bench_sweep_generate(const bench_sweep *e, int w, uint64_t seed, int dirs, 
         case BENCH_PEG: t_gen_peg(&g[i], e->arg[p], mu, dirs, si); break;
         case BENCH_STACK: t_gen_stack(&g[i], e->arg[p], 0, mu, dirs, si); break;
         case BENCH_CLUTTER: t_gen_clutter(&g[i], e->arg[p], si); break;
+        case BENCH_STACK_REST:
+        case BENCH_STACK_REST_MU0: stack_at_rest(&g[i], e->arg[p], mu, dirs, si, e->kind); break;
         }
         contacts[i] = g[i].s.nc;
         lim->max_bodies = g[i].s.nb > lim->max_bodies ? g[i].s.nb : lim->max_bodies;
@@ -192,7 +205,9 @@ int bench_sweep_label(const bench_sweep *e, int p, const int *contacts, int w, c
                  bench_median_int(contacts + p * w, w));
     else
         snprintf(buf, len, "%s-%d", e->name, e->arg[p]);
-    return e->kind == BENCH_STACK ? 4 * e->arg[p] : e->arg[p];
+    return e->kind == BENCH_STACK || e->kind == BENCH_STACK_REST || e->kind == BENCH_STACK_REST_MU0
+               ? 4 * e->arg[p]
+               : e->arg[p];
 }
 
 void bench_sweeps(bench_sweep ex[BENCH_SWEEPS], bool quick) {

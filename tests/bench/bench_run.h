@@ -73,8 +73,16 @@ void *bench_alloc(size_t n);
 
 /* A sweep of generated scenes (bench_sap, bench_solvers): at point p, pegs of arg[p] contacts,
  * stacks of arg[p] blocks, or clutter of arg[p] bodies; each point w random instances with mu in
- * [0.2, 0.3] and d = dirs. */
-typedef enum { BENCH_PEG, BENCH_STACK, BENCH_CLUTTER } bench_sweep_kind;
+ * [0.2, 0.3] and d = dirs. The stacks carry a random wrench on the top block ("pushed"); the
+ * resting ones carry gravity alone (four coplanar contacts under each block: exact ties), with
+ * friction or with mu = 0. */
+typedef enum {
+    BENCH_PEG,
+    BENCH_STACK,
+    BENCH_CLUTTER,
+    BENCH_STACK_REST,
+    BENCH_STACK_REST_MU0
+} bench_sweep_kind;
 #define BENCH_SWEEP_POINTS 8
 typedef struct bench_sweep {
     const char *name;

@@ -4,6 +4,9 @@
  *   stack    1..5 aligned blocks (n = 4 per block)
  *   clutter  10, 20 and 40 balls and boxes in a bin (n = bodies; the scene names the median
  *            contact count)
+ *   stack-rest, stack-rest-mu0
+ *            4 aligned blocks at rest under gravity alone, with friction and without: four
+ *            coplanar contacts under each block, the exact ties of the issue's targets
  * 20 instances per point (mu in [0.2, 0.3], random wrenches; clutter: random snapshots, mu 0.5),
  * d = 8, each problem solved cold. The solvers are every cs_solver this build implements
  * (cs_solver_is_available), each through cs_step (model + solver + certificate: what a client
@@ -30,7 +33,9 @@
  * of its answer (exact cone), each certified at 1e-6, the tolerance cs_step certifies at; for
  * FCLIB rows Siconos' gfc3d error <= 1e-6. uncertified = problems - certified.
  * Output: a table, <out>/solvers.csv (bench_common.h columns), <out>/solvers.png (solvers.gp),
- * and for each point the fastest variant whose every answer was certified. */
+ * for each point the fastest variant whose every answer was certified, and the targets on the
+ * resting stacks, judged on the solver's own time (stats.solve_ns: Delassus matrix and solve,
+ * as the peers are timed on theirs) and the certificate's residual. */
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -251,6 +256,45 @@ static void add_summary(const char *scene, const best *b) {
     snprintf(summary[nsummary++], sizeof summary[0], "%-44s %s   %s", scene, col[0], col[1]);
 }
 
+/* The resting stacks' targets, printed after the table. */
+typedef struct target {
+    char what[64];
+    double measured, limit;
+    const char *unit;
+} target;
+static target targets[16];
+static int ntargets;
+
+static void add_target(const char *variant, const char *scene, const char *what, double measured,
+                       double limit, const char *unit) {
+    if (ntargets == (int)(sizeof targets / sizeof targets[0]))
+        return;
+    target *t = &targets[ntargets++];
+    snprintf(t->what, sizeof t->what, "%s %s %s", variant, scene, what);
+    t->measured = measured, t->limit = limit, t->unit = unit;
+}
+
+/* The issue's targets for dantzig and ncp on the resting stacks (cold solves, no regularization):
+ * dantzig median <= 8 us, p99 <= 30 us, residual <= 1e-9, without friction <= 2 us; ncp median
+ * <= 25 us, <= 8 iterations, residual <= 1e-10; every answer certified. */
+static void rest_targets(const bench_sweep *e, const bench_row *r, bench_cell *c) {
+    const bool dantzig = strcmp(r->variant, "dantzig") == 0, ncp = strcmp(r->variant, "ncp") == 0;
+    if (!dantzig && !(ncp && e->kind == BENCH_STACK_REST))
+        return;
+    const bench_summary s = bench_summarize(&c->solve);
+    if (e->kind == BENCH_STACK_REST_MU0) {
+        add_target(r->variant, r->scene, "median", s.p50 / 1e3, 2, "us");
+        return;
+    }
+    add_target(r->variant, r->scene, "median", s.p50 / 1e3, dantzig ? 8 : 25, "us");
+    if (dantzig)
+        add_target(r->variant, r->scene, "p99", s.p99 / 1e3, 30, "us");
+    else
+        add_target(r->variant, r->scene, "iterations (max)", r->iters_max, 8, "");
+    add_target(r->variant, r->scene, "residual", r->residual, dantzig ? 1e-9 : 1e-10, "");
+    add_target(r->variant, r->scene, "uncertified", r->problems - r->certified, 0, "");
+}
+
 static void run_experiment(const bench_sweep *e, const bench_args *a, FILE *csv,
                            int ode_failed[2], int ode_problems[2], double ode_own[2]) {
     const int W = a->quick ? QUICK_INSTANCES : INSTANCES, np = e->np, nprob = np * W;
@@ -301,6 +345,9 @@ static void run_experiment(const bench_sweep *e, const bench_args *a, FILE *csv,
                        rows[v].variant, LEMKE_PEER_MAX_ORDER);
         }
         add_summary(scene, &b);
+        if (e->kind == BENCH_STACK_REST || e->kind == BENCH_STACK_REST_MU0)
+            for (int v = 0; v < nvar; v++)
+                rest_targets(e, &rows[v], &cells[v * np + p]);
     }
     for (int k = 0; k < 2; k++) {
         ode_failed[k] += P.ode_failed[k];
@@ -423,6 +470,11 @@ int main(int argc, char **argv) {
     bench_table_header();
     for (int e = 0; e < BENCH_SWEEPS; e++)
         run_experiment(&ex[e], &a, csv, ode_failed, ode_problems, ode_own);
+    const bench_sweep rest[] = {
+        {.name = "stack-rest", .kind = BENCH_STACK_REST, .np = 1, .arg = {4}},
+        {.name = "stack-rest-mu0", .kind = BENCH_STACK_REST_MU0, .np = 1, .arg = {4}}};
+    for (int e = 0; e < 2; e++)
+        run_experiment(&rest[e], &a, csv, ode_failed, ode_problems, ode_own);
     run_fclib(&a, csv);
     fclose(csv);
     bench_plot(&a, CONTACTD_BENCH_DIR "/solvers.gp", "solvers.csv", "solvers.png");
@@ -436,5 +488,8 @@ int main(int argc, char **argv) {
             printf("# %s: LCP internal error on %d of %d problems; worst residual on the "
                    "friction bounds ODE used (mu x its frictionless normals): %.2g\n",
                    peer_name[PEER_ODE_CFM0 + k], ode_failed[k], ode_problems[k], ode_own[k]);
+    printf("\n# targets on the resting stacks: the solver's own time (stats.solve_ns)\n");
+    for (int i = 0; i < ntargets; i++)
+        bench_target(targets[i].what, targets[i].measured, targets[i].limit, targets[i].unit);
     return 0;
 }
