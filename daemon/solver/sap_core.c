@@ -38,6 +38,7 @@
 #include "solver/deadline.h"
 #include "solver/linalg.h"
 #include "solver/sap_linesearch.h"
+#include "solver/simd.h"
 #include "solver/workspace.h"
 
 /* LAPACK (Fortran interface); BLAS calls inside resolve to BLIS. */
@@ -379,6 +380,23 @@ static void assemble(const cs__sap_problem *p, const cs__sap_islands *is, const 
  * LAPACK's blocked algorithm takes over, unless a deadline must be kept (LAPACK cannot stop). */
 #define CHOL_LAPACK_MIN 384
 
+/* y -= l[0] c[0], then l[1] c[1], l[2] c[2], l[3] c[3] (each row's subtractions in that
+ * order, as four axpys would make them), over n rows, two at a time. */
+static void sub4(int n, const double *const c[4], const double l[4], double *y) {
+    const cs__v2 v0 = {l[0], l[0]}, v1 = {l[1], l[1]}, v2 = {l[2], l[2]}, v3 = {l[3], l[3]};
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+        cs__v2 t = cs__ld2(y + i);
+        t -= cs__ld2(c[0] + i) * v0;
+        t -= cs__ld2(c[1] + i) * v1;
+        t -= cs__ld2(c[2] + i) * v2;
+        t -= cs__ld2(c[3] + i) * v3;
+        cs__st2(y + i, t);
+    }
+    for (; i < n; i++)
+        y[i] = (((y[i] - l[0] * c[0][i]) - l[1] * c[1][i]) - l[2] * c[2][i]) - l[3] * c[3][i];
+}
+
 int cs__sap_chol(int n, double *H, cs__meter *meter) {
     if (n >= CHOL_LAPACK_MIN && !cs__meter_armed(meter)) {
         int info = 0;
@@ -386,21 +404,33 @@ int cs__sap_chol(int n, double *H, cs__meter *meter) {
         return info == 0 ? 0 : -1;
     }
     // Left-looking, column by column: column j of L from column j of H minus the earlier
-    // columns' contributions, then scaled by its pivot.
+    // columns' contributions (those with L_jk != 0, in order, four per pass over cj), then
+    // scaled by its pivot.
     for (int j = 0; j < n; j++) {
         double *cj = H + (size_t)j * n;
+        const double *ck[4];
+        double l[4];
+        int q = 0;
         for (int k = 0; k < j; k++) {
-            const double *ck = H + (size_t)k * n;
-            const double l = ck[j];
-            if (l != 0)
-                cs__axpy(n - j, -l, ck + j, cj + j); // cj - l ck, two rows at a time
+            l[q] = H[(size_t)k * n + j];
+            ck[q] = H + (size_t)k * n + j;
+            if (l[q] != 0 && ++q == 4) {
+                sub4(n - j, ck, l, cj + j);
+                q = 0;
+            }
         }
+        for (int k = 0; k < q; k++)
+            cs__axpy(n - j, -l[k], ck[k], cj + j);
         if (!(cj[j] > 0) || !isfinite(cj[j]))
             return -1;
         // One division per column, then products.
         const double d = sqrt(cj[j]), inv_d = 1 / d;
+        const cs__v2 vd = {inv_d, inv_d};
         cj[j] = d;
-        for (int i = j + 1; i < n; i++)
+        int i = j + 1;
+        for (; i + 2 <= n; i += 2)
+            cs__st2(cj + i, cs__ld2(cj + i) * vd);
+        for (; i < n; i++)
             cj[i] *= inv_d;
         if (meter && cs__meter_add(meter, (int64_t)(n - j) * (j + 1)))
             return 1;
