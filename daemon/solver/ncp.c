@@ -129,7 +129,8 @@ enum { EDGE_NONE = 0, EDGE_PLANE = 1, EDGE_CONE = 2 };
 
 typedef struct ncp {
     int nc, n, ldw;
-    const double *W, *b, *mu; /* the scaled problem: S W S and S b (ldw = n) */
+    const double *W, *b, *mu; /* the scaled problem: S W S and S b in Ws, bs (ldw = n), or the
+                               * caller's W (its ldw) and b when S = I */
     double *Ws, *bs;       /* [n x n], [n] their storage */
     double *s;             /* [nc] each contact's scale: f = s f', v = v' / s */
     double lam;            /* absolute damping */
@@ -771,16 +772,35 @@ static void scale_problem(ncp *P, const double *W, int ldw, const double *b) {
         const double d = (w[0] + w[ldw + 1] + w[2 * (size_t)ldw + 2]) / 3;
         P->s[k] = d > 0 ? sqrt(fmin(fmax(d, 1 / SCALE_BAND), SCALE_BAND) / d) : 1;
     }
+    bool unit = true;
+    for (int k = 0; k < P->nc; k++)
+        unit = unit && P->s[k] == 1;
     double wscale = 0;
-    for (int j = 0; j < n; j++) {
-        const double sj = P->s[j / 3];
+    if (unit) {
+        // Every contact inside the band: the caller's W and b as they are.
+        P->W = W, P->ldw = ldw, P->b = b;
+        for (int j = 0; j < n; j++)
+            wscale = fmax(wscale, W[(size_t)j * ldw + j]);
+    } else {
+        // Row scales by row, so that a column scales two rows at a time.
         for (int i = 0; i < n; i++)
-            P->Ws[(size_t)j * n + i] = W[(size_t)j * ldw + i] * sj * P->s[i / 3];
-        wscale = fmax(wscale, P->Ws[(size_t)j * n + j]);
-        P->bs[j] = b[j] * sj;
+            P->y[i] = P->s[i / 3];
+        for (int j = 0; j < n; j++) {
+            const double sj = P->s[j / 3];
+            const cs__v2 vj = {sj, sj};
+            const double *wj = W + (size_t)j * ldw;
+            double *out = P->Ws + (size_t)j * n;
+            int i = 0;
+            for (; i + 2 <= n; i += 2)
+                cs__st2(out + i, cs__ld2(wj + i) * vj * cs__ld2(P->y + i));
+            for (; i < n; i++)
+                out[i] = wj[i] * sj * P->y[i];
+            wscale = fmax(wscale, out[j]);
+            P->bs[j] = b[j] * sj;
+        }
+        cs__meter_add(&P->meter, (int64_t)n * n);
+        P->W = P->Ws, P->b = P->bs;
     }
-    cs__meter_add(&P->meter, (int64_t)n * n);
-    P->W = P->Ws, P->b = P->bs;
     P->reg = REG * (wscale > 0 ? wscale : 1);
 }
 
@@ -826,10 +846,16 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
     // The data: finite, mu >= 0.
     bool finite = true;
     for (int j = 0; j < n; j++) {
-        // 0 w sums to 0 over finite entries and to NaN when one is not finite (no branch each).
-        double z = 0;
-        for (int i = 0; i < n; i++)
-            z += 0 * W[(size_t)j * ldw + i];
+        // 0 w sums to 0 over finite entries and to NaN when one is not finite (no branch each),
+        // two entries at a time.
+        const double *wj = W + (size_t)j * ldw;
+        cs__v2 z2 = {0, 0};
+        int i = 0;
+        for (; i + 2 <= n; i += 2)
+            z2 += 0 * cs__ld2(wj + i);
+        double z = z2[0] + z2[1];
+        for (; i < n; i++)
+            z += 0 * wj[i];
         finite = finite && z == 0 && isfinite(b[j]) && (!lambda0 || isfinite(lambda0[j]));
     }
     for (int i = 0; i < nc; i++)
