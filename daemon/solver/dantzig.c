@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Dantzig's algorithm as Baraff presents it (1994), at the velocity level: part 1 the frictionless
- * LCP (section 4), part 2 the bounded problem with bilateral rows (4.5) and friction (5, 5.6, 6);
- * cs_dantzig_solve() picks one per scene.
+ * LCP (section 4), part 2 the bounded problem with bilateral rows (4.5) and friction (5, 5.6, 6).
+ * cs_dantzig_solve() takes part 1 for a scene without friction; a scene with friction takes part 1
+ * first too and keeps its answer when no loaded contact slides under it (f_t = 0 lies in every
+ * cone, and a contact at rest needs no friction: a resting stack, where part 2 would make the
+ * same pivots on 3 nc rows), else part 2.
  *
  * VELOCITY LEVEL. Baraff's accelerations a and forces f become the post-step contact velocities and
  * the step's impulses: a = J v = A f + b with A = J M^-1 J^T and b = J v* (minus the gap bias on
@@ -132,7 +135,11 @@ size_t cs_dantzig_size(const cs_limits *lim) {
     const size_t mlcp =
         cs_dantzig_mlcp_size(3 * lim->max_contacts, 2 * lim->max_contacts, lim->max_dirs);
     const size_t fric = frictional_size(lim) + (del > mlcp ? del : mlcp);
-    return plain > fric ? plain : fric;
+    // Between the two: the checks of the free velocities and of the frictionless answer.
+    const size_t check = 2 * cs__ws_bytes(6 * (size_t)lim->max_bodies * sizeof(double)) +
+                         2 * cs__ws_bytes(3 * n * sizeof(double));
+    const size_t most = plain > fric ? plain : fric;
+    return most > check ? most : check;
 }
 
 
@@ -281,8 +288,11 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
                 amin = w.a[i];
                 d = i;
             }
-        if (d < 0)
+        if (d < 0) {
+            // The last clamp's update of A_CC's inverse reads the meter too.
+            status = w.meter.passed ? CS_DEADLINE : CS_CONVERGED;
             break;
+        }
         // An index in NC whose w went negative is driven like an unprocessed one.
         w.set[d] = UNPROCESSED;
         for (;;) {
@@ -1367,17 +1377,87 @@ static cs_status solve_frictional(cs_workspace *ws, const cs_model *m, const cs_
     return cs_dantzig_mlcp(ws, &p, opt, lambda, st);
 }
 
+/* Whether every contact with friction (and with a normal impulse, when lambda is given) has a
+ * tangential velocity in vc [3 nc] within ANSWER_TOL of scale. */
+static bool tangents_still(const cs_model *m, const double *vc, double scale,
+                           const double *lambda) {
+    const double tol = ANSWER_TOL * scale;
+    for (int i = 0; i < m->nc; i++)
+        if (m->mu[i] > 0 && (!lambda || lambda[3 * i] > 0) &&
+            !(fabs(vc[3 * i + 1]) <= tol && fabs(vc[3 * i + 2]) <= tol))
+            return false;
+    return true;
+}
+
+static double max_abs(int n, const double *x) {
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s = max_d(s, fabs(x[i]));
+    return s;
+}
+
+/* Whether the free motion J v* moves no contact with friction tangentially. False when the
+ * workspace is short. */
+static bool free_motion_still(cs_workspace *ws, const cs_model *m) {
+    const size_t mark = cs__ws_mark(ws);
+    double *vfree = cs__ws_alloc(ws, 3 * (size_t)m->nc * sizeof(double));
+    bool still = m->nc == 0;
+    if (vfree && m->nc > 0) {
+        cs_model_jv(m, m->vstar, vfree);
+        still = tangents_still(m, vfree, max_abs(3 * m->nc, vfree), NULL);
+    }
+    cs__ws_release(ws, mark);
+    return still;
+}
+
+/* Whether lambda, an answer of the frictionless LCP, leaves every contact that carries a load
+ * with no tangential velocity (to ANSWER_TOL of the velocities' scale: the free ones and its
+ * own): then f_t = 0 is its friction, inside every cone, and lambda answers the frictional
+ * problem too. False when the workspace is short. */
+static bool no_friction_needed(cs_workspace *ws, const cs_model *m, const double *lambda) {
+    const size_t mark = cs__ws_mark(ws);
+    const size_t nb6 = 6 * (size_t)m->nb;
+    const int nc3 = 3 * m->nc;
+    double *v = cs__ws_alloc(ws, nb6 * sizeof(double));
+    double *scratch = cs__ws_alloc(ws, nb6 * sizeof(double));
+    double *vc = cs__ws_alloc(ws, (size_t)nc3 * sizeof(double));
+    double *vfree = cs__ws_alloc(ws, (size_t)nc3 * sizeof(double));
+    bool holds = nc3 == 0;
+    if (v && scratch && vc && vfree && nc3 > 0) {
+        cs_model_velocity(m, lambda, v, scratch);
+        cs_model_jv(m, v, vc);
+        cs_model_jv(m, m->vstar, vfree);
+        holds = tangents_still(m, vc, max_d(max_abs(nc3, vc), max_abs(nc3, vfree)), lambda);
+    }
+    cs__ws_release(ws, mark);
+    return holds;
+}
+
 cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                            double *lambda, cs_stats *st) {
     const size_t mark = cs__ws_mark(ws);
     *st = (cs_stats){0};
-    // Without friction the plain LCP does.
     bool friction = false;
     for (int i = 0; i < m->nc; i++)
         friction = friction || m->mu[i] > 0;
     cs__meter meter = cs__meter_start(opt);
-    const cs_status status = friction ? solve_frictional(ws, m, opt, &meter, lambda, st)
-                                      : solve_frictionless(ws, m, opt, &meter, lambda, st);
+    // The plain LCP first: it is the answer without friction, and with friction whenever no
+    // loaded contact slides under it; tried with friction only when nothing moves tangentially
+    // before the impulses either (otherwise friction is all but certain to act, and the try
+    // would cost a frictionless solve in vain).
+    cs_status status = CS_MAXITER;
+    bool done = false;
+    if (!friction || free_motion_still(ws, m)) {
+        status = solve_frictionless(ws, m, opt, &meter, lambda, st);
+        cs__ws_release(ws, mark);
+        done = !friction || status == CS_DEADLINE ||
+               (status == CS_CONVERGED && no_friction_needed(ws, m, lambda));
+    }
+    if (!done) {
+        const int pivots = st->pivots;
+        status = solve_frictional(ws, m, opt, &meter, lambda, st);
+        st->pivots += pivots;
+    }
     st->peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);
     return status;

@@ -73,7 +73,9 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
 
 /* Contact impulses of model m at the velocity level: a = J v - (bias, 0, 0) per contact with
  * A = J M^-1 J^T, b = J v* - (bias, 0, 0). Frictionless scenes (every mu = 0) solve the LCP of the
- * normal rows alone; otherwise each contact is a NORMAL row and a PAIR (t1, t2) bounded by
+ * normal rows alone, and so does a scene with friction whose free motion has no tangential part
+ * when that LCP's answer leaves no loaded contact sliding (it then needs no friction: a resting
+ * stack); otherwise each contact is a NORMAL row and a PAIR (t1, t2) bounded by
  * mu_i times it on the model's nd-gon, the pyramid the Lemke solvers use (cs_model_tangents,
  * cs_lemke_direction), so answers pass cs_certify(..., pyramid = true) judged frictional. With
  * joints, A and J v* are the model's reduced ones (joints reacting, model.h).

@@ -445,6 +445,72 @@ static void resting_stacks_with_exact_ties(void **state) {
     }
 }
 
+/* The bounded problem of model m as cs_dantzig_solve() poses it with friction: a NORMAL row and a
+ * PAIR bounded by mu on the nd-gon per contact. Solved into lambda [3 nc]; returns the status. */
+static cs_status bounded_of_model(const cs_model *m, double *lambda) {
+    const size_t mark = cs__ws_mark(ws);
+    const int n = 3 * m->nc;
+    double A[48 * 48], b[48], bound[48];
+    uint8_t kind[48];
+    int normal[48];
+    assert_true(n <= 48);
+    assert_int_equal(cs_model_delassus(m, ws, 3, A, n, NULL), CS_CONVERGED);
+    cs_model_jv(m, m->vstar, b);
+    for (int i = 0; i < m->nc; i++) {
+        b[3 * i] -= m->bias[i];
+        kind[3 * i] = CS_DANTZIG_NORMAL;
+        kind[3 * i + 1] = kind[3 * i + 2] = CS_DANTZIG_PAIR;
+        normal[3 * i] = -1;
+        normal[3 * i + 1] = normal[3 * i + 2] = 3 * i;
+        bound[3 * i] = 0;
+        bound[3 * i + 1] = bound[3 * i + 2] = m->mu[i];
+    }
+    const cs_dantzig_problem p = {.n = n, .A = A, .lda = n, .b = b, .kind = kind,
+                                  .normal = normal, .bound = bound, .nd = m->nd};
+    cs_stats st;
+    const cs_status r = cs_dantzig_mlcp(ws, &p, NULL, lambda, &st);
+    cs__ws_release(ws, mark);
+    return r;
+}
+
+/* A resting stack answered by the frictionless pass gives the bounded problem's own answer (the
+ * same loads, no friction), and a pushed one, which friction holds, the bounded problem's answer
+ * exactly (it is solved as that problem). Stacks of 1-4 boxes, mu 0.5. */
+static void frictionless_pass_is_the_bounded_answer(void **state) {
+    (void)state;
+    static t_gen_scene g;
+    for (int boxes = 1; boxes <= 4; boxes++)
+        for (int pushed = 0; pushed < 2; pushed++) {
+            t_gen_stack(&g, boxes, 0, 0.5, 8, 7);
+            for (int k = 0; k < 3; k++) {
+                // A push friction holds (0.1 of the generator's wrench), or none.
+                g.s.bodies[boxes - 1].f[k] *= pushed ? 0.1 : 0;
+                g.s.bodies[boxes - 1].tau[k] *= pushed ? 0.1 : 0;
+            }
+            const size_t mark = cs__ws_mark(ws);
+            cs_model m;
+            assert_int_equal(cs_model_build(&m, ws, &g.s), CS_CONVERGED);
+            double lambda[48], bounded[48], scale = 0;
+            cs_stats st;
+            assert_int_equal(cs_dantzig_solve(ws, &m, NULL, lambda, &st), CS_CONVERGED);
+            assert_int_equal(bounded_of_model(&m, bounded), CS_CONVERGED);
+            for (int i = 0; i < 3 * g.s.nc; i++)
+                scale = fmax(scale, fabs(bounded[i]));
+            double friction = 0;
+            for (int i = 0; i < g.s.nc; i++)
+                friction = fmax(friction, hypot(lambda[3 * i + 1], lambda[3 * i + 2]));
+            if (pushed) {
+                assert_memory_equal(lambda, bounded, 3 * (size_t)g.s.nc * sizeof(double));
+                assert_true(friction > 1e-3 * scale);
+            } else {
+                for (int i = 0; i < 3 * g.s.nc; i++)
+                    assert_near(lambda[i], bounded[i], 1e-12 * scale);
+                assert_true(friction == 0);
+            }
+            cs__ws_release(ws, mark);
+        }
+}
+
 /* A puck (radius 0.1 m, 1 kg, 2 cm thick) spinning at 10 rad/s on the ground, 8 rim contacts at
  * multiples of 45 degrees, mu 0.3, d = 8: every contact slips along a vertex direction of the
  * pyramid, so friction is mu lambda_n against the slip at each, and the spin drops by mu R m g dt /
@@ -745,6 +811,7 @@ int main(void) {
         cmocka_unit_test(bounded_frictionless_is_the_lcp),
         cmocka_unit_test(incline_stick_slide_threshold),
         cmocka_unit_test(resting_stacks_with_exact_ties),
+        cmocka_unit_test(frictionless_pass_is_the_bounded_answer),
         cmocka_unit_test(spinning_puck),
         cmocka_unit_test(agrees_with_lemke_on_the_pyramid),
         cmocka_unit_test(wrenched_stacks_converge),

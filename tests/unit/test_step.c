@@ -321,7 +321,8 @@ static void every_check_stops_every_solver(void **state) {
         cs_solver s;
         int kind, n, d; /* kind 0: peg of n contacts, 1: clutter of n bodies */
     } cases[] = {
-        {CS_SOLVER_DANTZIG, 1, 40, 8},
+        {CS_SOLVER_DANTZIG, 1, 40, 8}, /* at rest: the frictionless pass answers */
+        {CS_SOLVER_DANTZIG, 0, 32, 8}, /* pushed: the frictional pass */
         {CS_SOLVER_LEMKE_STANDARD, 0, 8, 4},
         {CS_SOLVER_LEMKE_STRUCTURAL, 0, 16, 8},
         {CS_SOLVER_LEMKE, 1, 10, 8},

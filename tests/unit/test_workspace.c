@@ -185,8 +185,10 @@ static void each_solver_runs_in_its_own_workspace(void **state) {
         solve_alone(solvers[k], &g.s, 8, true, "stack 4/5");
         t_gen_random(&g, 3, 12, 8, 13);
         solve_alone(solvers[k], &g.s, 8, true, "random 3/12");
+        // At rest: dantzig answers it from its frictionless pass (no contact slides), which
+        // needs a fraction of what the frictional one, the sizing's worst case, takes.
         t_gen_clutter(&g, 10, 14);
-        solve_alone(solvers[k], &g.s, 8, true, "clutter 10");
+        solve_alone(solvers[k], &g.s, 8, solvers[k] != CS_SOLVER_DANTZIG, "clutter 10");
     }
 }
 
