@@ -1377,6 +1377,17 @@ static cs_status solve_frictional(cs_workspace *ws, const cs_model *m, const cs_
     return cs_dantzig_mlcp(ws, &p, opt, lambda, st);
 }
 
+cs_status cs_dantzig_solve_bounded(cs_workspace *ws, const cs_model *m, const cs_options *opt,
+                                   double *lambda, cs_stats *st) {
+    const size_t mark = cs__ws_mark(ws);
+    *st = (cs_stats){0};
+    cs__meter meter = cs__meter_start(opt);
+    const cs_status status = solve_frictional(ws, m, opt, &meter, lambda, st);
+    st->peak_bytes = cs__ws_peak(ws);
+    cs__ws_release(ws, mark);
+    return status;
+}
+
 /* Whether every contact with friction (and with a normal impulse, when lambda is given) has a
  * tangential velocity in vc [3 nc] within ANSWER_TOL of scale. */
 static bool tangents_still(const cs_model *m, const double *vc, double scale,

@@ -84,6 +84,11 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
 cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                            double *lambda, cs_stats *st);
 
+/* The bounded problem cs_dantzig_solve() poses for a scene with friction, solved as that
+ * whatever the scene (no frictionless pass first): what the frictionless pass is held to. */
+cs_status cs_dantzig_solve_bounded(cs_workspace *ws, const cs_model *m, const cs_options *opt,
+                                   double *lambda, cs_stats *st);
+
 /* cs_dantzig_solve() behind the solver table's signature (solvers.h). */
 cs_status cs__dantzig_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *out);
 

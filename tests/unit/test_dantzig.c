@@ -445,34 +445,6 @@ static void resting_stacks_with_exact_ties(void **state) {
     }
 }
 
-/* The bounded problem of model m as cs_dantzig_solve() poses it with friction: a NORMAL row and a
- * PAIR bounded by mu on the nd-gon per contact. Solved into lambda [3 nc]; returns the status. */
-static cs_status bounded_of_model(const cs_model *m, double *lambda) {
-    const size_t mark = cs__ws_mark(ws);
-    const int n = 3 * m->nc;
-    double A[48 * 48], b[48], bound[48];
-    uint8_t kind[48];
-    int normal[48];
-    assert_true(n <= 48);
-    assert_int_equal(cs_model_delassus(m, ws, 3, A, n, NULL), CS_CONVERGED);
-    cs_model_jv(m, m->vstar, b);
-    for (int i = 0; i < m->nc; i++) {
-        b[3 * i] -= m->bias[i];
-        kind[3 * i] = CS_DANTZIG_NORMAL;
-        kind[3 * i + 1] = kind[3 * i + 2] = CS_DANTZIG_PAIR;
-        normal[3 * i] = -1;
-        normal[3 * i + 1] = normal[3 * i + 2] = 3 * i;
-        bound[3 * i] = 0;
-        bound[3 * i + 1] = bound[3 * i + 2] = m->mu[i];
-    }
-    const cs_dantzig_problem p = {.n = n, .A = A, .lda = n, .b = b, .kind = kind,
-                                  .normal = normal, .bound = bound, .nd = m->nd};
-    cs_stats st;
-    const cs_status r = cs_dantzig_mlcp(ws, &p, NULL, lambda, &st);
-    cs__ws_release(ws, mark);
-    return r;
-}
-
 /* A resting stack answered by the frictionless pass gives the bounded problem's own answer (the
  * same loads, no friction), and a pushed one, which friction holds, the bounded problem's answer
  * exactly (it is solved as that problem). Stacks of 1-4 boxes, mu 0.5. */
@@ -493,7 +465,8 @@ static void frictionless_pass_is_the_bounded_answer(void **state) {
             double lambda[48], bounded[48], scale = 0;
             cs_stats st;
             assert_int_equal(cs_dantzig_solve(ws, &m, NULL, lambda, &st), CS_CONVERGED);
-            assert_int_equal(bounded_of_model(&m, bounded), CS_CONVERGED);
+            assert_int_equal(cs_dantzig_solve_bounded(ws, &m, NULL, bounded, &st),
+                             CS_CONVERGED);
             for (int i = 0; i < 3 * g.s.nc; i++)
                 scale = fmax(scale, fabs(bounded[i]));
             double friction = 0;
