@@ -2,8 +2,8 @@
 /* Implicit nonlinear complementarity (Todorov 2010), on the Delassus form u = W lambda + b.
  *
  * UNITS. The solver works on a copy scaled per contact (scale_problem()): W' = S W S, b' = S b,
- * impulses f = S f', so that no contact's diagonal of W lies far from 1; residuals are measured
- * in the caller's units.
+ * impulses f = S f', so that no contact's diagonal of W lies far from 1 (on the caller's W itself
+ * when every diagonal is near enough, S = I); residuals are measured in the caller's units.
  *
  * THE PROBLEM. Per contact i, impulse f = (f_n, f_t) and velocity v = (v_n, v_t) with
  * f_n >= 0 perp v_n >= 0 (eq. 6, the bias already in b: the paper's eq. 11 with its b = 0),
