@@ -53,15 +53,24 @@ static int pinned_cpu(pid_t tid) {
     }
 }
 
+// Thread `name` of process pid: a thread names itself when it starts, which may be after the
+// daemon is ready; fails the test when it has not appeared within WAIT_S.
+static pid_t named_thread(pid_t pid, const char *name) {
+    pid_t tid = t_thread_find(pid, name);
+    for (int i = 0; i < WAIT_S * 1000 && tid <= 0; i++) {
+        pause_ms(1);
+        tid = t_thread_find(pid, name);
+    }
+    assert_true(tid > 0);
+    return tid;
+}
+
 // The poller of the foreground worker's CPU.
 static pid_t poller(void) {
-    const pid_t fg = t_thread_find(d.pid, "cd-fg0");
-    assert_true(fg > 0);
-    const int cpu = pinned_cpu(fg);
+    const int cpu = pinned_cpu(named_thread(d.pid, "cd-fg0"));
     char name[16];
     snprintf(name, sizeof name, "cd-awake%d", cpu);
-    const pid_t tid = t_thread_find(d.pid, name);
-    assert_true(tid > 0);
+    const pid_t tid = named_thread(d.pid, name);
     assert_int_equal(sched_getscheduler(tid), SCHED_IDLE);
     assert_int_equal(pinned_cpu(tid), cpu);
     return tid;
@@ -118,7 +127,7 @@ static void worker_polls_before_its_ticks(void **state) {
                         t_thread_find(d.pid, name) > 0;) {
         nfg++;
     }
-    const pid_t fg = t_thread_find(d.pid, "cd-fg0");
+    const pid_t fg = named_thread(d.pid, "cd-fg0");
     Contactd__V1__ServerMessage *m = it_stats_fetch(c);
     const uint64_t ticks0 = m->stats->ticks;
     const int64_t run0 = t_thread_run_ns(d.pid, fg);
@@ -139,8 +148,7 @@ static void no_poller_when_off(void **state) {
     (void)state;
     it_daemon off;
     assert_int_equal(it_daemon_start(&off, contactd_path, "[loop]\nkeep_awake = off\n", 0), 0);
-    const pid_t fg = t_thread_find(off.pid, "cd-fg0");
-    assert_true(fg > 0);
+    const pid_t fg = named_thread(off.pid, "cd-fg0");
     char name[16];
     snprintf(name, sizeof name, "cd-awake%d", pinned_cpu(fg));
     assert_int_equal(t_thread_find(off.pid, name), -1);
