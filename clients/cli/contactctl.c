@@ -988,7 +988,8 @@ static void print_stats(const Contactd__V1__Stats *st) {
     const double mean = st->frames_solved
                             ? (double)st->solve_ns_sum / (double)st->frames_solved / 1e3
                             : 0.0;
-    printf("ticks              %" PRIu64 "\n", st->ticks);
+    printf("ticks              %" PRIu64 " (%" PRIu64 " reached polling)\n", st->ticks,
+           st->ticks_polled);
     printf("sessions           %" PRIu32 "\n", st->sessions);
     printf("frames received    %" PRIu64 "\n", st->frames_received);
     printf("frames solved      %" PRIu64 "\n", st->frames_solved);

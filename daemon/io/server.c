@@ -1243,6 +1243,7 @@ static void on_stats(struct conn *c, const Contactd__V1__StatsRequest *req) {
     cd_session_table_stats(c->srv->table, &st);
     Contactd__V1__Stats m = CONTACTD__V1__STATS__INIT;
     m.ticks = st.ticks;
+    m.ticks_polled = st.ticks_polled;
     m.frames_received = st.frames_received;
     m.frames_solved = st.frames_solved;
     m.frames_superseded = st.frames_superseded;

@@ -59,6 +59,7 @@ struct worker {
     _Atomic int64_t kick_ns; /* io: when it last kicked (how late a kicked wake-up is) */
     _Atomic bool sleeping;   /* the worker announces its futex wait */
     _Atomic uint64_t ticks;  /* worker: wake-ups at a tick */
+    _Atomic uint64_t ticks_polled; /* worker: of those, the ones it reached polling (spin_ns) */
     _Atomic uint64_t overruns; /* worker: runs that ended after the next tick */
     cd_counter wake_late_ns; /* worker: lateness of each wake-up at a tick */
     _Atomic int serving;     /* worker: sessions it owned at its last pass; the poller reads it */
@@ -150,7 +151,8 @@ void cd_loop_free(cd_loop *l) {
     free(l);
 }
 
-enum wake { WAKE_TICK, WAKE_KICK, WAKE_SOCKET, WAKE_NO_SLEEP };
+/* Why a sleep ended; WAKE_TICK_POLLED: the tick came while the worker polled for it. */
+enum wake { WAKE_TICK, WAKE_TICK_POLLED, WAKE_KICK, WAKE_SOCKET, WAKE_NO_SLEEP };
 
 // Keeps the sockets' events of ev[0, n) at its front and returns how many; the kick only needs
 // its eventfd emptied (*ret_kicked says whether it was there).
@@ -170,14 +172,14 @@ static int keep_sockets(struct worker *w, struct epoll_event *ev, int n, bool *r
 
 // Sleeps until the absolute CLOCK_MONOTONIC time t_ns unless the kick word moves from seen or an
 // attached socket is ready; those sockets' events go into ev (*ret_n of them), and *ret_ready_ns
-// says when the wait reported them. Says why it returned: the time came, a kick ended the sleep,
-// a socket did, or a kick came before it began.
+// says when the wait reported them. Says why it returned: the time came (while it slept, or
+// while it polled), a kick ended the sleep, a socket did, or a kick came before it began.
 static enum wake sleep_until(struct worker *w, uint32_t seen, int64_t t_ns,
                              struct epoll_event *ev, int *ret_n, int64_t *ret_ready_ns) {
     // seq_cst: the announcement must be visible before we look at the word (see the file
     // header); pairs with the seq_cst bump and load in cd_loop_kick.
     atomic_store(&w->sleeping, true);
-    bool kicked = false;
+    bool kicked = false, polled = false;
     int n = 0;
     // relaxed: its own store, from its last pass.
     const bool serving = atomic_load_explicit(&w->serving, memory_order_relaxed) > 0;
@@ -202,6 +204,7 @@ static enum wake sleep_until(struct worker *w, uint32_t seen, int64_t t_ns,
                cd_clock_ns() < t_ns) {
             n = epoll_wait(w->epfd, ev, EVENTS, 0);
             n = n > 0 ? n : 0;
+            polled = true;
         }
     }
     *ret_ready_ns = cd_clock_ns();
@@ -209,7 +212,7 @@ static enum wake sleep_until(struct worker *w, uint32_t seen, int64_t t_ns,
     const int kept = keep_sockets(w, ev, n, &kicked);
     *ret_n = kept;
     if (!forever && cd_clock_ns() >= t_ns) {
-        return WAKE_TICK;
+        return polled ? WAKE_TICK_POLLED : WAKE_TICK;
     }
     // A wait that ended early with nothing to show (EINTR) counts as no sleep: the caller looks
     // again and sleeps for the rest.
@@ -363,10 +366,14 @@ static void *worker_main(void *arg) {
             continue;
         }
         const enum wake why = sleep_until(w, seen, next, ev, &nev, &ready_ns);
-        ready_tick_ns = why == WAKE_TICK ? next : 0;
-        if (why == WAKE_TICK) {
+        const bool at_tick = why == WAKE_TICK || why == WAKE_TICK_POLLED;
+        ready_tick_ns = at_tick ? next : 0;
+        if (at_tick) {
             late = cd_clock_ns() - next;
             cd_stat_inc(&w->ticks);
+            if (why == WAKE_TICK_POLLED) {
+                cd_stat_inc(&w->ticks_polled);
+            }
             cd_counter_add(&w->wake_late_ns, late);
             if (!w->sched.background) {
                 // The daemon's histogram is the foreground workers', as ticks are.
@@ -621,7 +628,7 @@ uint64_t cd_loop_ticks(const cd_loop *l) {
 
 void cd_loop_stats(const cd_loop *l, cd_stats *ret) {
     // Ticks and lateness are the foreground workers': every one of them wakes at every tick.
-    ret->ticks = ret->overruns = 0;
+    ret->ticks = ret->ticks_polled = ret->overruns = 0;
     ret->wake_late_ns = (cd_counter_value){0};
     for (int i = 0; i < l->n; i++) {
         const struct worker *w = &l->w[i];
@@ -631,6 +638,7 @@ void cd_loop_stats(const cd_loop *l, cd_stats *ret) {
             continue;
         }
         ret->ticks += cd_stat_get(&w->ticks);
+        ret->ticks_polled += cd_stat_get(&w->ticks_polled);
         cd_counter_value v;
         cd_counter_read(&w->wake_late_ns, &v);
         ret->wake_late_ns.count += v.count;

@@ -84,8 +84,8 @@ void cd_loop_attach(cd_loop *l, cd_session *s, int fd, const cd_endpoint_ops *op
 /* Worker wake-ups at ticks so far (the watchdog checks that they move). thread: any. */
 uint64_t cd_loop_ticks(const cd_loop *l);
 
-/* Fills ticks, overruns, wake_late_ns and realtime of *ret and adds the workers' frame and solve
- * counts (cd_counts_add); other fields untouched. thread: any. */
+/* Fills ticks, ticks_polled, overruns, wake_late_ns and realtime of *ret and adds the workers'
+ * frame and solve counts (cd_counts_add); other fields untouched. thread: any. */
 void cd_loop_stats(const cd_loop *l, cd_stats *ret);
 
 #endif /* CONTACTD_SERVICE_LOOP_H */

@@ -59,6 +59,7 @@ typedef struct cd_counts {
  * 12 KiB (three histograms): fine on any thread's stack, never in a ring. */
 typedef struct cd_stats {
     uint64_t ticks;             /* tick-thread wake-ups */
+    uint64_t ticks_polled;      /* of those, the ones a worker reached polling (keep_awake) */
     uint64_t overruns;          /* ticks whose work ran past the next tick's start */
     uint64_t frames_received;
     uint64_t frames_solved;

@@ -2,11 +2,12 @@
 /* keep_awake end to end: with the default configuration (keep_awake = on), the daemon's worker
  * CPU has a poller ("cd-awake<cpu>", SCHED_IDLE, pinned to the foreground worker's CPU) that
  * sleeps while no session is open, polls (gains CPU time) while one is, and sleeps again once it
- * closes; the foreground worker serving a session polls before each tick (it spends more CPU per
- * tick than a wake-up costs); with keep_awake = off there is no poller. Waits are bounded
+ * closes; the foreground worker serving a session polls before its ticks (Stats.ticks_polled);
+ * with keep_awake = off there is no poller and no tick is reached polling. Waits are bounded
  * generously (a SCHED_IDLE thread gets little CPU on a loaded machine) and end as soon as the
  * awaited state is seen; no duration is asserted. Arguments: the contactd and contactctl
  * executables. */
+#include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -85,11 +86,11 @@ static void assert_sleeps(pid_t tid) {
 }
 
 // A request session that has had its one frame answered (so its worker serves it), then idles.
-static cdc_conn *open_session(void) {
+static cdc_conn *open_session(it_daemon *dm) {
     cs_scene s;
     it_scene_load("box_on_plane.json", &s);
     const cdc_limits lim = {.max_bodies = s.nb, .max_contacts = s.nc, .max_dirs = 8};
-    cdc_conn *c = it_session_open(&d, false, &(cdc_hello){.client_name = "it_keep_awake",
+    cdc_conn *c = it_session_open(dm, false, &(cdc_hello){.client_name = "it_keep_awake",
                                                          .limits = lim, .request_mode = true});
     cdc_wire_free(it_frame_exchange(c, &s, 1));
     cd_scene_json_free(&s);
@@ -104,7 +105,7 @@ static void poller_sleeps_without_sessions(void **state) {
 static void poller_polls_while_a_session_is_open(void **state) {
     (void)state;
     const pid_t tid = poller();
-    cdc_conn *c = open_session();
+    cdc_conn *c = open_session(&d);
     const int64_t before = t_thread_run_ns(d.pid, tid);
     assert_true(before >= 0);
     for (int i = 0; i < WAIT_S * 100 && t_thread_run_ns(d.pid, tid) - before < POLLED_NS; i++) {
@@ -115,35 +116,39 @@ static void poller_polls_while_a_session_is_open(void **state) {
     assert_sleeps(tid);
 }
 
-// The foreground worker that serves an idle session spends its 30 us pre-tick poll on every tick,
-// most of it as CPU time: at least 25 us of CPU a tick (measured 37 us; a tick slept to, with the
-// poll taken out, costs it 16 us of CPU on this VM: timer and context switches). Ticks are
-// Stats.ticks, which counts every foreground worker's; cd-fg0 serves the only session.
-static void worker_polls_before_its_ticks(void **state) {
-    (void)state;
-    cdc_conn *c = open_session();
-    int nfg = 0;
-    for (char name[16]; snprintf(name, sizeof name, "cd-fg%d", nfg),
-                        t_thread_find(d.pid, name) > 0;) {
-        nfg++;
-    }
-    const pid_t fg = named_thread(d.pid, "cd-fg0");
+// Stats.ticks_polled over a stretch of an idle session's ticks (and the ticks), from the
+// session's own connection.
+static uint64_t polled_over(cdc_conn *c, uint64_t *ret_ticks) {
     Contactd__V1__ServerMessage *m = it_stats_fetch(c);
-    const uint64_t ticks0 = m->stats->ticks;
-    const int64_t run0 = t_thread_run_ns(d.pid, fg);
+    const uint64_t ticks0 = m->stats->ticks, polled0 = m->stats->ticks_polled;
     cdc_wire_free(m);
     pause_ms(500);
     m = it_stats_fetch(c);
-    const double ticks = (double)(m->stats->ticks - ticks0) / nfg;
-    const int64_t run = t_thread_run_ns(d.pid, fg) - run0;
+    *ret_ticks = m->stats->ticks - ticks0;
+    const uint64_t polled = m->stats->ticks_polled - polled0;
     cdc_wire_free(m);
-    printf("# cd-fg0: %.0f ticks, %.1f us of CPU each (%d foreground workers)\n", ticks,
-           (double)run / ticks / 1e3, nfg);
+    printf("# %" PRIu64 " of %" PRIu64 " ticks reached polling\n", polled, *ret_ticks);
+    return polled;
+}
+
+// The foreground worker serving a session polls before its ticks: some of them find it polling
+// (a tick whose timer wake-up came late past the poll's start is reached by the timer, so how
+// many depends on the host; none would mean it never polls).
+static void worker_polls_before_its_ticks(void **state) {
+    (void)state;
+    cdc_conn *c = open_session(&d);
+    uint64_t ticks;
+    uint64_t polled = polled_over(c, &ticks);
+    for (int i = 0; i < WAIT_S * 2 && polled == 0; i++) {
+        polled = polled_over(c, &ticks);
+    }
     assert_true(ticks > 0);
-    assert_true((double)run / ticks >= 25e3);
+    assert_true(polled > 0);
+    assert_true(polled <= ticks);
     cdc_conn_close(c);
 }
 
+// keep_awake = off: no poller, and a session's worker sleeps to every tick.
 static void no_poller_when_off(void **state) {
     (void)state;
     it_daemon off;
@@ -152,6 +157,11 @@ static void no_poller_when_off(void **state) {
     char name[16];
     snprintf(name, sizeof name, "cd-awake%d", pinned_cpu(fg));
     assert_int_equal(t_thread_find(off.pid, name), -1);
+    cdc_conn *c = open_session(&off);
+    uint64_t ticks;
+    assert_int_equal(polled_over(c, &ticks), 0);
+    assert_true(ticks > 0);
+    cdc_conn_close(c);
     assert_int_equal(it_daemon_stop(&off), 0);
     it_daemon_cleanup(&off);
 }
