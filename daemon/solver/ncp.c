@@ -67,6 +67,7 @@
  * factorizations (deadline.h). */
 #include "solver/ncp.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -793,6 +794,14 @@ static void coupled_rows(const ncp *P, int k, const double *f, double v[3]) {
     v[2] = (lo2[0] + lo2[1]) + (hi2[0] + hi2[1]);
 }
 
+/* Whether hypot(t1, t2) <= r is certain without computing it (most contacts of a sweep stick):
+ * the squares' rounding (a few ulps) lies far inside the margin, and a radius whose square is not
+ * a normal number is left to hypot. */
+static inline bool inside_disc(double t1, double t2, double r) {
+    const double r2 = r * r;
+    return r2 >= DBL_MIN && t1 * t1 + t2 * t2 < r2 * (1 - 1e-12);
+}
+
 /* Projected Gauss-Seidel on f (sweeps over the contacts, each f_k <- Pi(f_k - rho_k v_k) with
  * Pi the normal clamp then the disc |f_t| <= mu f_n, the map of eqs. 10-13, and rho_k = 1 / mean
  * diag W_kk), then x = v - f (eq. 14). A cheap descent toward the solution's regions from any f:
@@ -819,9 +828,11 @@ static bool pgs(ncp *P, double *f, int sweeps) {
             const double rho = tr > 0 ? 3 / tr : 1, mu = P->mu[k];
             const double fn = fmax(0.0, fk[0] - rho * v[0]);
             double t1 = fk[1] - rho * v[1], t2 = fk[2] - rho * v[2];
-            const double t = hypot(t1, t2);
-            if (t > mu * fn)
-                t1 *= mu * fn / t, t2 *= mu * fn / t;
+            if (!inside_disc(t1, t2, mu * fn)) {
+                const double t = hypot(t1, t2);
+                if (t > mu * fn)
+                    t1 *= mu * fn / t, t2 *= mu * fn / t;
+            }
             fk[0] = fn, fk[1] = t1, fk[2] = t2;
         }
         if (cs__meter_add(&P->meter, work))
