@@ -1319,7 +1319,7 @@ static int cmd_fclib(const args *a) {
     }
     fclib_io_result res;
     const cs_options opt = {.solver = solver};
-    if ((local_only ? fclib_io_solve_local(&p, &opt, &res, err, sizeof err)
+    if ((local_only ? fclib_io_solve_local(&p, &opt, 0, &res, err, sizeof err)
                     : fclib_io_solve(&p, &opt, &res, err, sizeof err)) < 0) {
         fprintf(stderr, "contactctl: %s: %s\n", a->scene_path, err);
         fclib_io_free(&p);

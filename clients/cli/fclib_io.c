@@ -42,8 +42,6 @@
 /* Pivots of W below this fraction of its largest diagonal end the factorization: W's rank
  * (LMGC's PerioBox W has rank 72 of 180, README of ../shared/fclib). */
 #define RANK_TOL 1e-12
-/* ncp's iteration cap offline (the real-time default is 50): the Capsules files take more. */
-#define FCLIB_NCP_ITERATIONS 200
 /* Asymmetry below this is the rounding of a symmetric W written and read back: symmetrized
  * without a note. */
 #define ASYMMETRY_ROUNDING 1e-12
@@ -808,8 +806,8 @@ static cs_status solve_pyramid(const fclib_io_problem *p, const cs_options *opt,
     return status;
 }
 
-int fclib_io_solve_local(const fclib_io_problem *p, const cs_options *opt, fclib_io_result *ret,
-                         char *err, size_t errlen) {
+int fclib_io_solve_local(const fclib_io_problem *p, const cs_options *opt, int max_iterations,
+                         fclib_io_result *ret, char *err, size_t errlen) {
     if (p->form != FCLIB_IO_LOCAL) {
         snprintf(err, errlen, "%s takes the local form (W, q, mu) only",
                  cs_solver_name(opt->solver));
@@ -835,7 +833,8 @@ int fclib_io_solve_local(const fclib_io_problem *p, const cs_options *opt, fclib
     }
     const int64_t t0 = cd_clock_ns();
     if (ncp) {
-        const cs_ncp_params prm = {.max_iterations = FCLIB_NCP_ITERATIONS};
+        const cs_ncp_params prm = {.max_iterations = max_iterations > 0 ? max_iterations
+                                                                        : FCLIB_NCP_ITERATIONS};
         res.status = cs_ncp_delassus(p->nc, p->w_dense, 3 * p->nc, p->raw_local->q,
                                      p->raw_local->mu, NULL, &prm, opt, scratch, res.r, &res.ncp);
         res.stats.iterations = res.ncp.iterations;

@@ -26,6 +26,9 @@
  * These come from Siconos' Bullet-built problems, whose W is formed in single precision or
  * from inconsistent contact frames; beyond 1e-3 W is too far from any Delassus matrix. */
 #define FCLIB_IO_ASYMMETRY_MAX 1e-3
+/* ncp's iteration cap offline unless the caller gives one (the real-time default is 50): the
+ * Capsules files take more. */
+#define FCLIB_NCP_ITERATIONS 200
 
 struct fclib_global;
 struct fclib_local;
@@ -89,13 +92,14 @@ int fclib_io_solve(const fclib_io_problem *p, const cs_options *opt, fclib_io_re
                    char *err, size_t errlen);
 
 /* Solves the local problem p with opt->solver under opt's deadline and scores it as
- * fclib_io_solve does: ncp (cs_ncp_delassus on the symmetric dense W, b = q, cold), or
+ * fclib_io_solve does: ncp (cs_ncp_delassus on the symmetric dense W, b = q, cold, at most
+ * max_iterations Gauss-Newton iterations; 0: FCLIB_NCP_ITERATIONS), or
  * lemke-standard (Lloyd's LCP on the 8-sided friction pyramid, cs_lemke_standard_delassus), whose
  * answer the residual judges on the exact cone it approximates. ret->v is NULL (the local form
  * has no v); ret->u = W r + q with the file's W. Returns 0 (ret->status says how the solve went),
  * or -1 with err set for a global-form p, another solver, or when memory is short. */
-int fclib_io_solve_local(const fclib_io_problem *p, const cs_options *opt, fclib_io_result *ret,
-                         char *err, size_t errlen);
+int fclib_io_solve_local(const fclib_io_problem *p, const cs_options *opt, int max_iterations,
+                         fclib_io_result *ret, char *err, size_t errlen);
 
 /* Siconos' fc3d error of impulses r [3 nc] on the local problem p's own equation u = W r + q (W
  * as stored, not symmetrized), with |q| as the problem's scale. u: [3 nc] out. */

@@ -42,8 +42,9 @@ int fclib_run_list(const char *root, char **out, int max) {
     return n;
 }
 
-void fclib_run_solver(cs_solver solver, const fclib_io_problem *p, const bench_args *a,
-                      bench_cell *c) {
+// fclib_run_solver with ncp capped at max_iterations (0: fclib_io's cap) for a local p.
+static void run_solver(cs_solver solver, const fclib_io_problem *p, int max_iterations,
+                       const bench_args *a, bench_cell *c) {
     const cs_options opt = {.solver = solver};
     const int64_t budget = (int64_t)(a->budget_s * 1e9);
     for (int rep = 0; rep < a->repeat && (rep == 0 || c->spent_ns <= budget); rep++) {
@@ -51,7 +52,7 @@ void fclib_run_solver(cs_solver solver, const fclib_io_problem *p, const bench_a
         char err[256];
         const int r = solver == CS_SOLVER_SAP
                           ? fclib_io_solve(p, &opt, &res, err, sizeof err)
-                          : fclib_io_solve_local(p, &opt, &res, err, sizeof err);
+                          : fclib_io_solve_local(p, &opt, max_iterations, &res, err, sizeof err);
         if (r != 0) {
             fprintf(stderr, "%s\n", err);
             exit(1);
@@ -63,6 +64,34 @@ void fclib_run_solver(cs_solver solver, const fclib_io_problem *p, const bench_a
             bench_cell_add(c, res.stats.iterations,
                            res.status >= 0 && res.error.total <= FCLIB_RUN_TOL, res.error.total);
         fclib_io_result_free(&res);
+    }
+}
+
+void fclib_run_solver(cs_solver solver, const fclib_io_problem *p, const bench_args *a,
+                      bench_cell *c) {
+    run_solver(solver, p, 0, a, c);
+}
+
+int fclib_run_ncp_to(const fclib_io_problem *p, double target, const bench_args *a,
+                     bench_cell *c) {
+    const cs_options opt = {.solver = CS_SOLVER_NCP};
+    // Caps 1, 2, 4, ... and fclib_io's own: the first that reaches target, at most twice the
+    // fewest iterations that would.
+    for (int cap = 1;; cap = 2 * cap < FCLIB_NCP_ITERATIONS ? 2 * cap : FCLIB_NCP_ITERATIONS) {
+        fclib_io_result res;
+        char err[256];
+        if (fclib_io_solve_local(p, &opt, cap, &res, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            exit(1);
+        }
+        const bool reached = res.error.total <= target;
+        fclib_io_result_free(&res);
+        if (reached) {
+            run_solver(CS_SOLVER_NCP, p, cap, a, c);
+            return cap;
+        }
+        if (cap == FCLIB_NCP_ITERATIONS)
+            return 0;
     }
 }
 

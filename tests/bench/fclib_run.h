@@ -29,6 +29,13 @@ int fclib_run_list(const char *root, char **out, int max);
 void fclib_run_solver(cs_solver solver, const fclib_io_problem *p, const bench_args *a,
                       bench_cell *c);
 
+/* ncp on the local problem p stopped at an iteration cap (1, 2, 4, ..., FCLIB_NCP_ITERATIONS:
+ * the first) whose answer scores at most target, a peer's residual: its time to the same
+ * residual. Fills c as fclib_run_solver; returns the cap, or 0 when even the last one does not
+ * reach target (c untouched). */
+int fclib_run_ncp_to(const fclib_io_problem *p, double target, const bench_args *a,
+                     bench_cell *c);
+
 /* Siconos fc3d NSN (siconos_peer_fc3d) on the local problem p at tolerance FCLIB_RUN_TOL, on
  * its symmetric dense W, scored by fclib_io_local_score; fills c as fclib_run_solver. */
 void fclib_run_fc3d(const fclib_io_problem *p, const bench_args *a, bench_cell *c);

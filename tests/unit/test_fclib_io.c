@@ -487,7 +487,7 @@ static void solve_local_file(const char *name, cs_solver solver, fclib_io_proble
         fail_msg("%s", err);
     }
     const cs_options opt = {.solver = solver};
-    if (fclib_io_solve_local(p, &opt, res, err, sizeof err) != 0) {
+    if (fclib_io_solve_local(p, &opt, 0, res, err, sizeof err) != 0) {
         fail_msg("%s: %s", name, err);
     }
 }

@@ -415,7 +415,7 @@ static void fclib_local_converges(void **state) {
         fail_msg("%s", err);
     fclib_io_result res;
     const cs_options opt = {.solver = CS_SOLVER_NCP};
-    assert_int_equal(fclib_io_solve_local(&p, &opt, &res, err, sizeof err), 0);
+    assert_int_equal(fclib_io_solve_local(&p, &opt, 0, &res, err, sizeof err), 0);
     if (res.status != CS_CONVERGED || res.ncp.residual > RESIDUAL_TARGET)
         fail_msg("%s: %s after %d iterations, residual %.3g", name, cs_status_name(res.status),
                  res.ncp.iterations, res.ncp.residual);
