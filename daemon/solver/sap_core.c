@@ -384,7 +384,7 @@ static void assemble(const cs__sap_problem *p, const cs__sap_islands *is, const 
  * 1.5 ms (256), against 0.06, 0.6, 15 and 810 us here; the two cross near n = 400, where the
  * blocked factorization over BLAS takes over (and LAPACK's solve), unless a deadline must be kept
  * (BLAS cannot stop). */
-#define CHOL_LAPACK_MIN 384
+#define CHOL_BLOCKED_MIN 384
 /* Columns of a block of the blocked factorization (chol_blocked). */
 #define CHOL_BLOCK 96
 
@@ -446,7 +446,7 @@ static int chol_columns(int n, double *H, int ldh, cs__meter *meter) {
  * below it by BLAS's triangular solve and the trailing matrix by its rank-k update, which does
  * nearly all the work at BLIS's level-3 speed. LAPACK's dpotrf (reference LAPACK, 64-column
  * blocks, its recursive dpotrf2 on each diagonal block) took 23 ms at n = 860 here, as long as
- * the column loop; this 9 ms. Returns 0 or -1 (not positive definite). */
+ * the column loop; this 8-9 ms. Returns 0 or -1 (not positive definite). */
 static int chol_blocked(int n, double *H) {
     const double one = 1, minus_one = -1;
     for (int k = 0; k < n; k += CHOL_BLOCK) {
@@ -464,13 +464,13 @@ static int chol_blocked(int n, double *H) {
 }
 
 int cs__sap_chol(int n, double *H, cs__meter *meter) {
-    if (n >= CHOL_LAPACK_MIN && !cs__meter_armed(meter))
+    if (n >= CHOL_BLOCKED_MIN && !cs__meter_armed(meter))
         return chol_blocked(n, H);
     return chol_columns(n, H, n, meter);
 }
 
 void cs__sap_chol_solve(int n, const double *L, int nrhs, double *B, cs__meter *meter) {
-    if (n >= CHOL_LAPACK_MIN && !cs__meter_armed(meter)) {
+    if (n >= CHOL_BLOCKED_MIN && !cs__meter_armed(meter)) {
         int info = 0;
         dpotrs_("L", &n, &nrhs, L, &n, B, &n, &info);
         return;
