@@ -113,41 +113,59 @@ static void swap_slots(cs__bordered *b, int s, int t) {
     }
 }
 
-/* Brings the deferred member in slot s (>= p) into the inverse when its Schur pivot exceeds tol. */
-static bool try_factor(cs__bordered *b, int s) {
+/* Brings the deferred member in slot s (>= p) into the inverse when its Schur pivot exceeds tol.
+ * known: NULL, or K^-1 u by id up to the factor scale (u the member's column), as a solve gave it. */
+static bool try_factor(cs__bordered *b, int s, const double *known, double scale) {
     swap_slots(b, s, b->p);
     const int c = b->cap, p = b->p;
     // y = K^-1 u and z' = v' K^-1, u and v the new column and row (v copied out of K's row, which
-    // is strided, into rs: free outside cs__bordered_solve's use of it after any refresh).
+    // is strided, into rs: free outside cs__bordered_solve's use of it after any refresh; a
+    // symmetric system's row is its column).
     double *restrict y = b->y, *restrict z = b->z, *restrict v = b->rs;
-    for (int i = 0; i < p; i++) {
-        y[i] = 0;
-        v[i] = *at(b->K, c, p, i);
-    }
-    cs__gaxpy_cols(p, b->inv, c, NULL, p, at(b->K, c, 0, p), y);
-    // Two columns at a time: independent sums, each in order.
-    int j = 0;
-    for (; j + 2 <= p; j += 2) {
-        const double *restrict c0 = at(b->inv, c, 0, j), *restrict c1 = c0 + c;
-        double z0 = 0, z1 = 0;
-        for (int i = 0; i < p; i++) {
-            z0 += v[i] * c0[i];
-            z1 += v[i] * c1[i];
-        }
-        z[j] = z0;
-        z[j + 1] = z1;
-    }
-    if (j < p) {
-        const double *restrict c0 = at(b->inv, c, 0, j);
-        double z0 = 0;
+    const double *u = at(b->K, c, 0, p);
+    if (b->symmetric)
+        v = (double *)u;
+    else
         for (int i = 0; i < p; i++)
-            z0 += v[i] * c0[i];
-        z[j] = z0;
+            v[i] = *at(b->K, c, p, i);
+    if (known) {
+        for (int i = 0; i < p; i++)
+            y[i] = scale * known[b->id[i]];
+    } else {
+        for (int i = 0; i < p; i++)
+            y[i] = 0;
+        cs__gaxpy_cols(p, b->inv, c, NULL, p, u, y);
+        count(b, (int64_t)p * p);
+    }
+    if (b->symmetric) {
+        for (int i = 0; i < p; i++)
+            z[i] = y[i];
+    } else {
+        // Two columns at a time: independent sums, each in order.
+        int j = 0;
+        for (; j + 2 <= p; j += 2) {
+            const double *restrict c0 = at(b->inv, c, 0, j), *restrict c1 = c0 + c;
+            double z0 = 0, z1 = 0;
+            for (int i = 0; i < p; i++) {
+                z0 += v[i] * c0[i];
+                z1 += v[i] * c1[i];
+            }
+            z[j] = z0;
+            z[j + 1] = z1;
+        }
+        if (j < p) {
+            const double *restrict c0 = at(b->inv, c, 0, j);
+            double z0 = 0;
+            for (int i = 0; i < p; i++)
+                z0 += v[i] * c0[i];
+            z[j] = z0;
+        }
+        count(b, (int64_t)p * p);
     }
     double sch = *at(b->K, c, p, p);
     for (int i = 0; i < p; i++)
         sch -= v[i] * y[i];
-    count(b, 2 * (int64_t)p * p + p);
+    count(b, p);
     if (!(fabs(sch) > b->tol))
         return false;
     // A deferred member X's pivot becomes s_X - (K_XY - v_X' y)(K_YX - z' u_X) / sch with this one
@@ -155,10 +173,14 @@ static bool try_factor(cs__bordered *b, int s) {
     // symmetric PSD system), but an unsymmetric one (a face whose rows join after it) can become
     // independent. Those whose change is above tol are worth a try.
     for (int d = p + 1; d < b->m; d++) {
-        double vy = *at(b->K, c, d, p), zu = *at(b->K, c, p, d);
-        for (int i = 0; i < p; i++) {
+        double vy = *at(b->K, c, d, p);
+        for (int i = 0; i < p; i++)
             vy -= *at(b->K, c, d, i) * y[i];
-            zu -= z[i] * *at(b->K, c, i, d);
+        double zu = vy;
+        if (!b->symmetric) {
+            zu = *at(b->K, c, p, d);
+            for (int i = 0; i < p; i++)
+                zu -= z[i] * *at(b->K, c, i, d);
         }
         if (fabs(vy * zu) > b->tol * fabs(sch))
             b->retry[b->id[d]] = 1;
@@ -179,23 +201,32 @@ static bool try_factor(cs__bordered *b, int s) {
     return true;
 }
 
-void cs__bordered_add(cs__bordered *b, int id) {
+/* cs__bordered_add and cs__bordered_add_known: known as there, or NULL. */
+static void add(cs__bordered *b, int id, const double *known, double scale) {
     CS_ASSERT(b->m < b->cap && b->slot[id] < 0);
     const int c = b->cap, s = b->m;
     b->id[s] = id;
     b->slot[id] = s;
     for (int t = 0; t < s; t++) {
-        *at(b->K, c, s, t) = b->entry(b->ctx, id, b->id[t]);
-        *at(b->K, c, t, s) = b->entry(b->ctx, b->id[t], id);
+        const double e = *at(b->K, c, t, s) = b->entry(b->ctx, b->id[t], id);
+        *at(b->K, c, s, t) = b->symmetric ? e : b->entry(b->ctx, id, b->id[t]);
     }
     *at(b->K, c, s, s) = b->entry(b->ctx, id, id);
     b->m++;
     count(b, 2 * (int64_t)s);
     // With deferred members the new one is tried after them (refresh), so they keep precedence.
     if (!b->stale && b->p == s)
-        (void)try_factor(b, s);
+        (void)try_factor(b, s, known, scale);
     else
         b->retry[id] = 1;
+}
+
+void cs__bordered_add(cs__bordered *b, int id) {
+    add(b, id, NULL, 0);
+}
+
+void cs__bordered_add_known(cs__bordered *b, int id, const double *x, double scale) {
+    add(b, id, x, scale);
 }
 
 void cs__bordered_remove(cs__bordered *b, int id) {
@@ -261,7 +292,7 @@ void cs__bordered_refresh(cs__bordered *b) {
             continue;
         }
         b->retry[id] = 0;
-        if (try_factor(b, s))
+        if (try_factor(b, s, NULL, 0))
             s = b->p;
         else
             s++;
@@ -292,6 +323,24 @@ static double solve_refined(cs__bordered *b, const double *rhs, double *x) {
     }
     count(b, 3 * (int64_t)p * p);
     return corr;
+}
+
+int cs__bordered_solve_once(cs__bordered *b, const double *rhs, double *x) {
+    if (b->stale)
+        cs__bordered_refresh(b);
+    if (b->meter && b->meter->passed)
+        return 1;
+    const int c = b->cap, p = b->p;
+    double *restrict rs = b->rs, *restrict xs = b->xs;
+    for (int s = 0; s < p; s++) {
+        rs[s] = rhs[b->id[s]];
+        xs[s] = 0;
+    }
+    cs__gaxpy_cols(p, b->inv, c, NULL, p, rs, xs);
+    count(b, (int64_t)p * p);
+    for (int s = 0; s < b->m; s++)
+        x[b->id[s]] = s < p ? xs[s] : 0;
+    return 0;
 }
 
 int cs__bordered_solve(cs__bordered *b, const double *rhs, double *x, double cons_tol) {

@@ -33,6 +33,8 @@ typedef struct cs__bordered {
     double *y, *z, *rs, *xs; /* [cap] scratch */
     double tol;             /* Schur pivots at or below this are singular (absolute) */
     bool stale;             /* a removal lost accuracy: refactor before the next solve */
+    bool symmetric;         /* entry(r, c) == entry(c, r) (the caller's to set after init): the
+                               inverse is symmetric, so a join computes one product, not two */
     cs__bordered_entry *entry;
     const void *ctx;
     cs__meter *meter;       /* the solve's deadline (NULL: none); work counted in multiply-adds */
@@ -55,6 +57,10 @@ static inline bool cs__bordered_has(const cs__bordered *b, int id) {
 
 /* Adds member id (not a member; at most cap members). O(p^2). */
 void cs__bordered_add(cs__bordered *b, int id);
+/* cs__bordered_add for a member whose column u's image K^-1 u over the present members is known:
+ * scale x (x by id, as cs__bordered_solve_once or cs__bordered_solve gave it, with no member
+ * changed since), which spares one product with the inverse. */
+void cs__bordered_add_known(cs__bordered *b, int id, const double *x, double scale);
 /* Removes member id. O(p^2). */
 void cs__bordered_remove(cs__bordered *b, int id);
 /* Takes deferred members in where their pivot allows now (each removal, and each member that joins
@@ -62,6 +68,12 @@ void cs__bordered_remove(cs__bordered *b, int id);
  * each; a symmetric PSD system never marks on a join), and refactors from scratch when a removal
  * lost accuracy. */
 void cs__bordered_refresh(cs__bordered *b);
+
+/* x = K^-1 rhs over the members (rhs, x: [nid] by id; 0 for the deferred ones), one product
+ * with the inverse and no refinement or check: for a caller that can read the residual K x - rhs
+ * from work it does anyway, and calls cs__bordered_solve when that residual asks. Returns 0, or 1
+ * when the meter's deadline passed. O(p^2). */
+int cs__bordered_solve_once(cs__bordered *b, const double *rhs, double *x);
 
 /* Solves K x = rhs over the members (rhs, x: [nid] by id; x is written for members only, 0 for the
  * deferred ones), with one step of iterative refinement. Returns 0; -1 when a deferred member's

@@ -42,7 +42,9 @@
  * TOLERANCES. Directions smaller than 1e-11 (relative to the unit step of f_d, or to the largest
  * diagonal of A for w) are treated as zero, and w_d < -1e-10 |b|_inf counts as violated: both far
  * above rounding for the problem sizes admitted (n <= 8192), far below physical velocities. Schur
- * pivots below 1e-11 of the largest diagonal are redundant rows.
+ * pivots below 1e-11 of the largest diagonal are redundant rows. A direction whose clamped rows
+ * of da miss zero by more than 1e-13 of that diagonal is refined: two orders below where da counts
+ * as zero, far above the rounding of a well-conditioned A_CC.
  *
  * PART 2. THE PROBLEM (dantzig.h, cs_dantzig_problem). Rows are NORMAL (part 1's law), BILATERAL (a
  * = 0, f free) or friction: a group of one BOX row or a PAIR of rows, whose force f_t must lie in r
@@ -105,6 +107,7 @@ enum { UNPROCESSED = 0, CLAMPED = 1, NOT_CLAMPED = 2 };
 #define DIR_TOL 1e-11
 #define VIOL_TOL 1e-10
 #define RANK_TOL 1e-11
+#define REFINE_TOL 1e-13
 
 /* The larger of a and b, b ignored when NaN (as fmax for the running maxima here, without the
  * libm call). */
@@ -182,23 +185,38 @@ typedef struct lcp_ws {
     cs__meter meter;    /* the deadline inside a step */
 } lcp_ws;
 
+/* da = A df over the columns with df != 0: d and the factored clamped set (a deferred member's df
+ * is 0). True when the deadline passed. */
+static bool direction_image(int n, const double *A, int lda, int d, lcp_ws *w) {
+    const cs__bordered *c = &w->acc;
+    w->df[d] = 1;
+    memcpy(w->da, A + (size_t)d * lda, (size_t)n * sizeof(double));
+    return mul_columns(n, A, lda, c->id, c->p, w->df, w->da, &w->meter);
+}
+
 /* fdirection: df_d = 1, df_C = -A_CC^-1 A_Cd, zero elsewhere; then da = A df. O(|C|^2) with the
- * inverse of A_CC kept from pivot to pivot. Returns 0, or 1 (the deadline passed; df and da
- * unusable). */
-static int fdirection(int n, const double *A, int lda, int d, lcp_ws *w) {
+ * inverse of A_CC kept from pivot to pivot. The clamped rows of da are the residual of df_C's
+ * equations, read for free: one product with the inverse suffices unless they exceed REFINE_TOL,
+ * and only then is the solve refined (which also rebuilds an inverse that has drifted). Returns 0,
+ * or 1 (the deadline passed; df and da unusable). */
+static int fdirection(int n, const double *A, int lda, int d, double dmax, lcp_ws *w) {
     const cs__bordered *c = &w->acc;
     memset(w->df, 0, (size_t)n * sizeof(double));
     for (int q = 0; q < c->m; q++)
         w->rhs[c->id[q]] = -A[(size_t)d * lda + c->id[q]];
     // The range theorem (Baraff appendix A) makes a deferred row's equation hold: not checked, the
     // minimum-effort answer of a rank-revealing factorization.
+    if (cs__bordered_solve_once(&w->acc, w->rhs, w->df) != 0 || direction_image(n, A, lda, d, w))
+        return 1;
+    double res = 0;
+    for (int q = 0; q < c->p; q++)
+        res = max_d(res, fabs(w->da[c->id[q]]));
+    if (!(res > REFINE_TOL * dmax))
+        return 0;
+    memset(w->df, 0, (size_t)n * sizeof(double));
     if (cs__bordered_solve(&w->acc, w->rhs, w->df, INFINITY) > 0)
         return 1;
-    w->df[d] = 1;
-    // da = A df touches only the columns with df != 0: d and the factored clamped set (a deferred
-    // member's df is 0).
-    memcpy(w->da, A + (size_t)d * lda, (size_t)n * sizeof(double));
-    return mul_columns(n, A, lda, c->id, c->p, w->df, w->da, &w->meter) ? 1 : 0;
+    return direction_image(n, A, lda, d, w) ? 1 : 0;
 }
 
 /* The ratio test of one index: a clamped f_i falling to 0 or an unclamped w_i falling to 0
@@ -274,6 +292,7 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
+    w.acc.symmetric = true;
     const double viol_tol = VIOL_TOL * bmax;
     const double da_tol = DIR_TOL * dmax;
     const int cap = 4 * n * (n + 1) + 8;
@@ -312,7 +331,7 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
                 status = CS_DEADLINE;
                 goto out;
             }
-            if (fdirection(n, A, lda, d, &w) != 0) {
+            if (fdirection(n, A, lda, d, dmax, &w) != 0) {
                 status = CS_DEADLINE;
                 goto out;
             }
@@ -329,8 +348,10 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
                 w.a[i] += s * w.da[i];
             }
             if (j == d) {
+                // df_C = -A_CC^-1 A_Cd, and A_Cd is d's column in the clamped system.
                 w.a[d] = 0;
-                clamp(&w, d);
+                w.set[d] = CLAMPED;
+                cs__bordered_add_known(&w.acc, d, w.df, -1);
                 break;
             }
             if (w.set[j] == CLAMPED) {
