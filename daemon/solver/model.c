@@ -298,16 +298,9 @@ size_t cs_model_delassus_size(const cs_limits *lim) {
            cs__ws_bytes((6 * 2 * nr + nr) * sizeof(double)) + cs__ws_bytes(2 * nr * sizeof(int));
 }
 
-/* Body on side 0 (body_a) or 1 (body_b) of row k of the Jacobian that keeps `rows` rows of each
- * contact (cs_model_rows), -1: the world. */
-static inline int row_body(const cs_model *m, int rows, int k, int side) {
-    const int i = k / rows;
-    return side == 0 ? m->ia[i] : m->ib[i];
-}
-
 /* Summed body by body over the rows that touch each body: a pair of rows meets only through a
  * shared body, so pairs without one cost nothing (a stack's top contacts never meet the
- * ground's), and each entry is found once and mirrored. */
+ * ground's), and each entry is found once and stored in both halves. */
 cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw,
                             cs__meter *meter) {
     const int nr = cs_model_rows(m, rows), nb = m->nb;
@@ -322,17 +315,23 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
         return CS_ENOSPACE;
     }
     cs_model_jacobian(m, rows, js);
-    // Each body's rows in row order, as 2 row + side (the side's entry of the Jacobian table).
-    for (int k = 0; k < nr; k++)
-        for (int side = 0; side < 2; side++)
-            if (row_body(m, rows, k, side) >= 0)
-                start[row_body(m, rows, k, side) + 1]++;
+    // Each body's rows in row order, as 2 row + side (the side's entry of the Jacobian table);
+    // contact i's rows are rows i .. rows (i + 1) - 1, on bodies ia[i] and ib[i] (-1: the world).
+    for (int i = 0; i < m->nc; i++) {
+        if (m->ia[i] >= 0)
+            start[m->ia[i] + 1] += rows;
+        if (m->ib[i] >= 0)
+            start[m->ib[i] + 1] += rows;
+    }
     for (int b = 0; b < nb; b++)
         start[b + 1] += start[b];
-    for (int k = 0; k < nr; k++)
-        for (int side = 0; side < 2; side++)
-            if (row_body(m, rows, k, side) >= 0)
-                list[start[row_body(m, rows, k, side)]++] = 2 * k + side;
+    for (int i = 0, k = 0; i < m->nc; i++)
+        for (int r = 0; r < rows; r++, k++) {
+            if (m->ia[i] >= 0)
+                list[start[m->ia[i]]++] = 2 * k;
+            if (m->ib[i] >= 0)
+                list[start[m->ib[i]]++] = 2 * k + 1;
+        }
     // The fill moved each start to the next body's: move them back.
     for (int b = nb; b > 0; b--)
         start[b] = start[b - 1];
@@ -348,9 +347,10 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
     }
     double *t = mj + 6 * (size_t)L;
     for (int x = 0; x < L; x++) {
+        const double *mq = js + (size_t)list[x] * 12 + 6;
         row[x] = list[x] / 2;
-        for (int k = 0; k < 6; k++)
-            mj[(size_t)k * L + x] = js[(size_t)list[x] * 12 + 6 + k];
+        mj[x] = mq[0], mj[L + x] = mq[1], mj[2 * L + x] = mq[2];
+        mj[3 * L + x] = mq[3], mj[4 * L + x] = mq[4], mj[5 * L + x] = mq[5];
     }
     for (int q = 0; q < nr; q++)
         memset(W + (size_t)q * ldw, 0, (size_t)nr * sizeof(double));
@@ -371,19 +371,22 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
             for (; y < end; y++)
                 t[y - x] = Jq[0] * m0[y] + Jq[1] * m1[y] + Jq[2] * m2[y] + Jq[3] * m3[y] +
                            Jq[4] * m4[y] + Jq[5] * m5[y];
-            double *col = W + (size_t)row[x] * ldw;
+            // Both halves take the same sums in the same order: W is symmetric to the last bit.
+            // y > x is a later row (each body's list is in row order): off the diagonal.
+            const int rx = row[x];
+            double *col = W + (size_t)rx * ldw;
             const int *ry = row + x;
-            for (y = 0; y < end - x; y++)
+            col[rx] += t[0];
+            for (y = 1; y < end - x; y++) {
                 col[ry[y]] += t[y];
+                W[(size_t)ry[y] * ldw + rx] += t[y];
+            }
             if (meter && cs__meter_add(meter, 6 * (int64_t)(end - x))) {
                 cs__ws_release(ws, mark);
                 return CS_DEADLINE;
             }
         }
     }
-    for (int q = 0; q < nr; q++)
-        for (int p = q + 1; p < nr; p++)
-            W[(size_t)p * ldw + q] = W[(size_t)q * ldw + p];
     cs__ws_release(ws, mark);
     return CS_CONVERGED;
 }
