@@ -4,7 +4,8 @@
  * THE MATHS. With K (order p) and its inverse known, the bordered matrix [K u; v' d] has
  * the inverse
  *     [K^-1 + y z' / s,  -y / s;  -z' / s,  1 / s],   y = K^-1 u, z' = v' K^-1, s = d - v' y,
- * so adding a member costs two products with K^-1 and a rank-one update, O(p^2). Removing member k
+ * so adding a member costs two products with K^-1 and a rank-one update, O(p^2): one product when
+ * K is symmetric (z = y), none when the caller has y from a solve. Removing member k
  * inverts the block formula: with the member's row and column of K^-1 (r', c) and its diagonal e,
  * the inverse of K without it is K^-1 - c r' / e (over the other members), also O(p^2).
  *
@@ -18,9 +19,10 @@
  * leaves behind would blow the inverse up (the remaining block is nearly singular): the inverse is
  * then rebuilt from K by adding the members again, which defers whatever is dependent.
  *
- * ACCURACY. Each solve takes one step of iterative refinement against K itself (kept entry by entry
- * for all members), so rounding in the updated inverse does not accumulate into the answers; a
- * refinement that still corrects more than 1e-6 of the answer triggers a rebuild. */
+ * ACCURACY. cs__bordered_solve takes one step of iterative refinement against K itself (kept entry
+ * by entry for all members), so rounding in the updated inverse does not accumulate into the
+ * answers; a refinement that still corrects more than 1e-6 of the answer triggers a rebuild.
+ * cs__bordered_solve_once leaves that to a caller who reads the residual anyway. */
 #include "solver/bordered.h"
 
 #include <math.h>
@@ -213,7 +215,7 @@ static void add(cs__bordered *b, int id, const double *known, double scale) {
     }
     *at(b->K, c, s, s) = b->entry(b->ctx, id, id);
     b->m++;
-    count(b, 2 * (int64_t)s);
+    count(b, (b->symmetric ? 1 : 2) * (int64_t)s);
     // With deferred members the new one is tried after them (refresh), so they keep precedence.
     if (!b->stale && b->p == s)
         (void)try_factor(b, s, known, scale);

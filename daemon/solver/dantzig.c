@@ -42,9 +42,11 @@
  * TOLERANCES. Directions smaller than 1e-11 (relative to the unit step of f_d, or to the largest
  * diagonal of A for w) are treated as zero, and w_d < -1e-10 |b|_inf counts as violated: both far
  * above rounding for the problem sizes admitted (n <= 8192), far below physical velocities. Schur
- * pivots below 1e-11 of the largest diagonal are redundant rows. A direction whose clamped rows
- * of da miss zero by more than 1e-13 of that diagonal is refined: two orders below where da counts
- * as zero, far above the rounding of a well-conditioned A_CC.
+ * pivots below 1e-11 of the largest diagonal are redundant rows. A direction is solved with one
+ * product with A_CC's inverse and refined only when its clamped rows of da miss zero by more than
+ * 1e-13 of that diagonal (two orders below where da counts as zero, far above the rounding of a
+ * well-conditioned A_CC) or when the step would carry more than 1e-3 of the violation tolerance
+ * into the clamped rows' w, where it stays (they are not driven again).
  *
  * PART 2. THE PROBLEM (dantzig.h, cs_dantzig_problem). Rows are NORMAL (part 1's law), BILATERAL (a
  * = 0, f free) or friction: a group of one BOX row or a PAIR of rows, whose force f_t must lie in r
@@ -108,6 +110,7 @@ enum { UNPROCESSED = 0, CLAMPED = 1, NOT_CLAMPED = 2 };
 #define VIOL_TOL 1e-10
 #define RANK_TOL 1e-11
 #define REFINE_TOL 1e-13
+#define CARRY_TOL 1e-5
 
 /* The larger of a and b, b ignored when NaN (as fmax for the running maxima here, without the
  * libm call). */
@@ -195,28 +198,27 @@ static bool direction_image(int n, const double *A, int lda, int d, lcp_ws *w) {
 }
 
 /* fdirection: df_d = 1, df_C = -A_CC^-1 A_Cd, zero elsewhere; then da = A df. O(|C|^2) with the
- * inverse of A_CC kept from pivot to pivot. The clamped rows of da are the residual of df_C's
- * equations, read for free: one product with the inverse suffices unless they exceed REFINE_TOL,
- * and only then is the solve refined (which also rebuilds an inverse that has drifted). Returns 0,
- * or 1 (the deadline passed; df and da unusable). */
-static int fdirection(int n, const double *A, int lda, int d, double dmax, lcp_ws *w) {
+ * inverse of A_CC kept from pivot to pivot: one product with it, or refined (which also rebuilds an
+ * inverse that has drifted). *res: the largest clamped row of da, factored or deferred, which is the
+ * residual of C's equations (read for free). Returns 0, or 1 (the deadline passed; df and da
+ * unusable). */
+static int fdirection(int n, const double *A, int lda, int d, bool refine, lcp_ws *w,
+                      double *res) {
     const cs__bordered *c = &w->acc;
     memset(w->df, 0, (size_t)n * sizeof(double));
     for (int q = 0; q < c->m; q++)
         w->rhs[c->id[q]] = -A[(size_t)d * lda + c->id[q]];
     // The range theorem (Baraff appendix A) makes a deferred row's equation hold: not checked, the
     // minimum-effort answer of a rank-revealing factorization.
-    if (cs__bordered_solve_once(&w->acc, w->rhs, w->df) != 0 || direction_image(n, A, lda, d, w))
+    const int st = refine ? cs__bordered_solve(&w->acc, w->rhs, w->df, INFINITY)
+                          : cs__bordered_solve_once(&w->acc, w->rhs, w->df);
+    if (st > 0 || direction_image(n, A, lda, d, w))
         return 1;
-    double res = 0;
-    for (int q = 0; q < c->p; q++)
-        res = max_d(res, fabs(w->da[c->id[q]]));
-    if (!(res > REFINE_TOL * dmax))
-        return 0;
-    memset(w->df, 0, (size_t)n * sizeof(double));
-    if (cs__bordered_solve(&w->acc, w->rhs, w->df, INFINITY) > 0)
-        return 1;
-    return direction_image(n, A, lda, d, w) ? 1 : 0;
+    double r = 0;
+    for (int q = 0; q < c->m; q++)
+        r = max_d(r, fabs(w->da[c->id[q]]));
+    *res = r;
+    return 0;
 }
 
 /* The ratio test of one index: a clamped f_i falling to 0 or an unclamped w_i falling to 0
@@ -256,6 +258,10 @@ static double maxstep(int n, const double *f, int d, double da_tol, const lcp_ws
 static void clamp(lcp_ws *w, int i) {
     w->set[i] = CLAMPED;
     cs__bordered_add(&w->acc, i);
+    // Beside deferred members a new one waits for a refresh (bordered.h): its df would be held at
+    // 0 and its equation left unchecked until the next removal.
+    if (w->acc.p < w->acc.m)
+        cs__bordered_refresh(&w->acc);
 }
 
 cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, const double *b,
@@ -331,12 +337,22 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
                 status = CS_DEADLINE;
                 goto out;
             }
-            if (fdirection(n, A, lda, d, dmax, &w) != 0) {
+            double res;
+            if (fdirection(n, A, lda, d, false, &w, &res) != 0) {
                 status = CS_DEADLINE;
                 goto out;
             }
             int j;
-            const double s = maxstep(n, f, d, da_tol, &w, &j);
+            double s = maxstep(n, f, d, da_tol, &w, &j);
+            // The step carries the clamped rows' residual into their w: refine the direction when
+            // that residual or what the step would carry is above rounding (REFINE_TOL, CARRY_TOL).
+            if (res > REFINE_TOL * dmax || (j >= 0 && s * res > CARRY_TOL * viol_tol)) {
+                if (fdirection(n, A, lda, d, true, &w, &res) != 0) {
+                    status = CS_DEADLINE;
+                    goto out;
+                }
+                s = maxstep(n, f, d, da_tol, &w, &j);
+            }
             st->pivots++;
             if (j < 0) {
                 // f_d can grow without bound and w_d does not rise: no solution (Lemke's ray).
@@ -348,10 +364,15 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
                 w.a[i] += s * w.da[i];
             }
             if (j == d) {
-                // df_C = -A_CC^-1 A_Cd, and A_Cd is d's column in the clamped system.
+                // df_C = -A_CC^-1 A_Cd, and A_Cd is d's column in the clamped system (with
+                // deferred members clamp() is the way: the image is not used there).
                 w.a[d] = 0;
-                w.set[d] = CLAMPED;
-                cs__bordered_add_known(&w.acc, d, w.df, -1);
+                if (w.acc.p < w.acc.m) {
+                    clamp(&w, d);
+                } else {
+                    w.set[d] = CLAMPED;
+                    cs__bordered_add_known(&w.acc, d, w.df, -1);
+                }
                 break;
             }
             if (w.set[j] == CLAMPED) {
