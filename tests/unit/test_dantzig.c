@@ -121,6 +121,55 @@ static void redundant_rows(void **state) {
     assert_near(t_lcp_residual(4, A, b, f), 0.0, 1e-12);
 }
 
+/* Rank-deficient problems of 8-48 rows (rows repeated and rescaled, as coplanar contacts are),
+ * each with a solution: every one converges, and its clamped rows' velocities stay within a tenth
+ * of the violation tolerance (1e-10 |b|), however each direction was solved (one product with the
+ * kept inverse, or refined when its residual or the step's share of it asks). */
+static void clamped_rows_stay_at_zero(void **state) {
+    (void)state;
+    t_rng rng = t_rng_seed(11);
+    static double G[48 * 48], A[48 * 48], b[48], f[48], x[48];
+    double worst = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        const int n = 8 + t_rng_below(&rng, 41), k = 1 + t_rng_below(&rng, n);
+        for (int i = 0; i < n; i++) {
+            const int dup = i > 0 && t_rng_unit(&rng) < 0.4 ? t_rng_below(&rng, i) : -1;
+            const double sc = t_rng_unit(&rng) < 0.5 ? 1 : t_rng_range(&rng, 0.5, 1.5);
+            for (int l = 0; l < k; l++)
+                G[i * k + l] = dup >= 0 ? sc * G[dup * k + l] : t_rng_range(&rng, -1, 1);
+        }
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j <= i; j++) {
+                double v = 0;
+                for (int l = 0; l < k; l++)
+                    v += G[i * k + l] * G[j * k + l];
+                A[j * n + i] = A[i * n + j] = v;
+            }
+        // b = w - A x with x, w >= 0 and x_i w_i = 0: x solves it.
+        for (int i = 0; i < n; i++)
+            x[i] = t_rng_unit(&rng) < 0.5 ? t_rng_unit(&rng) : 0;
+        for (int i = 0; i < n; i++) {
+            b[i] = x[i] > 0 || t_rng_unit(&rng) < 0.5 ? 0 : t_rng_unit(&rng);
+            for (int j = 0; j < n; j++)
+                b[i] -= A[j * n + i] * x[j];
+        }
+        cs_stats st;
+        assert_int_equal(cs_dantzig_lcp(ws, n, A, n, b, NULL, f, &st), CS_CONVERGED);
+        double bmax = 0;
+        for (int i = 0; i < n; i++)
+            bmax = fmax(bmax, fabs(b[i]));
+        for (int i = 0; i < n; i++) {
+            double w = b[i];
+            for (int j = 0; j < n; j++)
+                w += A[j * n + i] * f[j];
+            assert_true(f[i] >= 0 && w >= -1e-10 * bmax);
+            if (f[i] > 0)
+                worst = fmax(worst, fabs(w) / bmax);
+        }
+    }
+    assert_true(worst <= 1e-11);
+}
+
 /* Ties in every ratio: all b equal on a rank-1 problem with a zero row. */
 static void degenerate_ties(void **state) {
     (void)state;
@@ -781,6 +830,7 @@ int main(void) {
         cmocka_unit_test(solves_positive_definite),
         cmocka_unit_test(infeasible_is_a_status),
         cmocka_unit_test(redundant_rows),
+        cmocka_unit_test(clamped_rows_stay_at_zero),
         cmocka_unit_test(degenerate_ties),
         cmocka_unit_test(ray_on_zero_matrix),
         cmocka_unit_test(rejects_non_finite),
