@@ -45,7 +45,7 @@
  * pivots below 1e-11 of the largest diagonal are redundant rows. A direction is solved with one
  * product with A_CC's inverse and refined only when its clamped rows of da miss zero by more than
  * 1e-13 of that diagonal (two orders below where da counts as zero, far above the rounding of a
- * well-conditioned A_CC) or when the step would carry more than 1e-3 of the violation tolerance
+ * well-conditioned A_CC) or when the step would carry more than 1e-5 of the violation tolerance
  * into the clamped rows' w, where it stays (they are not driven again).
  *
  * PART 2. THE PROBLEM (dantzig.h, cs_dantzig_problem). Rows are NORMAL (part 1's law), BILATERAL (a
@@ -254,10 +254,14 @@ static double maxstep(int n, const double *f, int d, double da_tol, const lcp_ws
     return s;
 }
 
-/* Index i joins the clamped set. */
-static void clamp(lcp_ws *w, int i) {
+/* Index i joins the clamped set. df_i: NULL, or the direction that drove i, whose df_C =
+ * -A_CC^-1 A_Ci spares the join a product with the inverse. */
+static void clamp(lcp_ws *w, int i, const double *df_i) {
     w->set[i] = CLAMPED;
-    cs__bordered_add(&w->acc, i);
+    if (df_i)
+        cs__bordered_add_known(&w->acc, i, df_i, -1);
+    else
+        cs__bordered_add(&w->acc, i);
     // Beside deferred members a new one waits for a refresh (bordered.h): its df would be held at
     // 0 and its equation left unchecked until the next removal.
     if (w->acc.p < w->acc.m)
@@ -325,7 +329,7 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
             // index that tied now clamped: d is done (its direction may even be degenerate).
             if (w.a[d] >= -viol_tol) {
                 w.a[d] = 0;
-                clamp(&w, d);
+                clamp(&w, d, NULL);
                 break;
             }
             if (st->pivots >= cap) {
@@ -364,15 +368,8 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
                 w.a[i] += s * w.da[i];
             }
             if (j == d) {
-                // df_C = -A_CC^-1 A_Cd, and A_Cd is d's column in the clamped system (with
-                // deferred members clamp() is the way: the image is not used there).
                 w.a[d] = 0;
-                if (w.acc.p < w.acc.m) {
-                    clamp(&w, d);
-                } else {
-                    w.set[d] = CLAMPED;
-                    cs__bordered_add_known(&w.acc, d, w.df, -1);
-                }
+                clamp(&w, d, w.df);
                 break;
             }
             if (w.set[j] == CLAMPED) {
@@ -382,7 +379,7 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
                 cs__bordered_refresh(&w.acc);
             } else {
                 w.a[j] = 0;
-                clamp(&w, j);
+                clamp(&w, j, NULL);
             }
         }
     }
