@@ -51,13 +51,10 @@
  * (O(r^2) entries and searches), its LU factorization (O(r^3)) and solves (O(r^2)), a basis
  * solve's back-substitution and the ratio test's column solves: with 64 bodies r is 386.
  *
- * CRASH START (reduced variant, no warm basis). Before any cold run, the frictionless LCP of the
- * normal rows is solved by Baraff's pivoting (dantzig.h) on their Delassus block, formed from the
- * kernel's Jacobian table, and Lemke starts like a warm start from the guess that every contact
- * active there slides against its tangential velocity, after one block step on the guess's
- * normal pairs (crash_step). A Lemke run of that LCP cost twice as much: on the benchmark's
- * round pegs of 16 contacts a cold step takes 63,000 instructions instead of 78,000 where the
- * guess is the answer, 13 % fewer on average. */
+ * CRASH START (reduced variant, no warm basis). Before any cold run, the frictionless LCP is
+ * solved (the reduced variant without appending blocks), and Lemke starts like a warm start from
+ * the guess that every contact active there slides against its tangential velocity, after one
+ * block step on the guess's normal pairs (crash_step). */
 #include "solver/lemke_structural.h"
 
 #include <float.h>
@@ -65,7 +62,6 @@
 #include <string.h>
 
 #include "solver/certify.h"
-#include "solver/dantzig.h"
 #include "solver/deadline.h"
 #include "solver/lemke_contact.h"
 #include "solver/linalg.h"
@@ -118,6 +114,7 @@ typedef struct lk {
     double *js; /* cs_model_jacobian() table, 3 rows per contact */
     int n, d, nv, np, kmax;
     bool reduced;
+    bool frictionless; /* the crash run: no friction block is appended */
     /* pairs [n (2 + d)] */
     uint8_t *type;
     int *con, *dir;
@@ -165,11 +162,7 @@ size_t cs_lemke_structural_size(const cs_limits *lim) {
     const size_t i = sizeof(int), f = sizeof(double);
     const size_t kside = cs__ws_bytes((K + 1) * i) + 3 * cs__ws_bytes(K * i) + cs__ws_bytes(K) +
                          2 * cs__ws_bytes(K * sizeof(gvec)) + cs__ws_bytes(K * K * f);
-    // Taken and given back in turn: the crash start's LCP, then the answer's check.
-    const size_t crash = cs__ws_bytes(n * n * f) + 2 * cs__ws_bytes(n * f) +
-                         cs_dantzig_lcp_size(lim->max_contacts);
-    const size_t check_own = cs__ws_bytes(nv * f) + cs_certify_size(lim);
-    const size_t check = crash > check_own ? crash : check_own;
+    const size_t check = cs__ws_bytes(nv * f) + cs_certify_size(lim);
     return cs_model_jacobian_size(lim) + 4 * cs__ws_bytes(P) + 3 * cs__ws_bytes(P * i) +
            7 * cs__ws_bytes(P * f) + cs__ws_bytes(3 * n * f) + cs__ws_bytes(n * f) +
            4 * cs__ws_bytes(n * i) +
@@ -839,7 +832,7 @@ static bool cycling(lk *L, int nseen) {
 
 /* True when contact i (-1: none), whose nu just left the basis, gets its friction block now. */
 static bool grows(const lk *L, int i) {
-    return L->reduced && i >= 0 && L->fblock[i] < 0 && L->m->mu[i] > 0;
+    return L->reduced && !L->frictionless && i >= 0 && L->fblock[i] < 0 && L->m->mu[i] > 0;
 }
 
 /* Lemke from the current (complementary) basis; have_q: its q' is in L->val already (and its
@@ -1041,68 +1034,30 @@ static void init_warm(lk *L, const uint32_t *warm) {
     }
 }
 
-/* The frictionless LCP of the normal rows in this solver's units (SCALING), for the crash start:
- * A = N^T M^-1 N (column-major [n x n], each entry stored in both halves, so exactly symmetric)
- * and b = N^T v* - bias, q of the nu rows. Two contacts meet only through a moving body they
- * share. Returns CS_DEADLINE when the deadline passes on the way (it is read per column). */
-static cs_status normal_lcp(lk *L, double *A, double *b) {
-    const int n = L->n;
-    for (int j = 0; j < n; j++) {
-        const cside *cj = &L->side[j];
-        for (int i = j; i < n; i++) {
-            const cside *ci = &L->side[i];
-            double a = 0;
-            for (int si = 0; si < ci->ns; si++)
-                for (int sj = 0; sj < cj->ns; sj++)
-                    a += ci->b[si] == cj->b[sj] ? dot6(ci->J[si], cj->J[sj] + 6) : 0;
-            A[i + (size_t)j * n] = A[j + (size_t)i * n] = a;
-        }
-        double c[3];
-        contact_velocity(L, j, L->m->vstar, false, c);
-        b[j] = c[0] + L->off[j];
-        if (cs__meter_add(&L->meter, n - j))
-            return CS_DEADLINE;
-    }
-    return CS_CONVERGED;
-}
-
 /* The crash basis of a cold start of the reduced variant, into L->crash: the frictionless LCP is
- * solved first (normal_lcp, Baraff's pivoting), and every contact active there starts sliding
- * against its tangential velocity at that solution (theta, lambda and the phi of the direction
- * most opposed to that velocity basic). Lemke then repairs the guess like a warm basis
- * (crash_step). On peg-in-hole problems the guess is usually the answer or a few pivots from it,
- * where a cold run takes 20-40 (see the benchmark). Leaves L cold, L->u the velocity at the
- * frictionless answer. Returns the frictionless solve's status (its pivots count in st). */
-static cs_status crash_basis(lk *L, cs_workspace *ws, const cs_options *opt, cs_stats *st) {
+ * solved first (nu/theta pairs only, no block appended), and every contact active there starts
+ * sliding against its tangential velocity at that solution (theta, lambda and the phi of the
+ * direction most opposed to that velocity basic). Lemke then repairs the guess like a warm
+ * basis. On peg-in-hole problems the guess is usually the answer or a few pivots from it, where
+ * a cold run takes 20-40 (see the benchmark). *blocks: some contact got a friction block (if
+ * none did, the frictionless answer is the answer). Returns the frictionless run's status. */
+static cs_status crash_basis(lk *L, int cap, cs_stats *st, bool *blocks) {
+    *blocks = false;
     init_cold(L);
-    const size_t mark = cs__ws_mark(ws);
-    const int n = L->n;
-    double *A = cs__ws_alloc(ws, (size_t)n * n * sizeof(double));
-    double *b = cs__ws_alloc(ws, (size_t)n * sizeof(double));
-    double *theta = cs__ws_alloc(ws, (size_t)n * sizeof(double));
-    cs_status status = A && b && theta ? normal_lcp(L, A, b) : CS_ENOSPACE;
-    if (status == CS_CONVERGED) {
-        cs_stats lcp;
-        status = cs_dantzig_lcp(ws, n, A, n, b, opt, theta, &lcp);
-        st->pivots += lcp.pivots;
-    }
-    if (status != CS_CONVERGED) {
-        cs__ws_release(ws, mark);
+    L->frictionless = true;
+    const cs_status status = run(L, false, false, cap, st);
+    L->frictionless = false;
+    if (status != CS_CONVERGED)
         return status;
-    }
-    memcpy(L->u, L->m->vstar, (size_t)L->nv * sizeof(double));
-    for (int i = 0; i < n; i++) {
-        L->crash[i] = theta[i] > 0 ? CS_BASIS_THETA : 0;
-        if (theta[i] > 0)
-            contact_apply(L, i, (double[3]){theta[i], 0, 0}, L->u);
-    }
-    cs__ws_release(ws, mark);
-    for (int i = 0; i < n; i++) {
-        if (!L->crash[i] || !(L->m->mu[i] > 0))
+    // L->u is the velocity of run's last (full) basis solve.
+    for (int i = 0; i < L->n; i++) {
+        L->crash[i] = z_basic(L, i) ? CS_BASIS_THETA : 0;
+        if (!z_basic(L, i) || !(L->m->mu[i] > 0))
             continue;
         double c[3];
         contact_velocity(L, i, L->u, true, c);
         L->crash[i] |= CS_BASIS_BLOCK | CS_BASIS_LAMBDA | CS_BASIS_PHI(opposed_dir(L, c));
+        *blocks = true;
     }
     return CS_CONVERGED;
 }
@@ -1371,8 +1326,9 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
     }
     // Then the crash basis (reduced variant), then cold runs.
     if (reduced && status != CS_CONVERGED && status != CS_DEADLINE) {
-        status = crash_basis(&L, ws, opt, st);
-        if (status == CS_CONVERGED && (status = crash_step(&L)) == CS_CONVERGED)
+        bool blocks;
+        status = crash_basis(&L, cap, st, &blocks);
+        if (status == CS_CONVERGED && blocks && (status = crash_step(&L)) == CS_CONVERGED)
             status = run(&L, true, true, cap, st);
         status = finish(&L, ws, opt, status, lambda, basis, v, cert, state);
     }
