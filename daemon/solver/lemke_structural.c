@@ -51,10 +51,15 @@
  * (O(r^2) entries and searches), its LU factorization (O(r^3)) and solves (O(r^2)), a basis
  * solve's back-substitution and the ratio test's column solves: with 64 bodies r is 386.
  *
- * CRASH START (reduced variant, no warm basis). Before any cold run, the frictionless LCP is
- * solved (the reduced variant without appending blocks), and Lemke starts like a warm start from
- * the guess that every contact active there slides against its tangential velocity, after one
- * block step on the guess's normal pairs (crash_step). */
+ * CRASH START (reduced variant, no warm basis). Before any cold run, the frictionless LCP of the
+ * normal rows is solved, and Lemke starts like a warm start from the guess that every contact
+ * active there slides against its tangential velocity, after one block step on the guess's
+ * normal pairs (crash_step). Up to CRASH_LCP_MAX contacts that LCP is solved by Baraff's pivoting
+ * (dantzig.h) on the normal rows' Delassus block, formed from the kernel's Jacobian table: a
+ * Lemke run of it cost twice as much (on the benchmark's round pegs of 16 contacts a cold step
+ * takes 63,000 instructions instead of 78,000 where the guess is the answer). Above that the
+ * block's n^2 doubles would grow the workspace with the square of the declared contacts (100 MB
+ * at 2048), so a Lemke run without friction blocks solves it. */
 #include "solver/lemke_structural.h"
 
 #include <float.h>
@@ -62,6 +67,7 @@
 #include <string.h>
 
 #include "solver/certify.h"
+#include "solver/dantzig.h"
 #include "solver/deadline.h"
 #include "solver/lemke_contact.h"
 #include "solver/linalg.h"
@@ -73,6 +79,9 @@ enum { P_NU, P_SIGMA, P_GAMMA };
  * before a cycle, a ray or an answer failing its check is reported. */
 #define CYCLE_MEMORY 32
 #define COLD_ATTEMPTS 3
+/* Contacts up to which the crash start's frictionless LCP is a dense block solved by Baraff's
+ * pivoting (CRASH START): its block and scratch are then at most about 100 KB. */
+#define CRASH_LCP_MAX 64
 
 /* fmax/fmin without libm's NaN handling calls, for the hot loops (q_feasible catches NaNs). */
 static inline double maxd(double a, double b) {
@@ -114,7 +123,7 @@ typedef struct lk {
     double *js; /* cs_model_jacobian() table, 3 rows per contact */
     int n, d, nv, np, kmax;
     bool reduced;
-    bool frictionless; /* the crash run: no friction block is appended */
+    bool frictionless; /* the crash's Lemke run: no friction block is appended */
     /* pairs [n (2 + d)] */
     uint8_t *type;
     int *con, *dir;
@@ -162,7 +171,12 @@ size_t cs_lemke_structural_size(const cs_limits *lim) {
     const size_t i = sizeof(int), f = sizeof(double);
     const size_t kside = cs__ws_bytes((K + 1) * i) + 3 * cs__ws_bytes(K * i) + cs__ws_bytes(K) +
                          2 * cs__ws_bytes(K * sizeof(gvec)) + cs__ws_bytes(K * K * f);
-    const size_t check = cs__ws_bytes(nv * f) + cs_certify_size(lim);
+    // Taken and given back in turn: the crash start's LCP (crash_lcp), then the answer's check.
+    const size_t nc = n < CRASH_LCP_MAX ? n : CRASH_LCP_MAX;
+    const size_t crash = cs__ws_bytes(nc * nc * f) + 2 * cs__ws_bytes(nc * f) +
+                         cs_dantzig_lcp_size((int)nc);
+    const size_t check_own = cs__ws_bytes(nv * f) + cs_certify_size(lim);
+    const size_t check = crash > check_own ? crash : check_own;
     return cs_model_jacobian_size(lim) + 4 * cs__ws_bytes(P) + 3 * cs__ws_bytes(P * i) +
            7 * cs__ws_bytes(P * f) + cs__ws_bytes(3 * n * f) + cs__ws_bytes(n * f) +
            4 * cs__ws_bytes(n * i) +
@@ -1034,30 +1048,88 @@ static void init_warm(lk *L, const uint32_t *warm) {
     }
 }
 
+/* The frictionless LCP of the normal rows in this solver's units (SCALING), for the crash start:
+ * A = N^T M^-1 N (column-major [n x n], each entry stored in both halves, so exactly symmetric)
+ * and b = N^T v* - bias, q of the nu rows. Two contacts meet only through a moving body they
+ * share. Returns CS_DEADLINE when the deadline passes on the way (it is read per column). */
+static cs_status normal_lcp(lk *L, double *A, double *b) {
+    const int n = L->n;
+    for (int j = 0; j < n; j++) {
+        const cside *cj = &L->side[j];
+        for (int i = j; i < n; i++) {
+            const cside *ci = &L->side[i];
+            double a = 0;
+            for (int si = 0; si < ci->ns; si++)
+                for (int sj = 0; sj < cj->ns; sj++)
+                    a += ci->b[si] == cj->b[sj] ? dot6(ci->J[si], cj->J[sj] + 6) : 0;
+            A[i + (size_t)j * n] = A[j + (size_t)i * n] = a;
+        }
+        double c[3];
+        contact_velocity(L, j, L->m->vstar, false, c);
+        b[j] = c[0] + L->off[j];
+        // An entry is a 6- to 24-term product, as a kernel entry (build_kernel).
+        if (cs__meter_add(&L->meter, 12 * (int64_t)(n - j)))
+            return CS_DEADLINE;
+    }
+    return CS_CONVERGED;
+}
+
+/* The frictionless answer's active set by Baraff's pivoting on normal_lcp()'s block (at most
+ * CRASH_LCP_MAX contacts), into L->crash (theta words), with L->u the velocity there. The block
+ * and the LCP's scratch are taken from ws and given back. Returns the LCP's status, or
+ * CS_ENOSPACE when ws is short of them. */
+static cs_status crash_lcp(lk *L, cs_workspace *ws, const cs_options *opt, cs_stats *st) {
+    const size_t mark = cs__ws_mark(ws);
+    const int n = L->n;
+    double *A = cs__ws_alloc(ws, (size_t)n * n * sizeof(double));
+    double *b = cs__ws_alloc(ws, (size_t)n * sizeof(double));
+    double *theta = cs__ws_alloc(ws, (size_t)n * sizeof(double));
+    cs_status status = A && b && theta ? normal_lcp(L, A, b) : CS_ENOSPACE;
+    if (status == CS_CONVERGED) {
+        cs_stats lcp;
+        status = cs_dantzig_lcp(ws, n, A, n, b, opt, theta, &lcp);
+        st->pivots += lcp.pivots;
+    }
+    if (status == CS_CONVERGED) {
+        memcpy(L->u, L->m->vstar, (size_t)L->nv * sizeof(double));
+        for (int i = 0; i < n; i++) {
+            L->crash[i] = theta[i] > 0 ? CS_BASIS_THETA : 0;
+            if (theta[i] > 0)
+                contact_apply(L, i, (double[3]){theta[i], 0, 0}, L->u);
+        }
+    }
+    cs__ws_release(ws, mark);
+    return status;
+}
+
 /* The crash basis of a cold start of the reduced variant, into L->crash: the frictionless LCP is
- * solved first (nu/theta pairs only, no block appended), and every contact active there starts
- * sliding against its tangential velocity at that solution (theta, lambda and the phi of the
- * direction most opposed to that velocity basic). Lemke then repairs the guess like a warm
- * basis. On peg-in-hole problems the guess is usually the answer or a few pivots from it, where
- * a cold run takes 20-40 (see the benchmark). *blocks: some contact got a friction block (if
- * none did, the frictionless answer is the answer). Returns the frictionless run's status. */
-static cs_status crash_basis(lk *L, int cap, cs_stats *st, bool *blocks) {
-    *blocks = false;
+ * solved first, and every contact active there starts sliding against its tangential velocity
+ * at that solution (theta, lambda and the phi of the direction most opposed to that velocity
+ * basic). Lemke then repairs the guess like a warm basis (crash_step). On peg-in-hole problems
+ * the guess is usually the answer or a few pivots from it, where a cold run takes 20-40 (see the
+ * benchmark). The frictionless LCP is solved by crash_lcp() up to CRASH_LCP_MAX contacts, above
+ * that (or when ws is short) by a Lemke run without friction blocks. Returns the frictionless
+ * solve's status (its pivots count in st). */
+static cs_status crash_basis(lk *L, cs_workspace *ws, const cs_options *opt, int cap,
+                             cs_stats *st) {
     init_cold(L);
-    L->frictionless = true;
-    const cs_status status = run(L, false, false, cap, st);
-    L->frictionless = false;
+    cs_status status = L->n <= CRASH_LCP_MAX ? crash_lcp(L, ws, opt, st) : CS_ENOSPACE;
+    if (status == CS_ENOSPACE) {
+        L->frictionless = true;
+        status = run(L, false, false, cap, st);
+        L->frictionless = false;
+        // L->u is the velocity of run's last (full) basis solve.
+        for (int i = 0; i < L->n; i++)
+            L->crash[i] = z_basic(L, i) ? CS_BASIS_THETA : 0;
+    }
     if (status != CS_CONVERGED)
         return status;
-    // L->u is the velocity of run's last (full) basis solve.
     for (int i = 0; i < L->n; i++) {
-        L->crash[i] = z_basic(L, i) ? CS_BASIS_THETA : 0;
-        if (!z_basic(L, i) || !(L->m->mu[i] > 0))
+        if (!L->crash[i] || !(L->m->mu[i] > 0))
             continue;
         double c[3];
         contact_velocity(L, i, L->u, true, c);
         L->crash[i] |= CS_BASIS_BLOCK | CS_BASIS_LAMBDA | CS_BASIS_PHI(opposed_dir(L, c));
-        *blocks = true;
     }
     return CS_CONVERGED;
 }
@@ -1085,8 +1157,9 @@ static bool one_moving_body(const lk *L) {
  * set then holds contacts that would have to pull, and Lemke, repairing the guess along its path,
  * lets them go one by one while the contacts that take over start sliding the way the velocity
  * points on that path, often far from the answer's direction, and turn one pyramid direction per
- * two pivots (round pegs of 32 contacts: up to 25 pivots, 20 after this step). The sliding
- * directions of the other contacts are kept: recomputing them from q' too gave longer runs.
+ * two pivots (round pegs of 32 contacts, frictionless answer by a Lemke run: up to 25 pivots,
+ * 20 with this step). The sliding directions of the other contacts are kept: recomputing them
+ * from q' too gave longer runs.
  * Only when the contacts move one body: in a stack the sliding guess is wrong at most contacts
  * (stacked boxes mostly stick), the signs of theta under it say little, and the step moved runs
  * of 40-120 pivots by up to 30 either way, 10-15 % more instructions in the median of stacks of
@@ -1326,9 +1399,8 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
     }
     // Then the crash basis (reduced variant), then cold runs.
     if (reduced && status != CS_CONVERGED && status != CS_DEADLINE) {
-        bool blocks;
-        status = crash_basis(&L, cap, st, &blocks);
-        if (status == CS_CONVERGED && blocks && (status = crash_step(&L)) == CS_CONVERGED)
+        status = crash_basis(&L, ws, opt, cap, st);
+        if (status == CS_CONVERGED && (status = crash_step(&L)) == CS_CONVERGED)
             status = run(&L, true, true, cap, st);
         status = finish(&L, ws, opt, status, lambda, basis, v, cert, state);
     }

@@ -253,11 +253,12 @@ static void total_impulse(const t_gen_scene *g, const cs_result *r, double w[6])
  * are certified; they differ by up to 6 % there, lemke-standard and lemke-structural, which
  * follow one path, by 1e-15). A cold solve takes at most 2 n pivots: before friction blocks were
  * appended sliding (lemke_structural.c, REDUCED VARIANT) 17 of these problems took more, up to
- * 321. A bound on work, not on time. */
+ * 321. A bound on work, not on time. 10 wrenches at 72 contacts take the crash start's other
+ * path (above CRASH_LCP_MAX, a Lemke run finds the frictionless answer). */
 static void round_pegs(void **state) {
     (void)state;
     static t_gen_scene g;
-    const cs_limits lim = {.max_bodies = 1, .max_contacts = 32, .max_dirs = 8};
+    const cs_limits lim = {.max_bodies = 1, .max_contacts = 72, .max_dirs = 8};
     cs_workspace *ws = cs_workspace_new(&lim);
     void *mem = malloc(cs_result_size(&lim)), *mem0 = malloc(cs_result_size(&lim));
     cs_result r, r0;
@@ -265,9 +266,9 @@ static void round_pegs(void **state) {
     cs_result_init(&r0, mem0, &lim);
     const cs_options opt = {.solver = CS_SOLVER_LEMKE}, std = {.solver = CS_SOLVER_LEMKE_STANDARD};
     static const int radial[4] = {0, 1, 3, 4};
-    int most[2] = {0, 0};
-    for (int t = 0; t < 120; t++) {
-        const int n = t < 60 ? 16 : 32;
+    int most[3] = {0, 0, 0};
+    for (int t = 0; t < 130; t++) {
+        const int n = t < 60 ? 16 : t < 120 ? 32 : 72;
         const uint64_t seed = 0x20d2005ull + 1009ull * (uint64_t)n + (uint64_t)(t % 60);
         t_rng rng = t_rng_seed(seed);
         t_gen_round_peg(&g, n, t_rng_range(&rng, 0.2, 0.3), 8, seed);
@@ -288,7 +289,8 @@ static void round_pegs(void **state) {
             assert_near(w[radial[k]], w0[radial[k]], 1e-9 * r0.cert.impulse_scale);
         }
     }
-    print_message("# round pegs: most pivots %d at 16 contacts, %d at 32\n", most[0], most[1]);
+    print_message("# round pegs: most pivots %d at 16 contacts, %d at 32, %d at 72\n", most[0],
+                  most[1], most[2]);
     free(mem);
     free(mem0);
     cs_workspace_free(ws);
@@ -312,9 +314,11 @@ static void cold_lemke(cs_workspace *ws, const t_gen_scene *g, uint32_t *basis, 
 }
 
 /* A cold lemke solve first solves the frictionless LCP, then starts from the guess that the
- * contacts active there (theta basic) slide (lambda and one phi basic). For a box pushed across a
- * plane: when the answer's basis has that shape the guess was the answer and the solve took
- * exactly the frictionless solve's pivots; otherwise it took more (the repair). */
+ * contacts active there (theta basic) slide (lambda and one phi basic), after one block step that
+ * takes in or lets go the contacts the guess shows wrong (crash_step: the frictionless answer may
+ * rest a box on fewer of its coplanar corners than it presses on once friction tilts it). For a
+ * box pushed across a plane the answer slides at every loaded contact: the guess is the answer,
+ * and the solve takes exactly the frictionless solve's pivots (never fewer). */
 static void crash_basis_is_the_sliding_answer(void **state) {
     (void)state;
     static t_gen_scene g;
@@ -331,22 +335,17 @@ static void crash_basis_is_the_sliding_answer(void **state) {
         for (int i = 0; i < g.s.nc; i++)
             g.contacts[i].mu = 0;
         cold_lemke(ws, &g, b0, &p0);
-        bool shape = true;
+        bool sliding = true;
         for (int i = 0; i < g.s.nc; i++) {
             const uint32_t phi = b[i] & ~slide;
-            shape = shape && (b0[i] & CS_BASIS_THETA ? (b[i] & slide) == slide &&
-                                                           phi != 0 && (phi & (phi - 1)) == 0
-                                                     : b[i] == 0);
+            sliding = sliding && (b[i] == 0 || ((b[i] & slide) == slide && phi != 0 &&
+                                                (phi & (phi - 1)) == 0));
         }
-        if (shape) {
-            assert_int_equal(p, p0);
-            exact++;
-        } else {
-            assert_true(p > p0);
-        }
+        assert_true(p >= p0);
+        exact += sliding && p == p0;
     }
-    print_message("# crash basis exact on %d of 20 sliding boxes\n", exact);
-    assert_true(exact >= 5);
+    print_message("# crash basis the sliding answer on %d of 20 pushed boxes\n", exact);
+    assert_true(exact >= 15);
     cs_workspace_free(ws);
 }
 
