@@ -1051,7 +1051,7 @@ static void init_warm(lk *L, const uint32_t *warm) {
 /* The frictionless LCP of the normal rows in this solver's units (SCALING), for the crash start:
  * A = N^T M^-1 N (column-major [n x n], each entry stored in both halves, so exactly symmetric)
  * and b = N^T v* - bias, q of the nu rows. Two contacts meet only through a moving body they
- * share. Returns CS_DEADLINE when the deadline passes on the way (it is read per column). */
+ * share. Returns CS_DEADLINE when the deadline passes on the way (the meter is fed per column). */
 static cs_status normal_lcp(lk *L, double *A, double *b) {
     const int n = L->n;
     for (int j = 0; j < n; j++) {
