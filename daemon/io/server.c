@@ -68,7 +68,8 @@
 #define ARENA_MOST_PER_BYTE 8
 // How often connections are checked for a Hello that is overdue: the timeout's granularity.
 #define SWEEP_MS 50
-// At shutdown, how long a client has to take its last results and Goodbye.
+// How long a client has to take its last message: at shutdown its last results and Goodbye, and
+// the Error that ends its connection.
 #define LINGER_MS 500
 // Frames refused in a row (rate, queue, validation) after which the session is closed: a second
 // of nothing but refusals at 1 kHz.
@@ -119,6 +120,9 @@ struct conn {
     const uint8_t *msg;       /* the message being handled, as received (msg_len bytes) */
     size_t msg_len;
     bool closing;             /* no more reading or sending */
+    int64_t finish_ns;        /* when conn_finish began; the connection ends LINGER_MS after,
+                               * written or not */
+    size_t queued;            /* bytes the unwritten replies hold: messages and requests */
     int64_t accepted_ns;      /* a connection without a Hello is closed hello_timeout after */
     bool tcp;                 /* a TCP peer: its Hello must carry the token (tcp_admitted) */
     bool has_uid;             /* a Unix-socket peer, whose credentials the kernel told us */
@@ -269,7 +273,9 @@ static int direct_send(struct conn *c, const ProtobufCMessage *msg) {
 
 static void on_written(uv_write_t *req, int status) {
     struct conn *c = req->handle->data;
-    free(req);
+    struct wreq *w = (struct wreq *)req;
+    c->queued -= sizeof *w + w->buf.len;
+    free(w);
     // ECANCELED: the connection is closing and took the queue with it.
     if (status < 0 && status != UV_ECANCELED) {
         cd_log(CD_LOG_DEBUG, "connection %llu (%s): write failed: %s", (unsigned long long)c->id,
@@ -278,8 +284,20 @@ static void on_written(uv_write_t *req, int status) {
     }
 }
 
+// Queues w's len bytes of data on c's stream, counted in c->queued until written. Returns 0 or
+// a negative errno (w is then the caller's to free).
+static int write_out(struct conn *c, struct wreq *w, size_t len) {
+    w->buf = uv_buf_init((char *)w->data, (unsigned)len);
+    const int r = uv_write(&w->req, &c->h.stream, &w->buf, 1, on_written);
+    if (r == 0) {
+        c->queued += sizeof *w + len;
+    }
+    return r;
+}
+
 // Packs msg behind its length prefix and queues it. Returns 0 or a negative errno: -ENOBUFS
-// when the client has not read what was queued before (max_queued_bytes), whatever the message;
+// when the client has not read what was queued before (max_queued_bytes, counted with each
+// reply's request: many small replies hold several times their bytes), whatever the message;
 // a client that does not read cannot make us buffer Errors or Stats without bound either.
 static int conn_send(struct conn *c, const ProtobufCMessage *msg) {
     if (c->direct) {
@@ -288,8 +306,7 @@ static int conn_send(struct conn *c, const ProtobufCMessage *msg) {
     if (c->closing) {
         return -ECANCELED;
     }
-    if (uv_stream_get_write_queue_size(&c->h.stream) >= c->srv->cfg->max_queued_bytes &&
-        !c->final_error) {
+    if (c->queued >= c->srv->cfg->max_queued_bytes && !c->final_error) {
         return -ENOBUFS;
     }
     const size_t n = cd_codec_packed_size(msg);
@@ -300,8 +317,7 @@ static int conn_send(struct conn *c, const ProtobufCMessage *msg) {
     size_t len;
     int r = cd_codec_pack(msg, w->data, n, &len);
     if (r == 0) {
-        w->buf = uv_buf_init((char *)w->data, (unsigned)len);
-        r = uv_write(&w->req, &c->h.stream, &w->buf, 1, on_written);
+        r = write_out(c, w, len);
     }
     if (r < 0) {
         free(w);
@@ -491,7 +507,8 @@ static void on_shutdown(uv_shutdown_t *req, int status) {
     conn_abort(req->data);
 }
 
-// Ends a connection once what is queued (the Error that explains why) has been written.
+// Ends a connection once what is queued (the Error that explains why) has been written, or
+// LINGER_MS after (on_sweep): a client that reads nothing must not keep it, and its place, open.
 static void conn_finish(struct conn *c) {
     if (c->direct) {
         // On the worker: it stops reading, writes what is queued and hands the connection back.
@@ -503,6 +520,7 @@ static void conn_finish(struct conn *c) {
     }
     release_session(c);
     c->closing = true;
+    c->finish_ns = cd_clock_ns();
     (void)uv_read_stop(&c->h.stream);
     c->shutdown.data = c;
     if (uv_shutdown(&c->shutdown, &c->h.stream, on_shutdown) < 0) {
@@ -1704,12 +1722,18 @@ static void on_wake(uv_async_t *a) {
     }
 }
 
-// Closes the connections that have not said Hello within hello_timeout: they hold a file
-// descriptor and a buffer each, and a flood of them must not lock out real clients.
+// Closes the connections that have not said Hello within hello_timeout, and those whose last
+// Error has not been taken LINGER_MS after they began to finish: they hold a file descriptor and
+// buffers each, and a flood of them must not lock out real clients.
 static void on_sweep(uv_timer_t *t) {
     cd_server *s = t->data;
     const int64_t now = cd_clock_ns(), limit = s->cfg->hello_timeout_ns;
     for (struct conn *c = s->conns; c; c = c->next) {
+        if (c->closing && !c->direct && c->finish_ns &&
+            now - c->finish_ns > (int64_t)LINGER_MS * 1000000) {
+            conn_abort(c);
+            continue;
+        }
         if (!c->session && !c->admitting && !c->closing && now - c->accepted_ns > limit) {
             atomic_fetch_add_explicit(&s->hello_timeouts, 1, memory_order_relaxed);
             fail(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
@@ -1727,8 +1751,7 @@ static void undirect(struct conn *c) {
     struct wreq *w = left ? malloc(sizeof *w + left) : NULL;
     if (w) {
         memcpy(w->data, c->out + c->out_off, left);
-        w->buf = uv_buf_init((char *)w->data, (unsigned)left);
-        if (uv_write(&w->req, &c->h.stream, &w->buf, 1, on_written) < 0) {
+        if (write_out(c, w, left) < 0) {
             free(w);
         }
     }

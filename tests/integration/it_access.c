@@ -148,6 +148,41 @@ static void connections_per_uid_capped(void **state) {
     assert_int_equal(it_daemon_stop(&d), 0);
 }
 
+// A client that floods Stats requests and reads nothing cannot keep its connection (and its
+// place under max_connections) past its Hello timeout: the Error that ends it cannot be written,
+// and the daemon drops the connection anyway.
+static void silent_reader_is_closed(void **state) {
+    (void)state;
+    assert_int_equal(it_daemon_start(&d, contactd_path,
+                                     "[server]\nhello_timeout_ms = 200\nmax_connections = 1\n"
+                                     "max_queued_bytes = 4096\n",
+                                     0),
+                     0);
+    const int fd = it_connect_unix(d.socket);
+    assert_true(fd >= 0);
+    // Replies of some 40 bytes each: far more than the socket's buffers and the queue take.
+    const Contactd__V1__ClientMessage stats = {
+        .base = PROTOBUF_C_MESSAGE_INIT(&contactd__v1__client_message__descriptor),
+        .msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_STATS_REQUEST,
+        .stats_request = &(Contactd__V1__StatsRequest)CONTACTD__V1__STATS_REQUEST__INIT};
+    for (int i = 0; i < 20000 && it_send(fd, &stats.base) == 0; i++) {
+    }
+    // The only place is the flooder's until the daemon drops it; then a client gets in.
+    cdc_conn *c = NULL;
+    for (int tries = 0; !c && tries < 1000; tries++) {
+        char err[256];
+        cdc_conn_open_unix(d.socket, NULL, (int64_t)IT_TIMEOUT_MS * 1000000, &c, err,
+                           sizeof err);
+        if (!c) {
+            usleep(10000);
+        }
+    }
+    assert_non_null(c);
+    cdc_conn_close(c);
+    close(fd);
+    assert_int_equal(it_daemon_stop(&d), 0);
+}
+
 // In a child running as uid: connects, says Hello, and exits 0 when the reply is of kind want
 // (for an Error, of code code), else 1.
 static int hello_as(uid_t uid, Contactd__V1__ServerMessage__MsgCase want,
@@ -264,6 +299,7 @@ int main(int argc, char **argv) {
         TEST(silent_connection_times_out),
         TEST(idle_connections_do_not_lock_out),
         TEST(connections_per_uid_capped),
+        TEST(silent_reader_is_closed),
         TEST(allow_list_by_uid),
         TEST(tcp_needs_the_token),
         TEST(tcp_without_token_needs_the_operators_choice),
