@@ -1055,6 +1055,12 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
                             .dsz = direct_sizes(c, &p)};
     a->params.id = cd_session_table_take_id(srv->table);
     snprintf(a->client, sizeof a->client, "%s", h->client_name ? h->client_name : "");
+    // The name goes into the log and the recording: no control byte may forge a line there.
+    for (char *q = a->client; *q; q++) {
+        if ((unsigned char)*q < 0x20 || *q == 0x7f) {
+            *q = '?';
+        }
+    }
     if (recorded) {
         record_plan(srv, a);
     }

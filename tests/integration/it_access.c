@@ -183,6 +183,22 @@ static void silent_reader_is_closed(void **state) {
     assert_int_equal(it_daemon_stop(&d), 0);
 }
 
+// A client's name is logged as text: a newline or an escape sequence in it cannot forge a log
+// line or reach the operator's terminal.
+static void client_name_cannot_forge_log_lines(void **state) {
+    (void)state;
+    assert_int_equal(it_daemon_start(&d, contactd_path, NULL, 0), 0);
+    cdc_conn *c = it_session_open(
+        &d, false, &(cdc_hello){.client_name = "x\ncontactd: notice: forged\x1b[31m"});
+    cdc_conn_close(c);
+    assert_int_equal(it_daemon_stop(&d), 0);
+    static char log[1 << 16];
+    assert_true(it_daemon_log(&d, log, sizeof log) > 0);
+    assert_non_null(strstr(log, "x?contactd: notice: forged?[31m"));
+    assert_null(strstr(log, "\ncontactd: notice: forged"));
+    assert_null(strchr(log, 0x1b));
+}
+
 // In a child running as uid: connects, says Hello, and exits 0 when the reply is of kind want
 // (for an Error, of code code), else 1.
 static int hello_as(uid_t uid, Contactd__V1__ServerMessage__MsgCase want,
@@ -300,6 +316,7 @@ int main(int argc, char **argv) {
         TEST(idle_connections_do_not_lock_out),
         TEST(connections_per_uid_capped),
         TEST(silent_reader_is_closed),
+        TEST(client_name_cannot_forge_log_lines),
         TEST(allow_list_by_uid),
         TEST(tcp_needs_the_token),
         TEST(tcp_without_token_needs_the_operators_choice),
