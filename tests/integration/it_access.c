@@ -45,6 +45,22 @@ static void expect_error_and_close(int fd, Contactd__V1__ErrorCode code, const c
     assert_true(it_wait_eof(fd, IT_TIMEOUT_MS));
 }
 
+// A session opened by the client library once the daemon has a place for it, tried every 10 ms
+// up to tries times (the test fails if none frees).
+static cdc_conn *open_when_free(int tries) {
+    cdc_conn *c = NULL;
+    for (int k = 0; !c && k < tries; k++) {
+        char err[256];
+        cdc_conn_open_unix(d.socket, NULL, (int64_t)IT_TIMEOUT_MS * 1000000, &c, err,
+                           sizeof err);
+        if (!c) {
+            usleep(10000);
+        }
+    }
+    assert_non_null(c);
+    return c;
+}
+
 static void socket_file_mode(void **state) {
     (void)state;
     struct stat st;
@@ -131,18 +147,8 @@ static void connections_per_uid_capped(void **state) {
     close(extra);
     // A freed place is taken again: the client library's Hello gets its Welcome.
     close(fds[0]);
-    cdc_conn *c = NULL;
-    for (int tries = 0; !c && tries < 100; tries++) {
-        // The daemon sees the close on its next loop pass; until then the cap still counts it.
-        char err[256];
-        cdc_conn_open_unix(d.socket, NULL, (int64_t)IT_TIMEOUT_MS * 1000000, &c, err,
-                           sizeof err);
-        if (!c) {
-            usleep(10000);
-        }
-    }
-    assert_non_null(c);
-    cdc_conn_close(c);
+    // The daemon sees the close on its next loop pass; until then the cap still counts it.
+    cdc_conn_close(open_when_free(100));
     close(fds[1]);
     close(fds[2]);
     assert_int_equal(it_daemon_stop(&d), 0);
@@ -168,17 +174,7 @@ static void silent_reader_is_closed(void **state) {
     for (int i = 0; i < 20000 && it_send(fd, &stats.base) == 0; i++) {
     }
     // The only place is the flooder's until the daemon drops it; then a client gets in.
-    cdc_conn *c = NULL;
-    for (int tries = 0; !c && tries < 1000; tries++) {
-        char err[256];
-        cdc_conn_open_unix(d.socket, NULL, (int64_t)IT_TIMEOUT_MS * 1000000, &c, err,
-                           sizeof err);
-        if (!c) {
-            usleep(10000);
-        }
-    }
-    assert_non_null(c);
-    cdc_conn_close(c);
+    cdc_conn_close(open_when_free(1000));
     close(fd);
     assert_int_equal(it_daemon_stop(&d), 0);
 }
