@@ -13,7 +13,8 @@
  * Until then, or if that fails, this thread does the same and kicks the worker. The functions
  * that handle messages run on either thread. Closed sessions are freed on the pool too. A frame
  * that fails validation gets an Error (ERROR_INVALID, or ERROR_LIMIT when it exceeds the
- * session's limits) carrying its seq and naming the field, and no Result; the session goes on. A
+ * session's limits) carrying its seq and naming the field, and no Result; the session goes on;
+ * so does any message holding a message field twice (wire/singular.h). A
  * StatsRequest, before or after Hello, gets the daemon-wide Stats with every open session's (or
  * the one it names; on an attached session's own connection, only that session). Errors
  * after which the connection closes (once the Error is written): undecodable bytes
@@ -52,6 +53,7 @@
 #include "wire/codec.h"
 #include "wire/frame_decode.h"
 #include "wire/framing.h"
+#include "wire/singular.h"
 #include "service/clock.h"
 #include "service/grid.h"
 #include "service/ring.h"
@@ -1347,6 +1349,20 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
         cd_arena_reset(a, 0);
         fail(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
              "message: %zu bytes are not a valid contactd.v1.ClientMessage", len);
+        return;
+    }
+    char twice[96];
+    if (cd_singular_repeated(&contactd__v1__client_message__descriptor, data, len, twice,
+                             sizeof twice)) {
+        // protobuf-c would keep the last one whole (wire/singular.h), not what the client meant.
+        const bool frame = m->msg_case == CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME;
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, frame ? m->frame->seq : 0,
+                   "%s: given twice in one message; message fields are not merged, send it once",
+                   twice);
+        if (frame && c->session) {
+            frame_refused(c, c->session);
+        }
+        cd_arena_reset(a, c->arena_most);
         return;
     }
     switch (m->msg_case) {

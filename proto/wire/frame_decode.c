@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The Frame fast path (frame_decode.h). Each message is read field by field into its cs_ type;
- * a bit per field number catches a singular field given twice (protobuf-c would keep the last
- * scalar or merge the messages: the general path does that). Defaults are proto3's and the
+ * a bit per field number catches a singular field given twice (the general path keeps the last
+ * scalar, as protobuf-c does, and refuses a message field given twice: wire/singular.h). Defaults are proto3's and the
  * codec's: absent numbers and vectors 0, an absent orientation the identity, inertia's count 9
  * for a dynamic body and 0 for a kinematic one, friction_directions 0 meaning CS_DIRS_DEFAULT,
  * solver_name winning over the enum. */

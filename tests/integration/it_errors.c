@@ -3,14 +3,16 @@
  * carrying its seq while the session keeps streaming; an oversized message gets ERROR_TOO_LARGE,
  * undecodable bytes ERROR_DECODE, a frame before Hello or a wrong version ERROR_PROTOCOL, each
  * followed by a clean close; a Hello naming an unknown solver gets ERROR_INVALID and may be
- * retried; a Hello beyond max_sessions gets ERROR_BUSY. Through all of it a streaming session
- * gets an answer to every frame. Arguments: the contactd and contactctl executables. */
+ * retried; a message field given twice in a frame gets ERROR_INVALID naming it; a Hello beyond
+ * max_sessions gets ERROR_BUSY. Through all of it a streaming session gets an answer to every
+ * frame. Arguments: the contactd and contactctl executables. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "wire/codec.h"
 #include "wire/framing.h"
 #include "wire/scene_json.h"
 #include "testlib.h"
@@ -98,21 +100,27 @@ static void invalid_frame_named_session_goes_on(void **state) {
     }
 }
 
-static void oversized_message_closes_only_its_connection(void **state) {
-    (void)state;
-    const int fd = it_connect_tcp(d.tcp);
+// A raw connection (TCP or the Unix socket) whose Hello was welcomed.
+static int raw_session(bool tcp) {
+    const int fd = tcp ? it_connect_tcp(d.tcp) : it_connect_unix(d.socket);
     assert_true(fd >= 0);
     assert_int_equal(it_send_hello(fd, 1), 0);
     Contactd__V1__ServerMessage *m = it_recv(fd, IT_TIMEOUT_MS);
     assert_non_null(m);
     assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME);
     contactd__v1__server_message__free_unpacked(m, NULL);
+    return fd;
+}
+
+static void oversized_message_closes_only_its_connection(void **state) {
+    (void)state;
+    const int fd = raw_session(true);
     stream_one();
     // A prefix announcing one byte more than allowed, and the start of a body.
     uint8_t buf[CD_VARINT_MAX + 64] = {0};
     const size_t n = cd_varint_encode(MAX_MESSAGE + 1, buf);
     assert_int_equal(it_write_all(fd, buf, n + 64), 0);
-    m = expect_error(fd, CONTACTD__V1__ERROR_CODE__ERROR_TOO_LARGE);
+    Contactd__V1__ServerMessage *m = expect_error(fd, CONTACTD__V1__ERROR_CODE__ERROR_TOO_LARGE);
     assert_non_null(strstr(m->error->message, "max_message_bytes"));
     contactd__v1__server_message__free_unpacked(m, NULL);
     assert_true(it_wait_eof(fd, IT_TIMEOUT_MS));
@@ -193,6 +201,44 @@ static void unknown_solver_in_hello_can_be_retried(void **state) {
     stream_one();
 }
 
+// A Vec3 given twice in one frame: protobuf-c would solve with the last one alone, so the frame
+// is refused, naming the field, and the session goes on.
+static void message_field_given_twice_is_named(void **state) {
+    (void)state;
+    const int fd = raw_session(false);
+    const cs_limits lim = {.max_bodies = box.nb, .max_contacts = box.nc, .max_dirs = 16};
+    cd_frame_msg fm;
+    assert_int_equal(cd_codec_frame_msg_init(&fm, &lim), 0);
+    box.seq = 7;
+    static uint8_t frame[MAX_MESSAGE], twice[MAX_MESSAGE + 16], out[MAX_MESSAGE + 32];
+    const ProtobufCMessage *env = &cd_codec_frame_build(&fm, &box)->base;
+    const size_t n = protobuf_c_message_pack(env, frame);
+    cd_codec_frame_msg_fini(&fm);
+    // gravity again: {x: 1}
+    static const uint8_t gx[] = {0x1a, 0x09, 0x09, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f};
+    const size_t len = t_envelope_plus(frame, n, gx, sizeof gx, twice);
+    size_t at = cd_varint_encode(len, out);
+    memcpy(out + at, twice, len);
+    assert_int_equal(it_write_all(fd, out, at + len), 0);
+    Contactd__V1__ServerMessage *m = expect_error(fd, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
+    assert_int_equal(m->error->seq, 7);
+    if (strncmp(m->error->message, "frame.gravity: given twice", 26) != 0) {
+        fail_msg("error does not name frame.gravity: '%s'", m->error->message);
+    }
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    // The same frame sent once is answered.
+    at = cd_varint_encode(n, out);
+    memcpy(out + at, frame, n);
+    assert_int_equal(it_write_all(fd, out, at + n), 0);
+    m = it_recv(fd, IT_TIMEOUT_MS);
+    assert_non_null(m);
+    assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
+    assert_int_equal(m->result->seq, 7);
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    close(fd);
+    stream_one();
+}
+
 // Opens raw sessions until one is refused; returns how many were admitted. fds receives them.
 static int fill_sessions(int *fds, int max) {
     for (int i = 0; i < max; i++) {
@@ -250,6 +296,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(frame_before_hello_is_a_protocol_error),
         cmocka_unit_test(wrong_version_is_a_protocol_error),
         cmocka_unit_test(unknown_solver_in_hello_can_be_retried),
+        cmocka_unit_test(message_field_given_twice_is_named),
         cmocka_unit_test(sessions_beyond_the_maximum_are_refused),
         IT_SIGTERM_TEST(&d),
     };

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* frame_decode: the fast path gives, for every frame it takes, the scene the general path
- * (protobuf-c's unpack, then cd_codec_scene_from_frame) gives; it takes the frames clients send
- * (every field present, or proto3's omissions), and declines what the general path must word or
- * merge (unknown or repeated fields, unpacked inertia, anything over the limits or refused by the
- * codec, malformed bytes), and on bytes mutated at random it never disagrees. */
+ * (protobuf-c's unpack, the refusal of a message field given twice, then
+ * cd_codec_scene_from_frame) gives; it takes the frames clients send (every field present, or
+ * proto3's omissions), and declines what the general path must word, skip or take the last of
+ * (unknown fields, fields given twice, unpacked inertia, anything over the limits or refused by
+ * the codec, malformed bytes), and on bytes mutated at random it never disagrees. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "scene_same.h"
 #include "wire/codec.h"
 #include "wire/frame_decode.h"
+#include "wire/singular.h"
 
 static const cs_limits lim = {.max_bodies = 8, .max_contacts = 64, .max_joints = 4, .max_dirs = 16};
 
@@ -32,10 +34,15 @@ static void holder_init(holder *h) {
     h->s = (cs_scene){.bodies = h->bodies, .contacts = h->contacts, .joints = h->joints};
 }
 
-// The general path on data: 0 and the scene in h, or the codec's refusal (-1: not a Frame).
+// The general path on data as the daemon takes it: 0 and the scene in h, or the refusal (-1: not
+// a Frame; CS_EINPUT for a message field given twice, the codec's code otherwise).
 static int general(const uint8_t *data, size_t len, holder *h) {
     holder_init(h);
     Contactd__V1__ClientMessage *m = contactd__v1__client_message__unpack(NULL, len, data);
+    if (m && cd_singular_repeated(&contactd__v1__client_message__descriptor, data, len, NULL, 0)) {
+        contactd__v1__client_message__free_unpacked(m, NULL);
+        return CS_EINPUT;
+    }
     if (!m || m->msg_case != CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME) {
         if (m) {
             contactd__v1__client_message__free_unpacked(m, NULL);
@@ -226,13 +233,12 @@ static void unusual_frames_declined(void **state) {
         const char *what;
         uint8_t bytes[16];
         size_t len;
-        int general; // the general path's answer: 0 takes it (merging or skipping), else refuses
+        int general; // the general path's answer: 0 takes it (last wins, or skipped), else refuses
     } extra[] = {
         {"an unknown varint field", {0x50, 0x01}, 2, 0},           // field 10
         {"dt again", {0x11, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f}, 9, 0}, // last one wins
-        {"gravity again", {0x1a, 0x02, 0x08, 0x01}, 4, -1},     // merged: x is a double, 0x08
-                                                                  // a varint: not a Vec3
-        {"gravity again, merged", {0x1a, 0x09, 0x09, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f}, 11, 0},
+        {"gravity again, not a Vec3", {0x1a, 0x02, 0x08, 0x01}, 4, -1}, // x is a double
+        {"gravity again", {0x1a, 0x09, 0x09, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f}, 11, CS_EINPUT},
         {"seq as a double", {0x09, 0, 0, 0, 0, 0, 0, 0, 0}, 9, -1},
         {"an unknown solver name", {0x42, 0x03, 'f', 'o', 'o'}, 5, CS_EINPUT},
         {"a solver name with a space", {0x42, 0x04, 's', 'a', 'p', ' '}, 6, CS_EINPUT},
