@@ -16,9 +16,10 @@
  * session's limits) carrying its seq and naming the field, and no Result; the session goes on;
  * so does any message holding a message field twice (wire/singular.h). A
  * StatsRequest, before or after Hello, gets the daemon-wide Stats with every open session's (or
- * the one it names; on an attached session's own connection, only that session). Errors
- * after which the connection closes (once the Error is written): undecodable bytes
- * (ERROR_DECODE), a message over max_message_bytes (ERROR_TOO_LARGE), a wrong protocol version,
+ * the one it names; on an attached session's own connection, only that session), or
+ * ERROR_LIMIT beyond the connection's Stats rate (CD_STATS_INTERVAL_NS). 1000 refusals in a row
+ * end the connection. Errors after which the connection closes (once the Error is written):
+ * undecodable bytes (ERROR_DECODE), a message over max_message_bytes (ERROR_TOO_LARGE), a wrong protocol version,
  * a second Hello or a Frame before Hello (ERROR_PROTOCOL), no session free (ERROR_BUSY). A Hello
  * naming an unknown solver gets ERROR_INVALID, one over the memory limits ERROR_MEMORY, and the
  * connection waits for a better Hello.
@@ -56,6 +57,7 @@
 #include "wire/singular.h"
 #include "service/clock.h"
 #include "service/grid.h"
+#include "service/rate.h"
 #include "service/ring.h"
 #include "sys/log.h"
 
@@ -73,9 +75,14 @@
 // How long a client has to take its last message: at shutdown its last results and Goodbye, and
 // the Error that ends its connection.
 #define LINGER_MS 500
-// Frames refused in a row (rate, queue, validation) after which the session is closed: a second
-// of nothing but refusals at 1 kHz.
+// Frames and StatsRequests refused in a row (rate, queue, validation) after which the connection
+// is closed: a second of nothing but refusals at 1 kHz.
 #define CD_REFUSED_IN_ROW_MAX 1000
+// A connection's StatsRequests: one per 10 ms on average, in bursts of up to 16 (one for each of
+// the default max_sessions at once). Each costs this thread some 10 us, so a client polling
+// every 10 ms costs it 0.1 %, and a flood gets ERROR_LIMIT, then its connection closed.
+#define CD_STATS_INTERVAL_NS 10000000
+#define CD_STATS_BURST 16
 // Reads an attached connection's worker makes per readiness event before it looks at its other
 // sessions (epoll reports what is left).
 #define DIRECT_READS 4
@@ -89,6 +96,7 @@
 // An Error a worker sent on an attached connection, for this thread to log.
 struct note {
     Contactd__V1__ErrorCode code;
+    bool final;
     char text[sizeof ((cd_error_msg *)0)->text];
 };
 
@@ -130,7 +138,8 @@ struct conn {
     bool has_uid;             /* a Unix-socket peer, whose credentials the kernel told us */
     uint32_t uid, gid;
     size_t arena_most;        /* the arena grows to at most this */
-    int refused_in_row;       /* frames refused since the last one accepted */
+    int refused_in_row;       /* frames and StatsRequests refused since one was accepted */
+    int64_t stats_tat_ns;     /* the StatsRequest rate limit's theoretical arrival time */
     // Attached (cd_loop_attach, once the Welcome is out): the session's worker reads the socket,
     // handles its messages with the functions below and writes every reply itself; from then on the
     // fields above (framer, arena, messages) are the worker's. This thread keeps the handle, and
@@ -327,13 +336,17 @@ static int conn_send(struct conn *c, const ProtobufCMessage *msg) {
     return r;
 }
 
-// Logs an Error sent to c. Invalid frames can come at the tick rate: they are counted, and logged
-// at debug only. thread: io.
-static void log_error(const struct conn *c, Contactd__V1__ErrorCode code, const char *text) {
+// Logs an Error sent to c (final: one that ends the connection). Refusals of one message (invalid,
+// or over a limit while the connection goes on) can come at the tick rate or faster: they are
+// counted, and logged at debug only. thread: io.
+static void log_error(const struct conn *c, Contactd__V1__ErrorCode code, bool final,
+                      const char *text) {
     const ProtobufCEnumValue *name =
         protobuf_c_enum_descriptor_get_value(&contactd__v1__error_code__descriptor, (int)code);
     const char *code_name = name ? name->name : "ERROR_UNSPECIFIED";
-    cd_log_event(code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID ? CD_LOG_DEBUG : CD_LOG_NOTICE,
+    const bool one_message = code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID ||
+                             (code == CONTACTD__V1__ERROR_CODE__ERROR_LIMIT && !final);
+    cd_log_event(one_message ? CD_LOG_DEBUG : CD_LOG_NOTICE,
                  c->session ? cd_session_id(c->session) : 0, code_name,
                  "connection %llu (%s): %s: %s", (unsigned long long)c->id, c->peer, code_name,
                  text);
@@ -341,13 +354,15 @@ static void log_error(const struct conn *c, Contactd__V1__ErrorCode code, const 
 
 // Hands an Error its worker sent to this thread to log, and wakes it. thread: c's worker.
 // rt-safe: yes.
-static void note_error(struct conn *c, Contactd__V1__ErrorCode code, const char *text) {
+static void note_error(struct conn *c, Contactd__V1__ErrorCode code, bool final,
+                       const char *text) {
     struct note *n = cd_ring_claim(&c->notes);
     if (!n) {
         atomic_fetch_add_explicit(&c->notes_lost, 1, memory_order_relaxed);
         return;
     }
     n->code = code;
+    n->final = final;
     snprintf(n->text, sizeof n->text, "%s", text);
     cd_ring_push(&c->notes);
     (void)uv_async_send(&c->srv->wake);
@@ -357,7 +372,7 @@ static void note_error(struct conn *c, Contactd__V1__ErrorCode code, const char 
 static void notes_log(struct conn *c) {
     const struct note *n;
     while ((n = cd_ring_peek(&c->notes))) {
-        log_error(c, n->code, n->text);
+        log_error(c, n->code, n->final, n->text);
         cd_ring_pop(&c->notes);
     }
     const uint32_t lost = atomic_exchange_explicit(&c->notes_lost, 0, memory_order_relaxed);
@@ -375,9 +390,9 @@ static void notes_log(struct conn *c) {
 static void error_send(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq,
                        const char *text, bool final) {
     if (c->direct) {
-        note_error(c, code, text);
+        note_error(c, code, final, text);
     } else {
-        log_error(c, code, text);
+        log_error(c, code, final, text);
     }
     c->final_error = final;
     const int r = conn_send(c, &cd_codec_error_build(&c->error_msg, code, seq, text)->base);
@@ -1077,17 +1092,22 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
     c->admitting = a;
 }
 
-// Counts a refused frame (its Error is sent); a session whose every frame for
-// CD_REFUSED_IN_ROW_MAX frames was refused is closed, with an Error saying so: a client that
-// does nothing but break the rules costs only itself.
-static void frame_refused(struct conn *c, cd_session *s) {
-    cd_session_frame_rejected(s, c->counts);
+// Counts a refused message, a frame or a StatsRequest (field; its Error is sent); a connection
+// whose every such message for CD_REFUSED_IN_ROW_MAX of them was refused is closed, with an
+// Error saying so: a client that does nothing but break the rules costs only itself.
+static void refused(struct conn *c, const char *field) {
     if (++c->refused_in_row < CD_REFUSED_IN_ROW_MAX) {
         return;
     }
     fail(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
-         "frame: %d frames in a row refused; the session is closed (%u Errors not sent: the "
-         "client left too much unread)", c->refused_in_row, (unsigned)c->errors_unsent);
+         "%s: %d frames or StatsRequests in a row refused; the %s is closed (%u Errors not sent: "
+         "the client left too much unread)", field, c->refused_in_row,
+         c->session ? "session" : "connection", (unsigned)c->errors_unsent);
+}
+
+static void frame_refused(struct conn *c, cd_session *s) {
+    cd_session_frame_rejected(s, c->counts);
+    refused(c, "frame");
 }
 
 // The rate limit, for a frame of c's session arriving now: false when it refused the frame (its
@@ -1262,6 +1282,18 @@ static bool conn_session_is_listed(const struct conn *c, uint64_t want_id) {
 // the connection's own session (another worker's session may be freed under it), here every
 // open session, in one allocation freed once the reply is packed.
 static void on_stats(struct conn *c, const Contactd__V1__StatsRequest *req) {
+    int64_t early;
+    if (!cd_rate_conforms(&c->stats_tat_ns, c->direct ? c->read_ns : c->srv->pass_ns,
+                          CD_STATS_INTERVAL_NS, (CD_STATS_BURST - 1) * CD_STATS_INTERVAL_NS,
+                          &early)) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
+                   "stats_request: rate limit: one StatsRequest per %d ms on average, bursts of "
+                   "%d; this one came %lld ns too early", CD_STATS_INTERVAL_NS / 1000000,
+                   CD_STATS_BURST, (long long)early);
+        refused(c, "stats_request");
+        return;
+    }
+    c->refused_in_row = 0;
     const uint64_t want_id = req ? req->session_id : 0;
     _Static_assert(sizeof(cd_stats) < 16384, "two cd_stats sit on a worker's stack");
     cd_stats st = {0}, scratch;

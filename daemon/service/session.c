@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "service/grid.h"
+#include "service/rate.h"
 #include "service/ring.h"
 #include "service/slot.h"
 #include "solver/contact.h"
@@ -421,18 +422,13 @@ bool cd_session_flush(cd_session *s, int epfd, cd_counts *counts) {
 }
 
 bool cd_session_frame_allowed(cd_session *s, int64_t now_ns, int64_t *ret_early_ns) {
-    // Generic cell rate: a frame conforms unless it comes more than a burst's worth of periods
-    // before its theoretical arrival time; each conforming frame moves that time one interval on.
+    // A frame conforms unless it comes more than a burst's worth of periods before its
+    // theoretical arrival time.
     const int64_t interval = s->p.mode == CD_MODE_REQUEST
                                  ? s->p.period_ns
                                  : s->p.period_ns / CD_STREAM_FRAMES_PER_PERIOD;
-    const int64_t tolerance = (CD_REQUEST_BURST - 1) * s->p.period_ns;
-    if (now_ns < s->tat_ns - tolerance) {
-        *ret_early_ns = s->tat_ns - tolerance - now_ns;
-        return false;
-    }
-    s->tat_ns = (s->tat_ns > now_ns ? s->tat_ns : now_ns) + interval;
-    return true;
+    return cd_rate_conforms(&s->tat_ns, now_ns, interval, (CD_REQUEST_BURST - 1) * s->p.period_ns,
+                            ret_early_ns);
 }
 
 cs_scene *cd_session_frame_scene(cd_session *s) {

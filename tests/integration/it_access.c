@@ -179,6 +179,59 @@ static void silent_reader_is_closed(void **state) {
     assert_int_equal(it_daemon_stop(&d), 0);
 }
 
+// Clients that flood StatsRequests before their Hello get a burst answered and the rest refused
+// with ERROR_LIMIT naming the rate, until their connections close; meanwhile another client's
+// Hello still gets its Welcome.
+static void stats_flood_is_limited(void **state) {
+    (void)state;
+    assert_int_equal(it_daemon_start(&d, contactd_path, NULL, 0), 0);
+    enum { FLOODERS = 8, REQUESTS = 3000 };
+    const Contactd__V1__ClientMessage stats = {
+        .base = PROTOBUF_C_MESSAGE_INIT(&contactd__v1__client_message__descriptor),
+        .msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_STATS_REQUEST,
+        .stats_request = &(Contactd__V1__StatsRequest)CONTACTD__V1__STATS_REQUEST__INIT};
+    uint8_t *one;
+    size_t len;
+    it_pack(&stats.base, &one, &len);
+    uint8_t *flood = malloc(REQUESTS * len);
+    assert_non_null(flood);
+    for (int i = 0; i < REQUESTS; i++) {
+        memcpy(flood + (size_t)i * len, one, len);
+    }
+    int fds[FLOODERS];
+    for (int i = 0; i < FLOODERS; i++) {
+        fds[i] = it_connect_unix(d.socket);
+        assert_true(fds[i] >= 0);
+        // The daemon may close the connection before it has read everything.
+        (void)it_write_all(fds[i], flood, REQUESTS * len);
+    }
+    cdc_conn_close(it_session_open(&d, false, NULL));
+    // What the first flooder got: a burst of Stats, then refusals (the tail may be dropped when
+    // it is not read in time, so only the head is counted on).
+    int answered = 0, limited = 0;
+    Contactd__V1__ServerMessage *m;
+    while ((m = it_recv(fds[0], IT_TIMEOUT_MS))) {
+        if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_STATS) {
+            answered++;
+        } else {
+            assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+            assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT);
+            if (limited++ == 0 && !strstr(m->error->message, "stats_request: rate limit")) {
+                fail_msg("error '%s' does not name the Stats rate limit", m->error->message);
+            }
+        }
+        contactd__v1__server_message__free_unpacked(m, NULL);
+    }
+    assert_true(answered >= 1 && answered < REQUESTS);
+    assert_true(limited >= 1);
+    for (int i = 0; i < FLOODERS; i++) {
+        close(fds[i]);
+    }
+    free(flood);
+    free(one);
+    assert_int_equal(it_daemon_stop(&d), 0);
+}
+
 // A client's name is logged as text: a newline or an escape sequence in it cannot forge a log
 // line or reach the operator's terminal.
 static void client_name_cannot_forge_log_lines(void **state) {
@@ -312,6 +365,7 @@ int main(int argc, char **argv) {
         TEST(idle_connections_do_not_lock_out),
         TEST(connections_per_uid_capped),
         TEST(silent_reader_is_closed),
+        TEST(stats_flood_is_limited),
         TEST(client_name_cannot_forge_log_lines),
         TEST(allow_list_by_uid),
         TEST(tcp_needs_the_token),
