@@ -20,7 +20,8 @@
  * ERROR_LIMIT beyond the connection's Stats rate (CD_STATS_INTERVAL_NS). 1000 refusals in a row
  * end the connection. Errors after which the connection closes (once the Error is written):
  * undecodable bytes (ERROR_DECODE), a message over max_message_bytes (ERROR_TOO_LARGE), a wrong protocol version,
- * a second Hello or a Frame before Hello (ERROR_PROTOCOL), no session free (ERROR_BUSY). A Hello
+ * a second Hello or a Frame before Hello (ERROR_PROTOCOL), no session free, or the peer uid's
+ * max_sessions_per_uid reached (ERROR_BUSY). A Hello
  * naming an unknown solver gets ERROR_INVALID, one over the memory limits ERROR_MEMORY, and the
  * connection waits for a better Hello.
  *
@@ -229,6 +230,7 @@ static void conn_abort(struct conn *c);
 static void conn_finish(struct conn *c);
 static void drain(struct conn *c);
 static void take_back(struct conn *c);
+static int uid_connections(const cd_server *s, uint32_t uid, bool with_session);
 static const cd_endpoint_ops direct_ops;
 
 // Writes what the socket takes of a direct connection's output, without blocking.
@@ -1016,6 +1018,14 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
              (unsigned)h->protocol_version, PROTOCOL_VERSION);
         return;
     }
+    // Like max_connections_per_uid: one local user, root too, must not take every session.
+    const int uid_most = srv->cfg->max_sessions_per_uid;
+    if (c->has_uid && uid_most > 0 && uid_connections(srv, c->uid, true) >= uid_most) {
+        fail(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0,
+             "hello: uid %u holds %d sessions ([server] max_sessions_per_uid)", (unsigned)c->uid,
+             uid_most);
+        return;
+    }
     if (h->mode != CONTACTD__V1__SESSION_MODE__MODE_STREAM &&
         h->mode != CONTACTD__V1__SESSION_MODE__MODE_REQUEST) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0,
@@ -1552,6 +1562,17 @@ static bool allowed(const cd_config *cfg, const struct conn *c, int fd) {
     return false;
 }
 
+// The open connections of a Unix peer's uid (the caller's own included), or only those that hold
+// a session or are being given one.
+static int uid_connections(const cd_server *s, uint32_t uid, bool with_session) {
+    int n = 0;
+    for (const struct conn *o = s->conns; o; o = o->next) {
+        n += o->has_uid && o->uid == uid && !o->closing &&
+             (!with_session || o->session || o->admitting);
+    }
+    return n;
+}
+
 // Sends the Error that refuses a new connection, or returns false to let it in. Pre-Hello
 // connections take no session slot: only the connection caps and the allow-list apply here.
 static bool refuse(struct conn *c) {
@@ -1571,18 +1592,12 @@ static bool refuse(struct conn *c) {
                    cfg->max_connections);
         return true;
     }
-    if (c->has_uid) {
-        int same = 0;
-        for (const struct conn *o = s->conns; o; o = o->next) {
-            same += o->has_uid && o->uid == c->uid && !o->closing;
-        }
-        if (same > cfg->max_connections_per_uid) {
-            send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0,
-                       "connection: uid %u has %d connections open "
-                       "([server] max_connections_per_uid)", (unsigned)c->uid,
-                       cfg->max_connections_per_uid);
-            return true;
-        }
+    if (c->has_uid && uid_connections(s, c->uid, false) > cfg->max_connections_per_uid) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, 0,
+                   "connection: uid %u has %d connections open "
+                   "([server] max_connections_per_uid)", (unsigned)c->uid,
+                   cfg->max_connections_per_uid);
+        return true;
     }
     return false;
 }

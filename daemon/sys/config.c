@@ -54,6 +54,7 @@ int cd_config_defaults(cd_config *c) {
         .memory_budget_bytes = (size_t)CD_MEMORY_BUDGET_MB_DEFAULT << 20,
         .max_connections = CD_MAX_CONNECTIONS_DEFAULT,
         .max_connections_per_uid = CD_MAX_CONNECTIONS_PER_UID_DEFAULT,
+        .max_sessions_per_uid = -1,
         .hello_timeout_ns = (int64_t)CD_HELLO_TIMEOUT_MS_DEFAULT * 1000000,
         .socket_mode = CD_SOCKET_MODE_DEFAULT,
         .default_solver = CS_SOLVER_LEMKE,
@@ -196,6 +197,13 @@ static int set_max_connections_per_uid(cd_config *c, const char *v, char *why, s
     long long x;
     int r = parse_int(v, 1, 1 << 20, &x, why, len);
     c->max_connections_per_uid = r < 0 ? c->max_connections_per_uid : (int)x;
+    return r;
+}
+
+static int set_max_sessions_per_uid(cd_config *c, const char *v, char *why, size_t len) {
+    long long x;
+    int r = parse_auto_int(v, 1, 4096, &x, why, len);
+    c->max_sessions_per_uid = r < 0 ? c->max_sessions_per_uid : (int)x;
     return r;
 }
 
@@ -509,6 +517,7 @@ static const struct key {
     {"server", "memory_budget_mb", set_memory_budget_mb},
     {"server", "max_connections", set_max_connections},
     {"server", "max_connections_per_uid", set_max_connections_per_uid},
+    {"server", "max_sessions_per_uid", set_max_sessions_per_uid},
     {"server", "hello_timeout_ms", set_hello_timeout_ms},
     {"server", "socket_mode", set_socket_mode},
     {"server", "socket_group", set_socket_group},

@@ -52,6 +52,8 @@ typedef struct cd_config {
     size_t memory_budget_bytes; /* all sessions together (cd_session_bytes) */
     int max_connections;       /* open connections, with or without a session */
     int max_connections_per_uid; /* open Unix-socket connections of one peer uid */
+    int max_sessions_per_uid;  /* sessions of one Unix-socket peer uid; -1 = "auto": no cap but
+                                * max_sessions */
     int64_t hello_timeout_ns;  /* a connection without a Hello by then is closed */
     unsigned socket_mode;      /* permission bits of the socket file the daemon creates */
     char socket_group[64];     /* its group (name or number); "" = the daemon's own */

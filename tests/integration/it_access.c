@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Who may connect and what a connection that does nothing costs: the socket file's mode, the
- * Hello timeout, the connection caps (total and per uid), idle connections that must not lock
- * out a real client, the uid allow-list (checked with a peer of another uid, so that part needs
+ * Hello timeout, the connection caps (total and per uid), the per-uid session cap, idle
+ * connections and a flood of StatsRequests that must not lock out a real client, the uid allow-list (checked with a peer of another uid, so that part needs
  * root and is skipped without it), and TCP's rule: the token, or the operator's explicit
  * tcp_allow_any_local_user. */
 #include <errno.h>
@@ -151,6 +151,29 @@ static void connections_per_uid_capped(void **state) {
     cdc_conn_close(open_when_free(100));
     close(fds[1]);
     close(fds[2]);
+    assert_int_equal(it_daemon_stop(&d), 0);
+}
+
+// One uid holds at most max_sessions_per_uid sessions: the next Hello gets ERROR_BUSY naming the
+// limit while sessions are still free, and a session closed frees a place for it. TCP peers have
+// no uid, as for max_connections_per_uid.
+static void sessions_per_uid_capped(void **state) {
+    (void)state;
+    assert_int_equal(it_daemon_start(&d, contactd_path,
+                                     "[server]\nmax_sessions = 4\nmax_sessions_per_uid = 2\n", 0),
+                     0);
+    cdc_conn *a = it_session_open(&d, false, NULL);
+    cdc_conn *b = it_session_open(&d, false, NULL);
+    const int fd = it_connect_unix(d.socket);
+    assert_true(fd >= 0);
+    assert_int_equal(it_send_hello(fd, 1), 0);
+    expect_error_and_close(fd, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, "max_sessions_per_uid");
+    close(fd);
+    cdc_conn_close(it_session_open(&d, true, NULL));
+    cdc_conn_close(a);
+    // The daemon sees the close on its next loop pass; until then the cap still counts it.
+    cdc_conn_close(open_when_free(100));
+    cdc_conn_close(b);
     assert_int_equal(it_daemon_stop(&d), 0);
 }
 
@@ -364,6 +387,7 @@ int main(int argc, char **argv) {
         TEST(silent_connection_times_out),
         TEST(idle_connections_do_not_lock_out),
         TEST(connections_per_uid_capped),
+        TEST(sessions_per_uid_capped),
         TEST(silent_reader_is_closed),
         TEST(stats_flood_is_limited),
         TEST(client_name_cannot_forge_log_lines),

@@ -79,6 +79,7 @@ static void full_file(void **state) {
                        "max_message_bytes = 4096 ; inline comment\n"
                        "max_queued_bytes = 2048\n"
                        "memory_budget_mb = 512\n"
+                       "max_sessions_per_uid = 2\n"
                        "[loop]\n"
                        "rate_hz = 250\n"
                        "deadline_fraction = 0.5\n"
@@ -105,6 +106,7 @@ static void full_file(void **state) {
     assert_int_equal(c.max_sessions, 3);
     assert_int_equal(c.max_message_bytes, 4096);
     assert_int_equal(c.max_queued_bytes, 2048);
+    assert_int_equal(c.max_sessions_per_uid, 2);
     assert_int_equal(c.rate_hz, 250);
     assert_near(c.deadline_fraction, 0.5, 0.0);
     assert_false(c.realtime);
@@ -250,6 +252,7 @@ static void assert_same_config(const cd_config *a, const cd_config *b) {
     assert_int_equal(a->memory_budget_bytes, b->memory_budget_bytes);
     assert_int_equal(a->max_connections, b->max_connections);
     assert_int_equal(a->max_connections_per_uid, b->max_connections_per_uid);
+    assert_int_equal(a->max_sessions_per_uid, b->max_sessions_per_uid);
     assert_int_equal(a->hello_timeout_ns, b->hello_timeout_ns);
     assert_int_equal(a->socket_mode, b->socket_mode);
     assert_string_equal(a->socket_group, b->socket_group);
@@ -283,7 +286,7 @@ static void shipped_config_documents_the_defaults(void **state) {
     }
     fclose(in);
     fclose(out);
-    assert_int_equal(keys, 35);
+    assert_int_equal(keys, 36);
     cd_config def, c;
     char err[512];
     assert_int_equal(cd_config_defaults(&def), 0);
@@ -303,7 +306,7 @@ static void shipped_config_documents_the_defaults(void **state) {
     c.memory_budget_bytes = 2;
     c.limits = (cs_limits){.max_bodies = 5, .max_contacts = 6, .max_joints = 8, .max_dirs = 7};
     c.log_level = CD_LOG_ERR;
-    c.max_connections = c.max_connections_per_uid = 1;
+    c.max_connections = c.max_connections_per_uid = c.max_sessions_per_uid = 1;
     c.hello_timeout_ns = 1;
     c.socket_mode = 0;
     snprintf(c.socket_group, sizeof c.socket_group, "x");
