@@ -724,14 +724,15 @@ static size_t session_solver_names(const cd_session_params *p, char *names[CS_SO
     return n;
 }
 
-static void granted_limits(const cd_server *srv, const cd_session_params *p,
+// The limits a session on c admitted with p holds, as the Welcome and the recording give them.
+static void granted_limits(const struct conn *c, const cd_session_params *p,
                            Contactd__V1__Limits *ret) {
     contactd__v1__limits__init(ret);
     ret->max_bodies = (uint32_t)p->lim.max_bodies;
     ret->max_contacts = (uint32_t)p->lim.max_contacts;
     ret->max_joints = (uint32_t)p->lim.max_joints;
     ret->max_friction_directions = (uint32_t)p->lim.max_dirs;
-    ret->max_message_bytes = srv->cfg->max_message_bytes;
+    ret->max_message_bytes = (uint32_t)c->framer.max_msg;
 }
 
 // Plans the recording of the session a admits: its file's path in [record] dir and its
@@ -751,7 +752,7 @@ static void record_plan(cd_server *srv, struct admission *a) {
     }
     char *names[CS_SOLVER_COUNT];
     Contactd__V1__Limits granted;
-    granted_limits(srv, p, &granted);
+    granted_limits(a->conn, p, &granted);
     Contactd__V1__RecordHeader h = CONTACTD__V1__RECORD_HEADER__INIT;
     h.protocol_version = PROTOCOL_VERSION;
     h.daemon_version = (char *)CONTACTD_VERSION;
@@ -806,7 +807,7 @@ static void send_welcome(struct conn *c, const struct admission *a) {
     cd_server *srv = c->srv;
     const cd_session_params *p = &a->params;
     Contactd__V1__Limits granted;
-    granted_limits(srv, p, &granted);
+    granted_limits(c, p, &granted);
     char *names[CS_SOLVER_COUNT];
     const size_t n = session_solver_names(p, names);
     Contactd__V1__Welcome w = CONTACTD__V1__WELCOME__INIT;
@@ -1068,10 +1069,15 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
                 : h->budget_ns < srv->cfg->max_budget_ns ? h->budget_ns
                                                           : srv->cfg->max_budget_ns;
     const bool recorded = srv->cfg->record_dir[0] != '\0' && (h->record || srv->cfg->record_all);
+    // A session may lower the cap on its client's messages (a longer one gets ERROR_TOO_LARGE):
+    // from now on, as the connection's buffers are sized for it; a refused Hello restores it.
+    c->framer.max_msg = (size_t)grant(ask->max_message_bytes, (int)srv->cfg->max_message_bytes);
     const size_t bytes = hello_memory(c, &p, ask->max_contacts > 0, recorded);
     if (bytes == 0) {
+        c->framer.max_msg = srv->cfg->max_message_bytes;
         return;
     }
+    c->arena_most = ARENA_MOST_PER_BYTE * c->framer.max_msg;
     p.held_bytes = bytes;
     struct admission *a = calloc(1, sizeof *a);
     if (!a) {

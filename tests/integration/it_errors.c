@@ -130,6 +130,55 @@ static void oversized_message_closes_only_its_connection(void **state) {
     }
 }
 
+// Sends a Hello with these limits on fd and returns the reply.
+static Contactd__V1__ServerMessage *hello_with(int fd, const Contactd__V1__Limits *lim) {
+    Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    h.limits = (Contactd__V1__Limits *)lim;
+    Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+    cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
+    cm.hello = &h;
+    assert_int_equal(it_send(fd, &cm.base), 0);
+    Contactd__V1__ServerMessage *m = it_recv(fd, IT_TIMEOUT_MS);
+    assert_non_null(m);
+    return m;
+}
+
+// A Hello may lower max_message_bytes for its session: the Welcome grants what it asked, and a
+// message longer than that is refused as one over the daemon's own cap would be.
+static void hello_lowers_max_message_bytes(void **state) {
+    (void)state;
+    enum { ASKED = 2048 };
+    const int fd = it_connect_unix(d.socket);
+    assert_true(fd >= 0);
+    Contactd__V1__Limits lim = CONTACTD__V1__LIMITS__INIT;
+    lim.max_message_bytes = ASKED;
+    Contactd__V1__ServerMessage *m = hello_with(fd, &lim);
+    assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME);
+    assert_int_equal(m->welcome->limits->max_message_bytes, ASKED);
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    uint8_t buf[CD_VARINT_MAX + 64] = {0};
+    const size_t n = cd_varint_encode(ASKED + 1, buf);
+    assert_int_equal(it_write_all(fd, buf, n + 64), 0);
+    m = expect_error(fd, CONTACTD__V1__ERROR_CODE__ERROR_TOO_LARGE);
+    assert_non_null(strstr(m->error->message, "max_message_bytes (2048)"));
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    assert_true(it_wait_eof(fd, IT_TIMEOUT_MS));
+    close(fd);
+    // Asking for more than the daemon allows, or nothing, grants the daemon's.
+    lim.max_message_bytes = 10 * MAX_MESSAGE;
+    for (int k = 0; k < 2; k++) {
+        const int f = it_connect_unix(d.socket);
+        assert_true(f >= 0);
+        m = hello_with(f, k == 0 ? &lim : NULL);
+        assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME);
+        assert_int_equal(m->welcome->limits->max_message_bytes, MAX_MESSAGE);
+        contactd__v1__server_message__free_unpacked(m, NULL);
+        close(f);
+    }
+    stream_one();
+}
+
 static void undecodable_bytes_close_only_their_connection(void **state) {
     (void)state;
     const int fd = it_connect_unix(d.socket);
@@ -292,6 +341,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(invalid_frame_named_session_goes_on),
         cmocka_unit_test(oversized_message_closes_only_its_connection),
+        cmocka_unit_test(hello_lowers_max_message_bytes),
         cmocka_unit_test(undecodable_bytes_close_only_their_connection),
         cmocka_unit_test(frame_before_hello_is_a_protocol_error),
         cmocka_unit_test(wrong_version_is_a_protocol_error),
