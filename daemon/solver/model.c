@@ -76,7 +76,7 @@ cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
     if (nb > lim->max_bodies || nc > lim->max_contacts)
         return CS_ENOSPACE;
     *m = (cs_model){.nb = nb, .nc = nc, .dt = s->dt,
-                    .nd = s->friction_dirs ? s->friction_dirs : CS_DIRS_DEFAULT};
+                    .nd = s->friction_dirs ? s->friction_dirs : cs_dirs_default(lim)};
     m->mass = cs__ws_alloc(ws, (size_t)nb * sizeof(double));
     m->iw = cs__ws_alloc(ws, 9 * (size_t)nb * sizeof(double));
     m->iw_inv = cs__ws_alloc(ws, 9 * (size_t)nb * sizeof(double));

@@ -247,7 +247,7 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
         return fail(CS_EINPUT, err, errlen,
                     "gravity: length %g is beyond the physical range [0, %g] m/s^2", g,
                     CS_GRAVITY_MAX);
-    const int d = s->friction_dirs ? s->friction_dirs : CS_DIRS_DEFAULT;
+    const int d = s->friction_dirs ? s->friction_dirs : cs_dirs_default(lim);
     if (d < 4 || d % 2 != 0)
         return fail(CS_EINPUT, err, errlen,
                     "friction_directions: must be even and >= 4 (got %d)", s->friction_dirs);

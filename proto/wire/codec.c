@@ -93,7 +93,8 @@ int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim
     out->seq = f->seq;
     out->dt = f->dt;
     vec3_in(f->gravity, out->gravity);
-    out->friction_dirs = f->friction_directions ? (int)f->friction_directions : CS_DIRS_DEFAULT;
+    out->friction_dirs = f->friction_directions ? (int)f->friction_directions
+                                                : cs_dirs_default(lim);
     out->solver = solver != CS_SOLVER_DEFAULT ? solver : default_solver;
     out->nb = (int)f->n_bodies;
     out->nc = (int)f->n_contacts;

@@ -21,7 +21,7 @@
  * out->bodies, out->contacts and out->joints must point to caller storage with room for
  * lim->max_bodies, lim->max_contacts and lim->max_joints entries; the other members of out are
  * overwritten. Absent Vec3 fields are 0,
- * an absent orientation is the identity, friction_directions 0 is CS_DIRS_DEFAULT, solver_name
+ * an absent orientation is the identity, friction_directions 0 is cs_dirs_default(lim), solver_name
  * wins over the solver enum, and a frame that names neither gets default_solver (the session's,
  * so that validation judges the frame by the solver that will run it; CS_SOLVER_DEFAULT leaves it
  * unresolved).

@@ -3,7 +3,7 @@
  * a bit per field number catches a singular field given twice (the general path keeps the last
  * scalar, as protobuf-c does, and refuses a message field given twice: wire/singular.h). Defaults are proto3's and the
  * codec's: absent numbers and vectors 0, an absent orientation the identity, inertia's count 9
- * for a dynamic body and 0 for a kinematic one, friction_directions 0 meaning CS_DIRS_DEFAULT,
+ * for a dynamic body and 0 for a kinematic one, friction_directions 0 meaning cs_dirs_default,
  * solver_name winning over the enum. */
 #include "wire/frame_decode.h"
 
@@ -199,7 +199,7 @@ int cd_frame_decode(const uint8_t *data, size_t len, const cs_limits *lim,
         return 0;
     }
     const cs_solver s = named ? by_name : (cs_solver)by_enum;
-    out->friction_dirs = dirs ? (int)dirs : CS_DIRS_DEFAULT;
+    out->friction_dirs = dirs ? (int)dirs : cs_dirs_default(lim);
     out->solver = s != CS_SOLVER_DEFAULT ? s : default_solver;
     out->nb = (int)nb;
     out->nc = (int)nc;

@@ -73,6 +73,13 @@ typedef struct cs_limits {
 
 #define CS_DIRS_DEFAULT 8
 
+/* The friction directions d of a scene that names none (friction_dirs 0) within lim:
+ * CS_DIRS_DEFAULT, or max_dirs when that is fewer, so that a session granted fewer directions may
+ * still leave d out. thread: any. */
+static inline int cs_dirs_default(const cs_limits *lim) {
+    return lim->max_dirs < CS_DIRS_DEFAULT ? lim->max_dirs : CS_DIRS_DEFAULT;
+}
+
 typedef struct cs_body {
     uint32_t id;       /* > 0; 0 is the fixed world */
     double mass;       /* kg */
@@ -146,7 +153,7 @@ typedef struct cs_scene {
     uint64_t seq;
     double dt;            /* s, in [CS_DT_MIN, CS_DT_MAX] */
     double gravity[3];    /* m/s^2 */
-    int friction_dirs;    /* d; 0 = CS_DIRS_DEFAULT */
+    int friction_dirs;    /* d; 0 = cs_dirs_default(limits) */
     cs_solver solver;     /* CS_SOLVER_DEFAULT = the caller's default */
     int nb, nc, nj;
     cs_body *bodies;      /* [nb] */

@@ -179,6 +179,23 @@ static void hello_lowers_max_message_bytes(void **state) {
     stream_one();
 }
 
+// A session granted fewer friction directions than the default (a Hello asking 2 gets 4, the
+// fewest a pyramid has) solves frames that leave them out with what it was granted.
+static void few_friction_directions_are_the_frames_default(void **state) {
+    (void)state;
+    cdc_conn *c = it_session_open(&d, false, &(cdc_hello){.limits = {.max_dirs = 2}});
+    assert_int_equal(cdc_wire_welcome(c)->limits->max_friction_directions, 4);
+    const int dirs = box.friction_dirs;
+    box.friction_dirs = 0;
+    Contactd__V1__ServerMessage *m = it_frame_exchange(c, &box, 1);
+    box.friction_dirs = dirs;
+    assert_true(m->result->status == CONTACTD__V1__STATUS__STATUS_OK ||
+                !m->result->timing->deadline_met);
+    cdc_wire_free(m);
+    cdc_conn_close(c);
+    stream_one();
+}
+
 static void undecodable_bytes_close_only_their_connection(void **state) {
     (void)state;
     const int fd = it_connect_unix(d.socket);
@@ -342,6 +359,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(invalid_frame_named_session_goes_on),
         cmocka_unit_test(oversized_message_closes_only_its_connection),
         cmocka_unit_test(hello_lowers_max_message_bytes),
+        cmocka_unit_test(few_friction_directions_are_the_frames_default),
         cmocka_unit_test(undecodable_bytes_close_only_their_connection),
         cmocka_unit_test(frame_before_hello_is_a_protocol_error),
         cmocka_unit_test(wrong_version_is_a_protocol_error),
