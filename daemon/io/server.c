@@ -55,6 +55,7 @@
 #include "wire/codec.h"
 #include "wire/frame_decode.h"
 #include "wire/framing.h"
+#include "wire/reader.h"
 #include "wire/singular.h"
 #include "service/clock.h"
 #include "service/grid.h"
@@ -552,6 +553,28 @@ static int grant(uint32_t asked, int most) {
     return asked > 0 && asked < (uint32_t)most ? (int)asked : most;
 }
 
+// Whether a string the message being handled gives, field of its part ("hello", "frame", of
+// message type d), holds a NUL byte: protobuf-c's C string ends there, so the name read would not
+// be the one sent. *ret_index: that value's place among the field's values.
+static bool sent_string_has_nul(const struct conn *c, const char *part,
+                                const ProtobufCMessageDescriptor *d, const char *field,
+                                size_t *ret_index) {
+    const unsigned p = protobuf_c_message_descriptor_get_field_by_name(
+                           &contactd__v1__client_message__descriptor, part)->id;
+    const unsigned f = protobuf_c_message_descriptor_get_field_by_name(d, field)->id;
+    cd_reader env = {c->msg, c->msg + c->msg_len}, m, v;
+    *ret_index = 0;
+    while (rd_next_len(&env, p, &m)) {
+        while (rd_next_len(&m, f, &v)) {
+            if (memchr(v.p, 0, (size_t)(v.end - v.p))) {
+                return true;
+            }
+            ++*ret_index;
+        }
+    }
+    return false;
+}
+
 // Parses a solver name the Hello gives in field. Returns 0, or -EINVAL after telling the client.
 static int hello_solver_name(struct conn *c, const char *field, const char *name,
                              cs_solver *ret) {
@@ -575,6 +598,18 @@ static int hello_solver_name(struct conn *c, const char *field, const char *name
 // which field is wrong.
 static int hello_solvers(struct conn *c, const Contactd__V1__Hello *h, cs_solver *ret,
                          unsigned *ret_mask) {
+    const ProtobufCMessageDescriptor *hd = &contactd__v1__hello__descriptor;
+    size_t at;
+    if (sent_string_has_nul(c, "hello", hd, "default_solver_name", &at)) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0,
+                   "hello.default_solver_name: holds a NUL byte (a solver's name is plain text)");
+        return -EINVAL;
+    }
+    if (sent_string_has_nul(c, "hello", hd, "solvers", &at)) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0,
+                   "hello.solvers[%zu]: holds a NUL byte (a solver's name is plain text)", at);
+        return -EINVAL;
+    }
     cs_solver s = (cs_solver)h->default_solver;
     if (h->default_solver_name && h->default_solver_name[0] != '\0') {
         if (hello_solver_name(c, "hello.default_solver_name", h->default_solver_name, &s) < 0) {
@@ -1214,7 +1249,14 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
     }
     const cd_session_params *sp = cd_session_params_of(s);
     char err[sizeof c->error_msg.text];
-    const int r = cd_ingest_frame(f, &sp->lim, sp->default_solver, scene, err, sizeof err);
+    size_t at;
+    int r;
+    if (sent_string_has_nul(c, "frame", &contactd__v1__frame__descriptor, "solver_name", &at)) {
+        r = CS_EINPUT;
+        snprintf(err, sizeof err, "solver_name: holds a NUL byte (a solver's name is plain text)");
+    } else {
+        r = cd_ingest_frame(f, &sp->lim, sp->default_solver, scene, err, sizeof err);
+    }
     frame_filled(c, s, f->seq, r, err);
 }
 

@@ -196,6 +196,69 @@ static void few_friction_directions_are_the_frames_default(void **state) {
     stream_one();
 }
 
+// Packs m (with its length prefix) and turns the '@' of name, a string in it, into a NUL byte,
+// which protobuf-c would pack only up to.
+static void pack_with_nul(const ProtobufCMessage *m, const char *name, uint8_t **ret,
+                          size_t *ret_len) {
+    it_pack(m, ret, ret_len);
+    uint8_t *at = memmem(*ret, *ret_len, name, strlen(name));
+    assert_non_null(at);
+    *(uint8_t *)memchr(at, '@', strlen(name)) = 0;
+}
+
+// A solver's name with a NUL byte in it is refused naming the field, not read as the name before
+// the NUL: in a Hello (which may then be retried) and in a frame (the session goes on).
+static void solver_name_with_nul_is_invalid(void **state) {
+    (void)state;
+    Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+    cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
+    cm.hello = &h;
+    char *solvers[] = {"sap", "dantzig@x"};
+    const int fd = it_connect_unix(d.socket);
+    assert_true(fd >= 0);
+    for (int k = 0; k < 2; k++) {
+        h.default_solver_name = k == 0 ? "lemke@x" : "";
+        h.n_solvers = k == 0 ? 0 : 2;
+        h.solvers = solvers;
+        uint8_t *buf;
+        size_t len;
+        pack_with_nul(&cm.base, k == 0 ? "lemke@x" : "dantzig@x", &buf, &len);
+        assert_int_equal(it_write_all(fd, buf, len), 0);
+        free(buf);
+        Contactd__V1__ServerMessage *m = expect_error(fd, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
+        const char *field = k == 0 ? "hello.default_solver_name: " : "hello.solvers[1]: ";
+        if (strncmp(m->error->message, field, strlen(field)) != 0) {
+            fail_msg("error does not name %s'%s'", field, m->error->message);
+        }
+        contactd__v1__server_message__free_unpacked(m, NULL);
+    }
+    close(fd);
+    cdc_conn *c = it_session_open(&d, false, NULL);
+    Contactd__V1__Frame f = CONTACTD__V1__FRAME__INIT;
+    f.seq = 9;
+    f.dt = 0.001;
+    f.solver_name = "lemke@x";
+    cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME;
+    cm.frame = &f;
+    uint8_t *buf;
+    size_t len;
+    pack_with_nul(&cm.base, "lemke@x", &buf, &len);
+    assert_int_equal(cdc_wire_send_packed(c, buf, len), 0);
+    free(buf);
+    Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+    assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
+    assert_int_equal(m->error->seq, 9);
+    if (strncmp(m->error->message, "solver_name: ", 13) != 0) {
+        fail_msg("error does not name solver_name: '%s'", m->error->message);
+    }
+    cdc_wire_free(m);
+    cdc_wire_free(it_frame_exchange(c, &box, 10));
+    cdc_conn_close(c);
+    stream_one();
+}
+
 static void undecodable_bytes_close_only_their_connection(void **state) {
     (void)state;
     const int fd = it_connect_unix(d.socket);
@@ -360,6 +423,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(oversized_message_closes_only_its_connection),
         cmocka_unit_test(hello_lowers_max_message_bytes),
         cmocka_unit_test(few_friction_directions_are_the_frames_default),
+        cmocka_unit_test(solver_name_with_nul_is_invalid),
         cmocka_unit_test(undecodable_bytes_close_only_their_connection),
         cmocka_unit_test(frame_before_hello_is_a_protocol_error),
         cmocka_unit_test(wrong_version_is_a_protocol_error),
