@@ -710,6 +710,15 @@ static int contacts_within(const struct conn *c, cd_session_params p, bool recor
     return lo;
 }
 
+// The declared limits that size a session like p, for an ERROR_MEMORY: the client sees which to
+// lower.
+static void sized_by(const cd_session_params *p, char *buf, size_t len) {
+    char solvers[96];
+    cs_solver_list(p->lim.solvers, p->default_solver, solvers, sizeof solvers);
+    snprintf(buf, len, "%d bodies, %d contacts, %d joints, %d directions with %s",
+             p->lim.max_bodies, p->lim.max_contacts, p->lim.max_joints, p->lim.max_dirs, solvers);
+}
+
 // Fits p under the per-session cap: a max_contacts the client left to the daemon is lowered
 // until it fits; one it asked for is kept, and then the Hello is refused. Returns the bytes the
 // session holds (held_bytes), or 0 after sending ERROR_MEMORY.
@@ -717,17 +726,16 @@ static size_t hello_memory(struct conn *c, cd_session_params *p, bool contacts_a
                            bool recorded) {
     const cd_config *cfg = c->srv->cfg;
     size_t bytes = held_bytes(c, p, recorded);
-    char solvers[96];
-    cs_solver_list(p->lim.solvers, p->default_solver, solvers, sizeof solvers);
+    char what[192];
     if (bytes > cfg->max_session_bytes) {
         const int fit = contacts_within(c, *p, recorded, cfg->max_session_bytes);
         if (contacts_asked || fit == 0) {
+            sized_by(p, what, sizeof what);
             send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_MEMORY, 0,
-                       "hello.limits: %d bodies, %d contacts, %d directions with %s need %.1f "
-                       "MiB, over the per-session cap of %zu MiB ([session] max_session_mb); at "
-                       "most %d contacts fit", p->lim.max_bodies, p->lim.max_contacts,
-                       p->lim.max_dirs, solvers, (double)bytes / (1 << 20),
-                       cfg->max_session_bytes >> 20, fit);
+                       "hello.limits: %s need %.1f MiB, over the per-session cap of %zu MiB "
+                       "([session] max_session_mb); at most %d contacts fit%s", what,
+                       (double)bytes / (1 << 20), cfg->max_session_bytes >> 20, fit,
+                       fit == 0 ? " beside these bodies and joints" : "");
             return 0;
         }
         p->lim.max_contacts = fit;
@@ -737,11 +745,11 @@ static size_t hello_memory(struct conn *c, cd_session_params *p, bool contacts_a
     const size_t left = cfg->memory_budget_bytes > c->srv->reserved_bytes
                             ? cfg->memory_budget_bytes - c->srv->reserved_bytes : 0;
     if (bytes > left) {
+        sized_by(p, what, sizeof what);
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_MEMORY, 0,
-                   "hello.limits: the session needs %.1f MiB and %.1f MiB of the daemon's "
-                   "memory budget ([server] memory_budget_mb = %zu) are left",
-                   (double)bytes / (1 << 20), (double)left / (1 << 20),
-                   cfg->memory_budget_bytes >> 20);
+                   "hello.limits: %s need %.1f MiB and %.1f MiB of the daemon's memory budget "
+                   "([server] memory_budget_mb = %zu) are left", what, (double)bytes / (1 << 20),
+                   (double)left / (1 << 20), cfg->memory_budget_bytes >> 20);
         return 0;
     }
     return bytes;

@@ -471,13 +471,15 @@ static void memory_is_sized_and_budgeted(void **state) {
     char err[512];
     cdc_conn *c = NULL;
     const int64_t timeout = (int64_t)IT_TIMEOUT_MS * 1000000;
-    // Asked for explicitly and over the 16 MiB cap: refused, naming how many contacts fit.
+    // Asked for explicitly and over the 16 MiB cap: refused, naming every limit that sizes the
+    // session and how many contacts fit.
     const cdc_hello explicit_big = {.solver_name = "lemke-standard",
                                     .limits = {.max_bodies = 4, .max_contacts = 256,
-                                               .max_dirs = 16}};
+                                               .max_joints = 8, .max_dirs = 16}};
     assert_int_equal(cdc_conn_open_unix(d.socket, &explicit_big, timeout, &c, err, sizeof err),
                      -ECONNREFUSED);
     assert_non_null(strstr(err, "over the per-session cap of 16 MiB"));
+    assert_non_null(strstr(err, "4 bodies, 256 contacts, 8 joints, 16 directions"));
     assert_non_null(strstr(err, "contacts fit"));
     // Left to the daemon: lowered until it fits.
     const cdc_hello implicit = {.solver_name = "lemke-standard",
@@ -494,6 +496,7 @@ static void memory_is_sized_and_budgeted(void **state) {
     for (int i = 0; i < 4; i++) {
         if (cdc_conn_open_unix(d.socket, &implicit, timeout, &more[i], err, sizeof err) < 0) {
             assert_non_null(strstr(err, "memory budget"));
+            assert_non_null(strstr(err, "0 joints"));
             assert_non_null(strstr(err, "left"));
             refused++;
         }
