@@ -23,7 +23,8 @@
  * a second Hello or a Frame before Hello (ERROR_PROTOCOL), no session free, or the peer uid's
  * max_sessions_per_uid reached (ERROR_BUSY). A Hello
  * naming an unknown solver gets ERROR_INVALID, one over the memory limits ERROR_MEMORY, and the
- * connection waits for a better Hello.
+ * connection waits for a better Hello. A client that shuts its sending side is still answered
+ * (its Hello's Welcome or Error, replies queued) before the connection ends.
  *
  * Output: an attached connection's worker writes it, into a buffer sized at admission that keeps
  * room for the Error that ends the connection; the Errors it sends reach this thread's log
@@ -132,6 +133,7 @@ struct conn {
     const uint8_t *msg;       /* the message being handled, as received (msg_len bytes) */
     size_t msg_len;
     bool closing;             /* no more reading or sending */
+    bool eof;                 /* the client shut its sending side: it is answered, then ended */
     int64_t finish_ns;        /* when conn_finish began; the connection ends LINGER_MS after,
                                * written or not */
     size_t queued;            /* bytes the unwritten replies hold: messages and requests */
@@ -1000,7 +1002,11 @@ static void admitted(uv_work_t *req, int status) {
     a->direct_mem = NULL;
     record_start(c, a);
     send_welcome(c, a);
-    attach(c);
+    if (c->eof) {
+        conn_finish(c); // no frame can come: the Welcome goes out, and the session ends
+    } else {
+        attach(c);
+    }
     // The session's bytes are now the table's: the reaper returns them when it is freed.
     admission_free(a);
 }
@@ -1528,12 +1534,20 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     if (nread == 0 || c->closing) {
         return;
     }
-    if (nread < 0) {
-        // EOF or reset, perhaps in the middle of a message: only this session ends.
-        if (nread != UV_EOF) {
-            cd_log(CD_LOG_DEBUG, "connection %llu (%s): read: %s", (unsigned long long)c->id,
-                   c->peer, uv_strerror((int)nread));
+    if (nread == UV_EOF) {
+        // The client may only have shut its sending side: what it asked for is still answered
+        // (its Hello's Welcome or Error, replies queued), then the connection ends.
+        c->eof = true;
+        (void)uv_read_stop(stream);
+        if (!c->admitting) {
+            conn_finish(c);
         }
+        return;
+    }
+    if (nread < 0) {
+        // A reset, perhaps in the middle of a message: only this session ends.
+        cd_log(CD_LOG_DEBUG, "connection %llu (%s): read: %s", (unsigned long long)c->id, c->peer,
+               uv_strerror((int)nread));
         conn_abort(c);
         return;
     }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -259,6 +260,32 @@ static void solver_name_with_nul_is_invalid(void **state) {
     stream_one();
 }
 
+// A client that says Hello and shuts its sending side still gets the answer, a Welcome or an
+// Error, before the connection closes.
+static void hello_then_shutdown_is_answered(void **state) {
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        const int fd = it_connect_unix(d.socket);
+        assert_true(fd >= 0);
+        Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
+        h.protocol_version = 1;
+        h.default_solver_name = k == 0 ? "" : "simplex"; // unknown: an Error
+        Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+        cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
+        cm.hello = &h;
+        assert_int_equal(it_send(fd, &cm.base), 0);
+        assert_int_equal(shutdown(fd, SHUT_WR), 0);
+        Contactd__V1__ServerMessage *m = it_recv(fd, IT_TIMEOUT_MS);
+        assert_non_null(m);
+        assert_int_equal(m->msg_case, k == 0 ? CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME
+                                             : CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+        contactd__v1__server_message__free_unpacked(m, NULL);
+        assert_true(it_wait_eof(fd, IT_TIMEOUT_MS));
+        close(fd);
+    }
+    stream_one();
+}
+
 static void undecodable_bytes_close_only_their_connection(void **state) {
     (void)state;
     const int fd = it_connect_unix(d.socket);
@@ -424,6 +451,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(hello_lowers_max_message_bytes),
         cmocka_unit_test(few_friction_directions_are_the_frames_default),
         cmocka_unit_test(solver_name_with_nul_is_invalid),
+        cmocka_unit_test(hello_then_shutdown_is_answered),
         cmocka_unit_test(undecodable_bytes_close_only_their_connection),
         cmocka_unit_test(frame_before_hello_is_a_protocol_error),
         cmocka_unit_test(wrong_version_is_a_protocol_error),
