@@ -464,10 +464,12 @@ static void release_session(struct conn *c) {
     cd_session_stats(c->session, &st);
     cd_log_event(CD_LOG_INFO, cd_session_id(c->session), "SESSION_CLOSED",
                  "session %llu closed: %llu frames received, %llu solved, %llu superseded, "
-                 "%llu invalid, %llu deadline misses, %llu results dropped, solve max %lld ns",
+                 "%llu invalid, %llu over the rate or queue limit, %llu deadline misses, "
+                 "%llu results dropped, solve max %lld ns",
                  (unsigned long long)cd_session_id(c->session),
                  (unsigned long long)st.frames_received, (unsigned long long)st.frames_solved,
                  (unsigned long long)st.frames_superseded, (unsigned long long)st.frames_invalid,
+                 (unsigned long long)st.frames_limited,
                  (unsigned long long)st.deadline_misses, (unsigned long long)st.results_dropped,
                  (long long)st.solve_ns.max);
     cd_session_close(c->session);
@@ -1170,8 +1172,9 @@ static void refused(struct conn *c, const char *field) {
          c->session ? "session" : "connection", (unsigned)c->errors_unsent);
 }
 
-static void frame_refused(struct conn *c, cd_session *s) {
-    cd_session_frame_rejected(s, c->counts);
+// limited: by the rate limit or the request queue, not by validation.
+static void frame_refused(struct conn *c, cd_session *s, bool limited) {
+    cd_session_frame_rejected(s, c->counts, limited);
     refused(c, "frame");
 }
 
@@ -1190,7 +1193,7 @@ static bool frame_allowed(struct conn *c, cd_session *s, uint64_t seq) {
                "bursts of %d periods' worth; this frame came %lld ns too early",
                request ? "request" : "stream", request ? 1 : CD_STREAM_FRAMES_PER_PERIOD,
                request ? "" : "s", (long long)sp->period_ns, CD_REQUEST_BURST, (long long)early);
-    frame_refused(c, s);
+    frame_refused(c, s, true);
     return false;
 }
 
@@ -1201,7 +1204,7 @@ static void frame_filled(struct conn *c, cd_session *s, uint64_t seq, int r, con
         send_error(c, r == CS_ENOSPACE ? CONTACTD__V1__ERROR_CODE__ERROR_LIMIT
                                        : CONTACTD__V1__ERROR_CODE__ERROR_INVALID,
                    seq, "%s", err);
-        frame_refused(c, s);
+        frame_refused(c, s, false);
         return;
     }
     c->refused_in_row = 0;
@@ -1258,7 +1261,7 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, f->seq,
                    "frame: request queue full: %d frames wait to be solved or %d to be "
                    "answered", CD_REQUEST_QUEUE, CD_SESSION_RESULTS);
-        frame_refused(c, s);
+        frame_refused(c, s, true);
         return;
     }
     const cd_session_params *sp = cd_session_params_of(s);
@@ -1333,7 +1336,7 @@ static void session_stats_build(struct session_stats_msg *sm, const cd_session *
     m->frames_received = st->frames_received;
     m->frames_solved = st->frames_solved;
     m->frames_superseded = st->frames_superseded;
-    m->frames_refused = st->frames_invalid;
+    m->frames_refused = st->frames_invalid + st->frames_limited;
     m->deadline_misses = st->deadline_misses;
     m->misses = &sm->parts.misses;
     m->results_dropped = st->results_dropped;
@@ -1386,7 +1389,7 @@ static void on_stats(struct conn *c, const Contactd__V1__StatsRequest *req) {
     m.realtime = st.realtime;
     m.hello_timeouts = atomic_load_explicit(&c->srv->hello_timeouts, memory_order_relaxed);
     m.connections_refused = atomic_load_explicit(&c->srv->refused, memory_order_relaxed);
-    m.frames_refused = st.frames_invalid;
+    m.frames_refused = st.frames_invalid + st.frames_limited;
     struct stats_parts parts;
     stats_parts_build(&parts, &st);
     m.misses = &parts.misses;

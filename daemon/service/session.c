@@ -468,9 +468,10 @@ void cd_session_frame_publish(cd_session *s, cd_counts *counts, int64_t received
     }
 }
 
-void cd_session_frame_rejected(cd_session *s, cd_counts *counts) {
-    cd_stat_inc(&s->counts.frames_invalid);
-    cd_stat_inc(&(counts ? counts : &s->table->counts)->frames_invalid);
+void cd_session_frame_rejected(cd_session *s, cd_counts *counts, bool limited) {
+    cd_counts *g = counts ? counts : &s->table->counts;
+    cd_stat_inc(limited ? &s->counts.frames_limited : &s->counts.frames_invalid);
+    cd_stat_inc(limited ? &g->frames_limited : &g->frames_invalid);
 }
 
 bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t period_ns,

@@ -216,9 +216,9 @@ cs_scene *cd_session_frame_scene(cd_session *s);
 void cd_session_frame_publish(cd_session *s, cd_counts *counts, int64_t received_ns,
                               int64_t published_ns, int64_t tick_ns);
 
-/* Counts a frame rejected by validation or by the request limits. counts: as above.
- * thread: io. */
-void cd_session_frame_rejected(cd_session *s, cd_counts *counts);
+/* Counts a frame rejected by validation, or (limited) by the rate limit or the request queue.
+ * counts: as above. thread: io. */
+void cd_session_frame_rejected(cd_session *s, cd_counts *counts, bool limited);
 
 /* The solve due for s at now_ns on the tick grid (epoch_ns + k period_ns), if any: stream mode,
  * its newest frame once the tick after its arrival has come (an older held frame is superseded

@@ -36,6 +36,7 @@ void cd_counts_add(const cd_counts *c, cd_stats *ret) {
     ret->frames_received += cd_stat_get(&c->frames_received);
     ret->frames_superseded += cd_stat_get(&c->frames_superseded) + cd_stat_get(&c->frames_passed);
     ret->frames_invalid += cd_stat_get(&c->frames_invalid);
+    ret->frames_limited += cd_stat_get(&c->frames_limited);
     ret->frames_solved += cd_stat_get(&c->frames_solved);
     ret->deadline_misses += cd_stat_get(&c->deadline_misses);
     ret->results_dropped += cd_stat_get(&c->results_unsent) + cd_stat_get(&c->results_overflow);

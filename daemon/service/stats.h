@@ -40,6 +40,7 @@ typedef struct cd_counts {
     _Atomic uint64_t frames_received;   /* io: decoded, validated and handed to the tick thread */
     _Atomic uint64_t frames_superseded; /* io: replaced by a newer frame before a tick took it */
     _Atomic uint64_t frames_invalid;    /* io: rejected by validation (an Error was sent) */
+    _Atomic uint64_t frames_limited;    /* io: refused by the rate limit or the request queue */
     _Atomic uint64_t results_unsent;    /* io: dropped because the client's write queue was full */
     _Atomic uint64_t frames_passed;     /* rt: held for a tick, then replaced by a newer frame */
     _Atomic uint64_t frames_solved;     /* rt: taken by a tick and answered */
@@ -65,6 +66,7 @@ typedef struct cd_stats {
     uint64_t frames_solved;
     uint64_t frames_superseded; /* replaced before solved, on either side of the hand-off */
     uint64_t frames_invalid;
+    uint64_t frames_limited;    /* refused by the rate limit or the request queue */
     uint64_t deadline_misses;
     uint64_t results_dropped;   /* output ring full + client write queue full */
     cd_counter_value solve_ns;

@@ -49,6 +49,28 @@ static int teardown(void **state) {
     return 0;
 }
 
+// Waits for the log line that says session id closed, and fails unless it contains needle.
+static void expect_close_logged(uint64_t id, const char *needle) {
+    static char log[1 << 20];
+    char head[64];
+    snprintf(head, sizeof head, "session %llu closed: ", (unsigned long long)id);
+    const char *line = NULL;
+    for (int tries = 0; !line && tries < IT_TIMEOUT_MS / 10; tries++) {
+        if (it_daemon_log(&d, log, sizeof log) > 0) {
+            line = strstr(log, head);
+        }
+        if (!line) {
+            const struct timespec ms = {.tv_nsec = 10000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+    assert_non_null(line);
+    const size_t n = strcspn(line, "\n");
+    if (!memmem(line, n, needle, strlen(needle))) {
+        fail_msg("'%.*s' does not say '%s'", (int)n, line, needle);
+    }
+}
+
 static void request_mode_answers_every_frame(void **state) {
     (void)state;
     const cdc_hello hello = {.client_name = "request", .request_mode = true,
@@ -121,7 +143,12 @@ static void request_mode_answers_every_frame(void **state) {
     nanosleep(&drain, NULL);
     Contactd__V1__ServerMessage *m = it_frame_exchange(c, &box, 300);
     cdc_wire_free(m);
+    const uint64_t id = w->session_id;
     cdc_conn_close(c);
+    // The close's log line counts the refusals by the rate or the queue apart from invalid frames.
+    char want[128];
+    snprintf(want, sizeof want, "0 invalid, %d over the rate or queue limit", limited);
+    expect_close_logged(id, want);
 }
 
 // Sends s as frame seq and expects an Error of code whose message contains needle, for that seq.
