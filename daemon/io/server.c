@@ -19,12 +19,13 @@
  * the one it names; on an attached session's own connection, only that session), or
  * ERROR_LIMIT beyond the connection's Stats rate (CD_STATS_INTERVAL_NS). 1000 refusals in a row
  * end the connection. Errors after which the connection closes (once the Error is written):
- * undecodable bytes (ERROR_DECODE), a message over max_message_bytes (ERROR_TOO_LARGE), a wrong protocol version,
- * a second Hello or a Frame before Hello (ERROR_PROTOCOL), no session free, or the peer uid's
- * max_sessions_per_uid reached (ERROR_BUSY). A Hello
- * naming an unknown solver gets ERROR_INVALID, one over the memory limits ERROR_MEMORY, and the
- * connection waits for a better Hello. A client that shuts its sending side is still answered
- * (its Hello's Welcome or Error, replies queued) before the connection ends.
+ * undecodable bytes (ERROR_DECODE), a message over max_message_bytes, the daemon's or the one
+ * the session asked for (ERROR_TOO_LARGE), a wrong protocol version, a second Hello or a Frame
+ * before Hello (ERROR_PROTOCOL), no session free, or the peer uid's max_sessions_per_uid reached
+ * (ERROR_BUSY). A Hello naming an unknown solver gets ERROR_INVALID, one over the memory limits
+ * ERROR_MEMORY, and the connection waits for a better Hello. A client that shuts its sending
+ * side is still answered (its Hello's Welcome or Error, replies queued) before the connection
+ * ends.
  *
  * Output: an attached connection's worker writes it, into a buffer sized at admission that keeps
  * room for the Error that ends the connection; the Errors it sends reach this thread's log
@@ -233,7 +234,6 @@ static void conn_abort(struct conn *c);
 static void conn_finish(struct conn *c);
 static void drain(struct conn *c);
 static void take_back(struct conn *c);
-static int uid_connections(const cd_server *s, uint32_t uid, bool with_session);
 static const cd_endpoint_ops direct_ops;
 
 // Writes what the socket takes of a direct connection's output, without blocking.
@@ -555,6 +555,17 @@ static void conn_finish(struct conn *c) {
 // A limit the client asked for (0 = not given), lowered to what the daemon allows.
 static int grant(uint32_t asked, int most) {
     return asked > 0 && asked < (uint32_t)most ? (int)asked : most;
+}
+
+// The open connections of a Unix peer's uid (the caller's own included), or only those that hold
+// a session or are being given one.
+static int uid_connections(const cd_server *s, uint32_t uid, bool with_session) {
+    int n = 0;
+    for (const struct conn *o = s->conns; o; o = o->next) {
+        n += o->has_uid && o->uid == uid && !o->closing &&
+             (!with_session || o->session || o->admitting);
+    }
+    return n;
 }
 
 // Whether a string the message being handled gives, field of its part ("hello", "frame", of
@@ -1633,17 +1644,6 @@ static bool allowed(const cd_config *cfg, const struct conn *c, int fd) {
         }
     }
     return false;
-}
-
-// The open connections of a Unix peer's uid (the caller's own included), or only those that hold
-// a session or are being given one.
-static int uid_connections(const cd_server *s, uint32_t uid, bool with_session) {
-    int n = 0;
-    for (const struct conn *o = s->conns; o; o = o->next) {
-        n += o->has_uid && o->uid == uid && !o->closing &&
-             (!with_session || o->session || o->admitting);
-    }
-    return n;
 }
 
 // Sends the Error that refuses a new connection, or returns false to let it in. Pre-Hello

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Who may connect and what a connection that does nothing costs: the socket file's mode, the
  * Hello timeout, the connection caps (total and per uid), the per-uid session cap, idle
- * connections and a flood of StatsRequests that must not lock out a real client, the uid allow-list (checked with a peer of another uid, so that part needs
- * root and is skipped without it), and TCP's rule: the token, or the operator's explicit
- * tcp_allow_any_local_user. */
+ * connections and a flood of StatsRequests that must not lock out a real client, the uid
+ * allow-list (checked with a peer of another uid, so that part needs root and is skipped without
+ * it), and TCP's rule: the token, or the operator's explicit tcp_allow_any_local_user. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,9 +3,12 @@
  * carrying its seq while the session keeps streaming; an oversized message gets ERROR_TOO_LARGE,
  * undecodable bytes ERROR_DECODE, a frame before Hello or a wrong version ERROR_PROTOCOL, each
  * followed by a clean close; a Hello naming an unknown solver gets ERROR_INVALID and may be
- * retried; a message field given twice in a frame gets ERROR_INVALID naming it; a Hello beyond
- * max_sessions gets ERROR_BUSY. Through all of it a streaming session gets an answer to every
- * frame. Arguments: the contactd and contactctl executables. */
+ * retried, as may one with a solver's name holding a NUL byte; a message field given twice in a
+ * frame gets ERROR_INVALID naming it; a Hello beyond max_sessions gets ERROR_BUSY. A Hello may
+ * lower max_message_bytes for its session, a session granted fewer friction directions than the
+ * default solves frames that name none, and a client that shuts its sending side after its Hello
+ * is still answered. Through all of it a streaming session gets an answer to every frame.
+ * Arguments: the contactd and contactctl executables. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
