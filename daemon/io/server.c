@@ -14,7 +14,7 @@
  * that handle messages run on either thread. Closed sessions are freed on the pool too. A frame
  * that fails validation gets an Error (ERROR_INVALID, or ERROR_LIMIT when it exceeds the
  * session's limits) carrying its seq and naming the field, and no Result; the session goes on;
- * so does any message holding a message field twice (wire/singular.h). A
+ * so does a message protobuf-c would unpack otherwise than sent (wire/strict.h). A
  * StatsRequest, before or after Hello, gets the daemon-wide Stats with every open session's (or
  * the one it names; on an attached session's own connection, only that session), or
  * ERROR_LIMIT beyond the connection's Stats rate (CD_STATS_INTERVAL_NS). 1000 refusals in a row
@@ -57,8 +57,7 @@
 #include "wire/codec.h"
 #include "wire/frame_decode.h"
 #include "wire/framing.h"
-#include "wire/reader.h"
-#include "wire/singular.h"
+#include "wire/strict.h"
 #include "service/clock.h"
 #include "service/grid.h"
 #include "service/rate.h"
@@ -568,28 +567,6 @@ static int uid_connections(const cd_server *s, uint32_t uid, bool with_session) 
     return n;
 }
 
-// Whether a string the message being handled gives, field of its part ("hello", "frame", of
-// message type d), holds a NUL byte: protobuf-c's C string ends there, so the name read would not
-// be the one sent. *ret_index: that value's place among the field's values.
-static bool sent_string_has_nul(const struct conn *c, const char *part,
-                                const ProtobufCMessageDescriptor *d, const char *field,
-                                size_t *ret_index) {
-    const unsigned p = protobuf_c_message_descriptor_get_field_by_name(
-                           &contactd__v1__client_message__descriptor, part)->id;
-    const unsigned f = protobuf_c_message_descriptor_get_field_by_name(d, field)->id;
-    cd_reader env = {c->msg, c->msg + c->msg_len}, m, v;
-    *ret_index = 0;
-    while (rd_next_len(&env, p, &m)) {
-        while (rd_next_len(&m, f, &v)) {
-            if (memchr(v.p, 0, (size_t)(v.end - v.p))) {
-                return true;
-            }
-            ++*ret_index;
-        }
-    }
-    return false;
-}
-
 // Parses a solver name the Hello gives in field. Returns 0, or -EINVAL after telling the client.
 static int hello_solver_name(struct conn *c, const char *field, const char *name,
                              cs_solver *ret) {
@@ -613,18 +590,6 @@ static int hello_solver_name(struct conn *c, const char *field, const char *name
 // which field is wrong.
 static int hello_solvers(struct conn *c, const Contactd__V1__Hello *h, cs_solver *ret,
                          unsigned *ret_mask) {
-    const ProtobufCMessageDescriptor *hd = &contactd__v1__hello__descriptor;
-    size_t at;
-    if (sent_string_has_nul(c, "hello", hd, "default_solver_name", &at)) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0,
-                   "hello.default_solver_name: holds a NUL byte (a solver's name is plain text)");
-        return -EINVAL;
-    }
-    if (sent_string_has_nul(c, "hello", hd, "solvers", &at)) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, 0,
-                   "hello.solvers[%zu]: holds a NUL byte (a solver's name is plain text)", at);
-        return -EINVAL;
-    }
     cs_solver s = (cs_solver)h->default_solver;
     if (h->default_solver_name && h->default_solver_name[0] != '\0') {
         if (hello_solver_name(c, "hello.default_solver_name", h->default_solver_name, &s) < 0) {
@@ -1277,14 +1242,7 @@ static void on_frame(struct conn *c, const Contactd__V1__Frame *f) {
     }
     const cd_session_params *sp = cd_session_params_of(s);
     char err[sizeof c->error_msg.text];
-    size_t at;
-    int r;
-    if (sent_string_has_nul(c, "frame", &contactd__v1__frame__descriptor, "solver_name", &at)) {
-        r = CS_EINPUT;
-        snprintf(err, sizeof err, "solver_name: holds a NUL byte (a solver's name is plain text)");
-    } else {
-        r = cd_ingest_frame(f, &sp->lim, sp->default_solver, scene, err, sizeof err);
-    }
+    const int r = cd_ingest_frame(f, &sp->lim, sp->default_solver, scene, err, sizeof err);
     frame_filled(c, s, f->seq, r, err);
 }
 
@@ -1469,16 +1427,16 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
              "message: %zu bytes are not a valid contactd.v1.ClientMessage", len);
         return;
     }
-    char twice[96];
-    if (cd_singular_repeated(&contactd__v1__client_message__descriptor, data, len, twice,
-                             sizeof twice)) {
-        // protobuf-c would keep the last one whole (wire/singular.h), not what the client meant.
+    // What protobuf-c unpacked otherwise than sent (wire/strict.h) is refused, not solved.
+    char path[96];
+    const cd_strict k =
+        cd_strict_check(&contactd__v1__client_message__descriptor, data, len, path, sizeof path);
+    if (k != CD_STRICT_OK) {
         const bool frame = m->msg_case == CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME;
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, frame ? m->frame->seq : 0,
-                   "%s: given twice in one message; message fields are not merged, send it once",
-                   twice);
+                   "%s: %s", path, cd_strict_reason(k));
         if (frame && c->session) {
-            frame_refused(c, c->session);
+            frame_refused(c, c->session, false);
         }
         cd_arena_reset(a, c->arena_most);
         return;

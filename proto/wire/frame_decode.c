@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The Frame fast path (frame_decode.h). Each message is read field by field into its cs_ type;
  * a bit per field number catches a singular field given twice (the general path keeps the last
- * scalar, as protobuf-c does, and refuses a message field given twice: wire/singular.h). Defaults are proto3's and the
- * codec's: absent numbers and vectors 0, an absent orientation the identity, inertia's count 9
- * for a dynamic body and 0 for a kinematic one, friction_directions 0 meaning cs_dirs_default,
- * solver_name winning over the enum. */
+ * scalar, as protobuf-c does, and refuses a message field given twice: wire/strict.h). Defaults
+ * are proto3's and the codec's: absent numbers and vectors 0, an absent orientation the
+ * identity, inertia's count 9 for a dynamic body and 0 for a kinematic one, friction_directions
+ * 0 meaning cs_dirs_default, solver_name winning over the enum. */
 #include "wire/frame_decode.h"
 
 #include <stdbool.h>

@@ -144,48 +144,8 @@ static inline bool rd_element(cd_reader *r, unsigned wt, cd_reader *m, size_t n,
     return wt == WT_LEN && n < max && rd_len(r, m);
 }
 
-// The next value of the length-delimited field numbered field in m, any other field skipped;
-// false at the end, or at anything malformed (protobuf-c judges those bytes).
-static inline bool rd_next_len(cd_reader *m, unsigned field, cd_reader *ret) {
-    enum { WT_FIXED32 = 5 };
-    while (m->p < m->end) {
-        uint64_t t, v;
-        cd_reader value;
-        if (!rd_varint(m, &t)) {
-            return false;
-        }
-        const size_t left = (size_t)(m->end - m->p);
-        switch (t & 7) {
-        case WT_VARINT:
-            if (!rd_varint(m, &v)) {
-                return false;
-            }
-            break;
-        case WT_FIXED64:
-        case WT_FIXED32:
-            if (left < ((t & 7) == WT_FIXED64 ? 8u : 4u)) {
-                return false;
-            }
-            m->p += (t & 7) == WT_FIXED64 ? 8 : 4;
-            break;
-        case WT_LEN:
-            if (!rd_len(m, &value)) {
-                return false;
-            }
-            if (t >> 3 == field) {
-                *ret = value;
-                return true;
-            }
-            break;
-        default:
-            return false;
-        }
-    }
-    return false;
-}
-
 // A string field into buf (cap bytes, terminated): plain ASCII without NUL that fits, else false
-// (protobuf-c's C strings would end at a NUL: the daemon refuses a solver's name holding one).
+// (protobuf-c's C strings would end at a NUL: the daemon refuses a string holding one, strict.h).
 static inline bool rd_text(cd_reader *r, unsigned wt, char *buf, size_t cap) {
     cd_reader m;
     if (wt != WT_LEN || !rd_len(r, &m) || (size_t)(m.end - m.p) >= cap) {

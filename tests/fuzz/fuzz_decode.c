@@ -4,9 +4,9 @@
  * growing one (the I/O thread's); a Frame is then turned into a scene and validated against a
  * session's limits (io/ingest.h), and a valid scene must fit those limits. Whatever decodes is
  * packed again by wire/pack.c and by protobuf-c, and the bytes must be the same. The frame fast
- * path (wire/frame_decode.h) must take only what that general path turns into a scene (no
- * message field given twice: wire/singular.h), and give the same scene. Nothing may crash, leak
- * or read out of bounds whatever the bytes. */
+ * path (wire/frame_decode.h) must take only what that general path turns into a scene (nothing
+ * wire/strict.h refuses), and give the same scene. Nothing may crash, leak or read out of
+ * bounds whatever the bytes. */
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,7 +21,7 @@
 #include "wire/frame_decode.h"
 #include "scene_same.h"
 #include "wire/pack.h"
-#include "wire/singular.h"
+#include "wire/strict.h"
 
 static const cs_limits lim = {.max_bodies = 8, .max_contacts = 32, .max_joints = 4,
                               .max_dirs = 16};
@@ -48,11 +48,11 @@ static void decode(cd_arena *a, const uint8_t *data, size_t size, cs_scene *scen
     if (m) {
         same_packing(&m->base);
     }
-    // The fast path declines every field given twice; the daemon refuses a message field so.
-    char twice[64];
-    const bool refused = m && cd_singular_repeated(&contactd__v1__client_message__descriptor, data,
-                                                   size, twice, sizeof twice);
-    if (refused && twice[0] == '\0') {
+    // The fast path declines what the daemon refuses for protobuf-c's sake (wire/strict.h).
+    char path[64];
+    const bool refused = m && cd_strict_check(&contactd__v1__client_message__descriptor, data,
+                                              size, path, sizeof path) != CD_STRICT_OK;
+    if (refused && path[0] == '\0') {
         abort(); // the refusal names the field
     }
     if (fast && (!m || refused || m->msg_case != CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME ||

@@ -254,8 +254,8 @@ static void solver_name_with_nul_is_invalid(void **state) {
     Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
     assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
     assert_int_equal(m->error->seq, 9);
-    if (strncmp(m->error->message, "solver_name: ", 13) != 0) {
-        fail_msg("error does not name solver_name: '%s'", m->error->message);
+    if (strncmp(m->error->message, "frame.solver_name: ", 19) != 0) {
+        fail_msg("error does not name frame.solver_name: '%s'", m->error->message);
     }
     cdc_wire_free(m);
     cdc_wire_free(it_frame_exchange(c, &box, 10));

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* frame_decode: the fast path gives, for every frame it takes, the scene the general path
- * (protobuf-c's unpack, the refusal of a message field given twice, then
- * cd_codec_scene_from_frame) gives; it takes the frames clients send (every field present, or
- * proto3's omissions), and declines what the general path must word, skip or take the last of
+ * (protobuf-c's unpack, wire/strict.h's refusals, then cd_codec_scene_from_frame) gives; it
+ * takes the frames clients send (every field present, or proto3's omissions), and declines what the general path must word, skip or take the last of
  * (unknown fields, fields given twice, unpacked inertia, anything over the limits or refused by
  * the codec, malformed bytes), and on bytes mutated at random it never disagrees. */
 #include <stdio.h>
@@ -15,7 +14,7 @@
 #include "scene_same.h"
 #include "wire/codec.h"
 #include "wire/frame_decode.h"
-#include "wire/singular.h"
+#include "wire/strict.h"
 
 static const cs_limits lim = {.max_bodies = 8, .max_contacts = 64, .max_joints = 4, .max_dirs = 16};
 
@@ -35,11 +34,12 @@ static void holder_init(holder *h) {
 }
 
 // The general path on data as the daemon takes it: 0 and the scene in h, or the refusal (-1: not
-// a Frame; CS_EINPUT for a message field given twice, the codec's code otherwise).
+// a Frame; CS_EINPUT for what wire/strict.h refuses, the codec's code otherwise).
 static int general(const uint8_t *data, size_t len, holder *h) {
     holder_init(h);
     Contactd__V1__ClientMessage *m = contactd__v1__client_message__unpack(NULL, len, data);
-    if (m && cd_singular_repeated(&contactd__v1__client_message__descriptor, data, len, NULL, 0)) {
+    if (m && cd_strict_check(&contactd__v1__client_message__descriptor, data, len, NULL, 0) !=
+                 CD_STRICT_OK) {
         contactd__v1__client_message__free_unpacked(m, NULL);
         return CS_EINPUT;
     }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* singular: a message field given twice is found and named, at any depth, whatever else the
- * message holds; repeated fields, scalars given twice and unknown fields are not; malformed bytes
- * end the search without a finding. Also pinned: protobuf-c's own unpack does not merge the two
- * (the reason the daemon refuses them), so this test says when a newer protobuf-c does. */
+/* strict: a message field given twice, and a string holding a NUL byte, are found and named at
+ * any depth, whatever else the message holds; repeated fields, scalars given twice and unknown
+ * fields are not; malformed bytes end the search without a finding. Also pinned: protobuf-c's own
+ * unpack does not merge the two and cuts the string (the reasons the daemon refuses them), so this
+ * test says when a newer protobuf-c does otherwise. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,12 +12,13 @@
 #include "contactd.pb-c.h"
 #include "scene_gen.h"
 #include "wire/codec.h"
-#include "wire/singular.h"
+#include "wire/strict.h"
 
 // Field numbers and wire types of contactd.proto, as far as these messages use them.
 enum { WT_I64 = 1, WT_LEN_ = 2 };
-enum { MSG_HELLO = 1, MSG_FRAME = 2, HELLO_LIMITS = 5, FRAME_DT = 2, FRAME_GRAVITY = 3,
-       FRAME_BODIES = 5, BODY_ID = 1, BODY_V = 6, LIMITS_BODIES = 1 };
+enum { MSG_HELLO = 1, MSG_FRAME = 2, HELLO_NAME = 2, HELLO_LIMITS = 5, HELLO_SOLVERS = 8,
+       FRAME_DT = 2, FRAME_GRAVITY = 3, FRAME_BODIES = 5, FRAME_SOLVER_NAME = 8, BODY_ID = 1,
+       BODY_V = 6, LIMITS_BODIES = 1 };
 
 typedef struct buf {
     uint8_t b[512];
@@ -46,6 +48,13 @@ static void put_message(buf *o, unsigned field, const buf *inner) {
     o->n += inner->n;
 }
 
+static void put_bytes(buf *o, unsigned field, const char *bytes, size_t n) {
+    put_tag(o, field, WT_LEN_);
+    put_varint(o, n);
+    memcpy(o->b + o->n, bytes, n);
+    o->n += n;
+}
+
 static buf vec(unsigned component, double x) {
     buf v = {.n = 0};
     put_double(&v, component, x);
@@ -59,20 +68,19 @@ static buf envelope(unsigned field, const buf *inner) {
     return e;
 }
 
-static bool found(const buf *m, char *path, size_t pathlen) {
-    return cd_singular_repeated(&contactd__v1__client_message__descriptor, m->b, m->n, path,
-                                pathlen);
+static cd_strict found(const buf *m, char *path, size_t pathlen) {
+    return cd_strict_check(&contactd__v1__client_message__descriptor, m->b, m->n, path, pathlen);
 }
 
-static void assert_names(const buf *m, const char *want) {
+static void assert_names(const buf *m, cd_strict want, const char *path_want) {
     char path[96];
-    assert_true(found(m, path, sizeof path));
-    assert_string_equal(path, want);
+    assert_int_equal(found(m, path, sizeof path), want);
+    assert_string_equal(path, path_want);
 }
 
 static void assert_none(const buf *m) {
     char path[96];
-    assert_false(found(m, path, sizeof path));
+    assert_int_equal(found(m, path, sizeof path), CD_STRICT_OK);
 }
 
 static void twice_is_named_at_any_depth(void **state) {
@@ -83,7 +91,7 @@ static void twice_is_named_at_any_depth(void **state) {
     put_double(&f, FRAME_DT, 1e-3);
     put_message(&f, FRAME_GRAVITY, &gz);
     buf m = envelope(MSG_FRAME, &f);
-    assert_names(&m, "frame.gravity");
+    assert_names(&m, CD_STRICT_TWICE, "frame.gravity");
 
     // The second body's velocity, given twice; the first body's once.
     buf b0 = {.n = 0}, b1 = {.n = 0};
@@ -96,14 +104,14 @@ static void twice_is_named_at_any_depth(void **state) {
     put_message(&f, FRAME_BODIES, &b0);
     put_message(&f, FRAME_BODIES, &b1);
     m = envelope(MSG_FRAME, &f);
-    assert_names(&m, "frame.bodies[1].linear_velocity");
+    assert_names(&m, CD_STRICT_TWICE, "frame.bodies[1].linear_velocity");
 
     // The frame itself twice (two messages concatenated).
     buf two = envelope(MSG_FRAME, &b0);
     const buf more = envelope(MSG_FRAME, &b0);
     memcpy(two.b + two.n, more.b, more.n);
     two.n += more.n;
-    assert_names(&two, "frame");
+    assert_names(&two, CD_STRICT_TWICE, "frame");
 
     // A Hello's limits twice.
     buf lim = {.n = 0};
@@ -112,14 +120,50 @@ static void twice_is_named_at_any_depth(void **state) {
     put_message(&h, HELLO_LIMITS, &lim);
     put_message(&h, HELLO_LIMITS, &lim);
     m = envelope(MSG_HELLO, &h);
-    assert_names(&m, "hello.limits");
+    assert_names(&m, CD_STRICT_TWICE, "hello.limits");
 
     // A path longer than its room is cut, and still a string.
     char small[9];
-    assert_false(found(&(buf){0}, small, 0));
+    assert_int_equal(found(&(buf){0}, small, 0), CD_STRICT_OK);
     m = envelope(MSG_FRAME, &f);
-    assert_true(found(&m, small, sizeof small));
+    assert_int_equal(found(&m, small, sizeof small), CD_STRICT_TWICE);
     assert_string_equal(small, "frame.bo");
+}
+
+static void nul_in_a_string_is_named(void **state) {
+    (void)state;
+    // A frame's solver name, after a clean one would have ended.
+    buf f = {.n = 0};
+    put_double(&f, FRAME_DT, 1e-3);
+    put_bytes(&f, FRAME_SOLVER_NAME, "lemke\0x", 7);
+    buf m = envelope(MSG_FRAME, &f);
+    assert_names(&m, CD_STRICT_NUL, "frame.solver_name");
+    // The second of a Hello's solvers; its client name, alone.
+    buf h = {.n = 0};
+    put_bytes(&h, HELLO_NAME, "probe", 5);
+    put_bytes(&h, HELLO_SOLVERS, "sap", 3);
+    put_bytes(&h, HELLO_SOLVERS, "\0", 1);
+    m = envelope(MSG_HELLO, &h);
+    assert_names(&m, CD_STRICT_NUL, "hello.solvers[1]");
+    h.n = 0;
+    put_bytes(&h, HELLO_NAME, "a\0b", 3);
+    m = envelope(MSG_HELLO, &h);
+    assert_names(&m, CD_STRICT_NUL, "hello.client_name");
+    // Clean strings, an empty one too, pass; so does a NUL in an unknown field.
+    h.n = 0;
+    put_bytes(&h, HELLO_NAME, "", 0);
+    put_bytes(&h, HELLO_SOLVERS, "sap", 3);
+    put_bytes(&h, 30, "\0", 1);
+    m = envelope(MSG_HELLO, &h);
+    assert_none(&m);
+    // What protobuf-c makes of the first: the name cut at the NUL.
+    f.n = 0;
+    put_bytes(&f, FRAME_SOLVER_NAME, "lemke\0x", 7);
+    m = envelope(MSG_FRAME, &f);
+    Contactd__V1__ClientMessage *u = contactd__v1__client_message__unpack(NULL, m.n, m.b);
+    assert_non_null(u);
+    assert_string_equal(u->frame->solver_name, "lemke");
+    contactd__v1__client_message__free_unpacked(u, NULL);
 }
 
 static void others_are_not_found(void **state) {
@@ -136,8 +180,9 @@ static void others_are_not_found(void **state) {
         const size_t n = protobuf_c_message_pack(&env->base, out);
         cd_codec_frame_msg_fini(&fm);
         char path[96];
-        assert_false(cd_singular_repeated(&contactd__v1__client_message__descriptor, out, n, path,
-                                          sizeof path));
+        assert_int_equal(cd_strict_check(&contactd__v1__client_message__descriptor, out, n, path,
+                                         sizeof path),
+                         CD_STRICT_OK);
     }
     // A scalar twice, bodies (a repeated field), an unknown message-shaped field, a fixed32.
     const buf gx = vec(1, 1.0);
@@ -186,6 +231,7 @@ static void protobuf_c_does_not_merge(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(twice_is_named_at_any_depth),
+        cmocka_unit_test(nul_in_a_string_is_named),
         cmocka_unit_test(others_are_not_found),
         cmocka_unit_test(protobuf_c_does_not_merge),
     };
