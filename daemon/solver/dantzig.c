@@ -1365,7 +1365,7 @@ static cs_status solve_frictionless(cs_workspace *ws, const cs_model *m, const c
     cs_status status = cs_model_delassus(m, ws, 1, A, n, meter);
     if (status != CS_CONVERGED)
         return status;
-    cs_model_jv(m, m->vstar, jv);
+    cs_model_free_velocity(m, jv);
     for (int i = 0; i < n; i++)
         b[i] = jv[3 * i] - m->bias[i];
     // The solution goes straight into the normal entries of lambda (stride 3): solve into jv (free
@@ -1395,7 +1395,7 @@ static cs_status solve_frictional(cs_workspace *ws, const cs_model *m, const cs_
     if (status != CS_CONVERGED)
         return status;
     // b: the free-motion contact velocities, the normal ones against their bias.
-    cs_model_jv(m, m->vstar, b);
+    cs_model_free_velocity(m, b);
     for (int i = 0; i < m->nc; i++) {
         b[3 * i] -= m->bias[i];
         kind[3 * i] = CS_DANTZIG_NORMAL;
@@ -1453,7 +1453,7 @@ static bool free_motion_still(cs_workspace *ws, const cs_model *m) {
     double *vfree = cs__ws_alloc(ws, 3 * (size_t)m->nc * sizeof(double));
     bool still = m->nc == 0;
     if (vfree && m->nc > 0) {
-        cs_model_jv(m, m->vstar, vfree);
+        cs_model_free_velocity(m, vfree);
         still = tangents_still(m, vfree, max_abs(3 * m->nc, vfree), NULL);
     }
     cs__ws_release(ws, mark);
@@ -1476,7 +1476,7 @@ static bool no_friction_needed(cs_workspace *ws, const cs_model *m, const double
     if (v && scratch && vc && vfree && nc3 > 0) {
         cs_model_velocity(m, lambda, v, scratch);
         cs_model_jv(m, v, vc);
-        cs_model_jv(m, m->vstar, vfree);
+        cs_model_free_velocity(m, vfree);
         holds = tangents_still(m, vc, max_d(max_abs(nc3, vc), max_abs(nc3, vfree)), lambda);
     }
     cs__ws_release(ws, mark);

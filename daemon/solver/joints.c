@@ -18,6 +18,18 @@
  * afree_L + A_LC mu_C is read off a first sparsesolve with the contact impulses alone, so the
  * map needs only A_LL, not the reduction.
  *
+ * PINNED. A contact the joints hold still (a body welded to the world or to a kinematic body,
+ * or held by joints that together leave it no freedom) gets a reduced normal diagonal of pure
+ * rounding (PIN_REL_TOL), and its free velocity J v_f is rounding too. Its impulse moves
+ * nothing, so the velocity problem leaves it free, and a solver facing a zero row with a free
+ * velocity of either sign stops on a ray, a singular basis or a cycle, or returns an arbitrary
+ * impulse the joints then balance. Such a contact is pinned at zero impulse, the
+ * least of those answers, before any solver sees it: its rows of W are decoupled with the
+ * own-mass diagonal and its free velocity lifted to its bound (cs__joints_delassus,
+ * cs__joints_pin_velocity), so zero is their only answer and no pivot is spent on them. The
+ * certificate then judges the velocity it really has: rounding, or a genuine approach no impulse
+ * can stop, which fails it.
+ *
  * DEADLINE. The factor, A_LL and v_f (O(n) and nl + 2 O(n) solves, nl <= 60) are built
  * whatever the deadline: every answer that goes out, a carried one too, needs them so that the
  * joints hold. The contacts' anticipation and the Schur complement (3 nc solves and O(k^2 nc))
@@ -38,6 +50,13 @@
 /* A_LL's pivots below this fraction of its largest are redundant loop rows: a planar linkage's
  * out-of-plane rows come out at rounding level (1e-16 .. 1e-14), as in articulated.c. */
 #define LOOP_REL_TOL 1e-10
+/* A contact whose reduced normal diagonal is below this fraction of its own-mass one is immobile
+ * (PINNED). Rounding leaves about 2e-14 (L / 1 m)^2 of it for a 0.2 m box welded at an anchor L
+ * away (test_physics.c's welds, measured: 2e-10 at L = 100 m; the factor refuses such joints
+ * beyond a few hundred metres). A contact that moves keeps at least about its body's mass over
+ * the mass that holds it, so only a mass ratio beyond 1e9 is pinned by mistake, and then the
+ * certificate judges the velocity the pin leaves: a contact that needed an impulse fails it. */
+#define PIN_REL_TOL 1e-9
 
 /* Loop-closure rows the articulated factor anticipates at most for lim (articulated.h). */
 static int loop_rows_max(const cs_limits *lim) {
@@ -62,6 +81,7 @@ size_t cs__joints_size(const cs_limits *lim) {
                         cs__ws_bytes((size_t)nl * sizeof(int)) +
                         cs__ws_bytes((size_t)nl * sizeof(double)) +
                         cs__ws_bytes(k * sizeof(double)) +
+                        cs__ws_bytes(3 * (size_t)lim->max_contacts * sizeof(double)) +
                         cs__ws_bytes(work_doubles(nl) * sizeof(double)) +
                         2 * cs__ws_bytes(6 * nb * sizeof(double)) + cs_articulated_size(lim) +
                         cs__ws_bytes(k * k * sizeof(double));
@@ -144,8 +164,10 @@ static cs_status art_joints(cs_art_joint *joints, const cs_scene *s, const cs_ar
     return CS_CONVERGED;
 }
 
-/* The contacts' rows n, t1, t2 as generic rows with target 0, from the model's Jacobian. */
-static cs_status contact_rows(const cs_model *m, cs_workspace *ws, cs_art_row *rows) {
+/* The contacts' rows n, t1, t2 as generic rows with target 0, from the model's Jacobian, and
+ * each row's own-mass Delassus diagonal into w0 [3 nc]. */
+static cs_status contact_rows(const cs_model *m, cs_workspace *ws, cs_art_row *rows,
+                              double *w0) {
     const size_t mark = cs__ws_mark(ws);
     double *js = cs__ws_alloc(ws, cs_model_jacobian_size(cs__ws_limits(ws)));
     if (!js && m->nc > 0)
@@ -160,6 +182,11 @@ static cs_status contact_rows(const cs_model *m, cs_workspace *ws, cs_art_row *r
         memcpy(R->ja, js + (size_t)(2 * r) * 12, sizeof R->ja);
         memcpy(R->jb, js + (size_t)(2 * r + 1) * 12, sizeof R->jb);
         R->b = 0;
+        // J_r M^-1 J_r^T: each side's row against its M_b^-1 image (zero for the world).
+        const double *ja = js + (size_t)(2 * r) * 12, *jb = ja + 12;
+        w0[r] = 0;
+        for (int k = 0; k < 6; k++)
+            w0[r] += ja[k] * ja[6 + k] + jb[k] * jb[6 + k];
     }
     cs__ws_release(ws, mark);
     return CS_CONVERGED;
@@ -248,13 +275,15 @@ static cs_status build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_warm
     int *piv = cs__ws_alloc(ws, (size_t)nlmax * sizeof(int));
     double *afree = cs__ws_alloc(ws, (size_t)nlmax * sizeof(double));
     double *mu = cs__ws_alloc(ws, (size_t)kmax * sizeof(double));
+    double *w0 = cs__ws_alloc(ws, 3 * (size_t)s->nc * sizeof(double));
     double *work = cs__ws_alloc(ws, work_doubles(nlmax) * sizeof(double));
     if (!jt || !bodies || !joints || !rows || !vstar || !y || !L || !piv || !afree || !mu ||
-        !work)
+        (s->nc && !w0) || !work)
         return CS_ENOSPACE;
     memcpy(vstar, m->vstar, 6 * (size_t)nb * sizeof(double));
     *jt = (cs_joints){.nb = nb, .nc = s->nc, .rows = rows, .L = L, .piv = piv, .afree = afree,
-                      .vstar = vstar, .mu = mu, .work = work, .y = y, .reduced = reduced};
+                      .w0 = w0, .vstar = vstar, .mu = mu, .work = work, .y = y,
+                      .reduced = reduced};
 
     art_bodies(bodies, m, s);
     const size_t mark = cs__ws_mark(ws);
@@ -272,7 +301,7 @@ static cs_status build(cs_model *m, cs_workspace *ws, const cs_scene *s, cs_warm
     jt->nl = art->naux;
     jt->k = art->naux + 3 * s->nc;
     memcpy(rows, art->aux_rows, (size_t)art->naux * sizeof(cs_art_row));
-    st = contact_rows(m, ws, rows + art->naux);
+    st = contact_rows(m, ws, rows + art->naux, w0);
     // Without the reduction v_f is not the model's: the solver's own rows hold the joints.
     if (st == CS_CONVERGED)
         st = close_loops(jt, ws, reduced ? m->vstar : y);
@@ -324,19 +353,38 @@ void cs__joints_velocity(const cs_joints *jt, const double *lambda, double *v, d
                 lambda_j[i] = mu[r++];
 }
 
+bool cs__joints_is_immobile(const cs_joints *jt, int i) {
+    const size_t r = (size_t)jt->nl + 3 * (size_t)i;
+    return jt->A && jt->A[r * (size_t)jt->k + r] <= PIN_REL_TOL * jt->w0[3 * i];
+}
+
 cs_status cs__joints_delassus(const cs_joints *jt, int rows, double *W, int ldw) {
     const int nl = jt->nl, k = jt->k;
     if (!jt->A)
         return CS_DEADLINE;
-    for (int j = 0; j < jt->nc; j++)
+    for (int j = 0; j < jt->nc; j++) {
+        const bool pin_j = cs__joints_is_immobile(jt, j);
         for (int q = 0; q < rows; q++) {
             const double *src = jt->A + (size_t)(nl + 3 * j + q) * k + nl;
             double *dst = W + (size_t)(rows * j + q) * ldw;
-            for (int i = 0; i < jt->nc; i++)
+            for (int i = 0; i < jt->nc; i++) {
+                const bool pin = pin_j || cs__joints_is_immobile(jt, i);
                 for (int r = 0; r < rows; r++)
-                    dst[rows * i + r] = src[3 * i + r];
+                    dst[rows * i + r] = !pin ? src[3 * i + r]
+                                        : i == j && r == q ? jt->w0[3 * i + r]
+                                                           : 0;
+            }
         }
+    }
     return CS_CONVERGED;
+}
+
+void cs__joints_pin_velocity(const cs_joints *jt, const double *bias, double *u) {
+    for (int i = 0; i < jt->nc; i++)
+        if (cs__joints_is_immobile(jt, i)) {
+            u[3 * i] = u[3 * i] > bias[i] ? u[3 * i] : bias[i];
+            u[3 * i + 1] = u[3 * i + 2] = 0;
+        }
 }
 
 /* Joint j's rows (at most 6) into rows; returns their number. */

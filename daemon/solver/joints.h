@@ -34,6 +34,8 @@ typedef struct cs_joints {
     double *afree;    /* [nl] the loop rows' free velocity with no impulse on them */
     double *A;        /* [k x k] column-major, A = J_k Mhat^-1 J_k^T with W_c in its contact
                        * block; NULL when the deadline cut the reduction short */
+    double *w0;       /* [3 nc] each contact row's Delassus diagonal over the bodies' own
+                       * masses, joints ignored: the scale of its reduced one (joints.c, PINNED) */
     const double *vstar; /* [6 nb] free-motion velocity without joints */
     double *mu, *work, *y; /* scratch: [k], [max(nl, cs_psd_work(nl))], [6 nb] */
     bool reduced;     /* built by cs__joints_build (the model's vstar is v_f), not _rows */
@@ -80,8 +82,22 @@ int cs__joints_rows(const cs_joints *jt, cs_art_row *rows);
 void cs__joints_velocity(const cs_joints *jt, const double *lambda, double *v, double *lambda_j);
 
 /* W = the reduced Delassus matrix of the first `rows` rows (1 or 3) of each contact, column-
- * major, ldw >= rows nc. Returns CS_CONVERGED, or CS_DEADLINE when the build was cut short. */
+ * major, ldw >= rows nc, with every immobile contact pinned (cs__joints_is_immobile): its rows
+ * and columns zero but for its own-mass diagonal, w0. Returns CS_CONVERGED, or CS_DEADLINE when
+ * the build was cut short. */
 cs_status cs__joints_delassus(const cs_joints *jt, int rows, double *W, int ldw);
+
+/* True when the joints leave contact i immobile: its reduced normal diagonal is at rounding level
+ * against its own-mass one, so no impulse on any contact changes its normal velocity (W is PSD:
+ * its whole normal row is as small). Its impulse is then pinned to 0 (cs__joints_delassus,
+ * cs__joints_pin_velocity), the least of the impulses the velocity problem leaves free; the joints
+ * carry the load. False after a build cut short by the deadline. thread: the workspace's caller. */
+bool cs__joints_is_immobile(const cs_joints *jt, int i);
+
+/* The free contact velocities u [3 nc] (J v_f, contact frames) as the pinned rows of
+ * cs__joints_delassus see them: an immobile contact's normal velocity raised to its bound bias
+ * [nc] and its tangential velocities 0, so that a zero impulse is its rows' only answer. */
+void cs__joints_pin_velocity(const cs_joints *jt, const double *bias, double *u);
 
 /* gen[6 nb] += J_j^T lambda_j, the generalized impulse of joint impulses lambda_j
  * [jt->art->rows]. */

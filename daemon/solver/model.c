@@ -187,6 +187,12 @@ void cs_model_jv(const cs_model *m, const double *v, double *out) {
     }
 }
 
+void cs_model_free_velocity(const cs_model *m, double *out) {
+    cs_model_jv(m, m->vstar, out);
+    if (m->jt)
+        cs__joints_pin_velocity(m->jt, m->bias, out);
+}
+
 void cs_model_jt(const cs_model *m, const double *lambda, double *gen) {
     memset(gen, 0, 6 * (size_t)m->nb * sizeof(double));
     for (int i = 0; i < m->nc; i++) {

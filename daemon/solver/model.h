@@ -49,6 +49,11 @@ void cs_model_tangents(const double n[3], double t1[3], double t2[3]);
 /* out[3 nc] = J v: relative velocity of body_a w.r.t. body_b at each contact (contact frame).
  * v: [6 nb]. */
 void cs_model_jv(const cs_model *m, const double *v, double *out);
+/* out[3 nc] = the free contact velocities of the Delassus form, J v* (contact frames), the
+ * velocity every solver on cs_model_delassus() starts from: with joints, an immobile contact
+ * as its pinned rows read (cs__joints_pin_velocity). The certificate judges the answer's own
+ * velocity (cs_model_velocity), not this. */
+void cs_model_free_velocity(const cs_model *m, double *out);
 /* gen[6 nb] = J^T lambda: generalized impulse of impulses lambda [3 nc] (contact frame, acting
  * on body_a, body_b takes the opposite). */
 void cs_model_jt(const cs_model *m, const double *lambda, double *gen);
@@ -83,7 +88,8 @@ size_t cs_model_delassus_size(const cs_limits *lim);
 typedef struct cs__meter cs__meter;
 /* W = J_r M^-1 J_r^T (column-major, ldw >= cs_model_rows(m, rows)) where J_r keeps the first
  * `rows` rows of each contact (1: normals only, 3: normal and both tangents), in contact order;
- * with joints J_r Mhat^-1 J_r^T, copied from m->jt. Scratch from ws.
+ * with joints J_r Mhat^-1 J_r^T, copied from m->jt, each immobile contact pinned
+ * (cs__joints_delassus). Scratch from ws.
  * meter: the solve's deadline, checked per column (solver/deadline.h; NULL: none).
  * Returns 0, CS_ENOSPACE, or CS_DEADLINE (W partly formed). */
 cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw,

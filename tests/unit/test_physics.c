@@ -10,6 +10,10 @@
  *                            squeeze, a finger catching a box, a probe pushing a box over the
  *                            floor, a box hung from a moving crane by a ball joint; at rest,
  *                            a kinematic body gives the answer the world gives
+ *   welded box on the floor  joints hold it still (welded to the world or to a kinematic body,
+ *                            hinge + slider, a table with a box on it): the joints carry the
+ *                            weight, the immobile contacts nothing; driven into the floor, no
+ *                            rigid answer exists and none is certified
  * A frictionless solver gets the frictionless answer of each case. The incline slopes along the
  * contact frame's first tangent and the puck's corners slip at multiples of 45 degrees, so the
  * friction pyramid of the pivoting solvers (d = 8) and the exact cone give the same motion. The
@@ -24,6 +28,7 @@
  * sliding cases it is checked for the direction of the effect, not its size. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "solver/contact.h"
 #include "wire/scene_json.h"
@@ -514,6 +519,157 @@ static void kinematic_at_rest_is_world(void **state) {
     }
 }
 
+/* A box on the floor (box_init's four corners) that its joints hold still, so that no contact
+ * impulse can move it: the reduced Delassus matrix of its contacts and their free velocity are
+ * rounding noise (joints.h). The rigid answer is the least one: the contacts carry nothing and
+ * the joints carry the weight. Four ways to hold it:
+ *   WELD_WORLD          a fixed joint to the world;
+ *   WELD_KINEMATIC      a fixed joint to a kinematic body above it, which carries the box along
+ *                       x at WELD_V: the immobile contacts slide;
+ *   WELD_HINGE_SLIDER   a hinge about z and a slider along x, both to the world: each leaves one
+ *                       freedom, together none (the second joint closes a loop);
+ *   WELD_TABLE          WELD_WORLD's box as a table with a free 2 kg box resting on its top: the
+ *                       top's four contacts move and carry 2 m g, the floor's do not. */
+enum { WELD_WORLD, WELD_KINEMATIC, WELD_HINGE_SLIDER, WELD_TABLE, WELD_KINDS };
+#define WELD_V 0.1
+#define WELD_X 0.1
+#define WELD_Y -0.21
+#define WELD_YAW 1.1
+typedef struct weld_scene {
+    cs_body body[2];
+    cs_contact contacts[8];
+    cs_joint joints[2];
+    cs_scene scene;
+} weld_scene;
+
+static void weld_init(weld_scene *w, int kind) {
+    box_scene b;
+    box_init(&b, 0, 0);
+    // Off the origin and turned about z by WELD_YAW, so that the reduction's rounding is not
+    // zero by symmetry.
+    const double c = cos(WELD_YAW), sn = sin(WELD_YAW);
+    b.body.pos[0] = WELD_X, b.body.pos[1] = WELD_Y;
+    b.body.quat[0] = cos(WELD_YAW / 2), b.body.quat[3] = sin(WELD_YAW / 2);
+    for (int i = 0; i < 4; i++) {
+        double *p = b.contacts[i].point;
+        const double x = p[0], y = p[1];
+        p[0] = WELD_X + c * x - sn * y, p[1] = WELD_Y + sn * x + c * y;
+    }
+    w->body[0] = b.body;
+    memcpy(w->contacts, b.contacts, sizeof b.contacts);
+    w->joints[0] = (cs_joint){.id = 1, .body_a = 1, .kind = CS_JOINT_FIXED};
+    w->scene = b.scene;
+    w->scene.bodies = w->body, w->scene.contacts = w->contacts, w->scene.joints = w->joints;
+    w->scene.nj = 1;
+    if (kind == WELD_KINEMATIC) {
+        w->body[0].v[0] = WELD_V;
+        w->body[1] = kinematic_body(2, WELD_X, 0.5, WELD_V, 0);
+        w->joints[0].body_b = 2;
+        w->scene.nb = 2;
+    } else if (kind == WELD_HINGE_SLIDER) {
+        w->joints[0] = (cs_joint){.id = 1, .body_a = 1, .kind = CS_JOINT_HINGE,
+                                  .anchor = {WELD_X, WELD_Y, HALF}, .axis = {0, 0, 1}};
+        w->joints[1] = (cs_joint){.id = 2, .body_a = 1, .kind = CS_JOINT_SLIDER,
+                                  .anchor = {WELD_X, WELD_Y, HALF}, .axis = {1, 0, 0}};
+        w->scene.nj = 2;
+    } else if (kind == WELD_TABLE) {
+        w->body[1] = b.body;
+        w->body[1].id = 2;
+        w->body[1].mass = 2 * MASS;
+        for (int k = 0; k < 9; k++)
+            w->body[1].inertia[k] *= 2;
+        w->body[1].pos[2] = 3 * HALF;
+        for (int i = 0; i < 4; i++) {
+            w->contacts[4 + i] = b.contacts[i];
+            w->contacts[4 + i].id = (uint64_t)(5 + i);
+            w->contacts[4 + i].body_a = 2, w->contacts[4 + i].body_b = 1;
+            w->contacts[4 + i].point[2] = 2 * HALF;
+        }
+        w->scene.nb = 2, w->scene.nc = 8;
+    }
+}
+
+/* Every solver answers each weld, certified, and every body's impulses balance its momentum:
+ * joints and contacts together hold the weight. The rigid solvers give the least answer: the
+ * bodies keep their velocities, the floor's contacts carry nothing. SAP's joints are compliant
+ * rows of its own problem (sap.h), which share the load with the floor and give a little: it
+ * is held to the balance, at its tolerance. */
+static void welded_box_on_floor(void **state) {
+    (void)state;
+    for (int kind = 0; kind < WELD_KINDS; kind++) {
+        weld_scene w;
+        weld_init(&w, kind);
+        print_message("# weld %d\n", kind);
+        FOR_EACH_SOLVER(s) {
+            void *mem;
+            const cs_result r = step(s, &w.scene, &mem);
+            const double ptol = regularized(s) ? 1e-6 * r.cert.impulse_scale : 1e-9 * MASS * G * DT;
+            // Each free body: sum of its impulses = m (v - v0) - m g dt, world frame.
+            const int free_bodies = kind == WELD_TABLE ? 2 : 1;
+            for (int b = 0; b < free_bodies; b++) {
+                const double m = w.body[b].mass;
+                double p[3] = {0, 0, 0};
+                for (int i = 0; i < r.nc; i++)
+                    for (int k = 0; k < 3; k++) {
+                        const double sign = w.contacts[i].body_a == w.body[b].id   ? 1
+                                            : w.contacts[i].body_b == w.body[b].id ? -1
+                                                                                   : 0;
+                        p[k] += sign * r.force[3 * i + k] * DT;
+                    }
+                for (int j = 0; j < r.nj && b == 0; j++)
+                    for (int k = 0; k < 3; k++)
+                        p[k] += r.joint_force[3 * j + k] * DT;
+                for (int k = 0; k < 3; k++)
+                    assert_near(p[k], m * (r.v[6 * b + k] - w.body[b].v[k]) +
+                                          (k == 2 ? m * G * DT : 0), ptol);
+            }
+            for (int i = 0; i < r.nc; i++)
+                assert_true(r.impulse[3 * i] >= 0);
+            if (regularized(s))
+                continue_free(mem);
+            assert_true(r.cert.normal_velocity <= 1e-12 && r.cert.joint <= 1e-12);
+            // The bodies keep their velocities (at rest, or carried along x).
+            for (int k = 0; k < 6 * free_bodies; k++)
+                assert_near(r.v[k], k == 0 ? w.body[0].v[0] : 0, 1e-12);
+            for (int i = 0; i < 4; i++)
+                assert_true(r.impulse[3 * i] == 0 && r.impulse[3 * i + 1] == 0 &&
+                            r.impulse[3 * i + 2] == 0);
+            free(mem);
+        }
+    }
+}
+
+/* WELD_KINEMATIC with the kinematic body and the box moving down at WELD_V: the floor's
+ * contacts approach at WELD_V and no impulse can stop them (rigid contact has no answer). The
+ * pinned contacts (joints.c, PINNED) do not hide that: each rigid solver's answer fails its
+ * certificate, and with nothing certified to carry the step says so (CS_NOANSWER). SAP's
+ * compliant joint gives way instead, which its law allows: it is not asked. */
+static void welded_box_driven_into_floor(void **state) {
+    (void)state;
+    weld_scene w;
+    weld_init(&w, WELD_KINEMATIC);
+    w.body[0].v[2] = w.body[1].v[2] = -WELD_V;
+    FOR_EACH_SOLVER(s) {
+        if (regularized(s))
+            continue;
+        const cs_limits lim = {.max_bodies = 2, .max_contacts = 4, .max_joints = 1,
+                               .max_dirs = 8, .solvers = 1u << s};
+        cs_workspace *ws = cs_workspace_new(&lim);
+        void *mem = malloc(cs_result_size(&lim));
+        assert_true(ws && mem);
+        cs_result r;
+        cs_result_init(&r, mem, &lim);
+        const cs_options opt = {.solver = s};
+        cs_step(ws, &w.scene, &opt, NULL, &r);
+        print_message("# %-16s status %s, primary %s\n", cs_solver_name(s),
+                      cs_status_name(r.status), cs_status_name(r.primary));
+        assert_int_equal(r.status, CS_NOANSWER);
+        assert_int_equal(r.answer, CS_ANSWER_NONE);
+        cs_workspace_free(ws);
+        free(mem);
+    }
+}
+
 /* A C caller's kinematic body with a mass or an inertia value is refused naming the field (the
  * wire has its own check for the inertia count, test_codec.c): neither would be used. */
 /* tests/data/arm_on_table.json (the README's jointed scene): two 1 kg rods hinged to the world
@@ -585,6 +741,8 @@ int main(void) {
         cmocka_unit_test(kinematic_at_rest_is_world),
         cmocka_unit_test(kinematic_mass_fields_refused),
         cmocka_unit_test(arm_on_table_file),
+        cmocka_unit_test(welded_box_on_floor),
+        cmocka_unit_test(welded_box_driven_into_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
