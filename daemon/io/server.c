@@ -17,10 +17,10 @@
  * so does a message protobuf-c would unpack otherwise than sent (wire/strict.h). A
  * StatsRequest, before or after Hello, gets the daemon-wide Stats with every open session's (or
  * the one it names; on an attached session's own connection, only that session), or
- * ERROR_LIMIT beyond the connection's Stats rate (CD_STATS_INTERVAL_NS). 1000 refusals in a row
- * end the connection. Errors after which the connection closes (once the Error is written):
- * undecodable bytes (ERROR_DECODE), a message over max_message_bytes, the daemon's or the one
- * the session asked for (ERROR_TOO_LARGE), a wrong protocol version, a second Hello or a Frame
+ * ERROR_LIMIT beyond the connection's Stats rate (CD_STATS_INTERVAL_NS); refusals beyond a rate
+ * of their own end the connection. Errors after which the connection closes (once the Error is
+ * written): undecodable bytes (ERROR_DECODE), a message over max_message_bytes, the daemon's or
+ * the one the session asked for (ERROR_TOO_LARGE), a wrong protocol version, a second Hello or a Frame
  * before Hello (ERROR_PROTOCOL), no session free, or the peer uid's max_sessions_per_uid reached
  * (ERROR_BUSY). A Hello naming an unknown solver gets ERROR_INVALID, one over the memory limits
  * ERROR_MEMORY, and the connection waits for a better Hello. A client that shuts its sending
@@ -78,14 +78,19 @@
 // How long a client has to take its last message: at shutdown its last results and Goodbye, and
 // the Error that ends its connection.
 #define LINGER_MS 500
-// Frames and StatsRequests refused in a row (rate, queue, validation) after which the connection
-// is closed: a second of nothing but refusals at 1 kHz.
+// Frames refused in a row (rate, queue, validation) after which the session is closed: a second
+// of nothing but refusals at 1 kHz.
 #define CD_REFUSED_IN_ROW_MAX 1000
 // A connection's StatsRequests: one per 10 ms on average, in bursts of up to 16 (one for each of
 // the default max_sessions at once). Each costs this thread some 10 us, so a client polling
-// every 10 ms costs it 0.1 %, and a flood gets ERROR_LIMIT, then its connection closed.
+// every 10 ms costs it 0.1 %, and a flood gets ERROR_LIMIT. The refusals have a rate of their
+// own, one per ms on average in bursts of 1000, beyond which the connection is closed: answered
+// or refused, a flood costs a bounded amount of work a second (requests accepted between the
+// refusals do not reset it, as they would a count in a row).
 #define CD_STATS_INTERVAL_NS 10000000
 #define CD_STATS_BURST 16
+#define CD_STATS_REFUSAL_INTERVAL_NS 1000000
+#define CD_STATS_REFUSAL_BURST 1000
 // Reads an attached connection's worker makes per readiness event before it looks at its other
 // sessions (epoll reports what is left).
 #define DIRECT_READS 4
@@ -142,8 +147,9 @@ struct conn {
     bool has_uid;             /* a Unix-socket peer, whose credentials the kernel told us */
     uint32_t uid, gid;
     size_t arena_most;        /* the arena grows to at most this */
-    int refused_in_row;       /* frames and StatsRequests refused since one was accepted */
+    int refused_in_row;       /* frames refused since one was accepted */
     int64_t stats_tat_ns;     /* the StatsRequest rate limit's theoretical arrival time */
+    int64_t stats_refused_tat_ns; /* the same for its refusals (CD_STATS_REFUSAL_INTERVAL_NS) */
     // Attached (cd_loop_attach, once the Welcome is out): the session's worker reads the socket,
     // handles its messages with the functions below and writes every reply itself; from then on the
     // fields above (framer, arena, messages) are the worker's. This thread keeps the handle, and
@@ -342,7 +348,8 @@ static int conn_send(struct conn *c, const ProtobufCMessage *msg) {
 
 // Logs an Error sent to c (final: one that ends the connection). Refusals of one message (invalid,
 // or over a limit while the connection goes on) can come at the tick rate or faster: they are
-// counted, and logged at debug only. thread: io.
+// logged at debug only (refused frames are counted in Stats; refused StatsRequests, bounded by
+// their own rate, are not). thread: io.
 static void log_error(const struct conn *c, Contactd__V1__ErrorCode code, bool final,
                       const char *text) {
     const ProtobufCEnumValue *name =
@@ -1135,23 +1142,18 @@ static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
     c->admitting = a;
 }
 
-// Counts a refused message, a frame or a StatsRequest (field; its Error is sent); a connection
-// whose every such message for CD_REFUSED_IN_ROW_MAX of them was refused is closed, with an
-// Error saying so: a client that does nothing but break the rules costs only itself.
-static void refused(struct conn *c, const char *field) {
+// Counts a refused frame (its Error is sent; limited: by the rate limit or the request queue, not
+// by validation); a session whose every frame for CD_REFUSED_IN_ROW_MAX of them was refused is
+// closed, with an Error saying so: a client that does nothing but break the rules costs only
+// itself.
+static void frame_refused(struct conn *c, cd_session *s, bool limited) {
+    cd_session_frame_rejected(s, c->counts, limited);
     if (++c->refused_in_row < CD_REFUSED_IN_ROW_MAX) {
         return;
     }
     fail(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
-         "%s: %d frames or StatsRequests in a row refused; the %s is closed (%u Errors not sent: "
-         "the client left too much unread)", field, c->refused_in_row,
-         c->session ? "session" : "connection", (unsigned)c->errors_unsent);
-}
-
-// limited: by the rate limit or the request queue, not by validation.
-static void frame_refused(struct conn *c, cd_session *s, bool limited) {
-    cd_session_frame_rejected(s, c->counts, limited);
-    refused(c, "frame");
+         "frame: %d frames in a row refused; the session is closed (%u Errors not sent: the "
+         "client left too much unread)", c->refused_in_row, (unsigned)c->errors_unsent);
 }
 
 // The rate limit, for a frame of c's session arriving now: false when it refused the frame (its
@@ -1326,18 +1328,26 @@ static bool conn_session_is_listed(const struct conn *c, uint64_t want_id) {
 // the connection's own session (another worker's session may be freed under it), here every
 // open session, in one allocation freed once the reply is packed.
 static void on_stats(struct conn *c, const Contactd__V1__StatsRequest *req) {
-    int64_t early;
-    if (!cd_rate_conforms(&c->stats_tat_ns, c->direct ? c->read_ns : c->srv->pass_ns,
-                          CD_STATS_INTERVAL_NS, (CD_STATS_BURST - 1) * CD_STATS_INTERVAL_NS,
-                          &early)) {
+    const int64_t now = c->direct ? c->read_ns : c->srv->pass_ns;
+    int64_t early, ignored;
+    if (!cd_rate_conforms(&c->stats_tat_ns, now, CD_STATS_INTERVAL_NS,
+                          (CD_STATS_BURST - 1) * CD_STATS_INTERVAL_NS, &early)) {
+        if (!cd_rate_conforms(&c->stats_refused_tat_ns, now, CD_STATS_REFUSAL_INTERVAL_NS,
+                              (CD_STATS_REFUSAL_BURST - 1) * (int64_t)CD_STATS_REFUSAL_INTERVAL_NS,
+                              &ignored)) {
+            fail(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
+                 "stats_request: refused more than %d times at once or once per %d ms on "
+                 "average; the connection is closed (%u Errors not sent: the client left too "
+                 "much unread)", CD_STATS_REFUSAL_BURST, CD_STATS_REFUSAL_INTERVAL_NS / 1000000,
+                 (unsigned)c->errors_unsent);
+            return;
+        }
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
                    "stats_request: rate limit: one StatsRequest per %d ms on average, bursts of "
                    "%d; this one came %lld ns too early", CD_STATS_INTERVAL_NS / 1000000,
                    CD_STATS_BURST, (long long)early);
-        refused(c, "stats_request");
         return;
     }
-    c->refused_in_row = 0;
     const uint64_t want_id = req ? req->session_id : 0;
     _Static_assert(sizeof(cd_stats) < 16384, "two cd_stats sit on a worker's stack");
     cd_stats st = {0}, scratch;

@@ -697,11 +697,6 @@ int cd_config_check(const cd_config *c, char *err, size_t errlen) {
                  "other hosts can reach needs [server] auth_token_file", c->tcp_host);
         return -EINVAL;
     }
-    if (c->limits.max_dirs < CS_DIRS_DEFAULT) {
-        snprintf(err, errlen, "[session] max_dirs: %d is below the default friction directions "
-                 "(%d) a frame gets when it names none", c->limits.max_dirs, CS_DIRS_DEFAULT);
-        return -EINVAL;
-    }
     if (c->max_session_bytes > c->memory_budget_bytes) {
         snprintf(err, errlen, "[session] max_session_mb: %zu MiB is more than the whole "
                  "[server] memory_budget_mb (%zu MiB)", c->max_session_bytes >> 20,

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* frame_decode: the fast path gives, for every frame it takes, the scene the general path
  * (protobuf-c's unpack, wire/strict.h's refusals, then cd_codec_scene_from_frame) gives; it
- * takes the frames clients send (every field present, or proto3's omissions), and declines what the general path must word, skip or take the last of
- * (unknown fields, fields given twice, unpacked inertia, anything over the limits or refused by
- * the codec, malformed bytes), and on bytes mutated at random it never disagrees. */
+ * takes the frames clients send (every field present, or proto3's omissions), and declines what
+ * the general path must word, skip or take the last of (unknown fields, fields given twice,
+ * unpacked inertia, anything over the limits or refused by the codec, malformed bytes), and on
+ * bytes mutated at random it never disagrees. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Framing: varints, and a stream of messages fed split at every byte, merged into one read,
  * oversized, or with a malformed prefix; a lent buffer takes over what was buffered, serves the
- * largest message with no allocation and stays the caller's. The expected messages are built here byte by byte, so
- * every check compares against an independent encoding. */
+ * largest message with no allocation and stays the caller's. The expected messages are built
+ * here byte by byte, so every check compares against an independent encoding. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -81,7 +81,7 @@ typedef struct cdc_frame {
     uint64_t seq;            /* echoed in the Result */
     double dt;               /* s, in [1e-7, 1] */
     double gravity[3];       /* m/s^2 */
-    int friction_dirs;       /* d; 0: 8 */
+    int friction_dirs;       /* d; 0: 8, or the session's granted max when fewer */
     cdc_solver solver;       /* CDC_SOLVER_DEFAULT: the session's */
     int nb, nc, nj;
     const cdc_body *bodies;      /* [nb] */
