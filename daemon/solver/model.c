@@ -277,8 +277,9 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
             }
             // Row t on body_a is (t, r_a x t); body_b takes -(t, r_b x t).
             // A kinematic body's M^-1 block is zero: its row images vanish, it takes no part in W.
-            const double sign = side == 0 ? 1 : -1, mass = m->mass[b];
+            // One division a side: the row loop multiplies (a division costs ten times more).
             const bool kin = cs_model_is_kinematic(m, b);
+            const double sign = side == 0 ? 1 : -1, im = kin ? 0 : 1 / m->mass[b];
             const double *r = (side == 0 ? m->ra : m->rb) + 3 * i, *Ii = m->iw_inv + 9 * b;
             for (int row = 0; row < rows; row++, J += 24) {
                 const double *t = m->frame + 9 * i + 3 * row;
@@ -289,8 +290,7 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
                 double mg[3];
                 cs_mat3_vec(mg, Ii, g + 3);
                 J[0] = g[0], J[1] = g[1], J[2] = g[2], J[3] = g[3], J[4] = g[4], J[5] = g[5];
-                J[6] = kin ? 0 : g[0] / mass, J[7] = kin ? 0 : g[1] / mass;
-                J[8] = kin ? 0 : g[2] / mass;
+                J[6] = g[0] * im, J[7] = g[1] * im, J[8] = g[2] * im;
                 J[9] = mg[0], J[10] = mg[1], J[11] = mg[2];
             }
         }
@@ -358,8 +358,11 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
         mj[x] = mq[0], mj[L + x] = mq[1], mj[2 * L + x] = mq[2];
         mj[3 * L + x] = mq[3], mj[4 * L + x] = mq[4], mj[5 * L + x] = mq[5];
     }
-    for (int q = 0; q < nr; q++)
-        memset(W + (size_t)q * ldw, 0, (size_t)nr * sizeof(double));
+    if (ldw == nr)
+        memset(W, 0, (size_t)nr * nr * sizeof(double));
+    else
+        for (int q = 0; q < nr; q++)
+            memset(W + (size_t)q * ldw, 0, (size_t)nr * sizeof(double));
     for (int b = 0; b < nb; b++) {
         const int end = start[b + 1];
         for (int x = start[b]; x < end; x++) {
