@@ -26,6 +26,16 @@
  * largest step that keeps f_C >= 0, w_NC >= 0 and w_d <= 0 (maxstep). The index that limits the
  * step moves between C and NC; when it is d itself, w_d has reached 0 and d joins C.
  *
+ * THE START. The drives may begin from any state that keeps the invariants below, and a resting
+ * scene's answer clamps nearly every contact that touches. So the first state tried is G = {i :
+ * b_i <= viol_tol} (contacts closing or at rest) with f_G = -A_GG^+ b_G, from one LDL^T of A_GG
+ * that skips a member whose pivot is at or below the rank tolerance, as the bordered inverse
+ * defers it: O(|G|^3 / 6), where the drives pay O(|G|^2) and an O(n) ratio test a pivot over
+ * about |G| pivots. It is kept when f_G >= 0 (a tie's rounding-sized forces taken as zero) and
+ * every member with a force meets its equation to the violation tolerance; a member without a
+ * force joins C or NC by its w, or is left to the drives. Otherwise the solve starts from C
+ * empty, as Baraff's does. On a resting stack no drive is left (start_touching).
+ *
  * INVARIANTS. f >= 0 everywhere; w_C = 0; w_NC >= 0; indices once processed stay satisfied.
  *
  * WHY IT TERMINATES. Each drive strictly increases w_d and never repeats a clamped set (Baraff's
@@ -120,7 +130,13 @@ static inline double max_d(double a, double b) {
 
 size_t cs_dantzig_lcp_size(int n) {
     const size_t N = (size_t)n;
-    return 5 * cs__ws_bytes(N * sizeof(double)) + cs__ws_bytes(N) + cs__bordered_size(n, n);
+    // The solve's arrays, then the start's scratch (start_touching) or A_CC's inverse.
+    const size_t start = 3 * cs__ws_bytes(N * sizeof(int)) +
+                         cs__ws_bytes(N * N * sizeof(double)) +
+                         2 * cs__ws_bytes(N * sizeof(double));
+    const size_t drives = cs__bordered_size(n, n);
+    return 5 * cs__ws_bytes(N * sizeof(double)) + cs__ws_bytes(N) +
+           (start > drives ? start : drives);
 }
 
 /* The frictional solve's own arrays: A and b of the 3 nc contact rows, kinds, normals, bounds. */
@@ -268,6 +284,161 @@ static void clamp(lcp_ws *w, int i, const double *df_i) {
         cs__bordered_refresh(&w->acc);
 }
 
+/* K = L D L^T (k x k, column-major, lower triangle read; L's strict lower part written over it,
+ * D^-1 into d) with the members in order, one whose pivot is at or below tol skipped: d = 0 and
+ * its column unused, so its unknown is held at zero as a deferred member of bordered.h is. end[j]:
+ * one past the last non-zero of L's column j. True when the meter's deadline passed (K partly
+ * factored). */
+static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__meter *meter) {
+    for (int j = 0; j < k; j++) {
+        double *cj = K + (size_t)j * k;
+        d[j] = cj[j] > tol ? 1 / cj[j] : 0;
+        end[j] = j + 1;
+        if (d[j] == 0)
+            continue;
+        const double inv = d[j];
+        // The trailing columns c take column j's part, u(c..e) u_c / d_j, two at a time over the
+        // rows they share (one load of u for both); then column j becomes L's. Rows past u's
+        // last non-zero (e) take nothing, nor do their columns: contacts meet through shared
+        // bodies only, so a stack's matrix is banded and keeps its band.
+        const double *u = cj;
+        int e = k;
+        while (e > j + 1 && u[e - 1] == 0)
+            e--;
+        end[j] = e;
+        int c = j + 1;
+        for (; c + 1 < e; c += 2) {
+            double *y0 = K + (size_t)c * k, *y1 = y0 + k;
+            const double l0 = u[c] * inv, l1 = u[c + 1] * inv;
+            y0[c] -= u[c] * l0;
+            y0[c + 1] -= u[c + 1] * l0;
+            y1[c + 1] -= u[c + 1] * l1;
+            const cs__v2 v0 = {l0, l0}, v1 = {l1, l1};
+            int r = c + 2;
+            for (; r + 2 <= e; r += 2) {
+                const cs__v2 ur = cs__ld2(u + r);
+                cs__st2(y0 + r, cs__ld2(y0 + r) - ur * v0);
+                cs__st2(y1 + r, cs__ld2(y1 + r) - ur * v1);
+            }
+            for (; r < e; r++) {
+                y0[r] -= u[r] * l0;
+                y1[r] -= u[r] * l1;
+            }
+        }
+        if (c < e)
+            K[(size_t)c * k + c] -= u[c] * (u[c] * inv);
+        for (c = j + 1; c < e; c++)
+            cj[c] *= inv;
+        if (cs__meter_add(meter, (int64_t)(e - j) * (e - j) / 2))
+            return true;
+    }
+    return false;
+}
+
+/* x = K^+ x by ldl_skip's factors: the skipped members' unknowns zero. */
+static void ldl_solve(int k, const double *L, const double *d, const int *end, double *x) {
+    for (int j = 0; j < k; j++) {
+        if (d[j] == 0) {
+            x[j] = 0;
+            continue;
+        }
+        cs__axpy(end[j] - j - 1, -x[j], L + (size_t)j * k + j + 1, x + j + 1);
+    }
+    for (int j = k - 1; j >= 0; j--) {
+        if (d[j] == 0)
+            continue;
+        const double *lj = L + (size_t)j * k;
+        double s = x[j] * d[j];
+        for (int r = j + 1; r < end[j]; r++)
+            s -= lj[r] * x[r];
+        x[j] = s;
+    }
+}
+
+/* start_touching()'s outcomes. */
+enum { START_NONE, START_DRIVES, START_ANSWER };
+
+/* The start from the contacts that touch (file header, THE START). G = {i : b_i <= viol_tol}, f_G =
+ * -A_GG^+ b_G with G's dependent members held at zero (ldl_skip); kept when f_G >= 0 and every
+ * member with a force meets its equation, the members then clamped (w = 0), or not clamped (f =
+ * 0, w > 0), or left to the drives (f = 0, w < 0). Returns START_ANSWER when no index is left
+ * violated, START_DRIVES when one is (f, w->a, w->set so: the caller forms A_CC's inverse); else
+ * START_NONE with them as they were (f = 0, a = b, nothing processed), also when the workspace
+ * or the deadline ran short. Scratch from ws, given back. */
+static int start_touching(cs_workspace *ws, int n, const double *A, int lda, const double *b,
+                          double viol_tol, double rank_tol, double *f, lcp_ws *w) {
+    const size_t mark = cs__ws_mark(ws);
+    int *g = cs__ws_alloc(ws, (size_t)n * sizeof(int));
+    int *fc = cs__ws_alloc(ws, (size_t)n * sizeof(int));
+    int k = 0;
+    for (int i = 0; g && fc && i < n; i++)
+        if (b[i] <= viol_tol)
+            g[k++] = i;
+    if (k == 0) {
+        cs__ws_release(ws, mark);
+        return START_NONE;
+    }
+    double *K = cs__ws_alloc(ws, (size_t)k * k * sizeof(double));
+    double *x = cs__ws_alloc(ws, (size_t)k * sizeof(double));
+    double *d = cs__ws_alloc(ws, (size_t)k * sizeof(double));
+    int *end = cs__ws_alloc(ws, (size_t)k * sizeof(int));
+    // A deadline already past stops the solve here, as before a pivot.
+    bool ok = K && x && d && end && !cs__meter_check(&w->meter);
+    // Every index touching (a resting scene) takes A whole.
+    if (ok && k == n && lda == n)
+        memcpy(K, A, (size_t)n * n * sizeof(double));
+    for (int c = 0; ok && c < k; c++) {
+        if (k != n || lda != n)
+            for (int r = c; r < k; r++)
+                K[(size_t)c * k + r] = A[(size_t)g[c] * lda + g[r]];
+        x[c] = -b[g[c]];
+        ok = !cs__meter_add(&w->meter, k - c);
+    }
+    ok = ok && !ldl_skip(k, K, rank_tol, d, end, &w->meter) &&
+         !cs__meter_add(&w->meter, (int64_t)k * k);
+    if (ok)
+        ldl_solve(k, K, d, end, x);
+    double fmax = 0;
+    for (int c = 0; ok && c < k; c++)
+        fmax = max_d(fmax, x[c]);
+    for (int c = 0; ok && c < k; c++) {
+        // An exact tie leaves a rounding-sized force of either sign: zero, as the drives would
+        // leave it.
+        ok = x[c] >= -DIR_TOL * fmax;
+        f[g[c]] = x[c] > DIR_TOL * fmax ? x[c] : 0;
+    }
+    // w = A f + b over the columns that carry a force.
+    int nf = 0;
+    for (int c = 0; ok && c < k; c++)
+        if (f[g[c]] > 0)
+            fc[nf++] = g[c];
+    ok = ok && !mul_columns(n, A, lda, fc, nf, f, w->a, &w->meter);
+    for (int c = 0; ok && c < k; c++) {
+        const int i = g[c];
+        if (f[i] > 0 || fabs(w->a[i]) <= viol_tol) {
+            ok = fabs(w->a[i]) <= viol_tol;
+            w->a[i] = 0;
+            w->set[i] = CLAMPED;
+        } else {
+            w->set[i] = w->a[i] > 0 ? NOT_CLAMPED : UNPROCESSED;
+        }
+    }
+    int outcome = START_ANSWER;
+    for (int i = 0; ok && i < n && outcome == START_ANSWER; i++)
+        if (w->set[i] != CLAMPED && w->a[i] < -viol_tol)
+            outcome = START_DRIVES;
+    if (!ok) {
+        for (int c = 0; c < k; c++) {
+            f[g[c]] = 0;
+            w->set[g[c]] = UNPROCESSED;
+        }
+        memcpy(w->a, b, (size_t)n * sizeof(double));
+        outcome = START_NONE;
+    }
+    cs__ws_release(ws, mark);
+    return outcome;
+}
+
 cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, const double *b,
                          const cs_options *opt, double *f, cs_stats *st) {
     *st = (cs_stats){0};
@@ -297,16 +468,24 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
         f[i] = 0;
         w.a[i] = b[i];
     }
+    const double viol_tol = VIOL_TOL * bmax;
+    const double da_tol = DIR_TOL * dmax;
+    const int cap = 4 * n * (n + 1) + 8;
+    cs_status status = CS_CONVERGED;
     // A Schur pivot below RANK_TOL of the largest diagonal is a redundant row (footnote 3).
+    const int start = start_touching(ws, n, A, lda, b, viol_tol, RANK_TOL * dmax, f, &w);
+    if (start == START_ANSWER)
+        goto out;
     if (cs__bordered_init(&w.acc, ws, n, n, RANK_TOL * dmax, dense_entry, &w.mat, &w.meter) != 0) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
     w.acc.symmetric = true;
-    const double viol_tol = VIOL_TOL * bmax;
-    const double da_tol = DIR_TOL * dmax;
-    const int cap = 4 * n * (n + 1) + 8;
-    cs_status status = CS_CONVERGED;
+    // The drives go on from the start's clamped set, joined in the order its factors took it, so
+    // the members it held at zero are the ones deferred (bordered.h).
+    for (int i = 0; start == START_DRIVES && i < n; i++)
+        if (w.set[i] == CLAMPED)
+            clamp(&w, i, NULL);
 
     for (;;) {
         // Drive the most violated index first: it tends to be the one carrying the load.

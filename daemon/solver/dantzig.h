@@ -19,7 +19,8 @@ size_t cs_dantzig_lcp_size(int n);
 
 /* Solves the LCP (A, b). A: [n x n] column-major, symmetric PSD, lda >= n. b: [n]. f: [n] out:
  * the solution, or the last iterate when the status is not CS_CONVERGED. opt may be NULL (no
- * deadline). st: out, always set (pivots = steps taken, peak bytes).
+ * deadline). st: out, always set (pivots = steps taken, peak bytes; a problem that the start
+ * from the touching contacts answers, such as a resting stack, takes none: dantzig.c).
  * Returns CS_CONVERGED; CS_DEADLINE or CS_MAXITER (f is a partial iterate: f >= 0 but some
  * w_i < 0); CS_RAY when a driving direction makes no progress (b far from the range of A:
  * no solution); CS_ENOSPACE; CS_EINPUT for non-finite data.

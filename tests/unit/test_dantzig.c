@@ -182,6 +182,42 @@ static void degenerate_ties(void **state) {
     assert_near(f[2], 0.0, 0.0);
 }
 
+/* The start from the contacts that touch (dantzig.c, THE START): kept with no pivot when it is the
+ * answer; kept with the drives going on from it when it leaves a contact violated (one that did
+ * not touch, or a dependent one held at zero); dropped for the drives from scratch when it asks a
+ * negative force. */
+static void start_from_touching_contacts(void **state) {
+    (void)state;
+    cs_stats st;
+    double f[2];
+    // Both touch and both carry load: f = -A^-1 b = (1, 1), no pivot.
+    double A1[4] = {2, -1, -1, 2}, b1[2] = {-1, -1};
+    assert_int_equal(cs_dantzig_lcp(ws, 2, A1, 2, b1, NULL, f, &st), CS_CONVERGED);
+    assert_int_equal(st.pivots, 0);
+    assert_near(f[0], 1.0, 1e-15);
+    assert_near(f[1], 1.0, 1e-15);
+    // Only 0 touches; its force pulls contact 1 in (w_1 = 0.5 - 1 < 0): one drive from there,
+    // f = A^-1 (-b) = (1.5, 0.5).
+    double A2[4] = {1, -1, -1, 2}, b2[2] = {-1, 0.5};
+    assert_int_equal(cs_dantzig_lcp(ws, 2, A2, 2, b2, NULL, f, &st), CS_CONVERGED);
+    assert_int_equal(st.pivots, 1);
+    assert_near(f[0], 1.5, 1e-15);
+    assert_near(f[1], 0.5, 1e-15);
+    // Two copies of one contact, b out of A's range: the factorization skips the second (held at
+    // zero), whose w = -1 is then left to the drives: f = (0, 2), w = (1, 0).
+    double A4[4] = {1, 1, 1, 1}, b4[2] = {-1, -2};
+    assert_int_equal(cs_dantzig_lcp(ws, 2, A4, 2, b4, NULL, f, &st), CS_CONVERGED);
+    assert_true(st.pivots > 0);
+    assert_near(f[0], 0.0, 1e-15);
+    assert_near(f[1], 2.0, 1e-15);
+    // Both touch, but -A^-1 b = (4.79, -4.21): the drives from C empty give f = (1, 0), w_1 = 0.8.
+    double A3[4] = {1, 0.9, 0.9, 1}, b3[2] = {-1, -0.1};
+    assert_int_equal(cs_dantzig_lcp(ws, 2, A3, 2, b3, NULL, f, &st), CS_CONVERGED);
+    assert_int_equal(st.pivots, 1);
+    assert_near(f[0], 1.0, 1e-15);
+    assert_near(f[1], 0.0, 0.0);
+}
+
 /* A zero matrix with b < 0 has no solution: raising f changes nothing. */
 static void ray_on_zero_matrix(void **state) {
     (void)state;
@@ -832,6 +868,7 @@ int main(void) {
         cmocka_unit_test(redundant_rows),
         cmocka_unit_test(clamped_rows_stay_at_zero),
         cmocka_unit_test(degenerate_ties),
+        cmocka_unit_test(start_from_touching_contacts),
         cmocka_unit_test(ray_on_zero_matrix),
         cmocka_unit_test(rejects_non_finite),
         cmocka_unit_test(deadline_stops),

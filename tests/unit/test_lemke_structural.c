@@ -481,7 +481,8 @@ static void stream(cs_solver solver, bool peg, int *ret_warm, int *ret_cold) {
 }
 
 /* Warm start from the previous tick's basis (by contact id) at least halves the median pivots on
- * a peg under a slowly turning wrench and on a sliding box, for both kernel variants. */
+ * a peg under a slowly turning wrench and on a sliding box, for both kernel variants (where the
+ * cold solve pivots at all). */
 static void warm_start_halves_pivots(void **state) {
     (void)state;
     const cs_solver solvers[] = {CS_SOLVER_LEMKE_STRUCTURAL, CS_SOLVER_LEMKE};
@@ -491,7 +492,9 @@ static void warm_start_halves_pivots(void **state) {
             stream(solvers[k], peg, &w, &c);
             print_message("# %s %s: median pivots warm %d cold %d\n", cs_solver_name(solvers[k]),
                           peg ? "peg" : "slide", w, c);
-            assert_true(c > 0);
+            // lemke's crash start (Baraff's LCP, started from the contacts that touch) answers
+            // the sliding box with no pivot cold: there is nothing for a warm start to halve.
+            assert_true(c > 0 || (solvers[k] == CS_SOLVER_LEMKE && !peg));
             assert_true(2 * w <= c);
         }
 }
