@@ -32,8 +32,8 @@
  * that skips a member whose pivot is at or below the rank tolerance, as the bordered inverse
  * defers it: O(|G|^3 / 6), where the drives pay O(|G|^2) and an O(n) ratio test a pivot over
  * about |G| pivots. It is kept when f_G >= 0 (a tie's rounding-sized forces taken as zero) and
- * every member with a force meets its equation to the violation tolerance; a member without a
- * force joins C or NC by its w, or is left to the drives. Otherwise the solve starts from C
+ * every member with a force meets its equation to the violation tolerance: the loaded members
+ * are then C, the others unprocessed (driven if violated). Otherwise the solve starts from C
  * empty, as Baraff's does. On a resting stack no drive is left (start_touching).
  *
  * INVARIANTS. f >= 0 everywhere; w_C = 0; w_NC >= 0; indices once processed stay satisfied.
@@ -360,9 +360,9 @@ enum { START_NONE, START_DRIVES, START_ANSWER };
 
 /* The start from the contacts that touch (file header, THE START). G = {i : b_i <= viol_tol}, f_G =
  * -A_GG^+ b_G with G's dependent members held at zero (ldl_skip); kept when f_G >= 0 and every
- * member with a force meets its equation, the members then clamped (w = 0), or not clamped (f =
- * 0, w > 0), or left to the drives (f = 0, w < 0). Returns START_ANSWER when no index is left
- * violated, START_DRIVES when one is (f, w->a, w->set so: the caller forms A_CC's inverse); else
+ * member with a force meets its equation, the loaded members then clamped (w = 0) and the others
+ * left unprocessed. Returns START_ANSWER when no index is left violated, START_DRIVES when one is
+ * (f, w->a, w->set so: the caller forms A_CC's inverse); else
  * START_NONE with them as they were (f = 0, a = b, nothing processed), also when the workspace
  * or the deadline ran short. Scratch from ws, given back. */
 static int start_touching(cs_workspace *ws, int n, const double *A, int lda, const double *b,
@@ -413,14 +413,15 @@ static int start_touching(cs_workspace *ws, int n, const double *A, int lda, con
         if (f[g[c]] > 0)
             fc[nf++] = g[c];
     ok = ok && !mul_columns(n, A, lda, fc, nf, f, w->a, &w->meter);
+    // Only a loaded member is clamped. One without a force stays unprocessed, as at a cold
+    // start: clamped, a nearly dependent one would be deferred by the inverse, whose equation the
+    // drives neither check nor drive again, so they could carry its w below zero.
     for (int c = 0; ok && c < k; c++) {
         const int i = g[c];
-        if (f[i] > 0 || fabs(w->a[i]) <= viol_tol) {
+        if (f[i] > 0) {
             ok = fabs(w->a[i]) <= viol_tol;
             w->a[i] = 0;
             w->set[i] = CLAMPED;
-        } else {
-            w->set[i] = w->a[i] > 0 ? NOT_CLAMPED : UNPROCESSED;
         }
     }
     int outcome = START_ANSWER;
@@ -481,9 +482,9 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
         return CS_ENOSPACE;
     }
     w.acc.symmetric = true;
-    // The drives go on from the start's clamped set, joined in the order its factors took it, so
-    // the members it held at zero are the ones deferred (bordered.h).
-    for (int i = 0; start == START_DRIVES && i < n; i++)
+    // The drives go on from the start's clamped set; forming its inverse is O(|C|^3), read
+    // through the meter (a passed deadline then stops the first drive).
+    for (int i = 0; start == START_DRIVES && i < n && !w.meter.passed; i++)
         if (w.set[i] == CLAMPED)
             clamp(&w, i, NULL);
 

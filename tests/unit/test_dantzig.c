@@ -218,6 +218,45 @@ static void start_from_touching_contacts(void **state) {
     assert_near(f[1], 0.0, 0.0);
 }
 
+/* A = G G^T of n rows g_i in the plane: n contacts of rank 2, near-dependent rows allowed. */
+static void gram2(int n, const double (*g)[2], double *A) {
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            A[j * n + i] = g[i][0] * g[j][0] + g[i][1] * g[j][1];
+}
+
+/* Contacts that touch with no force in the start's answer, some nearly dependent on the loaded
+ * ones: left to the drives, they neither end violated (a clamped one held at zero by the
+ * inverse would be carried below zero) nor make the drives cycle. Both answers are the LCP's, as
+ * enumeration confirms. */
+static void start_leaves_forceless_contacts_to_the_drives(void **state) {
+    (void)state;
+    static const double g1[5][2] = {{2, 2}, {1, -1}, {2, 2.00001}, {1, -1}, {2, 2}};
+    static const double g2[4][2] = {{1, 0}, {1, 0}, {0, 1}, {0.001, 1}};
+    const double b1[5] = {0, 0, 0, -1, 0}, b2[4] = {0, -1, 0, 0};
+    const struct {
+        int n;
+        const double (*g)[2];
+        const double *b;
+    } cases[] = {{5, g1, b1}, {4, g2, b2}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int n = cases[c].n;
+        double A[25], f[5], fe[5];
+        gram2(n, cases[c].g, A);
+        cs_stats st;
+        assert_int_equal(cs_dantzig_lcp(ws, n, A, n, cases[c].b, NULL, f, &st), CS_CONVERGED);
+        assert_true(t_lcp_enumerate(n, A, cases[c].b, 1e-9, fe));
+        for (int i = 0; i < n; i++) {
+            double w = cases[c].b[i];
+            for (int j = 0; j < n; j++)
+                w += A[j * n + i] * f[j];
+            assert_true(f[i] >= 0 && w >= -1e-12);
+        }
+        assert_near(t_lcp_residual(n, A, cases[c].b, f), 0.0, 1e-12);
+        t_lcp_assert_same_w(n, A, cases[c].b, f, fe, 1e-8);
+    }
+}
+
 /* A zero matrix with b < 0 has no solution: raising f changes nothing. */
 static void ray_on_zero_matrix(void **state) {
     (void)state;
@@ -869,6 +908,7 @@ int main(void) {
         cmocka_unit_test(clamped_rows_stay_at_zero),
         cmocka_unit_test(degenerate_ties),
         cmocka_unit_test(start_from_touching_contacts),
+        cmocka_unit_test(start_leaves_forceless_contacts_to_the_drives),
         cmocka_unit_test(ray_on_zero_matrix),
         cmocka_unit_test(rejects_non_finite),
         cmocka_unit_test(deadline_stops),
