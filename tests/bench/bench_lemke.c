@@ -17,6 +17,7 @@
  * loop: the box moves with the returned velocities), each step warm (the session's warm start
  * carried over) and cold (reset before every step), pivots and time per tick.
  * Output: a table, <out>/lemke.csv (bench_common.h), <out>/lemke.png (lemke.gp). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,11 +288,16 @@ int main(int argc, char **argv) {
                 snprintf(what, sizeof what, "lemke round-peg-%d max", 8 * (k + 1));
                 bench_target(what, rp[k].max / 1e3, 300, "us");
             }
-        for (int s = 0; s < 2; s++)
-            if (fd.have_warm[s])
-                bench_target(s == STREAM_PEG ? "lemke warm/cold median pivots, turning peg"
-                                             : "lemke warm/cold median pivots, sliding box",
-                             fd.warm_ratio[s], 0.5, "x");
+        for (int s = 0; s < 2; s++) {
+            const char *what = s == STREAM_PEG ? "lemke warm/cold median pivots, turning peg"
+                                               : "lemke warm/cold median pivots, sliding box";
+            // The ratio is NaN when the cold solves' median is no pivot (the crash start
+            // answers): there is nothing for a warm start to halve.
+            if (fd.have_warm[s] && isnan(fd.warm_ratio[s]))
+                printf("target: %-46s cold median 0 pivots: nothing to halve\n", what);
+            else if (fd.have_warm[s])
+                bench_target(what, fd.warm_ratio[s], 0.5, "x");
+        }
     }
     for (int v = 0; v < NVAR; v++) {
         if (!cs_solver_is_available(variant_solver[v]) || !fd.problems[v])
