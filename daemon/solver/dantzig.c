@@ -148,10 +148,10 @@ static size_t frictional_size(const cs_limits *lim) {
 
 size_t cs_dantzig_size(const cs_limits *lim) {
     const size_t n = (size_t)lim->max_contacts;
-    // Frictionless: A, b and J v*, then the Delassus scratch or the LCP scratch (never both).
+    // Frictionless: A, b and f, then the Delassus scratch or the LCP scratch (never both).
     const size_t del = cs_model_delassus_size(lim), lcp = cs_dantzig_lcp_size(lim->max_contacts);
-    const size_t plain = cs__ws_bytes(n * n * sizeof(double)) + cs__ws_bytes(n * sizeof(double)) +
-                         cs__ws_bytes(3 * n * sizeof(double)) + (del > lcp ? del : lcp);
+    const size_t plain = cs__ws_bytes(n * n * sizeof(double)) +
+                         2 * cs__ws_bytes(n * sizeof(double)) + (del > lcp ? del : lcp);
     // Frictional: its arrays, then the Delassus scratch (3 rows a contact) or the bounded
     // solve's.
     const size_t mlcp =
@@ -1539,20 +1539,19 @@ static cs_status solve_frictionless(cs_workspace *ws, const cs_model *m, const c
     const int n = m->nc;
     double *A = cs__ws_alloc(ws, (size_t)n * n * sizeof(double));
     double *b = cs__ws_alloc(ws, (size_t)n * sizeof(double));
-    double *jv = cs__ws_alloc(ws, 3 * (size_t)n * sizeof(double));
-    if (n > 0 && (!A || !b || !jv))
+    double *fn = cs__ws_alloc(ws, (size_t)n * sizeof(double));
+    if (n > 0 && (!A || !b || !fn))
         return CS_ENOSPACE;
     cs_status status = cs_model_delassus(m, ws, 1, A, n, meter);
     if (status != CS_CONVERGED)
         return status;
-    cs_model_free_velocity(m, jv);
+    cs_model_free_velocity(m, 1, b);
     for (int i = 0; i < n; i++)
-        b[i] = jv[3 * i] - m->bias[i];
-    // The solution goes straight into the normal entries of lambda (stride 3): solve into jv (free
-    // now) and scatter.
-    status = cs_dantzig_lcp(ws, n, A, n, b, opt, jv, st);
+        b[i] -= m->bias[i];
+    // The solution goes into the normal entries of lambda (stride 3).
+    status = cs_dantzig_lcp(ws, n, A, n, b, opt, fn, st);
     for (int i = 0; i < n; i++) {
-        lambda[3 * i] = jv[i];
+        lambda[3 * i] = fn[i];
         lambda[3 * i + 1] = 0;
         lambda[3 * i + 2] = 0;
     }
@@ -1575,7 +1574,7 @@ static cs_status solve_frictional(cs_workspace *ws, const cs_model *m, const cs_
     if (status != CS_CONVERGED)
         return status;
     // b: the free-motion contact velocities, the normal ones against their bias.
-    cs_model_free_velocity(m, b);
+    cs_model_free_velocity(m, 3, b);
     for (int i = 0; i < m->nc; i++) {
         b[3 * i] -= m->bias[i];
         kind[3 * i] = CS_DANTZIG_NORMAL;
@@ -1633,7 +1632,7 @@ static bool free_motion_still(cs_workspace *ws, const cs_model *m) {
     double *vfree = cs__ws_alloc(ws, 3 * (size_t)m->nc * sizeof(double));
     bool still = m->nc == 0;
     if (vfree && m->nc > 0) {
-        cs_model_free_velocity(m, vfree);
+        cs_model_free_velocity(m, 3, vfree);
         still = tangents_still(m, vfree, max_abs(3 * m->nc, vfree), NULL);
     }
     cs__ws_release(ws, mark);
@@ -1656,7 +1655,7 @@ static bool no_friction_needed(cs_workspace *ws, const cs_model *m, const double
     if (v && scratch && vc && vfree && nc3 > 0) {
         cs_model_velocity(m, lambda, v, scratch);
         cs_model_jv(m, v, vc);
-        cs_model_free_velocity(m, vfree);
+        cs_model_free_velocity(m, 3, vfree);
         holds = tangents_still(m, vc, max_d(max_abs(nc3, vc), max_abs(nc3, vfree)), lambda);
     }
     cs__ws_release(ws, mark);

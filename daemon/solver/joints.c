@@ -379,11 +379,13 @@ cs_status cs__joints_delassus(const cs_joints *jt, int rows, double *W, int ldw)
     return CS_CONVERGED;
 }
 
-void cs__joints_pin_velocity(const cs_joints *jt, const double *bias, double *u) {
+void cs__joints_pin_velocity(const cs_joints *jt, int rows, const double *bias, double *u) {
     for (int i = 0; i < jt->nc; i++)
         if (cs__joints_is_immobile(jt, i)) {
-            u[3 * i] = u[3 * i] > bias[i] ? u[3 * i] : bias[i];
-            u[3 * i + 1] = u[3 * i + 2] = 0;
+            double *ui = u + rows * i;
+            ui[0] = ui[0] > bias[i] ? ui[0] : bias[i];
+            for (int r = 1; r < rows; r++)
+                ui[r] = 0;
         }
 }
 

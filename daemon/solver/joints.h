@@ -94,10 +94,11 @@ cs_status cs__joints_delassus(const cs_joints *jt, int rows, double *W, int ldw)
  * carry the load. False after a build cut short by the deadline. thread: the workspace's caller. */
 bool cs__joints_is_immobile(const cs_joints *jt, int i);
 
-/* The free contact velocities u [3 nc] (J v_f, contact frames) as the pinned rows of
- * cs__joints_delassus see them: an immobile contact's normal velocity raised to its bound bias
- * [nc] and its tangential velocities 0, so that a zero impulse is its rows' only answer. */
-void cs__joints_pin_velocity(const cs_joints *jt, const double *bias, double *u);
+/* The free contact velocities u [rows nc] (J v_f, contact frames, the first `rows` rows of each
+ * contact: 1 or 3) as the pinned rows of cs__joints_delassus see them: an immobile contact's
+ * normal velocity raised to its bound bias [nc] and its tangential velocities 0, so that a zero
+ * impulse is its rows' only answer. */
+void cs__joints_pin_velocity(const cs_joints *jt, int rows, const double *bias, double *u);
 
 /* gen[6 nb] += J_j^T lambda_j, the generalized impulse of joint impulses lambda_j
  * [jt->art->rows]. */

@@ -178,7 +178,7 @@ static cs_status form_model(cs_workspace *ws, const cs_model *m, const double *d
     if (status == CS_CONVERGED)
         status = cs_model_delassus(m, ws, 3, W, 3 * n, meter);
     if (status == CS_CONVERGED) {
-        cs_model_free_velocity(m, u);
+        cs_model_free_velocity(m, 3, u);
         status = form(n, m->nd, W, u, m->bias, m->mu, dir, wp, scale, M, q, meter);
     }
     cs__ws_release(ws, mark);

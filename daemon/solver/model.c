@@ -165,7 +165,8 @@ static inline void point_velocity(double out[3], const double vb[6], const doubl
     out[2] = vb[2] + wxr[2];
 }
 
-void cs_model_jv(const cs_model *m, const double *v, double *out) {
+/* out[rows nc] = the first `rows` rows (1 or 3) of J v, contact by contact. */
+static void jv_rows(const cs_model *m, int rows, const double *v, double *out) {
     for (int i = 0; i < m->nc; i++) {
         // Relative velocity at the point, world frame.
         const int a = m->ia[i], b = m->ib[i];
@@ -180,17 +181,23 @@ void cs_model_jv(const cs_model *m, const double *v, double *out) {
             rel[2] -= pb[2];
         }
         const double *F = m->frame + 9 * i;
-        const double un = cs_dot3(F, rel), ut1 = cs_dot3(F + 3, rel), ut2 = cs_dot3(F + 6, rel);
-        out[3 * i] = un;
-        out[3 * i + 1] = ut1;
-        out[3 * i + 2] = ut2;
+        double *o = out + rows * i;
+        o[0] = cs_dot3(F, rel);
+        if (rows == 3) {
+            o[1] = cs_dot3(F + 3, rel);
+            o[2] = cs_dot3(F + 6, rel);
+        }
     }
 }
 
-void cs_model_free_velocity(const cs_model *m, double *out) {
-    cs_model_jv(m, m->vstar, out);
+void cs_model_jv(const cs_model *m, const double *v, double *out) {
+    jv_rows(m, 3, v, out);
+}
+
+void cs_model_free_velocity(const cs_model *m, int rows, double *out) {
+    jv_rows(m, rows, m->vstar, out);
     if (m->jt)
-        cs__joints_pin_velocity(m->jt, m->bias, out);
+        cs__joints_pin_velocity(m->jt, rows, m->bias, out);
 }
 
 void cs_model_jt(const cs_model *m, const double *lambda, double *gen) {
@@ -264,6 +271,18 @@ static inline void zero12(double *J) {
     J[6] = J[7] = J[8] = J[9] = J[10] = J[11] = 0;
 }
 
+/* One side of a contact row: frame row t on body_a is g = (t, r_a x t), body_b takes -(t, r_b x
+ * t) = (-t, r_b x -t) (exactly: negation commutes with rounding); mg = M_b^-1 g, im = 1 / mass
+ * (0 for a kinematic body, whose Ii is 0 too: its row images vanish and it takes no part in W).
+ * The caller forms im once a side: a division costs ten multiplications. */
+static inline void row_side(const double t[3], const double r[3], double sign, double im,
+                            const double *Ii, double g[6], double mg[6]) {
+    g[0] = sign * t[0], g[1] = sign * t[1], g[2] = sign * t[2];
+    cs_cross3(g + 3, r, g);
+    mg[0] = g[0] * im, mg[1] = g[1] * im, mg[2] = g[2] * im;
+    cs_mat3_vec(mg + 3, Ii, g + 3);
+}
+
 void cs_model_jacobian(const cs_model *m, int rows, double *js) {
     for (int i = 0; i < m->nc; i++) {
         for (int side = 0; side < 2; side++) {
@@ -275,33 +294,20 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
                     zero12(J + 24 * r);
                 continue;
             }
-            // Row t on body_a is (t, r_a x t); body_b takes -(t, r_b x t).
-            // A kinematic body's M^-1 block is zero: its row images vanish, it takes no part in W.
-            // One division a side: the row loop multiplies (a division costs ten times more).
-            const bool kin = cs_model_is_kinematic(m, b);
-            const double sign = side == 0 ? 1 : -1, im = kin ? 0 : 1 / m->mass[b];
+            const double sign = side == 0 ? 1 : -1;
+            const double im = cs_model_is_kinematic(m, b) ? 0 : 1 / m->mass[b];
             const double *r = (side == 0 ? m->ra : m->rb) + 3 * i, *Ii = m->iw_inv + 9 * b;
-            for (int row = 0; row < rows; row++, J += 24) {
-                const double *t = m->frame + 9 * i + 3 * row;
-                double g[6];
-                cs_cross3(g + 3, r, t);
-                g[0] = sign * t[0], g[1] = sign * t[1], g[2] = sign * t[2];
-                g[3] *= sign, g[4] *= sign, g[5] *= sign;
-                double mg[3];
-                cs_mat3_vec(mg, Ii, g + 3);
-                J[0] = g[0], J[1] = g[1], J[2] = g[2], J[3] = g[3], J[4] = g[4], J[5] = g[5];
-                J[6] = g[0] * im, J[7] = g[1] * im, J[8] = g[2] * im;
-                J[9] = mg[0], J[10] = mg[1], J[11] = mg[2];
-            }
+            for (int row = 0; row < rows; row++, J += 24)
+                row_side(m->frame + 9 * i + 3 * row, r, sign, im, Ii, J, J + 6);
         }
     }
 }
 
 size_t cs_model_delassus_size(const cs_limits *lim) {
+    // At most two entries a row (one a side): their 6-vectors and images, the row sums, rows.
     const size_t nr = 3 * (size_t)lim->max_contacts;
-    return cs_model_jacobian_size(lim) + cs__ws_bytes(2 * nr * sizeof(int)) +
-           cs__ws_bytes(((size_t)lim->max_bodies + 1) * sizeof(int)) +
-           cs__ws_bytes((6 * 2 * nr + nr) * sizeof(double)) + cs__ws_bytes(2 * nr * sizeof(int));
+    return cs__ws_bytes(((size_t)lim->max_bodies + 2) * sizeof(int)) +
+           cs__ws_bytes((2 * 6 * 2 * nr + nr) * sizeof(double)) + cs__ws_bytes(2 * nr * sizeof(int));
 }
 
 /* Summed body by body over the rows that touch each body: a pair of rows meets only through a
@@ -313,51 +319,53 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
     if (m->jt)
         return cs__joints_delassus(m->jt, rows, W, ldw);
     const size_t mark = cs__ws_mark(ws);
-    double *js = cs__ws_alloc(ws, (size_t)nr * 2 * 12 * sizeof(double));
-    int *list = cs__ws_alloc(ws, 2 * (size_t)nr * sizeof(int));
-    int *start = cs__ws_zalloc(ws, ((size_t)nb + 1) * sizeof(int));
-    if (nr > 0 && (!js || !list || !start)) {
+    // An entry is one row's side on one body: start[b] .. start[b + 1] - 1 are body b's, in row
+    // order (contact i's rows are rows i .. rows (i + 1) - 1, on bodies ia[i] and ib[i]; -1 is
+    // the world, which has none).
+    int *start = cs__ws_zalloc(ws, ((size_t)nb + 2) * sizeof(int));
+    if (!start) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
-    cs_model_jacobian(m, rows, js);
-    // Each body's rows in row order, as 2 row + side (the side's entry of the Jacobian table);
-    // contact i's rows are rows i .. rows (i + 1) - 1, on bodies ia[i] and ib[i] (-1: the world).
+    int *pos = start + 1;
     for (int i = 0; i < m->nc; i++) {
         if (m->ia[i] >= 0)
-            start[m->ia[i] + 1] += rows;
+            pos[m->ia[i] + 1] += rows;
         if (m->ib[i] >= 0)
-            start[m->ib[i] + 1] += rows;
+            pos[m->ib[i] + 1] += rows;
     }
     for (int b = 0; b < nb; b++)
-        start[b + 1] += start[b];
-    for (int i = 0, k = 0; i < m->nc; i++)
-        for (int r = 0; r < rows; r++, k++) {
-            if (m->ia[i] >= 0)
-                list[start[m->ia[i]]++] = 2 * k;
-            if (m->ib[i] >= 0)
-                list[start[m->ib[i]]++] = 2 * k + 1;
-        }
-    // The fill moved each start to the next body's: move them back.
-    for (int b = nb; b > 0; b--)
-        start[b] = start[b - 1];
-    start[0] = 0;
-    // The entries' M^-1 J^T images by component, in list order (mj[k L + x], L entries): a body's
-    // pairs then run over contiguous memory, two at a time. row[x]: entry x's row.
-    const int L = start[nb];
+        pos[b + 1] += pos[b];
+    // Entry x: its row's 6-vector jq[6 x ..] and M^-1 image by component, mj[k L + x] (a body's
+    // pairs then run over contiguous memory, two at a time); row[x]: its row.
+    const int L = pos[nb];
+    double *jq = cs__ws_alloc(ws, 6 * (size_t)L * sizeof(double));
     double *mj = cs__ws_alloc(ws, (6 * (size_t)L + (size_t)nr) * sizeof(double));
     int *row = cs__ws_alloc(ws, (size_t)L * sizeof(int));
-    if (nr > 0 && (!mj || !row)) {
+    if (nr > 0 && (!jq || !mj || !row)) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
+    // The fill moves pos[b] from body b's first entry to body b + 1's: start[b + 1] then, as
+    // the pairs below read it, with start[0] = 0.
+    for (int i = 0; i < m->nc; i++)
+        for (int side = 0; side < 2; side++) {
+            const int b = side == 0 ? m->ia[i] : m->ib[i];
+            if (b < 0)
+                continue;
+            const double sign = side == 0 ? 1 : -1;
+            const double im = cs_model_is_kinematic(m, b) ? 0 : 1 / m->mass[b];
+            const double *r = (side == 0 ? m->ra : m->rb) + 3 * i, *Ii = m->iw_inv + 9 * b;
+            for (int k = 0; k < rows; k++) {
+                const int x = pos[b]++;
+                double mg[6];
+                row_side(m->frame + 9 * i + 3 * k, r, sign, im, Ii, jq + 6 * (size_t)x, mg);
+                mj[x] = mg[0], mj[L + x] = mg[1], mj[2 * L + x] = mg[2];
+                mj[3 * L + x] = mg[3], mj[4 * L + x] = mg[4], mj[5 * L + x] = mg[5];
+                row[x] = rows * i + k;
+            }
+        }
     double *t = mj + 6 * (size_t)L;
-    for (int x = 0; x < L; x++) {
-        const double *mq = js + (size_t)list[x] * 12 + 6;
-        row[x] = list[x] / 2;
-        mj[x] = mq[0], mj[L + x] = mq[1], mj[2 * L + x] = mq[2];
-        mj[3 * L + x] = mq[3], mj[4 * L + x] = mq[4], mj[5 * L + x] = mq[5];
-    }
     if (ldw == nr)
         memset(W, 0, (size_t)nr * nr * sizeof(double));
     else
@@ -366,7 +374,7 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
     for (int b = 0; b < nb; b++) {
         const int end = start[b + 1];
         for (int x = start[b]; x < end; x++) {
-            const double *Jq = js + (size_t)list[x] * 12;
+            const double *Jq = jq + 6 * (size_t)x;
             const cs__v2 j0 = {Jq[0], Jq[0]}, j1 = {Jq[1], Jq[1]}, j2 = {Jq[2], Jq[2]};
             const cs__v2 j3 = {Jq[3], Jq[3]}, j4 = {Jq[4], Jq[4]}, j5 = {Jq[5], Jq[5]};
             const double *m0 = mj, *m1 = m0 + L, *m2 = m1 + L, *m3 = m2 + L, *m4 = m3 + L,

@@ -49,11 +49,12 @@ void cs_model_tangents(const double n[3], double t1[3], double t2[3]);
 /* out[3 nc] = J v: relative velocity of body_a w.r.t. body_b at each contact (contact frame).
  * v: [6 nb]. */
 void cs_model_jv(const cs_model *m, const double *v, double *out);
-/* out[3 nc] = the free contact velocities of the Delassus form, J v* (contact frames), the
- * velocity every solver on cs_model_delassus() starts from: with joints, an immobile contact
- * as its pinned rows read (cs__joints_pin_velocity). The certificate judges the answer's own
- * velocity (cs_model_velocity), not this. */
-void cs_model_free_velocity(const cs_model *m, double *out);
+/* out[rows nc] = the free contact velocities of the Delassus form, J_r v* (contact frames, the
+ * first `rows` rows of each contact as cs_model_delassus() keeps them: 1 or 3), the velocity
+ * every solver on cs_model_delassus() starts from: with joints, an immobile contact as its pinned
+ * rows read (cs__joints_pin_velocity). The certificate judges the answer's own velocity
+ * (cs_model_velocity), not this. */
+void cs_model_free_velocity(const cs_model *m, int rows, double *out);
 /* gen[6 nb] = J^T lambda: generalized impulse of impulses lambda [3 nc] (contact frame, acting
  * on body_a, body_b takes the opposite). */
 void cs_model_jt(const cs_model *m, const double *lambda, double *gen);

@@ -1158,7 +1158,7 @@ cs_status cs_ncp_solve(cs_workspace *ws, const cs_model *m, const cs_options *op
     cs_status status = cs_model_delassus(m, ws, 3, W, (int)n, &meter);
     if (status == CS_CONVERGED) {
         // b = J v*, normals shifted by the bound v_n >= bias (so the solver's bound is 0).
-        cs_model_free_velocity(m, b);
+        cs_model_free_velocity(m, 3, b);
         for (int i = 0; i < nc; i++)
             b[3 * i] -= m->bias[i];
         void *scratch = cs__ws_alloc(ws, cs_ncp_delassus_size(nc));
