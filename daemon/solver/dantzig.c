@@ -298,10 +298,11 @@ static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__mete
             continue;
         const double inv = d[j];
         // The trailing columns c take column j's part, u(c..e) u_c / d_j, two at a time over the
-        // rows they share (one load of u for both); then column j becomes L's. Rows past u's
-        // last non-zero (e) take nothing, nor do their columns: contacts meet through shared
-        // bodies only, so a stack's matrix is banded and keeps its band.
-        const double *u = cj;
+        // rows they share (one load of u for both), and u_c / d_j is L's entry (c, j): rows below
+        // still read u unscaled. Rows past u's last non-zero (e) take nothing, nor do their
+        // columns: contacts meet through shared bodies only, so a stack's matrix is banded and
+        // keeps its band.
+        double *u = cj;
         int e = k;
         while (e > j + 1 && u[e - 1] == 0)
             e--;
@@ -324,11 +325,13 @@ static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__mete
                 y0[r] -= u[r] * l0;
                 y1[r] -= u[r] * l1;
             }
+            u[c] = l0, u[c + 1] = l1;
         }
-        if (c < e)
-            K[(size_t)c * k + c] -= u[c] * (u[c] * inv);
-        for (c = j + 1; c < e; c++)
-            cj[c] *= inv;
+        if (c < e) {
+            const double l0 = u[c] * inv;
+            K[(size_t)c * k + c] -= u[c] * l0;
+            u[c] = l0;
+        }
         if (cs__meter_add(meter, (int64_t)(e - j) * (e - j) / 2))
             return true;
     }
