@@ -14,7 +14,8 @@
  * that handle messages run on either thread. Closed sessions are freed on the pool too. A frame
  * that fails validation gets an Error (ERROR_INVALID, or ERROR_LIMIT when it exceeds the
  * session's limits) carrying its seq and naming the field, and no Result; the session goes on;
- * so does a message protobuf-c would unpack otherwise than sent (wire/strict.h). A
+ * so does a message protobuf-c would unpack otherwise than sent (wire/strict.h), but for a TCP
+ * Hello's token holding a NUL byte, which is a wrong token (ERROR_DENIED, and the close). A
  * StatsRequest, before or after Hello, gets the daemon-wide Stats with every open session's (or
  * the one it names; on an attached session's own connection, only that session), or
  * ERROR_LIMIT beyond the connection's Stats rate (CD_STATS_INTERVAL_NS); refusals beyond a rate
@@ -1035,14 +1036,15 @@ static bool tcp_admitted(struct conn *c, const char *token) {
     return false;
 }
 
-static void on_hello(struct conn *c, const Contactd__V1__Hello *h) {
+// token_cut: the token held a NUL byte (token_is_cut), so it matches no token.
+static void on_hello(struct conn *c, const Contactd__V1__Hello *h, bool token_cut) {
     cd_server *srv = c->srv;
     if (c->session || c->admitting) {
         fail(c, CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL, 0,
              "hello: this connection already has a session");
         return;
     }
-    if (c->tcp && !tcp_admitted(c, h->token)) {
+    if (c->tcp && !tcp_admitted(c, token_cut ? NULL : h->token)) {
         atomic_fetch_add_explicit(&srv->refused, 1, memory_order_relaxed);
         conn_finish(c);
         return;
@@ -1414,6 +1416,16 @@ static void on_stats(struct conn *c, const Contactd__V1__StatsRequest *req) {
     }
 }
 
+// True when what protobuf-c unpacked otherwise than sent (k at path) is a TCP Hello's token
+// that the daemon checks: a token holding a NUL byte is then a wrong one, refused and counted as
+// a failed authentication that ends the connection, not as invalid input the client may retry.
+static bool token_is_cut(const struct conn *c, const Contactd__V1__ClientMessage *m, cd_strict k,
+                         const char *path) {
+    return k == CD_STRICT_NUL && c->tcp && c->srv->cfg->auth_token[0] != '\0' &&
+           m->msg_case == CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO &&
+           strcmp(path, "hello.token") == 0;
+}
+
 static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
     // Unpacked into the connection's arena, which is reset when the message has been handled.
     cd_arena *a = &c->arena;
@@ -1441,7 +1453,8 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
     char path[96];
     const cd_strict k =
         cd_strict_check(&contactd__v1__client_message__descriptor, data, len, path, sizeof path);
-    if (k != CD_STRICT_OK) {
+    const bool token_cut = token_is_cut(c, m, k, path);
+    if (k != CD_STRICT_OK && !token_cut) {
         const bool frame = m->msg_case == CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME;
         send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_INVALID, frame ? m->frame->seq : 0,
                    "%s: %s", path, cd_strict_reason(k));
@@ -1453,7 +1466,7 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
     }
     switch (m->msg_case) {
     case CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO:
-        on_hello(c, m->hello);
+        on_hello(c, m->hello, token_cut);
         break;
     case CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME:
         on_frame(c, m->frame);

@@ -3,7 +3,8 @@
  * Hello timeout, the connection caps (total and per uid), the per-uid session cap, idle
  * connections and a flood of StatsRequests that must not lock out a real client, the uid
  * allow-list (checked with a peer of another uid, so that part needs root and is skipped without
- * it), and TCP's rule: the token, or the operator's explicit tcp_allow_any_local_user. */
+ * it), and TCP's rule: the token (a wrong one, or one holding a NUL byte, is refused, counted
+ * and the connection closed), or the operator's explicit tcp_allow_any_local_user. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -342,9 +343,12 @@ static void tcp_needs_the_token(void **state) {
     snprintf(ini, sizeof ini, "[server]\nauth_token_file = %s\ntcp_allow_any_local_user = no\n",
              token_file);
     assert_int_equal(it_daemon_start(&d, contactd_path, ini, 0), 0);
-    // No token, then a wrong one: refused, naming the field, and the connection closes.
-    const char *wrong[] = {NULL, "s3cret-token-of-the-test-0123456788"};
-    for (int k = 0; k < 2; k++) {
+    // No token, a wrong one, then the right one followed by a NUL byte (which protobuf-c would
+    // cut off, leaving the right token): each refused as a failed authentication, naming the
+    // field, and the connection closes.
+    const char *wrong[] = {NULL, "s3cret-token-of-the-test-0123456788",
+                           "s3cret-token-of-the-test-0123456789#x"};
+    for (int k = 0; k < 3; k++) {
         const int fd = it_connect_tcp(d.tcp);
         assert_true(fd >= 0);
         Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
@@ -353,7 +357,16 @@ static void tcp_needs_the_token(void **state) {
         Contactd__V1__ClientMessage env = CONTACTD__V1__CLIENT_MESSAGE__INIT;
         env.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
         env.hello = &h;
-        assert_int_equal(it_send(fd, &env.base), 0);
+        uint8_t *bytes;
+        size_t len;
+        it_pack(&env.base, &bytes, &len);
+        // protobuf-c packs a C string: the NUL byte goes in afterwards.
+        uint8_t *nul = memmem(bytes, len, "#x", 2);
+        if (nul) {
+            *nul = '\0';
+        }
+        assert_int_equal(it_write_all(fd, bytes, len), 0);
+        free(bytes);
         expect_error_and_close(fd, CONTACTD__V1__ERROR_CODE__ERROR_DENIED, "hello.token");
         close(fd);
     }
@@ -366,7 +379,7 @@ static void tcp_needs_the_token(void **state) {
     cdc_conn_close(c);
     c = it_session_open(&d, false, NULL);
     Contactd__V1__ServerMessage *m = it_stats_fetch(c);
-    assert_int_equal(m->stats->connections_refused, 2);
+    assert_int_equal(m->stats->connections_refused, 3);
     cdc_wire_free(m);
     cdc_conn_close(c);
     assert_int_equal(it_daemon_stop(&d), 0);
