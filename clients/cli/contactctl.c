@@ -995,6 +995,7 @@ static void print_stats(const Contactd__V1__Stats *st) {
     printf("frames solved      %" PRIu64 "\n", st->frames_solved);
     printf("frames superseded  %" PRIu64 "\n", st->frames_superseded);
     printf("frames refused     %" PRIu64 "\n", st->frames_refused);
+    printf("stats refused      %" PRIu64 "\n", st->stats_requests_refused);
     printf("deadline misses    %" PRIu64 "\n", st->deadline_misses);
     printf("results dropped    %" PRIu64 "\n", st->results_dropped);
     printf("solve mean / max   %.3f / %.3f us\n", mean, (double)st->solve_ns_max / 1e3);

@@ -201,6 +201,7 @@ struct cd_server {
     cd_recorder *recorder;    /* started with the first recording */
     uint64_t next_conn_id;
     _Atomic uint64_t hello_timeouts, refused; /* io writes; a worker answering Stats reads */
+    _Atomic uint64_t stats_refused; /* StatsRequests over their rate: io and workers add */
     int64_t denied_log_ns;    /* the last refused TCP Hello that was logged */
     char address[CD_SOCKET_PATH_MAX + 96];
     // One read buffer for every connection: libuv hands each read to on_read before the next,
@@ -349,8 +350,7 @@ static int conn_send(struct conn *c, const ProtobufCMessage *msg) {
 
 // Logs an Error sent to c (final: one that ends the connection). Refusals of one message (invalid,
 // or over a limit while the connection goes on) can come at the tick rate or faster: they are
-// logged at debug only (refused frames are counted in Stats; refused StatsRequests, bounded by
-// their own rate, are not). thread: io.
+// logged at debug only, and counted in Stats (frames_refused, stats_requests_refused). thread: io.
 static void log_error(const struct conn *c, Contactd__V1__ErrorCode code, bool final,
                       const char *text) {
     const ProtobufCEnumValue *name =
@@ -1334,6 +1334,7 @@ static void on_stats(struct conn *c, const Contactd__V1__StatsRequest *req) {
     int64_t early, ignored;
     if (!cd_rate_conforms(&c->stats_tat_ns, now, CD_STATS_INTERVAL_NS,
                           (CD_STATS_BURST - 1) * CD_STATS_INTERVAL_NS, &early)) {
+        atomic_fetch_add_explicit(&c->srv->stats_refused, 1, memory_order_relaxed);
         if (!cd_rate_conforms(&c->stats_refused_tat_ns, now, CD_STATS_REFUSAL_INTERVAL_NS,
                               (CD_STATS_REFUSAL_BURST - 1) * (int64_t)CD_STATS_REFUSAL_INTERVAL_NS,
                               &ignored)) {
@@ -1370,6 +1371,7 @@ static void on_stats(struct conn *c, const Contactd__V1__StatsRequest *req) {
     m.realtime = st.realtime;
     m.hello_timeouts = atomic_load_explicit(&c->srv->hello_timeouts, memory_order_relaxed);
     m.connections_refused = atomic_load_explicit(&c->srv->refused, memory_order_relaxed);
+    m.stats_requests_refused = atomic_load_explicit(&c->srv->stats_refused, memory_order_relaxed);
     m.frames_refused = st.frames_invalid + st.frames_limited;
     struct stats_parts parts;
     stats_parts_build(&parts, &st);

@@ -6,12 +6,14 @@
  * percentiles in order (p50 <= p99 <= p99.9 <= max); the daemon's totals agree with the sessions'.
  * Asking for one session id lists that one only, an unknown id none, and the request-mode
  * session's own connection (served by its worker) gets its own session only. `contactctl stats
- * --json` prints the same (parsed with cJSON), `contactctl top` draws a row per session, and
+ * --json` prints the same (parsed with cJSON), `contactctl top` draws a row per session,
+ * StatsRequests refused by a connection's rate are counted (and printed by contactctl), and
  * the STATUS= line the daemon refreshes names its address and the headline.
  * Arguments: the contactd and contactctl executables. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -244,6 +246,61 @@ static void contactctl_top_draws_sessions(void **state) {
 }
 
 // The STATUS= refresh (the harness plays systemd): where the daemon listens and the headline.
+// StatsRequests beyond their connection's rate get ERROR_LIMIT, and each one refused is counted
+// in Stats.stats_requests_refused, which `contactctl stats` prints (text and JSON). A burst of
+// REQUESTS in one write: the first 16 are answered, and whatever the rate refuses after them is
+// what the count must say; how many that is depends on how fast the daemon reads, not asserted
+// beyond at least one.
+static void refused_stats_requests_are_counted(void **state) {
+    (void)state;
+    enum { REQUESTS = 500 }; // below the 1000 refusals that would close the connection
+    const Contactd__V1__ClientMessage req = {
+        .base = PROTOBUF_C_MESSAGE_INIT(&contactd__v1__client_message__descriptor),
+        .msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_STATS_REQUEST,
+        .stats_request = &(Contactd__V1__StatsRequest)CONTACTD__V1__STATS_REQUEST__INIT};
+    uint8_t *one;
+    size_t len;
+    it_pack(&req.base, &one, &len);
+    uint8_t *burst = malloc(REQUESTS * len);
+    assert_non_null(burst);
+    for (int i = 0; i < REQUESTS; i++) {
+        memcpy(burst + (size_t)i * len, one, len);
+    }
+    const int fd = it_connect_unix(d.socket);
+    assert_true(fd >= 0);
+    assert_int_equal(it_write_all(fd, burst, REQUESTS * len), 0);
+    int answered = 0, refused = 0;
+    for (int i = 0; i < REQUESTS; i++) {
+        Contactd__V1__ServerMessage *m = it_recv(fd, IT_TIMEOUT_MS);
+        assert_non_null(m);
+        if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
+            assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT);
+            refused++;
+        } else {
+            assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS);
+            answered++;
+        }
+        contactd__v1__server_message__free_unpacked(m, NULL);
+    }
+    close(fd);
+    free(burst);
+    free(one);
+    assert_true(answered >= 16 && refused >= 1);
+    int status;
+    cJSON *j = cJSON_Parse(contactctl("stats --json", &status));
+    assert_int_equal(status, 0);
+    assert_non_null(j);
+    assert_int_equal(json_u64(j, "statsRequestsRefused"), refused);
+    cJSON_Delete(j);
+    char line[64];
+    snprintf(line, sizeof line, "\nstats refused      %d\n", refused);
+    const char *out = contactctl("stats", &status);
+    assert_int_equal(status, 0);
+    if (!strstr(out, line)) {
+        fail_msg("contactctl stats does not print '%s':\n%s", line + 1, out);
+    }
+}
+
 static void status_line_refreshes(void **state) {
     (void)state;
     char dgram[1024];
@@ -269,6 +326,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(stats_of_one_session),
         cmocka_unit_test(contactctl_stats_json),
         cmocka_unit_test(contactctl_top_draws_sessions),
+        cmocka_unit_test(refused_stats_requests_are_counted),
         cmocka_unit_test(status_line_refreshes),
         IT_SIGTERM_TEST(&d),
     };
