@@ -25,7 +25,8 @@
  * before Hello (ERROR_PROTOCOL), no session free, or the peer uid's max_sessions_per_uid reached
  * (ERROR_BUSY). A Hello naming an unknown solver gets ERROR_INVALID, one over the memory limits
  * ERROR_MEMORY, and the connection waits for a better Hello. A client that shuts its sending
- * side is still answered (its Hello's Welcome or Error, replies queued) before the connection
+ * side is still answered (its Hello's Welcome or Error, replies queued, and on an attached
+ * connection the frames it sent, as its mode promises: cd_session_flush) before the connection
  * ends.
  *
  * Output: an attached connection's worker writes it, into a buffer sized at admission that keeps
@@ -1558,7 +1559,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
 
 // thread: the session's worker, for an attached connection (cd_endpoint_ops.pump). At most a
 // few reads per call, so one chatty client cannot hold the worker; epoll reports the rest.
-static bool direct_pump(void *ctx, cd_counts *counts, int64_t seen_ns, int64_t tick_ns) {
+static cd_pump direct_pump(void *ctx, cd_counts *counts, int64_t seen_ns, int64_t tick_ns) {
     struct conn *c = ctx;
     c->counts = counts;
     c->read_ns = seen_ns;
@@ -1573,8 +1574,13 @@ static bool direct_pump(void *ctx, cd_counts *counts, int64_t seen_ns, int64_t t
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             break;
         }
-        if (n <= 0) {
-            return false; // EOF or reset: only this session ends
+        if (n < 0) {
+            return CD_PUMP_END; // a reset: only this session ends
+        }
+        if (n == 0) {
+            // The client may only have shut its sending side: what it sent is still answered.
+            c->eof = true;
+            break;
         }
         take_messages(c, c->in, (size_t)n);
         if ((size_t)n < want) {
@@ -1582,7 +1588,9 @@ static bool direct_pump(void *ctx, cd_counts *counts, int64_t seen_ns, int64_t t
         }
     }
     direct_write(c);
-    return !c->end_after_flush && !c->write_failed;
+    return c->end_after_flush || c->write_failed ? CD_PUMP_END
+           : c->eof                              ? CD_PUMP_EOF
+                                                 : CD_PUMP_OPEN;
 }
 
 // thread: the session's worker, for an attached connection (cd_endpoint_ops.flush).
@@ -1889,14 +1897,15 @@ static void undirect(struct conn *c) {
 }
 
 // An attached connection whose session its worker has let go of (reaped): the connection ends,
-// after its last output when it was asked to finish (an Error that explains why).
+// after its last output when it was asked to finish (an Error that explains why) or its client
+// shut its sending side (the answers to its last frames).
 static void take_back(struct conn *c) {
     notes_log(c);
     undirect(c);
     record_stop(c);
     c->session = NULL;
     c->closing = false;
-    if (c->end_after_flush && !c->write_failed) {
+    if ((c->end_after_flush || c->eof) && !c->write_failed) {
         conn_finish(c);
     } else {
         conn_abort(c);

@@ -56,6 +56,8 @@ struct cd_session {
     struct {                 /* a socket the worker serves itself (cd_session_attach) */
         _Atomic bool attached; /* io publishes the fields below with release */
         _Atomic bool ended;    /* worker: the connection ended (io then closes it) */
+        bool input_ended;      /* owning worker: the client shut its sending side; the session
+                                * ends once what it sent is answered */
         int fd;
         int epfd;              /* owning worker: the epoll fd is in, -1 once it left */
         bool want_write;       /* owning worker: fd is watched for EPOLLOUT too */
@@ -282,6 +284,14 @@ int cd_session_table_size(const cd_session_table *t) {
     return t->n;
 }
 
+// The attached socket out of its owner's epoll (if it is in one). thread: the owning worker.
+static void endpoint_unwatch(cd_session *s) {
+    if (s->ep.epfd >= 0) {
+        (void)epoll_ctl(s->ep.epfd, EPOLL_CTL_DEL, s->ep.fd, NULL);
+        s->ep.epfd = -1;
+    }
+}
+
 cd_session *cd_session_table_claim(cd_session_table *t, int i, int worker, int *ret_released) {
     struct entry *e = &t->e[i];
     // acquire: pairs with the release in cd_session_table_insert (the session is fully built).
@@ -297,9 +307,8 @@ cd_session *cd_session_table_claim(cd_session_table *t, int i, int worker, int *
     }
     if (state == CLOSING) {
         // Its socket leaves our epoll before the I/O thread may close it (after the reap).
-        if (atomic_load_explicit(&s->ep.attached, memory_order_acquire) && s->ep.epfd >= 0) {
-            (void)epoll_ctl(s->ep.epfd, EPOLL_CTL_DEL, s->ep.fd, NULL);
-            s->ep.epfd = -1;
+        if (atomic_load_explicit(&s->ep.attached, memory_order_acquire)) {
+            endpoint_unwatch(s);
         }
         // release: pairs with the acquire in cd_session_table_reap; after this store no worker
         // touches the session again.
@@ -332,9 +341,8 @@ void cd_session_move(cd_session *s, int worker) {
     // adds it to its own on its first pass (cd_session_flush). Only ever the owner's epoll holds
     // it: a socket left in another worker's epoll would wake that worker for a session it may
     // not serve, again and again (level-triggered) at real-time priority, starving the owner.
-    if (atomic_load_explicit(&s->ep.attached, memory_order_acquire) && s->ep.epfd >= 0) {
-        (void)epoll_ctl(s->ep.epfd, EPOLL_CTL_DEL, s->ep.fd, NULL);
-        s->ep.epfd = -1;
+    if (atomic_load_explicit(&s->ep.attached, memory_order_acquire)) {
+        endpoint_unwatch(s);
     }
     // release: pairs with the acquire in cd_session_table_claim (the new owner's first look).
     atomic_store_explicit(&s->worker, worker, memory_order_release);
@@ -375,12 +383,18 @@ bool cd_session_has_ended(const cd_session *s) {
 
 // Out of the worker's epoll for good: the I/O thread closes the connection.
 static void endpoint_end(cd_session *s) {
-    if (s->ep.epfd >= 0) {
-        (void)epoll_ctl(s->ep.epfd, EPOLL_CTL_DEL, s->ep.fd, NULL);
-        s->ep.epfd = -1;
-    }
+    endpoint_unwatch(s);
     // release: pairs with the acquire in cd_session_has_ended.
     atomic_store_explicit(&s->ep.ended, true, memory_order_release);
+}
+
+// Frames accepted and not answered yet: waiting to be solved (request mode's queue; stream mode's
+// newest, published or held for its tick) or their results not taken from the ring.
+static bool has_unanswered(cd_session *s) {
+    if (s->p.mode == CD_MODE_REQUEST) {
+        return s->asked != s->answered;
+    }
+    return s->held || cd_slot_has_fresh(&s->in) || cd_ring_peek(&s->out);
 }
 
 bool cd_session_pump(cd_session *s, cd_counts *counts, int64_t seen_ns, int64_t tick_ns) {
@@ -390,18 +404,30 @@ bool cd_session_pump(cd_session *s, cd_counts *counts, int64_t seen_ns, int64_t 
         atomic_load_explicit(&s->ep.ended, memory_order_relaxed)) {
         return false;
     }
-    const bool ok = s->ep.ops->pump(s->ep.ctx, counts, seen_ns, tick_ns);
-    if (!ok) {
-        endpoint_end(s);
+    if (s->ep.input_ended) {
+        return true; // an event from the same wait as the EOF: nothing is left to read
     }
-    return ok;
+    switch (s->ep.ops->pump(s->ep.ctx, counts, seen_ns, tick_ns)) {
+    case CD_PUMP_OPEN:
+        return true;
+    case CD_PUMP_EOF:
+        // A level-triggered EOF would wake the worker on every wait: out of the epoll, and the
+        // session goes on until cd_session_flush finds everything answered.
+        s->ep.input_ended = true;
+        endpoint_unwatch(s);
+        return true;
+    case CD_PUMP_END:
+        break;
+    }
+    endpoint_end(s);
+    return false;
 }
 
 bool cd_session_flush(cd_session *s, int epfd, cd_counts *counts) {
     if (atomic_load_explicit(&s->ep.ended, memory_order_relaxed)) {
         return true;
     }
-    if (s->ep.epfd < 0) {
+    if (s->ep.epfd < 0 && !s->ep.input_ended) {
         // This owner's first pass: the socket joins its epoll. Level-triggered, so input that
         // came while no epoll watched is reported at the next wait.
         struct epoll_event ev = {.events = EPOLLIN | (s->ep.want_write ? EPOLLOUT : 0),
@@ -413,6 +439,15 @@ bool cd_session_flush(cd_session *s, int epfd, cd_counts *counts) {
         s->ep.epfd = epfd;
     }
     const bool left = s->ep.ops->flush(s->ep.ctx, counts);
+    if (s->ep.input_ended) {
+        // Unwatched: what the socket does not take now is written on the next pass (a tick away
+        // at most), or goes to the I/O thread with the connection once all is answered.
+        if (has_unanswered(s)) {
+            return true;
+        }
+        endpoint_end(s);
+        return false;
+    }
     if (left != s->ep.want_write) {
         struct epoll_event ev = {.events = EPOLLIN | (left ? EPOLLOUT : 0), .data.ptr = s};
         (void)epoll_ctl(s->ep.epfd, EPOLL_CTL_MOD, s->ep.fd, &ev);

@@ -18,6 +18,14 @@
 /* Results a session's output ring holds before its worker drops (and counts) new ones. At 1 kHz
  * this is 32 ms of I/O-thread delay. */
 #define CD_SESSION_RESULTS 32
+/* What a pump found of its connection. */
+typedef enum cd_pump {
+    CD_PUMP_OPEN, /* it goes on */
+    CD_PUMP_EOF,  /* the client shut its sending side: the frames it sent are still answered,
+                   * then the connection ends (cd_session_flush) */
+    CD_PUMP_END,  /* it ends now: a socket error, or a protocol error after which it closes */
+} cd_pump;
+
 /* What a session's worker calls for a socket it serves itself (cd_session_attach): frames are read,
  * answered and written on the worker, with no hand-off to the I/O thread and back. Both run on the
  * session's worker, never allocate and never block. counts: the worker's own. */
@@ -26,9 +34,8 @@ typedef struct cd_endpoint_ops {
      * mailbox, received at seen_ns: when the worker's wait reported the socket readable, as the
      * I/O thread stamps a frame with the start of the pass that read it; and counting for tick_ns
      * when the worker reads them for that tick, else 0: cd_session_frame_publish. Errors and
-     * Stats go into the endpoint's output). Returns false when the connection must end: EOF, a
-     * socket error, or a protocol error after which it closes. */
-    bool (*pump)(void *ctx, cd_counts *counts, int64_t seen_ns, int64_t tick_ns);
+     * Stats go into the endpoint's output). Returns what it found (cd_pump). */
+    cd_pump (*pump)(void *ctx, cd_counts *counts, int64_t seen_ns, int64_t tick_ns);
     /* Writes the session's results, and whatever output is pending. Returns true when bytes are
      * left that the socket could not take yet. */
     bool (*flush)(void *ctx, cd_counts *counts);
@@ -182,8 +189,12 @@ bool cd_session_is_attached(const cd_session *s);
  * epoll) if it is not there yet, then writes its output (ops->flush, and the socket is watched
  * for writability while bytes are left). When the connection ends (pump's verdict, or a socket
  * the epoll refused), the socket leaves the worker's epoll and cd_session_has_ended turns true
- * (the worker then wakes the I/O thread). Each returns false when the connection ended in that
- * call. thread: the session's worker. rt-safe: yes. */
+ * (the worker then wakes the I/O thread). After CD_PUMP_EOF the socket leaves the epoll (nothing
+ * is left to read) and the session runs on until every frame it accepted is answered (request
+ * mode: each; stream mode: the newest, at its tick), its results taken by ops->flush (written or
+ * dropped, as ever); the flush that finds none left ends the connection, whatever output the
+ * socket did not take yet going with it to the I/O thread. Each returns false when the
+ * connection ended in that call. thread: the session's worker. rt-safe: yes. */
 bool cd_session_pump(cd_session *s, cd_counts *counts, int64_t seen_ns, int64_t tick_ns);
 bool cd_session_flush(cd_session *s, int epfd, cd_counts *counts);
 

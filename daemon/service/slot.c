@@ -35,10 +35,14 @@ bool cd_slot_publish(cd_slot *s) {
     return (old & FRESH) != 0;
 }
 
+bool cd_slot_has_fresh(const cd_slot *s) {
+    // relaxed: FRESH is cleared by the consumer alone, so once seen it stays set until its next
+    // take, whose exchange carries the ordering.
+    return (atomic_load_explicit(&s->middle, memory_order_relaxed) & FRESH) != 0;
+}
+
 void *cd_slot_take(cd_slot *s) {
-    // relaxed: only a hint; FRESH is cleared by this thread alone, so once seen it stays set
-    // until our exchange below, which carries the ordering.
-    if (!(atomic_load_explicit(&s->middle, memory_order_relaxed) & FRESH)) {
+    if (!cd_slot_has_fresh(s)) {
         return NULL;
     }
     // acquire: pairs with the release in cd_slot_publish (the buffer's contents). release: pairs

@@ -30,6 +30,10 @@ void *cd_slot_back(cd_slot *s);
  * thread: producer. rt-safe: yes (one atomic exchange). */
 bool cd_slot_publish(cd_slot *s);
 
+/* True when a buffer was published since the consumer's last cd_slot_take. thread: consumer.
+ * rt-safe: yes (one atomic load). */
+bool cd_slot_has_fresh(const cd_slot *s);
+
 /* Takes the newest published buffer, or returns NULL when nothing was published since the last
  * take. The buffer stays valid and unchanged until the consumer's next cd_slot_take.
  * thread: consumer. rt-safe: yes (one atomic load, one exchange when there is a value). */

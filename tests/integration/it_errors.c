@@ -7,7 +7,8 @@
  * frame gets ERROR_INVALID naming it; a Hello beyond max_sessions gets ERROR_BUSY. A Hello may
  * lower max_message_bytes for its session, a session granted fewer friction directions than the
  * default solves frames that name none, and a client that shuts its sending side after its Hello
- * is still answered. Through all of it a streaming session gets an answer to every frame.
+ * or its frames is still answered (every request; the newest stream frame, at its tick). Through
+ * all of it a streaming session gets an answer to every frame.
  * Arguments: the contactd and contactctl executables. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,6 +290,69 @@ static void hello_then_shutdown_is_answered(void **state) {
     stream_one();
 }
 
+// The answers on c until the daemon closes the connection: each Result's or Error's seq is
+// counted in answers[seq] (seq 1..n), Results must come in the order of their seqs, and the
+// seq of the last Result is returned (0: none). Fails the test if the connection stays open.
+static uint64_t answers_until_close(cdc_conn *c, int *answers, uint64_t n) {
+    uint64_t last = 0;
+    Contactd__V1__ServerMessage *m;
+    int r;
+    while ((r = cdc_wire_recv(c, (int64_t)IT_TIMEOUT_MS * 1000000, &m)) == 1) {
+        const uint64_t q = m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT ? m->result->seq
+                           : m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR ? m->error->seq
+                                                                                     : 0;
+        assert_true(q >= 1 && q <= n);
+        answers[q]++;
+        if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
+            assert_true(q > last);
+            last = q;
+        }
+        cdc_wire_free(m);
+    }
+    assert_true(r < 0); // closed, not timed out
+    return last;
+}
+
+// A session's client that sends frames and shuts its sending side still gets what its mode
+// promises before the close. Request mode: every frame is answered (a Result, or ERROR_LIMIT for
+// one over the rate or the queue), also when the client reads nothing until it has shut its side
+// and the Results no longer fit in the socket (they go out after the EOF). Stream mode: the
+// newest frame is solved at its tick and its Result sent.
+static void frames_then_shutdown_are_answered(void **state) {
+    (void)state;
+    enum { REQUESTS = 400, GROUP = 4 }; // 4 frames every 5 ms: within the rate and the queue
+    int answers[REQUESTS + 1] = {0};
+    cdc_conn *c = it_session_open(&d, false, &(cdc_hello){.request_mode = true});
+    for (uint64_t q = 1; q <= REQUESTS; q++) {
+        box.seq = q;
+        assert_int_equal(cdc_wire_frame_send(c, &box), 0);
+        if (q % GROUP == 0) {
+            usleep(5000);
+        }
+    }
+    assert_int_equal(shutdown(cdc_conn_fd(c), SHUT_WR), 0);
+    usleep(20000); // reading only a while later, as a client may; far within the 0.5 s linger
+    assert_true(answers_until_close(c, answers, REQUESTS) > 0);
+    for (int q = 1; q <= REQUESTS; q++) {
+        if (answers[q] != 1) {
+            fail_msg("request frame %d: %d answers", q, answers[q]);
+        }
+    }
+    cdc_conn_close(c);
+    // Stream mode: three frames at once, then the shutdown; the last one is answered at its tick
+    // (the others too if a tick fell between them).
+    memset(answers, 0, sizeof answers);
+    c = it_session_open(&d, false, NULL);
+    for (uint64_t q = 1; q <= 3; q++) {
+        box.seq = q;
+        assert_int_equal(cdc_wire_frame_send(c, &box), 0);
+    }
+    assert_int_equal(shutdown(cdc_conn_fd(c), SHUT_WR), 0);
+    assert_int_equal(answers_until_close(c, answers, 3), 3);
+    cdc_conn_close(c);
+    stream_one();
+}
+
 static void undecodable_bytes_close_only_their_connection(void **state) {
     (void)state;
     const int fd = it_connect_unix(d.socket);
@@ -455,6 +519,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(few_friction_directions_are_the_frames_default),
         cmocka_unit_test(solver_name_with_nul_is_invalid),
         cmocka_unit_test(hello_then_shutdown_is_answered),
+        cmocka_unit_test(frames_then_shutdown_are_answered),
         cmocka_unit_test(undecodable_bytes_close_only_their_connection),
         cmocka_unit_test(frame_before_hello_is_a_protocol_error),
         cmocka_unit_test(wrong_version_is_a_protocol_error),

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The latest-value slot (triple buffer): nothing before the first publish, newest wins,
- * superseded values are reported, the consumer's buffer is never the producer's, and under a
- * concurrent producer every taken value is whole, newer than the last, and the final one is the
- * last published. */
+/* The latest-value slot (triple buffer): nothing before the first publish, newest wins (and is
+ * reported fresh until taken), superseded values are reported, the consumer's buffer is never the
+ * producer's, and under a concurrent producer every taken value is whole, newer than the last,
+ * and the final one is the last published. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -30,6 +30,7 @@ static void nothing_before_publish(void **state) {
     struct value b[3];
     cd_slot s;
     cd_slot_init(&s, &b[0], &b[1], &b[2]);
+    assert_false(cd_slot_has_fresh(&s));
     assert_null(cd_slot_take(&s));
 }
 
@@ -44,9 +45,11 @@ static void newest_wins(void **state) {
     assert_true(cd_slot_publish(&s)); /* 1 was never taken */
     fill(cd_slot_back(&s), 3);
     assert_true(cd_slot_publish(&s));
+    assert_true(cd_slot_has_fresh(&s));
     const struct value *v = cd_slot_take(&s);
     assert_non_null(v);
     assert_int_equal(v->seq, 3);
+    assert_false(cd_slot_has_fresh(&s));
     assert_null(cd_slot_take(&s)); /* taken once only */
     fill(cd_slot_back(&s), 4);
     assert_false(cd_slot_publish(&s)); /* 3 was taken: nothing superseded */
