@@ -996,6 +996,8 @@ static void print_stats(const Contactd__V1__Stats *st) {
     printf("frames superseded  %" PRIu64 "\n", st->frames_superseded);
     printf("frames refused     %" PRIu64 "\n", st->frames_refused);
     printf("stats refused      %" PRIu64 "\n", st->stats_requests_refused);
+    printf("conns refused      %" PRIu64 "\n", st->connections_refused);
+    printf("hello timeouts     %" PRIu64 "\n", st->hello_timeouts);
     printf("deadline misses    %" PRIu64 "\n", st->deadline_misses);
     printf("results dropped    %" PRIu64 "\n", st->results_dropped);
     printf("solve mean / max   %.3f / %.3f us\n", mean, (double)st->solve_ns_max / 1e3);

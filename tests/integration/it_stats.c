@@ -245,7 +245,6 @@ static void contactctl_top_draws_sessions(void **state) {
     assert_non_null(strstr(second, "SOLVED/S"));
 }
 
-// The STATUS= refresh (the harness plays systemd): where the daemon listens and the headline.
 // StatsRequests beyond their connection's rate get ERROR_LIMIT, and each one refused is counted
 // in Stats.stats_requests_refused, which `contactctl stats` prints (text and JSON). A burst of
 // REQUESTS in one write: the first 16 are answered, and whatever the rate refuses after them is
@@ -299,8 +298,13 @@ static void refused_stats_requests_are_counted(void **state) {
     if (!strstr(out, line)) {
         fail_msg("contactctl stats does not print '%s':\n%s", line + 1, out);
     }
+    // The connection counters beside it (this daemon refused and timed out none).
+    if (!strstr(out, "\nconns refused      0\n") || !strstr(out, "\nhello timeouts     0\n")) {
+        fail_msg("contactctl stats does not print the connection counters:\n%s", out);
+    }
 }
 
+// The STATUS= refresh (the harness plays systemd): where the daemon listens and the headline.
 static void status_line_refreshes(void **state) {
     (void)state;
     char dgram[1024];
