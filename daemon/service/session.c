@@ -38,7 +38,6 @@ struct cd_session {
     int entry;               /* io: index in table->e */
     uint64_t id;
     cd_session_params p;
-    _Atomic int worker;      /* owning worker writes, anyone reads */
     cs_workspace *ws;        /* worker */
     cs_warmstart *warm;      /* worker */
     cd_slot in;              /* stream: producer io, consumer worker */
@@ -46,8 +45,10 @@ struct cd_session {
     cd_frame frames[3];      /* stream: the slot's buffers */
     cd_frame *held;          /* worker, stream: taken, waiting for the tick after its arrival */
     int64_t tat_ns;          /* io, request: the rate limit's theoretical arrival time */
-    uint64_t asked;          /* io, request: frames handed to the worker */
-    uint64_t answered;       /* io: results taken from the ring (sent or not) */
+    uint64_t asked;          /* io (the worker on an attached session), request: frames
+                              * handed to the worker */
+    uint64_t answered;       /* io (the worker on an attached session): results taken from the
+                              * ring (sent or not) */
     cd_ring out;             /* producer worker, consumer io; elements are cd_output */
     cd_output spare;         /* worker: solved into when the ring is full, then dropped */
     _Atomic int64_t cost_ns; /* worker writes: moving average of solve times */
@@ -67,8 +68,11 @@ struct cd_session {
 };
 
 struct entry {
-    _Atomic int state; /* enum entry_state */
-    cd_session *s;     /* written by io before LIVE is published */
+    _Atomic int state;  /* enum entry_state */
+    _Atomic int worker; /* the session's owner: io sets it at insertion, then the owner moves it.
+                         * Kept here, not in the session, so that a worker that does not own s
+                         * never reads s, which its owner may retire and io free at any moment */
+    cd_session *s;      /* written by io before LIVE is published */
 };
 
 struct cd_session_table {
@@ -173,7 +177,6 @@ cd_session *cd_session_new(const cd_session_params *p) {
     memset(s, 0, sizeof *s);
     s->p = *p;
     s->ep.epfd = -1;
-    atomic_init(&s->worker, 0);
     atomic_init(&s->cost_ns, 0);
     if (cd_ring_init(&s->out, CD_SESSION_RESULTS, sizeof(cd_output)) < 0 ||
         (p->mode == CD_MODE_REQUEST &&
@@ -207,6 +210,7 @@ cd_session_table *cd_session_table_new(int max_sessions) {
     t->next_id = 1;
     for (int i = 0; i < t->n; i++) {
         atomic_init(&t->e[i].state, FREE);
+        atomic_init(&t->e[i].worker, 0);
     }
     return t;
 }
@@ -241,8 +245,9 @@ int cd_session_table_insert(cd_session_table *t, cd_session *s, int worker) {
     s->table = t;
     s->entry = idx;
     s->id = s->p.id ? s->p.id : cd_session_table_take_id(t);
-    atomic_store_explicit(&s->worker, worker, memory_order_relaxed);
     t->e[idx].s = s;
+    // release: pairs with the acquire in cd_session_table_claim, which then reads this s.
+    atomic_store_explicit(&t->e[idx].worker, worker, memory_order_release);
     // release: pairs with the acquire in cd_session_table_claim, which then sees the whole
     // session built by the admission thread (handed to this thread by libuv's work queue).
     atomic_store_explicit(&t->e[idx].state, LIVE, memory_order_release);
@@ -295,16 +300,20 @@ static void endpoint_unwatch(cd_session *s) {
 cd_session *cd_session_table_claim(cd_session_table *t, int i, int worker, int *ret_released) {
     struct entry *e = &t->e[i];
     // acquire: pairs with the release in cd_session_table_insert (the session is fully built).
-    const int state = atomic_load_explicit(&e->state, memory_order_acquire);
+    int state = atomic_load_explicit(&e->state, memory_order_acquire);
     if (state != LIVE && state != CLOSING) {
         return NULL;
     }
-    cd_session *s = e->s;
     // acquire: pairs with the release in cd_session_move, so the new owner sees the state the
-    // old owner left (its held frame, warm start, workspace).
-    if (atomic_load_explicit(&s->worker, memory_order_acquire) != worker) {
+    // old owner left (its held frame, warm start, workspace), or with the insertion's.
+    if (atomic_load_explicit(&e->worker, memory_order_acquire) != worker) {
         return NULL;
     }
+    // The state read first may be an earlier session's of this entry (retired by its owner,
+    // reaped, and this one inserted since); only its owner, this worker, retires the session
+    // whose owner was just read, so the state read now is that session's.
+    state = atomic_load_explicit(&e->state, memory_order_acquire);
+    cd_session *s = e->s;
     if (state == CLOSING) {
         // Its socket leaves our epoll before the I/O thread may close it (after the reap).
         if (atomic_load_explicit(&s->ep.attached, memory_order_acquire)) {
@@ -333,7 +342,7 @@ const cd_session_params *cd_session_params_of(const cd_session *s) {
 }
 
 int cd_session_worker(const cd_session *s) {
-    return atomic_load_explicit(&s->worker, memory_order_relaxed);
+    return atomic_load_explicit(&s->table->e[s->entry].worker, memory_order_relaxed);
 }
 
 void cd_session_move(cd_session *s, int worker) {
@@ -345,7 +354,7 @@ void cd_session_move(cd_session *s, int worker) {
         endpoint_unwatch(s);
     }
     // release: pairs with the acquire in cd_session_table_claim (the new owner's first look).
-    atomic_store_explicit(&s->worker, worker, memory_order_release);
+    atomic_store_explicit(&s->table->e[s->entry].worker, worker, memory_order_release);
 }
 
 void cd_session_attach(cd_session *s, int fd, const cd_endpoint_ops *ops, void *ctx) {
@@ -365,8 +374,9 @@ bool cd_session_is_ours(const cd_session *s, int worker) {
         return false;
     }
     // acquire: as in cd_session_table_claim (a session moved to us, or closed under us).
-    return atomic_load_explicit(&s->table->e[s->entry].state, memory_order_acquire) == LIVE &&
-           atomic_load_explicit(&s->worker, memory_order_acquire) == worker;
+    const struct entry *e = &s->table->e[s->entry];
+    return atomic_load_explicit(&e->state, memory_order_acquire) == LIVE &&
+           atomic_load_explicit(&e->worker, memory_order_acquire) == worker;
 }
 
 bool cd_session_is_attached(const cd_session *s) {
