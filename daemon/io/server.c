@@ -257,7 +257,8 @@ static void direct_write(struct conn *c) {
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             return;
         } else {
-            // The peer is gone: the next read says so and ends the connection.
+            // The peer is gone: the next read says so and ends the connection (after its
+            // shutdown no read comes: the session ends once what it asked is answered).
             c->write_failed = true;
         }
     }
