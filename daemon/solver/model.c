@@ -304,10 +304,12 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
 }
 
 size_t cs_model_delassus_size(const cs_limits *lim) {
-    // At most two entries a row (one a side): their 6-vectors and images, the row sums, rows.
+    // At most two entries a row (one a side): their 6-vectors, their images and the row sums,
+    // their rows; each allocation rounded up on its own.
     const size_t nr = 3 * (size_t)lim->max_contacts;
     return cs__ws_bytes(((size_t)lim->max_bodies + 2) * sizeof(int)) +
-           cs__ws_bytes((2 * 6 * 2 * nr + nr) * sizeof(double)) + cs__ws_bytes(2 * nr * sizeof(int));
+           cs__ws_bytes(6 * 2 * nr * sizeof(double)) +
+           cs__ws_bytes((6 * 2 * nr + nr) * sizeof(double)) + cs__ws_bytes(2 * nr * sizeof(int));
 }
 
 /* Summed body by body over the rows that touch each body: a pair of rows meets only through a

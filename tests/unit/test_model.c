@@ -176,6 +176,42 @@ static void delassus_matches_definition(void **state) {
     }
 }
 
+/* cs_model_delassus() takes no more scratch than cs_model_delassus_size() says, whatever the
+ * rounding of its allocations: every contact between the two bodies of a scene (the most entries
+ * a row can have), 1 to 16 contacts, one row and three a contact. */
+static void delassus_scratch_within_its_size(void **state) {
+    (void)state;
+    for (int nc = 1; nc <= 16; nc++) {
+        const cs_limits lim = {.max_bodies = 2, .max_contacts = nc, .max_dirs = 4};
+        cs_workspace *w = cs_workspace_new(&lim);
+        assert_non_null(w);
+        cs_body B[2] = {{.id = 1, .mass = 1, .inertia = {0.01, 0, 0, 0, 0.01, 0, 0, 0, 0.01}},
+                        {.id = 2, .mass = 2, .inertia = {0.02, 0, 0, 0, 0.02, 0, 0, 0, 0.02}}};
+        B[0].quat[0] = B[1].quat[0] = 1;
+        cs_contact C[16];
+        for (int i = 0; i < nc; i++)
+            C[i] = (cs_contact){.id = (uint64_t)i + 1, .body_a = 2, .body_b = 1, .mu = 0.5,
+                                .normal = {0, 0, 1},
+                                .point = {0.1 * cos(1.3 * i), 0.1 * sin(1.3 * i), 0}};
+        const cs_scene s = {.dt = 1e-3, .gravity = {0, 0, -9.81}, .nb = 2, .nc = nc,
+                            .bodies = B, .contacts = C};
+        cs_model m;
+        assert_int_equal(cs_model_build(&m, w, &s), CS_CONVERGED);
+        for (int rows = 1; rows <= 3; rows += 2) {
+            double *W = cs__ws_alloc(w, (size_t)(rows * nc) * (size_t)(rows * nc) * sizeof(double));
+            assert_non_null(W);
+            const size_t mark = cs__ws_mark(w);
+            cs__ws_reset_peak(w);
+            assert_int_equal(cs_model_delassus(&m, w, rows, W, rows * nc, NULL), CS_CONVERGED);
+            const size_t used = cs__ws_peak(w) - mark, bound = cs_model_delassus_size(&lim);
+            if (used > bound)
+                fail_msg("%d contacts, %d rows: %zu bytes used, %zu bound", nc, rows, used, bound);
+            cs__ws_release(w, mark);
+        }
+        cs_workspace_free(w);
+    }
+}
+
 /* The Jacobian table against J^T and M^-1 on unit impulses: block (row, side) holds the part of
  * J^T e_row on that side's body and M_b^-1 times it, and zeros for the world. The table starts
  * as NaN, so an entry left unwritten fails too. */
@@ -271,6 +307,7 @@ int main(void) {
         cmocka_unit_test(tangents_are_orthonormal),
         cmocka_unit_test(jacobian_is_adjoint),
         cmocka_unit_test(delassus_matches_definition),
+        cmocka_unit_test(delassus_scratch_within_its_size),
         cmocka_unit_test(jacobian_table_matches_jt),
         cmocka_unit_test(free_motion),
         cmocka_unit_test(world_inertia_rotates),
