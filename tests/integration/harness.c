@@ -97,6 +97,24 @@ void it_pack(const ProtobufCMessage *msg, uint8_t **ret, size_t *ret_len) {
     *ret = buf;
 }
 
+uint8_t *it_stats_requests(int n, size_t *ret_len) {
+    const Contactd__V1__ClientMessage req = {
+        .base = PROTOBUF_C_MESSAGE_INIT(&contactd__v1__client_message__descriptor),
+        .msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_STATS_REQUEST,
+        .stats_request = &(Contactd__V1__StatsRequest)CONTACTD__V1__STATS_REQUEST__INIT};
+    uint8_t *one;
+    size_t len;
+    it_pack(&req.base, &one, &len);
+    uint8_t *all = malloc((size_t)n * len);
+    assert_non_null(all);
+    for (int i = 0; i < n; i++) {
+        memcpy(all + (size_t)i * len, one, len);
+    }
+    free(one);
+    *ret_len = (size_t)n * len;
+    return all;
+}
+
 int it_send(int fd, const ProtobufCMessage *msg) {
     uint8_t *buf;
     size_t len;

@@ -58,6 +58,10 @@ int it_write_all(int fd, const void *buf, size_t n);
 /* Packs msg with its varint length prefix into a malloc'd buffer (*ret, *ret_len). */
 void it_pack(const ProtobufCMessage *msg, uint8_t **ret, size_t *ret_len);
 
+/* n StatsRequests back to back, each with its length prefix, in a malloc'd buffer of *ret_len
+ * bytes: a flood in one write. */
+uint8_t *it_stats_requests(int n, size_t *ret_len);
+
 /* Sends a packed message. Returns 0 or -1. */
 int it_send(int fd, const ProtobufCMessage *msg);
 

@@ -212,18 +212,8 @@ static void stats_flood_is_limited(void **state) {
     (void)state;
     assert_int_equal(it_daemon_start(&d, contactd_path, NULL, 0), 0);
     enum { FLOODERS = 8, ROUNDS = 40, PER_ROUND = 300 };
-    const Contactd__V1__ClientMessage stats = {
-        .base = PROTOBUF_C_MESSAGE_INIT(&contactd__v1__client_message__descriptor),
-        .msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_STATS_REQUEST,
-        .stats_request = &(Contactd__V1__StatsRequest)CONTACTD__V1__STATS_REQUEST__INIT};
-    uint8_t *one;
     size_t len;
-    it_pack(&stats.base, &one, &len);
-    uint8_t *round = malloc(PER_ROUND * len);
-    assert_non_null(round);
-    for (int i = 0; i < PER_ROUND; i++) {
-        memcpy(round + (size_t)i * len, one, len);
-    }
+    uint8_t *round = it_stats_requests(PER_ROUND, &len);
     int fds[FLOODERS];
     for (int i = 0; i < FLOODERS; i++) {
         fds[i] = it_connect_unix(d.socket);
@@ -232,7 +222,7 @@ static void stats_flood_is_limited(void **state) {
     // The daemon closes a connection before it has read everything: writes then fail.
     for (int r = 0; r < ROUNDS; r++) {
         for (int i = 0; i < FLOODERS; i++) {
-            (void)it_write_all(fds[i], round, PER_ROUND * len);
+            (void)it_write_all(fds[i], round, len);
         }
         usleep(10000);
     }
@@ -262,7 +252,6 @@ static void stats_flood_is_limited(void **state) {
         close(fds[i]);
     }
     free(round);
-    free(one);
     assert_int_equal(it_daemon_stop(&d), 0);
 }
 

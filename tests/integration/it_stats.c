@@ -253,18 +253,8 @@ static void contactctl_top_draws_sessions(void **state) {
 static void refused_stats_requests_are_counted(void **state) {
     (void)state;
     enum { REQUESTS = 500 }; // below the 1000 refusals that would close the connection
-    const Contactd__V1__ClientMessage req = {
-        .base = PROTOBUF_C_MESSAGE_INIT(&contactd__v1__client_message__descriptor),
-        .msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_STATS_REQUEST,
-        .stats_request = &(Contactd__V1__StatsRequest)CONTACTD__V1__STATS_REQUEST__INIT};
-    uint8_t *one;
     size_t len;
-    it_pack(&req.base, &one, &len);
-    uint8_t *burst = malloc(REQUESTS * len);
-    assert_non_null(burst);
-    for (int i = 0; i < REQUESTS; i++) {
-        memcpy(burst + (size_t)i * len, one, len);
-    }
+    uint8_t *burst = it_stats_requests(REQUESTS, &len);
     // The daemon's count before (another test's refusals would be in it).
     int status;
     cJSON *j = cJSON_Parse(contactctl("stats --json", &status));
@@ -274,7 +264,7 @@ static void refused_stats_requests_are_counted(void **state) {
     cJSON_Delete(j);
     const int fd = it_connect_unix(d.socket);
     assert_true(fd >= 0);
-    assert_int_equal(it_write_all(fd, burst, REQUESTS * len), 0);
+    assert_int_equal(it_write_all(fd, burst, len), 0);
     int answered = 0, refused = 0;
     for (int i = 0; i < REQUESTS; i++) {
         Contactd__V1__ServerMessage *m = it_recv(fd, IT_TIMEOUT_MS);
@@ -290,7 +280,6 @@ static void refused_stats_requests_are_counted(void **state) {
     }
     close(fd);
     free(burst);
-    free(one);
     assert_true(answered >= 16 && refused >= 1);
     j = cJSON_Parse(contactctl("stats --json", &status));
     assert_int_equal(status, 0);
