@@ -35,6 +35,43 @@ static void make_dir(const char *dir) {
     }
 }
 
+bool bench_listed(const char *list, const char *name) {
+    const size_t n = strlen(name);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+const char *bench_take_cases(int *argc, char **argv, const char *known) {
+    const char *cases = known;
+    int k = 1;
+    for (int i = 1; i < *argc; i++) {
+        if (!strcmp(argv[i], "--cases") && i + 1 < *argc)
+            cases = argv[++i];
+        else
+            argv[k++] = argv[i];
+    }
+    argv[k] = NULL;
+    *argc = k;
+    // Every name listed is known and listed once: count both ways.
+    int listed = 1, named = 0;
+    for (const char *p = strchr(cases, ','); p; p = strchr(p + 1, ','))
+        listed++;
+    for (const char *p = known; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        const size_t n = strcspn(p, ",");
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)n, p);
+        named += bench_listed(cases, name);
+    }
+    if (!*cases || named != listed) {
+        fprintf(stderr, "%s: --cases %s: each name must be one of %s, listed once\n", argv[0],
+                cases, known);
+        exit(2);
+    }
+    return cases;
+}
+
 bench_args bench_parse(int argc, char **argv, const char *usage, int default_repeat) {
     bench_args a = {.repeat = default_repeat, .budget_s = 4.0,
                     .out_dir = getenv("CONTACTD_BENCH_OUT")};

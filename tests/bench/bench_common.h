@@ -39,6 +39,13 @@ typedef struct bench_args {
  * Defaults: repeat as given, budget 4 s, quick: repeat 2 and budget 0.5 s. Creates out_dir. */
 bench_args bench_parse(int argc, char **argv, const char *usage, int default_repeat);
 
+/* Takes "--cases LIST" out of argv (*argc shrinks) for a benchmark whose parts can run alone:
+ * LIST names some of `known` (both comma-separated), each once. Returns LIST, or known when the
+ * option is absent; exits 2 (a command-line error) naming the known cases otherwise. */
+const char *bench_take_cases(int *argc, char **argv, const char *known);
+/* Whether the comma-separated list names name. */
+bool bench_listed(const char *list, const char *name);
+
 /* Prints the run header: benchmark name, CPU, scheduling policy and priority obtained, BLIS
  * version, the shared object dgemm_ resolves to, the build type, and whether the run is quick. */
 void bench_header(FILE *out, const char *bench, const bench_args *a);

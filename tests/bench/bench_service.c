@@ -2026,21 +2026,10 @@ static const struct {
 } all_cases[] = {{"wake", case_wake},         {"request", case_request}, {"stream", case_stream},
                  {"capacity", case_capacity}, {"hog", case_hog},         {"churn", case_churn}};
 
-/* Whether the comma-separated list names name. */
-static bool listed(const char *list, const char *name) {
-    const size_t n = strlen(name);
-    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
-        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0')) {
-            return true;
-        }
-    }
-    return false;
-}
-
 int main(int argc, char **argv) {
     // The contactd path is the one positional argument; the rest is bench_common's.
     const char *exe = CONTACTD_EXE;
-    const char *cases = "wake,request,stream,capacity,hog,churn";
+    const char *cases = bench_take_cases(&argc, argv, "wake,request,stream,capacity,hog,churn");
     bool exe_given = false;
     const char *keep_awake = NULL;
     char *rest[64];
@@ -2049,10 +2038,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc && nrest < 62; i++) {
         const bool valued = !strcmp(argv[i], "--repeat") || !strcmp(argv[i], "--budget") ||
                             !strcmp(argv[i], "--out") || !strcmp(argv[i], "--gnuplot");
-        if (!strcmp(argv[i], "--cases") && i + 1 < argc) {
-            cases = argv[++i];
-        } else if (!strcmp(argv[i], "--keep-awake") && i + 1 < argc &&
-                   (!strcmp(argv[i + 1], "on") || !strcmp(argv[i + 1], "off"))) {
+        if (!strcmp(argv[i], "--keep-awake") && i + 1 < argc &&
+            (!strcmp(argv[i + 1], "on") || !strcmp(argv[i + 1], "off"))) {
             keep_awake = argv[++i];
         } else if (valued && i + 1 < argc) {
             rest[nrest++] = argv[i++];
@@ -2065,18 +2052,6 @@ int main(int argc, char **argv) {
         }
     }
     rest[nrest] = NULL;
-    size_t named = 0, listed_n = 1;
-    for (size_t i = 0; i < sizeof all_cases / sizeof all_cases[0]; i++) {
-        named += listed(cases, all_cases[i].name);
-    }
-    for (const char *p = strchr(cases, ','); p; p = strchr(p + 1, ',')) {
-        listed_n++;
-    }
-    if (named != listed_n) {
-        fprintf(stderr, "%s: --cases %s: each name must be one of wake, request, stream, "
-                "capacity, hog, churn, listed once\n", argv[0], cases);
-        return 2;
-    }
     ctx *x = bench_alloc(sizeof *x);
     x->a = bench_parse(nrest, rest,
                        "  CONTACTD: the daemon to start (default: the one this build made).\n"
@@ -2148,7 +2123,7 @@ int main(int argc, char **argv) {
     x->csv = bench_csv_open(&x->a, "service");
 
     for (size_t i = 0; i < sizeof all_cases / sizeof all_cases[0]; i++) {
-        if (listed(cases, all_cases[i].name)) {
+        if (bench_listed(cases, all_cases[i].name)) {
             all_cases[i].run(x);
         }
     }

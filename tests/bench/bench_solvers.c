@@ -469,10 +469,14 @@ static void run_fclib(const bench_args *a, FILE *csv) {
 }
 
 int main(int argc, char **argv) {
+    const char *cases = bench_take_cases(&argc, argv, "peg,stack,clutter,rest,fclib");
     const bench_args a = bench_parse(argc, argv,
                                      "Every solver and the ODE and Siconos peers on pegs, stacks, "
                                      "clutter and FCLIB files; writes solvers.csv and "
-                                     "solvers.png to --out or $CONTACTD_BENCH_OUT.\n",
+                                     "solvers.png to --out or $CONTACTD_BENCH_OUT.\n"
+                                     "--cases LIST: the parts to run, comma-separated (default: "
+                                     "peg,stack,clutter,rest,fclib; rest: the resting stacks "
+                                     "and the targets on them).\n",
                                      20);
     bench_header(stdout, "solvers", &a);
     for (int s = 1; s < CS_SOLVER_COUNT; s++)
@@ -496,13 +500,15 @@ int main(int argc, char **argv) {
     double ode_own[2] = {0};
     bench_table_header();
     for (int e = 0; e < BENCH_SWEEPS; e++)
-        run_experiment(&ex[e], &a, csv, ode_failed, ode_problems, ode_own);
+        if (bench_listed(cases, ex[e].name))
+            run_experiment(&ex[e], &a, csv, ode_failed, ode_problems, ode_own);
     const bench_sweep rest[] = {
         {.name = "stack-rest", .kind = BENCH_STACK_REST, .np = 1, .arg = {4}},
         {.name = "stack-rest-mu0", .kind = BENCH_STACK_REST_MU0, .np = 1, .arg = {4}}};
-    for (int e = 0; e < 2; e++)
+    for (int e = 0; e < 2 && bench_listed(cases, "rest"); e++)
         run_experiment(&rest[e], &a, csv, ode_failed, ode_problems, ode_own);
-    run_fclib(&a, csv);
+    if (bench_listed(cases, "fclib"))
+        run_fclib(&a, csv);
     fclose(csv);
     bench_plot(&a, CONTACTD_BENCH_DIR "/solvers.gp", "solvers.csv", "solvers.png");
 
