@@ -14,8 +14,9 @@
  * that handle messages run on either thread. Closed sessions are freed on the pool too. A frame
  * that fails validation gets an Error (ERROR_INVALID, or ERROR_LIMIT when it exceeds the
  * session's limits) carrying its seq and naming the field, and no Result; the session goes on;
- * so does a message protobuf-c would unpack otherwise than sent (wire/strict.h), but for a TCP
- * Hello's token holding a NUL byte, which is a wrong token (ERROR_DENIED, and the close). A
+ * so does a message protobuf-c would unpack otherwise than sent (wire/strict.h), but for a
+ * Hello's token holding a NUL byte where tokens are checked (TCP with an auth_token_file), which
+ * is a wrong token (ERROR_DENIED, and the close). A
  * StatsRequest, before or after Hello, gets the daemon-wide Stats with every open session's (or
  * the one it names; on an attached session's own connection, only that session), or
  * ERROR_LIMIT beyond the connection's Stats rate (CD_STATS_INTERVAL_NS); refusals beyond a rate
