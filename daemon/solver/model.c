@@ -375,35 +375,60 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
             memset(W + (size_t)q * ldw, 0, (size_t)nr * sizeof(double));
     for (int b = 0; b < nb; b++) {
         const int end = start[b + 1];
+        // A body whose rows are consecutive (a stack's: the contacts below it, then those above)
+        // adds its sums straight into W's column, two at a time; others go through t. Rows rise
+        // strictly along the list (a contact joins two bodies): span = count is consecutive.
+        const bool consecutive =
+            end > start[b] && row[end - 1] - row[start[b]] == end - 1 - start[b];
         for (int x = start[b]; x < end; x++) {
             const double *Jq = jq + 6 * (size_t)x;
             const cs__v2 j0 = {Jq[0], Jq[0]}, j1 = {Jq[1], Jq[1]}, j2 = {Jq[2], Jq[2]};
             const cs__v2 j3 = {Jq[3], Jq[3]}, j4 = {Jq[4], Jq[4]}, j5 = {Jq[5], Jq[5]};
             const double *m0 = mj, *m1 = m0 + L, *m2 = m1 + L, *m3 = m2 + L, *m4 = m3 + L,
                          *m5 = m4 + L;
-            // Each lane sums the six products in the scalar order.
-            int y = x;
-            for (; y + 2 <= end; y += 2)
-                cs__st2(t + y - x, j0 * cs__ld2(m0 + y) + j1 * cs__ld2(m1 + y) +
-                                       j2 * cs__ld2(m2 + y) + j3 * cs__ld2(m3 + y) +
-                                       j4 * cs__ld2(m4 + y) + j5 * cs__ld2(m5 + y));
-            for (; y < end; y++)
-                t[y - x] = Jq[0] * m0[y] + Jq[1] * m1[y] + Jq[2] * m2[y] + Jq[3] * m3[y] +
-                           Jq[4] * m4[y] + Jq[5] * m5[y];
-            // Both halves take the same sums in the same order: W is symmetric to the last bit.
-            // y > x is a later row (each body's list is in row order): off the diagonal.
+            // Only the lower half: y >= x is row[y] >= row[x] (each body's list is in row order),
+            // and the upper half is copied from it below.
             const int rx = row[x];
             double *col = W + (size_t)rx * ldw;
-            const int *ry = row + x;
-            col[rx] += t[0];
-            for (y = 1; y < end - x; y++) {
-                col[ry[y]] += t[y];
-                W[(size_t)ry[y] * ldw + rx] += t[y];
+            double *dst = consecutive ? col + rx - x : t - x;
+            // Each lane sums the six products in the scalar order.
+            int y = x;
+            for (; y + 2 <= end; y += 2) {
+                const cs__v2 s = j0 * cs__ld2(m0 + y) + j1 * cs__ld2(m1 + y) +
+                                 j2 * cs__ld2(m2 + y) + j3 * cs__ld2(m3 + y) +
+                                 j4 * cs__ld2(m4 + y) + j5 * cs__ld2(m5 + y);
+                cs__st2(dst + y, consecutive ? cs__ld2(dst + y) + s : s);
             }
+            for (; y < end; y++) {
+                const double s = Jq[0] * m0[y] + Jq[1] * m1[y] + Jq[2] * m2[y] + Jq[3] * m3[y] +
+                                 Jq[4] * m4[y] + Jq[5] * m5[y];
+                dst[y] = consecutive ? dst[y] + s : s;
+            }
+            if (!consecutive)
+                for (y = x; y < end; y++)
+                    col[row[y]] += t[y - x];
             if (meter && cs__meter_add(meter, 6 * (int64_t)(end - x))) {
                 cs__ws_release(ws, mark);
                 return CS_DEADLINE;
             }
+        }
+    }
+    // The upper half is the lower's copy: W is symmetric to the last bit. Strided stores, read
+    // through the meter like the sums.
+    for (int c = 0; c < nr; c++) {
+        const double *lo = W + (size_t)c * ldw;
+        double *up = W + c;
+        int r = c + 1;
+        for (; r + 2 <= nr; r += 2) {
+            const cs__v2 v = cs__ld2(lo + r);
+            up[(size_t)r * ldw] = v[0];
+            up[(size_t)(r + 1) * ldw] = v[1];
+        }
+        if (r < nr)
+            up[(size_t)r * ldw] = lo[r];
+        if (meter && cs__meter_add(meter, nr - c)) {
+            cs__ws_release(ws, mark);
+            return CS_DEADLINE;
         }
     }
     cs__ws_release(ws, mark);
