@@ -45,10 +45,12 @@ struct cd_session {
     cd_frame frames[3];      /* stream: the slot's buffers */
     cd_frame *held;          /* worker, stream: taken, waiting for the tick after its arrival */
     int64_t tat_ns;          /* io, request: the rate limit's theoretical arrival time */
-    uint64_t asked;          /* io (the worker on an attached session), request: frames
-                              * handed to the worker */
+    uint64_t asked;          /* io (the worker on an attached session): frames handed to the
+                              * worker; in stream mode only those that superseded none */
     uint64_t answered;       /* io (the worker on an attached session): results taken from the
                               * ring (sent or not) */
+    _Atomic uint64_t settled; /* worker, stream: frames it took and is done with (solved, or
+                               * passed over for a newer one); asked - settled are waiting */
     cd_ring out;             /* producer worker, consumer io; elements are cd_output */
     cd_output spare;         /* worker: solved into when the ring is full, then dropped */
     _Atomic int64_t cost_ns; /* worker writes: moving average of solve times */
@@ -178,6 +180,7 @@ cd_session *cd_session_new(const cd_session_params *p) {
     s->p = *p;
     s->ep.epfd = -1;
     atomic_init(&s->cost_ns, 0);
+    atomic_init(&s->settled, 0);
     if (cd_ring_init(&s->out, CD_SESSION_RESULTS, sizeof(cd_output)) < 0 ||
         (p->mode == CD_MODE_REQUEST &&
          cd_ring_init(&s->queue, CD_REQUEST_QUEUE, sizeof(cd_frame)) < 0)) {
@@ -398,13 +401,20 @@ static void endpoint_end(cd_session *s) {
     atomic_store_explicit(&s->ep.ended, true, memory_order_release);
 }
 
-// Frames accepted and not answered yet: waiting to be solved (request mode's queue; stream mode's
-// newest, published or held for its tick) or their results not taken from the ring.
-static bool has_unanswered(cd_session *s) {
+bool cd_session_has_unanswered(cd_session *s) {
     if (s->p.mode == CD_MODE_REQUEST) {
         return s->asked != s->answered;
     }
-    return s->held || cd_slot_has_fresh(&s->in) || cd_ring_peek(&s->out);
+    // acquire: pairs with the release in settle, so a result pushed before it is seen here.
+    return s->asked != atomic_load_explicit(&s->settled, memory_order_acquire) ||
+           cd_ring_peek(&s->out);
+}
+
+// A stream frame the worker took is done with. thread: the session's worker.
+static void settle(cd_session *s) {
+    // release: pairs with the acquire in cd_session_has_unanswered (the result pushed before).
+    atomic_store_explicit(&s->settled, atomic_load_explicit(&s->settled, memory_order_relaxed) + 1,
+                          memory_order_release);
 }
 
 bool cd_session_pump(cd_session *s, cd_counts *counts, int64_t seen_ns, int64_t tick_ns) {
@@ -452,7 +462,7 @@ bool cd_session_flush(cd_session *s, int epfd, cd_counts *counts) {
     if (s->ep.input_ended) {
         // Unwatched: what the socket does not take now is written on the next pass (a tick away
         // at most), or goes to the I/O thread with the connection once all is answered.
-        if (has_unanswered(s)) {
+        if (cd_session_has_unanswered(s)) {
             return true;
         }
         endpoint_end(s);
@@ -510,6 +520,8 @@ void cd_session_frame_publish(cd_session *s, cd_counts *counts, int64_t received
     if (cd_slot_publish(&s->in)) {
         cd_stat_inc(&s->counts.frames_superseded);
         cd_stat_inc(&g->frames_superseded);
+    } else {
+        s->asked++; // the worker takes it, or the one that supersedes it
     }
 }
 
@@ -536,6 +548,7 @@ bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t per
             // The newer frame wins; the one held for the tick never reaches it.
             cd_stat_inc(&s->counts.frames_passed);
             cd_stat_inc(&wc->frames_passed);
+            settle(s);
         }
         s->held = f;
     }
@@ -639,10 +652,13 @@ int cd_session_run(cd_session *s, const cd_job *job, cd_run *run) {
     if (overflow) {
         cd_stat_inc(&s->counts.results_overflow);
         cd_stat_inc(&wc->results_overflow);
-        return 0;
+    } else {
+        cd_ring_push(&s->out);
     }
-    cd_ring_push(&s->out);
-    return 1;
+    if (s->p.mode == CD_MODE_STREAM) {
+        settle(s); // after the push: a reader that sees it settled finds its result
+    }
+    return !overflow;
 }
 
 int64_t cd_session_cost_ns(const cd_session *s) {

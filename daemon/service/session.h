@@ -198,6 +198,13 @@ bool cd_session_is_attached(const cd_session *s);
 bool cd_session_pump(cd_session *s, cd_counts *counts, int64_t seen_ns, int64_t tick_ns);
 bool cd_session_flush(cd_session *s, int epfd, cd_counts *counts);
 
+/* True while a frame accepted on s is not answered: request mode, one whose result its reader
+ * has not taken from the ring (cd_session_result_pop); stream mode, the newest frame until its
+ * result is taken or dropped (the frames it superseded are counted, not answered). What a
+ * connection whose client shut its sending side waits for before it ends. thread: the reader of
+ * s's frames (io, or the worker of an attached session). rt-safe: yes. */
+bool cd_session_has_unanswered(cd_session *s);
+
 /* The ctx s was attached with, or NULL. thread: io, once s is reaped. */
 void *cd_session_attached_ctx(const cd_session *s);
 

@@ -4,7 +4,8 @@
  * checked deterministically: stream mode solves the newest frame at the tick after its arrival
  * and counts superseded ones on both sides of the hand-off; request mode answers every frame in
  * order, refuses a full queue, frames over the rate and frames with no room left for their
- * answer; a full output ring drops and counts; a
+ * answer; a full output ring drops and counts; a session has unanswered frames until the newest
+ * (stream) or every one (request) has its result taken or dropped; a
  * closed session is let go of by its worker and then reaped; a session is only ever stepped by
  * its owner; each solve's time, wake-up lateness, received -> sent latency, status and miss cause
  * land in the session's histograms and counts; the memory formula is what the session allocates
@@ -127,6 +128,7 @@ static void stream_solves_newest_at_the_next_tick(void **state) {
     // Nothing published: nothing due.
     fake_now = EPOCH + 10 * PERIOD + 100;
     assert_int_equal(step(s, &wc), 0);
+    assert_false(cd_session_has_unanswered(s));
     // Three frames during period 10: none is due before tick 11, and the newest wins then.
     publish_box(s, 10, fake_now);
     publish_box(s, 11, fake_now + 10);
@@ -134,9 +136,11 @@ static void stream_solves_newest_at_the_next_tick(void **state) {
     publish_box(s, 12, fake_now + 20);
     fake_now = EPOCH + 11 * PERIOD - 1;
     assert_int_equal(step(s, &wc), 0);
+    assert_true(cd_session_has_unanswered(s)); /* 12, held for its tick */
     fake_now = EPOCH + 11 * PERIOD + 30000;
     assert_int_equal(step(s, &wc), 1);
     assert_int_equal(step(s, &wc), 0); /* nothing new */
+    assert_true(cd_session_has_unanswered(s)); /* its result not taken yet */
     cd_output *o = cd_session_result_peek(s);
     assert_non_null(o);
     assert_int_equal(o->result.seq, 12);
@@ -154,6 +158,7 @@ static void stream_solves_newest_at_the_next_tick(void **state) {
     assert_near(fz, box.bodies[0].mass * -box.gravity[2], 1e-6 * 20.0);
     cd_session_result_pop(s, false, NULL);
     assert_null(cd_session_result_peek(s));
+    assert_false(cd_session_has_unanswered(s));
     cd_stats st = {0};
     cd_session_stats(s, &st);
     // 11 replaced 10 in the slot (the I/O side); 12 replaced 11 after the worker held it.
@@ -254,8 +259,10 @@ static void request_answers_every_frame_in_order(void **state) {
         publish_box(s, 100 + (uint64_t)i, fake_now);
     }
     assert_null(cd_session_frame_scene(s));
-    // Each is solved as it is due (at once, no tick wait), in arrival order.
+    // Each is solved as it is due (at once, no tick wait), in arrival order; the session has
+    // unanswered frames until the last result is taken.
     for (int i = 0; i < CD_REQUEST_QUEUE; i++) {
+        assert_true(cd_session_has_unanswered(s));
         assert_int_equal(step(s, &wc), 1);
         const cd_output *o = cd_session_result_peek(s);
         assert_int_equal(o->result.seq, 100 + (uint64_t)i);
@@ -264,6 +271,7 @@ static void request_answers_every_frame_in_order(void **state) {
         assert_true(o->timing.deadline_met);
         cd_session_result_pop(s, false, NULL);
     }
+    assert_false(cd_session_has_unanswered(s));
     assert_int_equal(step(s, &wc), 0);
     // The rate: CD_REQUEST_BURST frames at one instant conform in all, the next is a period
     // early; one period later exactly one more conforms.
@@ -330,6 +338,7 @@ static void full_ring_drops_and_counts(void **state) {
         cd_session_result_pop(s, seq == 1, NULL);
     }
     assert_null(cd_session_result_peek(s));
+    assert_false(cd_session_has_unanswered(s)); /* the results dropped are counted, not owed */
     st = (cd_stats){0};
     cd_session_stats(s, &st);
     assert_int_equal(st.results_dropped, extra + 1);
