@@ -1489,6 +1489,15 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
     cd_arena_reset(a, c->arena_most);
 }
 
+// A connection this thread serves whose client shut its sending side ends once every frame it
+// accepted is answered (cd_session_has_unanswered; on_wake looks again as results come).
+// thread: io.
+static void finish_answered(struct conn *c) {
+    if (!c->session || !cd_session_has_unanswered(c->session)) {
+        conn_finish(c);
+    }
+}
+
 // Feeds n bytes read from c's socket to its framer and handles every whole message; a bad or
 // oversized length prefix ends the connection with an Error. thread: io, or c's worker when
 // attached.
@@ -1536,11 +1545,11 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
     }
     if (nread == UV_EOF) {
         // The client may only have shut its sending side: what it asked for is still answered
-        // (its Hello's Welcome or Error, replies queued), then the connection ends.
+        // (its Hello's Welcome or Error, replies queued, its frames), then the connection ends.
         c->eof = true;
         (void)uv_read_stop(stream);
         if (!c->admitting) {
-            conn_finish(c);
+            finish_answered(c);
         }
         return;
     }
@@ -1824,6 +1833,9 @@ static void on_wake(uv_async_t *a) {
     for (struct conn *c = s->conns; c; c = c->next) {
         if (!c->direct) {
             drain(c);
+            if (c->eof && !c->closing && !c->admitting) {
+                finish_answered(c);
+            }
             continue;
         }
         notes_log(c);
