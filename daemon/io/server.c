@@ -239,6 +239,7 @@ struct wreq {
     uint8_t data[];
 };
 
+static void attach(struct conn *c);
 static void conn_abort(struct conn *c);
 static void conn_finish(struct conn *c);
 static void drain(struct conn *c);
@@ -307,7 +308,10 @@ static void on_written(uv_write_t *req, int status) {
         cd_log(CD_LOG_DEBUG, "connection %llu (%s): write failed: %s", (unsigned long long)c->id,
                c->peer, uv_strerror(status));
         conn_abort(c);
+        return;
     }
+    // A Welcome that did not go out whole at admission is out now (with all before it).
+    attach(c);
 }
 
 // Queues w's len bytes of data on c's stream, counted in c->queued until written. Returns 0 or
@@ -938,13 +942,17 @@ static void admit_work(uv_work_t *req) {
 // Hands the connection to its session's worker (cd_loop_attach), which then reads each frame,
 // solves it (at once, or at its tick) and writes the answer with no thread in between (two
 // wake-ups per frame instead of four, and none on this thread, which may share its CPU with
-// clients), in the buffers the pool made for it. Only once the Welcome is out whole, as the
-// worker writes all that follows; otherwise, or without those buffers, this thread keeps serving
-// it.
+// clients), in the buffers the pool made for it. Only once everything this thread queued is out
+// whole (at admission, or later when the client reads: on_written), as the worker writes all
+// that follows. Frames this thread handed over before are answered once and in order all the
+// same: the worker takes over as the reader of the very mailbox and result ring (their
+// reader-side state published by cd_session_attach), and the framer keeps a message's bytes read
+// so far. Not after the client's EOF (this thread then answers what is left and ends the
+// session), nor without the pool's buffers: this thread keeps serving it.
 static void attach(struct conn *c) {
     int fd;
-    if (!c->direct_mem || uv_stream_get_write_queue_size(&c->h.stream) != 0 ||
-        uv_fileno(&c->h.handle, &fd) < 0) {
+    if (c->direct || !c->session || c->closing || c->eof || !c->direct_mem ||
+        uv_stream_get_write_queue_size(&c->h.stream) != 0 || uv_fileno(&c->h.handle, &fd) < 0) {
         return;
     }
     uint8_t *m = c->direct_mem;
