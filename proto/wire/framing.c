@@ -49,6 +49,10 @@ size_t cd_framer_space(const cd_framer *f) {
     return f->cap - (f->len - f->off);
 }
 
+size_t cd_framer_pending(const cd_framer *f) {
+    return f->len - f->off;
+}
+
 int cd_framer_feed(cd_framer *f, const uint8_t *data, size_t n) {
     if (n > cd_framer_space(f)) {
         return -ENOBUFS;

@@ -42,6 +42,9 @@ int cd_framer_feed(cd_framer *f, const uint8_t *data, size_t n);
 /* Bytes cd_framer_feed accepts now without -ENOBUFS (a reader reads at most this much). */
 size_t cd_framer_space(const cd_framer *f);
 
+/* Bytes buffered and not yet taken as a whole message: a message begun, or none (0). */
+size_t cd_framer_pending(const cd_framer *f);
+
 /* Takes the next whole message. Returns 1 with *msg and *len pointing into the buffer (valid until
  * the next feed), 0 when more bytes are needed (the buffer then has room for the whole message),
  * -EMSGSIZE when the prefix announces more than max_msg bytes, -EPROTO when the prefix is not a

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Framing: varints, and a stream of messages fed split at every byte, merged into one read,
  * oversized, or with a malformed prefix; a lent buffer takes over what was buffered, serves the
- * largest message with no allocation and stays the caller's. The expected messages are built
+ * largest message with no allocation and stays the caller's; the bytes of a message begun are
+ * what is pending. The expected messages are built
  * here byte by byte, so every check compares against an independent encoding. */
 #include <errno.h>
 #include <stdint.h>
@@ -117,6 +118,24 @@ static void split_at_every_byte(void **state) {
         assert_int_equal(next, NMSG);
         cd_framer_fini(&f);
     }
+}
+
+// What a reader holds at its peer's EOF: the bytes of a message begun, until it is whole.
+static void pending_is_a_message_begun(void **state) {
+    (void)state;
+    cd_framer f;
+    assert_int_equal(cd_framer_init(&f, 300), 0);
+    assert_int_equal(cd_framer_pending(&f), 0);
+    const uint8_t msg[] = {4, 1, 2, 3, 4};
+    const uint8_t *out;
+    size_t len;
+    assert_int_equal(cd_framer_feed(&f, msg, 3), 0);
+    assert_int_equal(cd_framer_next(&f, &out, &len), 0);
+    assert_int_equal(cd_framer_pending(&f), 3);
+    assert_int_equal(cd_framer_feed(&f, msg + 3, 2), 0);
+    assert_int_equal(cd_framer_next(&f, &out, &len), 1);
+    assert_int_equal(cd_framer_pending(&f), 0);
+    cd_framer_fini(&f);
 }
 
 static void one_byte_at_a_time(void **state) {
@@ -310,6 +329,7 @@ int main(void) {
         cmocka_unit_test(merged_messages),       cmocka_unit_test(oversized_message),
         cmocka_unit_test(a_lent_buffer_keeps_what_was_buffered),
         cmocka_unit_test(capacity_is_enforced),
+        cmocka_unit_test(pending_is_a_message_begun),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
