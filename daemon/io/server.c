@@ -1497,6 +1497,17 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
     cd_arena_reset(a, c->arena_most);
 }
 
+// At the client's EOF, the bytes of a message it did not finish (a length prefix, or part of a
+// body) are undecodable, as a bad prefix is: an Error says so, if the output has room, and the
+// messages before it are still answered. thread: io, or c's worker when attached.
+static void message_cut(struct conn *c) {
+    const size_t left = cd_framer_pending(&c->framer);
+    if (left > 0) {
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
+                   "message: the client shut its sending side %zu bytes into a message", left);
+    }
+}
+
 // A connection this thread serves whose client shut its sending side ends once every frame it
 // accepted is answered (cd_session_has_unanswered; on_wake looks again as results come).
 // thread: io.
@@ -1556,6 +1567,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
         // (its Hello's Welcome or Error, replies queued, its frames), then the connection ends.
         c->eof = true;
         (void)uv_read_stop(stream);
+        message_cut(c);
         if (!c->admitting) {
             finish_answered(c);
         }
@@ -1599,6 +1611,7 @@ static cd_pump direct_pump(void *ctx, cd_counts *counts, int64_t seen_ns, int64_
         if (n == 0) {
             // The client may only have shut its sending side: what it sent is still answered.
             c->eof = true;
+            message_cut(c);
             break;
         }
         take_messages(c, c->in, (size_t)n);
