@@ -5,18 +5,19 @@
  * session it asks for is sized (cd_session_bytes) and checked against the per-session cap and
  * what is left of the daemon's memory budget, then made on libuv's thread pool (allocation, page
  * pre-fault, LAPACK warm-up), never on this thread; the reply is a Welcome with the granted
- * limits, solvers, mode, budget, tick grid and memory. Once the Welcome is out, the connection is
- * attached to the session's worker (attach), which reads the socket, decodes and validates each
- * Frame straight into the session's mailbox (wire/frame_decode.h; protobuf-c for what that fast
- * path declines), and writes its Result: at the tick after it (stream
- * mode) or at once (request mode; frames beyond the rate limit or the queue get ERROR_LIMIT).
- * Until then, or if that fails, this thread does the same and kicks the worker. The functions
- * that handle messages run on either thread. Closed sessions are freed on the pool too. A frame
- * that fails validation gets an Error (ERROR_INVALID, or ERROR_LIMIT when it exceeds the
- * session's limits) carrying its seq and naming the field, and no Result; the session goes on;
- * so does a message protobuf-c would unpack otherwise than sent (wire/strict.h), but for a
- * Hello's token holding a NUL byte where tokens are checked (TCP with an auth_token_file), which
- * is a wrong token (ERROR_DENIED, and the close). A
+ * limits, solvers, mode, budget, tick grid and memory. Once the Welcome is out whole (at
+ * admission, or once the client has read what was queued before it), the connection is attached
+ * to the session's worker (attach), which reads the socket, decodes and validates each Frame
+ * straight into the session's mailbox (wire/frame_decode.h; protobuf-c for what that fast path
+ * declines), and writes its Result: at the tick after it (stream mode) or at once (request mode;
+ * frames beyond the rate limit or the queue get ERROR_LIMIT). Until then, after the client's
+ * EOF, or without the worker's buffers, this thread does the same and kicks the worker. The
+ * functions that handle messages run on either thread. Closed sessions are freed on the pool too. A
+ * frame that fails validation gets an Error (ERROR_INVALID, or ERROR_LIMIT when it exceeds the
+ * session's limits) carrying its seq and naming the field, and no Result; the session goes on; so
+ * does a message protobuf-c would unpack otherwise than sent (wire/strict.h), but for a Hello's
+ * token holding a NUL byte where tokens are checked (TCP with an auth_token_file), which is a wrong
+ * token (ERROR_DENIED, and the close). A
  * StatsRequest, before or after Hello, gets the daemon-wide Stats with every open session's (or
  * the one it names; on an attached session's own connection, only that session), or
  * ERROR_LIMIT beyond the connection's Stats rate (CD_STATS_INTERVAL_NS); refusals beyond a rate
@@ -26,9 +27,9 @@
  * before Hello (ERROR_PROTOCOL), no session free, or the peer uid's max_sessions_per_uid reached
  * (ERROR_BUSY). A Hello naming an unknown solver gets ERROR_INVALID, one over the memory limits
  * ERROR_MEMORY, and the connection waits for a better Hello. A client that shuts its sending
- * side is still answered (its Hello's Welcome or Error, replies queued, and on an attached
- * connection the frames it sent, as its mode promises: cd_session_flush) before the connection
- * ends.
+ * side is still answered (its Hello's Welcome or Error, replies queued, and the frames it sent,
+ * as its mode promises: cd_session_has_unanswered, on either thread) before the connection ends;
+ * a message it left unfinished gets ERROR_DECODE.
  *
  * Output: an attached connection's worker writes it, into a buffer sized at admission that keeps
  * room for the Error that ends the connection; the Errors it sends reach this thread's log
