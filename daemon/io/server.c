@@ -29,7 +29,7 @@
  * ERROR_MEMORY, and the connection waits for a better Hello. A client that shuts its sending
  * side is still answered (its Hello's Welcome or Error, replies queued, and the frames it sent,
  * as its mode promises: cd_session_has_unanswered, on either thread) before the connection ends;
- * a message it left unfinished gets ERROR_DECODE.
+ * a message it left unfinished is named last, by the ERROR_DECODE that ends it.
  *
  * Output: an attached connection's worker writes it, into a buffer sized at admission that keeps
  * room for the Error that ends the connection; the Errors it sends reach this thread's log
@@ -143,6 +143,7 @@ struct conn {
     size_t msg_len;
     bool closing;             /* no more reading or sending */
     bool eof;                 /* the client shut its sending side: it is answered, then ended */
+    size_t cut;               /* at eof: bytes of a message it left unfinished (message_cut) */
     int64_t finish_ns;        /* when conn_finish began; the connection ends LINGER_MS after,
                                * written or not */
     size_t queued;            /* bytes the unwritten replies hold: messages and requests */
@@ -241,6 +242,7 @@ struct wreq {
 };
 
 static void attach(struct conn *c);
+static void finish_answered(struct conn *c);
 static void conn_abort(struct conn *c);
 static void conn_finish(struct conn *c);
 static void drain(struct conn *c);
@@ -1001,7 +1003,7 @@ static void admitted(uv_work_t *req, int status) {
     record_start(c, a);
     send_welcome(c, a);
     if (c->eof) {
-        conn_finish(c); // no frame can come: the Welcome goes out, and the session ends
+        finish_answered(c); // no frame can come: the Welcome goes out, and the session ends
     } else {
         attach(c);
     }
@@ -1499,21 +1501,26 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
 }
 
 // At the client's EOF, the bytes of a message it did not finish (a length prefix, or part of a
-// body) are undecodable, as a bad prefix is: an Error says so, if the output has room, and the
-// messages before it are still answered. thread: io, or c's worker when attached.
+// body): undecodable, as a bad prefix is. Noted now (an attached connection's framer goes back
+// with its buffers before the end) and said by the Error that ends the connection
+// (finish_answered), after the answers to the messages before it. thread: io, or c's worker
+// when attached.
 static void message_cut(struct conn *c) {
-    const size_t left = cd_framer_pending(&c->framer);
-    if (left > 0) {
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
-                   "message: the client shut its sending side %zu bytes into a message", left);
-    }
+    c->cut = cd_framer_pending(&c->framer);
 }
 
 // A connection this thread serves whose client shut its sending side ends once every frame it
-// accepted is answered (cd_session_has_unanswered; on_wake looks again as results come).
+// accepted is answered (cd_session_has_unanswered; on_wake looks again as results come, and
+// on_sweep in case a wake was missed), with an Error for a message it left unfinished.
 // thread: io.
 static void finish_answered(struct conn *c) {
-    if (!c->session || !cd_session_has_unanswered(c->session)) {
+    if (c->session && cd_session_has_unanswered(c->session)) {
+        return;
+    }
+    if (c->cut > 0) {
+        fail(c, CONTACTD__V1__ERROR_CODE__ERROR_DECODE, 0,
+             "message: the client shut its sending side %zu bytes into a message", c->cut);
+    } else {
         conn_finish(c);
     }
 }
@@ -1903,6 +1910,12 @@ static void on_sweep(uv_timer_t *t) {
             conn_abort(c);
             continue;
         }
+        // A client's EOF waits for its answers; a lost wake must not make it wait forever. (An
+        // attached connection's eof is its worker's: not read here.)
+        if (!c->direct && c->eof && !c->closing && !c->admitting) {
+            finish_answered(c);
+            continue;
+        }
         if (!c->session && !c->admitting && !c->closing && now - c->accepted_ns > limit) {
             atomic_fetch_add_explicit(&s->hello_timeouts, 1, memory_order_relaxed);
             fail(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
@@ -1941,8 +1954,12 @@ static void take_back(struct conn *c) {
     record_stop(c);
     c->session = NULL;
     c->closing = false;
-    if ((c->end_after_flush || c->eof) && !c->write_failed) {
+    if (c->write_failed) {
+        conn_abort(c);
+    } else if (c->end_after_flush) {
         conn_finish(c);
+    } else if (c->eof) {
+        finish_answered(c);
     } else {
         conn_abort(c);
     }

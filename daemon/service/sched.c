@@ -56,13 +56,11 @@ int cd_sched_run(cd_sched *w, int64_t wake_late_ns, int64_t *ret_next_ns, int *r
             .counts = &w->counts,
         };
         // A session its worker serves has its result written now, before the solves behind it;
-        // the I/O thread only hears of a connection that ended.
-        const int pushed = cd_session_run(best, &job, &run);
-        if (cd_session_is_attached(best)) {
-            work += !cd_session_flush(best, w->epfd, &w->counts);
-        } else {
-            work += pushed;
-        }
+        // the I/O thread only hears of a connection that ended. It hears of every solve of one it
+        // serves: a result to send, or (its ring full) a frame settled that a client's EOF waits
+        // for.
+        (void)cd_session_run(best, &job, &run);
+        work += cd_session_is_attached(best) ? !cd_session_flush(best, w->epfd, &w->counts) : 1;
         others += run.solve_ns;
         moved += place(w, best);
         now = w->clock_ns();

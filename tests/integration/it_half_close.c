@@ -146,22 +146,21 @@ static void read_to_welcome(int fd) {
     contactd__v1__server_message__free_unpacked(m, NULL);
 }
 
-// Reads the answers to frames 1..n until the daemon closes the connection: each Result or Error
-// for a frame is counted in answers[seq], Results must come in the order of their seqs. Returns
-// the seq of the last Result (0: none).
+// Reads the Results for frames 1..n until the daemon closes the connection: each counted in
+// answers[seq], in the order of their seqs; an Error (a refused frame) fails. Returns the seq
+// of the last Result (0: none).
 static uint64_t answers_until_close(int fd, int *answers, uint64_t n) {
     uint64_t last = 0;
     Contactd__V1__ServerMessage *m;
     while ((m = it_recv(fd, IT_TIMEOUT_MS))) {
-        uint64_t q = 0;
-        if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
-            q = m->result->seq;
-            assert_true(q > last);
-            last = q;
-        } else {
-            assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
-            q = m->error->seq;
+        if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
+            fail_msg("Error %d for seq %llu: %s", m->error->code,
+                     (unsigned long long)m->error->seq, m->error->message);
         }
+        assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT);
+        const uint64_t q = m->result->seq;
+        assert_true(q > last);
+        last = q;
         assert_true(q >= 1 && q <= n);
         answers[q]++;
         contactd__v1__server_message__free_unpacked(m, NULL);
@@ -226,8 +225,8 @@ static void session_served_by_io_answers_after_shutdown(void **state) {
     }
 }
 
-// Half a message and the shutdown: an Error names it, and the log says so, as for other bytes
-// that cannot be decoded; the frame before it is still answered.
+// Half a message and the shutdown: the Error that ends the connection names it, and the log
+// says so, as for other bytes that cannot be decoded; the frame before it is answered first.
 static void half_message_at_shutdown_gets_an_error(void **state) {
     (void)state;
     // Before Hello, on a connection the I/O thread serves: a length prefix announcing 10 bytes,
@@ -271,6 +270,8 @@ static void half_message_at_shutdown_gets_an_error(void **state) {
             assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
             assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_DECODE);
             assert_non_null(strstr(m->error->message, "shut its sending side"));
+            // The Error ends the connection: it comes after the answer to the frame before.
+            assert_int_equal(results, 1);
             cut++;
         }
         cdc_wire_free(m);
@@ -279,6 +280,28 @@ static void half_message_at_shutdown_gets_an_error(void **state) {
     assert_int_equal(results, 1);
     assert_int_equal(cut, 1);
     cdc_conn_close(c);
+
+    // A session the I/O thread serves: three requests and half a message sent, and the shutdown,
+    // before anything is read. The three Results come first, the Error last.
+    uint64_t id;
+    const int io = open_unread("cut", true, &id);
+    send_frames(io, 1, 3);
+    assert_int_equal(it_write_all(io, half, sizeof half), 0);
+    assert_int_equal(shutdown(io, SHUT_WR), 0);
+    read_to_welcome(io);
+    uint64_t last = 0;
+    while ((m = it_recv(io, IT_TIMEOUT_MS)) &&
+           m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
+        assert_int_equal(m->result->seq, ++last);
+        contactd__v1__server_message__free_unpacked(m, NULL);
+    }
+    assert_int_equal(last, 3);
+    assert_non_null(m);
+    assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+    assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_DECODE);
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    assert_true(it_wait_eof(io, IT_TIMEOUT_MS));
+    close(io);
 }
 
 int main(int argc, char **argv) {

@@ -247,12 +247,38 @@ static void closed_sessions_are_let_go(void **state) {
     cd_session_table_free(t);
 }
 
+// A stream session the I/O thread serves, whose results it has not taken: the solve that finds
+// the ring full still wakes it, since a client's EOF may be waiting on that frame (settled, its
+// result dropped).
+static void a_solve_into_a_full_ring_wakes_the_io(void **state) {
+    (void)state;
+    cd_session_table *t = cd_session_table_new(2);
+    cd_session *s = admit(t, CD_MODE_STREAM, 300000, 0);
+    cd_sched w = worker(t, 0, false);
+    int64_t next;
+    int moved;
+    fake_step = 0;
+    for (int k = 0; k <= CD_SESSION_RESULTS; k++) {
+        fake_now = EPOCH + (int64_t)k * PERIOD + 100;
+        publish_box(s, (uint64_t)k + 1, fake_now);
+        fake_now += PERIOD;
+        assert_int_equal(cd_sched_run(&w, 0, &next, &moved), 1);
+    }
+    cd_stats st = {0};
+    cd_session_stats(s, &st);
+    assert_int_equal(st.results_dropped, 1);
+    drain(s);
+    assert_false(cd_session_has_unanswered(s));
+    cd_session_table_free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(earliest_deadline_first),
         cmocka_unit_test(an_overrunning_session_moves_to_the_background),
         cmocka_unit_test(misses_say_why),
         cmocka_unit_test(closed_sessions_are_let_go),
+        cmocka_unit_test(a_solve_into_a_full_ring_wakes_the_io),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
