@@ -17,19 +17,19 @@
  * session's limits) carrying its seq and naming the field, and no Result; the session goes on; so
  * does a message protobuf-c would unpack otherwise than sent (wire/strict.h), but for a Hello's
  * token holding a NUL byte where tokens are checked (TCP with an auth_token_file), which is a wrong
- * token (ERROR_DENIED, and the close). A
- * StatsRequest, before or after Hello, gets the daemon-wide Stats with every open session's (or
- * the one it names; on an attached session's own connection, only that session), or
- * ERROR_LIMIT beyond the connection's Stats rate (CD_STATS_INTERVAL_NS); refusals beyond a rate
- * of their own end the connection. Errors after which the connection closes (once the Error is
- * written): undecodable bytes (ERROR_DECODE), a message over max_message_bytes, the daemon's or
- * the one the session asked for (ERROR_TOO_LARGE), a wrong protocol version, a second Hello or a Frame
- * before Hello (ERROR_PROTOCOL), no session free, or the peer uid's max_sessions_per_uid reached
- * (ERROR_BUSY). A Hello naming an unknown solver gets ERROR_INVALID, one over the memory limits
- * ERROR_MEMORY, and the connection waits for a better Hello. A client that shuts its sending
- * side is still answered (its Hello's Welcome or Error, replies queued, and the frames it sent,
- * as its mode promises: cd_session_has_unanswered, on either thread) before the connection ends;
- * a message it left unfinished is named last, by the ERROR_DECODE that ends it.
+ * token (ERROR_DENIED, and the close). A StatsRequest, before or after Hello, gets the daemon-wide
+ * Stats with every open session's (or the one it names; on an attached session's own connection,
+ * only that session), or ERROR_LIMIT beyond the connection's Stats rate (CD_STATS_INTERVAL_NS);
+ * refusals beyond a rate of their own end the connection. Errors after which the connection
+ * closes (once the Error is written): undecodable bytes (ERROR_DECODE), a message over
+ * max_message_bytes, the daemon's or the one the session asked for (ERROR_TOO_LARGE), a wrong
+ * protocol version, a second Hello or a Frame before Hello (ERROR_PROTOCOL), no session free, or
+ * the peer uid's max_sessions_per_uid reached (ERROR_BUSY). A Hello naming an unknown solver gets
+ * ERROR_INVALID, one over the memory limits ERROR_MEMORY, and the connection waits for a better
+ * Hello. A client that shuts its sending side is still answered (its Hello's Welcome or Error,
+ * replies queued, and the frames it sent, as its mode promises: cd_session_has_unanswered, on
+ * either thread) before the connection ends; a message it left unfinished is named last, by the
+ * ERROR_DECODE that ends it.
  *
  * Output: an attached connection's worker writes it, into a buffer sized at admission that keeps
  * room for the Error that ends the connection; the Errors it sends reach this thread's log
