@@ -36,7 +36,10 @@
  * through a ring (note_error). Otherwise the workers wake the loop through one uv_async_t, whose
  * wake drains every session's ring here. Any message is written only while the connection's
  * unsent backlog has room (max_queued_bytes here); otherwise it is dropped (results are counted,
- * Errors too), so a client that does not read costs only itself. */
+ * Errors too), so a client that does not read costs only itself. Two messages are must-send,
+ * queued past the backlog: the Welcome (the client could not use its session without it) and
+ * the Error that ends the connection. Each comes at most once per connection, so they hold
+ * the backlog over its limit by at most their bytes. */
 #include "io/server.h"
 
 #include <errno.h>
@@ -178,8 +181,9 @@ struct conn {
     struct direct_sizes dsz;
     cd_ring notes;            /* Errors sent by the worker (producer) to log here (consumer) */
     _Atomic uint32_t notes_lost; /* Errors the worker found no room for in notes */
-    bool final_error;         /* the Error being sent ends the connection: it may use the room
-                               * kept for it */
+    bool must_send;           /* the message being sent goes out whatever the client left
+                               * unread (conn_send_must); attached, only the Error that ends the
+                               * connection is, and it may use the room kept for it */
     uint32_t errors_unsent;   /* Errors with no room left because the client did not read */
 };
 
@@ -287,10 +291,10 @@ static int direct_send(struct conn *c, const ProtobufCMessage *msg) {
     }
     // Like the I/O thread's queue: nothing more while the backlog is reached, but the Error that
     // ends the connection, which always has its room.
-    const size_t keep = c->final_error ? 0 : FINAL_ERROR_BYTES;
+    const size_t keep = c->must_send ? 0 : FINAL_ERROR_BYTES;
     const size_t room = c->out_cap - c->out_len;
     size_t len;
-    const int r = (c->final_error || c->out_len < c->dsz.backlog) && room > keep
+    const int r = (c->must_send || c->out_len < c->dsz.backlog) && room > keep
                       ? cd_codec_pack(msg, c->out + c->out_len, room - keep, &len)
                       : -ENOBUFS;
     if (r < 0) {
@@ -330,8 +334,9 @@ static int write_out(struct conn *c, struct wreq *w, size_t len) {
 
 // Packs msg behind its length prefix and queues it. Returns 0 or a negative errno: -ENOBUFS
 // when the client has not read what was queued before (max_queued_bytes, counted with each
-// reply's request: many small replies hold several times their bytes), whatever the message;
-// a client that does not read cannot make us buffer Errors or Stats without bound either.
+// reply's request: many small replies hold several times their bytes), whatever the message
+// but a must-send one; a client that does not read cannot make us buffer Errors or Stats
+// without bound either.
 static int conn_send(struct conn *c, const ProtobufCMessage *msg) {
     if (c->direct) {
         return direct_send(c, msg);
@@ -339,7 +344,7 @@ static int conn_send(struct conn *c, const ProtobufCMessage *msg) {
     if (c->closing) {
         return -ECANCELED;
     }
-    if (c->queued >= c->srv->cfg->max_queued_bytes && !c->final_error) {
+    if (c->queued >= c->srv->cfg->max_queued_bytes && !c->must_send) {
         return -ENOBUFS;
     }
     const size_t n = cd_codec_packed_size(msg);
@@ -355,6 +360,15 @@ static int conn_send(struct conn *c, const ProtobufCMessage *msg) {
     if (r < 0) {
         free(w);
     }
+    return r;
+}
+
+// Sends a must-send message, past the backlog (the file's header says which). Returns as
+// conn_send.
+static int conn_send_must(struct conn *c, const ProtobufCMessage *msg) {
+    c->must_send = true;
+    const int r = conn_send(c, msg);
+    c->must_send = false;
     return r;
 }
 
@@ -408,7 +422,7 @@ static void notes_log(struct conn *c) {
 // Sends an Error with text; one that does not fit what the client has left unread is counted
 // (errors_unsent). An attached connection's worker logs nothing (the log may block): it hands
 // the Error to this thread (notes), which logs it at its next wake. final: the Error that ends
-// the connection, which may use the room its output keeps for it.
+// the connection, a must-send one (conn_send_must).
 static void error_send(struct conn *c, Contactd__V1__ErrorCode code, uint64_t seq,
                        const char *text, bool final) {
     if (c->direct) {
@@ -416,9 +430,8 @@ static void error_send(struct conn *c, Contactd__V1__ErrorCode code, uint64_t se
     } else {
         log_error(c, code, final, text);
     }
-    c->final_error = final;
-    const int r = conn_send(c, &cd_codec_error_build(&c->error_msg, code, seq, text)->base);
-    c->final_error = false;
+    const ProtobufCMessage *m = &cd_codec_error_build(&c->error_msg, code, seq, text)->base;
+    const int r = final ? conn_send_must(c, m) : conn_send(c, m);
     c->errors_unsent += r == -ENOBUFS;
 }
 
@@ -871,7 +884,7 @@ static void send_welcome(struct conn *c, const struct admission *a) {
     Contactd__V1__ServerMessage env = CONTACTD__V1__SERVER_MESSAGE__INIT;
     env.msg_case = CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME;
     env.welcome = &w;
-    (void)conn_send(c, &env.base);
+    (void)conn_send_must(c, &env.base);
     char solvers[96];
     cs_solver_list(p->lim.solvers, p->default_solver, solvers, sizeof solvers);
     cd_log_event(CD_LOG_INFO, w.session_id, "SESSION_OPENED",
