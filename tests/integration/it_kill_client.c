@@ -4,12 +4,16 @@
  * the Unix socket and over TCP; the streaming session still gets every result, in order, with
  * correct forces, and the killed sessions are gone afterwards. A client that stops reading loses
  * its own results (counted as dropped) instead of growing the daemon's memory, and the streaming
- * session is not affected either. Arguments: the contactd and contactctl executables. */
+ * session is not affected either; but a client that left more than max_queued_bytes unread
+ * before its Hello still gets its Welcome, after those replies. Arguments: the contactd and
+ * contactctl executables. */
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +25,8 @@
 
 #define FRAMES 600
 #define KILL_EVERY 100
+// The smallest backlog allowed, so a client that stops reading soon loses results.
+#define MAX_QUEUED_BYTES 1024
 
 static const char *contactd_path;
 static it_daemon d;
@@ -33,8 +39,11 @@ static int setup(void **state) {
     (void)state;
     it_scene_load("box_on_plane.json", &box);
     mg = it_scene_weight(&box);
-    // The smallest backlog allowed, so a client that stops reading soon loses results.
-    return it_daemon_start(&d, contactd_path, "[server]\nmax_queued_bytes = 1024\n", 0);
+    // A client filling its backlog before its Hello takes as long as the machine's load makes it.
+    char ini[128];
+    snprintf(ini, sizeof ini, "[server]\nmax_queued_bytes = %d\nhello_timeout_ms = 600000\n",
+             MAX_QUEUED_BYTES);
+    return it_daemon_start(&d, contactd_path, ini, 0);
 }
 
 static int teardown(void **state) {
@@ -187,6 +196,143 @@ static void slow_reader_loses_only_its_own_results(void **state) {
     cdc_conn_close(c);
 }
 
+// A Hello the daemon answers with an Error naming its budget (ERROR_INVALID; the connection
+// waits for a better Hello), and that Error's text, which no other test provokes.
+#define BAD_BUDGET_NS (-7)
+#define BAD_BUDGET_TEXT "hello.budget_ns: -7 is negative"
+// Bad Hellos per write while the socket fills: the daemon handles each write in one read, and
+// three Errors (counted with their write requests, a few hundred bytes each) stay below
+// MAX_QUEUED_BYTES, so none is dropped while the socket takes them. At least two: each Error is
+// logged just before it is sent, so once the log shows a batch, its first Error was sent.
+#define BAD_BATCH 3
+
+// Lines of the daemon's log holding needle from *off on (whole lines only, each written at
+// once); *off moves past them.
+static int log_count(int log_fd, off_t *off, const char *needle) {
+    static char buf[1 << 16];
+    const ssize_t n = pread(log_fd, buf, sizeof buf - 1, *off);
+    assert_true(n >= 0);
+    buf[n] = '\0';
+    char *end = strrchr(buf, '\n');
+    if (!end) {
+        return 0;
+    }
+    *++end = '\0';
+    *off += end - buf;
+    int count = 0;
+    for (const char *p = buf; (p = strstr(p, needle)); p++) {
+        count++;
+    }
+    return count;
+}
+
+// Waits until the daemon's log, from *off on, holds n more lines with needle (*seen counts
+// those so far); fails the test after IT_TIMEOUT_MS.
+static void log_wait(int log_fd, off_t *off, const char *needle, int n, int *seen) {
+    const int want = *seen + n;
+    const struct timespec pause = {.tv_nsec = 100000};
+    for (long waited_us = 0; (*seen += log_count(log_fd, off, needle)) < want;
+         waited_us += 100) {
+        if (waited_us > (long)IT_TIMEOUT_MS * 1000) {
+            fail_msg("the daemon's log shows %d of %d lines with '%s'", *seen, want, needle);
+        }
+        nanosleep(&pause, NULL);
+    }
+}
+
+// Sends n bad Hellos in one write (hello: one, packed) and waits until the log shows that the
+// daemon has answered them, *logged counting the ones before.
+static void send_bad_hellos(int fd, const uint8_t *hello, size_t len, int n, int log_fd,
+                            off_t *off, int *logged) {
+    uint8_t *all = malloc((size_t)n * len);
+    assert_non_null(all);
+    for (int i = 0; i < n; i++) {
+        memcpy(all + (size_t)i * len, hello, len);
+    }
+    assert_int_equal(it_write_all(fd, all, (size_t)n * len), 0);
+    free(all);
+    log_wait(log_fd, off, BAD_BUDGET_TEXT, n, logged);
+}
+
+// The replies a client left unread, over max_queued_bytes, do not cost it its Welcome. Bad
+// Hellos, each answered with an Error, fill the daemon's socket buffer (the daemon's send buffer
+// on a Unix socket, some 200 KiB), BAD_BATCH at a time so that none is dropped meanwhile, until
+// one batch's Errors add nothing to what the client could read: the socket takes no more, and
+// what the daemon sends from then on waits in its own queue. More bad Hellos fill that queue past
+// max_queued_bytes, and then the good Hello follows. Its Welcome must come after every Error the
+// daemon queued, while some of the last Errors were dropped (the backlog was reached).
+static void welcome_passes_the_backlog(void **state) {
+    (void)state;
+    Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    h.budget_ns = BAD_BUDGET_NS;
+    Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+    cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
+    cm.hello = &h;
+    uint8_t *hello;
+    size_t len;
+    it_pack(&cm.base, &hello, &len);
+    const int log_fd = open(d.log, O_RDONLY | O_CLOEXEC);
+    assert_true(log_fd >= 0);
+    off_t off = lseek(log_fd, 0, SEEK_END);
+    const int fd = it_connect_unix(d.socket);
+    assert_true(fd >= 0);
+
+    int logged = 0, unread = 0, unread_before;
+    do {
+        // A bound far beyond any socket buffer, so a daemon that answers nothing fails the test.
+        assert_true(logged < 100000);
+        unread_before = unread;
+        send_bad_hellos(fd, hello, len, BAD_BATCH, log_fd, &off, &logged);
+        assert_int_equal(ioctl(fd, FIONREAD, &unread), 0);
+    } while (unread != unread_before);
+    // Each Error holds at least its text, so this many fill the daemon's queue past its limit.
+    send_bad_hellos(fd, hello, len, MAX_QUEUED_BYTES / (int)strlen(BAD_BUDGET_TEXT) + 1, log_fd,
+                    &off, &logged);
+    free(hello);
+    assert_int_equal(it_send_hello(fd, 1), 0);
+    // Not a byte is read before the daemon has sent the Welcome (it logs the session then):
+    // reading would make room in its queue.
+    int opened = 0;
+    log_wait(log_fd, &off, " opened on connection ", 1, &opened);
+    close(log_fd);
+
+    int errors = 0;
+    Contactd__V1__ServerMessage *m;
+    while ((m = it_recv(fd, IT_TIMEOUT_MS)) &&
+           m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
+        assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
+        assert_non_null(strstr(m->error->message, BAD_BUDGET_TEXT));
+        errors++;
+        contactd__v1__server_message__free_unpacked(m, NULL);
+    }
+    if (!m || m->msg_case != CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME) {
+        fail_msg("no Welcome after %d Errors to %d bad Hellos (%d bytes were left unread)",
+                 errors, logged, unread);
+    }
+    printf("# Welcome after %d Errors to %d bad Hellos, %d bytes left unread before it\n", errors,
+           logged, unread);
+    // Some Errors were dropped: the backlog was reached, and as the socket takes nothing more
+    // until the client reads, it still was when the Welcome was sent.
+    assert_true(errors < logged);
+    assert_true(m->welcome->session_id > 0);
+    const uint64_t id = m->welcome->session_id;
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    // The session is the client's: its Stats name it.
+    Contactd__V1__ClientMessage sr = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+    Contactd__V1__StatsRequest req = CONTACTD__V1__STATS_REQUEST__INIT;
+    sr.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_STATS_REQUEST;
+    sr.stats_request = &req;
+    assert_int_equal(it_send(fd, &sr.base), 0);
+    m = it_recv(fd, IT_TIMEOUT_MS);
+    assert_non_null(m);
+    assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS);
+    assert_int_equal(m->stats->n_session_stats, 1);
+    assert_int_equal(m->stats->session_stats[0]->session_id, id);
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    close(fd);
+}
+
 int main(int argc, char **argv) {
     if (it_args(argc, argv, false, &contactd_path, NULL) < 0) {
         return 2;
@@ -194,6 +340,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stream_survives_killed_clients),
         cmocka_unit_test(slow_reader_loses_only_its_own_results),
+        cmocka_unit_test(welcome_passes_the_backlog),
         IT_SIGTERM_TEST(&d),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
