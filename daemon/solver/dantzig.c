@@ -47,7 +47,8 @@
  * definite status.
  *
  * DEADLINE. Read before each step and, through a meter (deadline.h), inside the long stretches:
- * forming A (O(n^2)), updating A_CC's inverse (O(|C|^2)) and da = A df (O(n |C|)).
+ * forming A (O(n^2)), updating A_CC's inverse (O(|C|^2)), da = A df (O(n |C|)) and the final
+ * check (O(n |C|)).
  *
  * TOLERANCES. Directions smaller than 1e-11 (relative to the unit step of f_d, or to the largest
  * diagonal of A for w) are treated as zero, and w_d < -1e-10 |b|_inf counts as violated: both far
@@ -57,6 +58,15 @@
  * 1e-13 of that diagonal (two orders below where da counts as zero, far above the rounding of a
  * well-conditioned A_CC) or when the step would carry more than 1e-5 of the violation tolerance
  * into the clamped rows' w, where it stays (they are not driven again).
+ *
+ * THE FINAL CHECK. The drives judge the w they carry from step to step, and at huge forces (a
+ * clamped pair whose Schur pivot is just above RANK_TOL makes |df| ~ 1e5) its rounding can pass
+ * for a rise of w_d, and the answer for a solution where none exists. So the drives' answer is
+ * judged from scratch (lcp_holds): w = A f + b summed with its rounding errors kept (Dot2), so
+ * that a velocity below the last bit of A f still shows, and every row must meet f w ~ 0 and
+ * w >= -tol_i, tol_i = 1e-9 of the velocity scale max(|b|, |w|) (part 2's check) plus the sum's
+ * own error, gamma_k^2 (|b_i| + sum_j |A_ij f_j|). A failed check is CS_MAXITER, as in part 2.
+ * The start's answer has its own check and takes none: a resting stack pays nothing.
  *
  * PART 2. THE PROBLEM (dantzig.h, cs_dantzig_problem). Rows are NORMAL (part 1's law), BILATERAL (a
  * = 0, f free) or friction: a group of one BOX row or a PAIR of rows, whose force f_t must lie in r
@@ -104,6 +114,7 @@
  * inside. A is formed body by body (delassus). */
 #include "solver/dantzig.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -121,6 +132,9 @@ enum { UNPROCESSED = 0, CLAMPED = 1, NOT_CLAMPED = 2 };
 #define RANK_TOL 1e-11
 #define REFINE_TOL 1e-13
 #define CARRY_TOL 1e-5
+/* The final checks' relative tolerance (answer_holds, lcp_holds): three orders above what the
+ * converged answers show (<= 1e-13 on contact scenes), three below the certificate's default. */
+#define ANSWER_TOL 1e-9
 
 /* The larger of a and b, b ignored when NaN (as fmax for the running maxima here, without the
  * libm call). */
@@ -131,11 +145,11 @@ static inline double max_d(double a, double b) {
 size_t cs_dantzig_lcp_size(int n) {
     const size_t N = (size_t)n;
     // The solve's arrays, then the start's scratch (start_touching) or A_CC's inverse.
-    const size_t start = 3 * cs__ws_bytes(N * sizeof(int)) +
+    const size_t start = 2 * cs__ws_bytes(N * sizeof(int)) +
                          cs__ws_bytes(N * N * sizeof(double)) +
                          2 * cs__ws_bytes(N * sizeof(double));
     const size_t drives = cs__bordered_size(n, n);
-    return 5 * cs__ws_bytes(N * sizeof(double)) + cs__ws_bytes(N) +
+    return 5 * cs__ws_bytes(N * sizeof(double)) + cs__ws_bytes(N * sizeof(int)) + cs__ws_bytes(N) +
            (start > drives ? start : drives);
 }
 
@@ -198,6 +212,7 @@ typedef struct lcp_ws {
     double *df;         /* [n] */
     double *da;         /* [n] */
     double *rhs;        /* [n] by index */
+    int *cols;          /* [n] the columns of A with a force (loaded_columns) */
     unsigned char *set; /* [n] UNPROCESSED / CLAMPED / NOT_CLAMPED */
     dense mat;          /* A, for the clamped system's entries */
     cs__bordered acc;   /* A_CC, kept as C changes (bordered.h) */
@@ -358,6 +373,16 @@ static void ldl_solve(int k, const double *L, const double *d, const int *end, d
     }
 }
 
+/* The columns of A that carry a force (f_j > 0) into cols [n]; returns how many: the products
+ * that check an answer skip the contacts without one, most of a resting scene's. */
+static int loaded_columns(int n, const double *f, int *cols) {
+    int k = 0;
+    for (int j = 0; j < n; j++)
+        if (f[j] > 0)
+            cols[k++] = j;
+    return k;
+}
+
 /* start_touching()'s outcomes. */
 enum { START_NONE, START_DRIVES, START_ANSWER };
 
@@ -372,9 +397,8 @@ static int start_touching(cs_workspace *ws, int n, const double *A, int lda, con
                           double viol_tol, double rank_tol, double *f, lcp_ws *w) {
     const size_t mark = cs__ws_mark(ws);
     int *g = cs__ws_alloc(ws, (size_t)n * sizeof(int));
-    int *fc = cs__ws_alloc(ws, (size_t)n * sizeof(int));
     int k = 0;
-    for (int i = 0; g && fc && i < n; i++)
+    for (int i = 0; g && i < n; i++)
         if (b[i] <= viol_tol)
             g[k++] = i;
     if (k == 0) {
@@ -411,11 +435,8 @@ static int start_touching(cs_workspace *ws, int n, const double *A, int lda, con
         f[g[c]] = x[c] > DIR_TOL * fmax ? x[c] : 0;
     }
     // w = A f + b over the columns that carry a force.
-    int nf = 0;
-    for (int c = 0; ok && c < k; c++)
-        if (f[g[c]] > 0)
-            fc[nf++] = g[c];
-    ok = ok && !mul_columns(n, A, lda, fc, nf, f, w->a, &w->meter);
+    const int nf = ok ? loaded_columns(n, f, w->cols) : 0;
+    ok = ok && !mul_columns(n, A, lda, w->cols, nf, f, w->a, &w->meter);
     // Only a loaded member is clamped. One without a force stays unprocessed, as at a cold
     // start: clamped, a nearly dependent one would be deferred by the inverse, whose equation the
     // drives neither check nor drive again, so they could carry its w below zero.
@@ -443,6 +464,51 @@ static int start_touching(cs_workspace *ws, int n, const double *A, int lda, con
     return outcome;
 }
 
+/* The final check of the drives' answer f >= 0 (file header, THE FINAL CHECK): w = A f + b from
+ * scratch, summed with its rounding errors kept (Ogita, Rump and Oishi 2005, Dot2: TwoSum and
+ * an fma for each product's), so w is exact to u |w_i| + gamma_k^2 (|b_i| + sum_j |A_ij f_j|)
+ * however large f is; w is left in w->a. Returns CS_CONVERGED; CS_MAXITER when a row fails;
+ * CS_DEADLINE when the meter's deadline passed. */
+static cs_status lcp_holds(int n, const double *A, int lda, const double *b, double bmax,
+                           const double *f, lcp_ws *w) {
+    const int k = loaded_columns(n, f, w->cols);
+    double *hi = w->a, *lo = w->da, *s = w->df;
+    for (int i = 0; i < n; i++) {
+        hi[i] = b[i];
+        lo[i] = 0;
+        s[i] = fabs(b[i]);
+    }
+    for (int q = 0; q < k; q++) {
+        const int j = w->cols[q];
+        const double *aj = A + (size_t)j * lda;
+        for (int i = 0; i < n; i++) {
+            const double p = aj[i] * f[j], t = hi[i] + p, z = t - hi[i];
+            lo[i] += ((hi[i] - (t - z)) + (p - z)) + fma(aj[i], f[j], -p);
+            hi[i] = t;
+            s[i] += fabs(p);
+        }
+        // About ten operations a term.
+        if (cs__meter_add(&w->meter, 10 * (int64_t)n))
+            return CS_DEADLINE;
+    }
+    double fs = 0, as = bmax;
+    for (int i = 0; i < n; i++) {
+        hi[i] += lo[i];
+        fs = max_d(fs, f[i]);
+        as = max_d(as, fabs(hi[i]));
+    }
+    // Part 2's tolerance on the velocity scale (answer_holds), plus the sum's own rounding
+    // (gamma_{k+1}^2 of the row's scale, 1e-28 of it at n = 8192): a velocity lost below the last
+    // bit of A f, as a drive's rounding can leave it at huge forces, is judged as it is.
+    const double g = (k + 1) * (DBL_EPSILON / 2), round = g * g / (1 - (k + 1) * DBL_EPSILON);
+    for (int i = 0; i < n; i++) {
+        const double tol = ANSWER_TOL * as + round * s[i];
+        if (!(hi[i] >= -tol) || !(f[i] * fabs(hi[i]) <= fs * tol))
+            return CS_MAXITER;
+    }
+    return CS_CONVERGED;
+}
+
 cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, const double *b,
                          const cs_options *opt, double *f, cs_stats *st) {
     *st = (cs_stats){0};
@@ -453,11 +519,12 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
         .df = cs__ws_alloc(ws, N * sizeof(double)),
         .da = cs__ws_alloc(ws, N * sizeof(double)),
         .rhs = cs__ws_alloc(ws, N * sizeof(double)),
+        .cols = cs__ws_alloc(ws, N * sizeof(int)),
         .set = cs__ws_zalloc(ws, N),
         .mat = {.A = A, .lda = lda},
         .meter = cs__meter_start(opt),
     };
-    if (n > 0 && (!w.a || !w.df || !w.da || !w.rhs || !w.set)) {
+    if (n > 0 && (!w.a || !w.df || !w.da || !w.rhs || !w.cols || !w.set)) {
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
@@ -569,6 +636,8 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
     // Rounding: clamped forces may sit at -1e-17; the solution is f >= 0 by construction.
     for (int i = 0; i < n; i++)
         f[i] = max_d(0.0, f[i]);
+    if (status == CS_CONVERGED)
+        status = lcp_holds(n, A, lda, b, bmax, f, &w);
 out:
     st->peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);
@@ -591,9 +660,6 @@ enum { STEP_NONE = -1, STEP_TARGET = -2 };
  * direction does not exist (far above the 1e-16 x growth that rounding leaves). */
 #define LU_RANK_TOL 1e-11
 #define CONSISTENT_TOL 1e-8
-/* The final check's relative tolerance (answer_holds): three orders above what the converged
- * answers show (<= 1e-13 on contact scenes), three below the certificate's default. */
-#define ANSWER_TOL 1e-9
 /* Steps that change no force by more than this fraction of the largest make no progress: four
  * orders above rounding, so a cycle whose zero steps come out as 1e-22 is still one. */
 #define MOVE_TOL 1e-12

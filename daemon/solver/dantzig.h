@@ -21,9 +21,11 @@ size_t cs_dantzig_lcp_size(int n);
  * the solution, or the last iterate when the status is not CS_CONVERGED. opt may be NULL (no
  * deadline). st: out, always set (pivots = steps taken, peak bytes; a problem that the start
  * from the touching contacts answers, such as a resting stack, takes none: dantzig.c).
- * Returns CS_CONVERGED; CS_DEADLINE or CS_MAXITER (f is a partial iterate: f >= 0 but some
- * w_i < 0); CS_RAY when a driving direction makes no progress (b far from the range of A:
- * no solution); CS_ENOSPACE; CS_EINPUT for non-finite data.
+ * Returns CS_CONVERGED (after drives, checked from scratch to 1e-9 of the velocity scale:
+ * dantzig.c, THE FINAL CHECK); CS_DEADLINE or CS_MAXITER (pivot cap, or an answer that fails the
+ * final check; f is an iterate: f >= 0 but some w_i < 0); CS_RAY when a driving direction
+ * makes no progress (b far from the range of A: no solution); CS_ENOSPACE; CS_EINPUT for
+ * non-finite data.
  * Pivot cap: 4 n (n + 1) + 8 steps (each drive-to-zero never repeats its clamped set, Baraff's
  * theorem 3; in practice a drive takes a few steps). thread: any, one caller per workspace.
  * rt-safe: yes. */
