@@ -257,6 +257,92 @@ static void start_leaves_forceless_contacts_to_the_drives(void **state) {
     }
 }
 
+/* The worst violation of the LCP by f over its velocity scale max(|b|, |w|), forces over max f,
+ * with w = A f + b in long double, where a velocity the double sum would round away still shows. */
+static double lcp_violation(int n, const double *A, const double *b, const double *f) {
+    long double w[16];
+    double fs = 0, as = 0, worst = 0;
+    for (int i = 0; i < n; i++) {
+        fs = fmax(fs, f[i]);
+        as = fmax(as, fabs(b[i]));
+    }
+    for (int i = 0; i < n; i++) {
+        w[i] = b[i];
+        for (int j = 0; j < n; j++)
+            w[i] += (long double)A[j * n + i] * f[j];
+        as = fmax(as, (double)fabsl(w[i]));
+    }
+    for (int i = 0; i < n; i++) {
+        worst = fmax(worst, f[i] < 0 ? -f[i] / fs : 0);
+        worst = fmax(worst, (double)(-w[i] / as));
+        if (fs > 0)
+            worst = fmax(worst, (double)(fabsl(f[i] * w[i]) / (fs * as)));
+    }
+    return worst;
+}
+
+/* No solution (enumeration finds none), and a clamped pair whose Schur pivot is just above the
+ * rank tolerance: the drives end at forces ~1e15 whose tracked w says solved while A f + b has
+ * w_3 ~ -1.2. The final check labels it (the pivot cap's status: an iterate, f >= 0). */
+static void huge_forces_are_not_an_answer(void **state) {
+    (void)state;
+    static const double g[5][2] = {{-1, 1}, {1, -1}, {-0.99999, 1}, {1, -1}, {-1, 0}};
+    const double b[5] = {0, 1, -1, 0, 0};
+    double A[25], f[5], fe[5];
+    gram2(5, g, A);
+    assert_false(t_lcp_enumerate(5, A, b, 1e-9, fe));
+    cs_stats st;
+    assert_int_equal(cs_dantzig_lcp(ws, 5, A, 5, b, NULL, f, &st), CS_MAXITER);
+    for (int i = 0; i < 5; i++)
+        assert_true(f[i] >= 0);
+}
+
+/* Random near-dependent LCPs (rows copied, negated or perturbed by 1e-3 .. 1e-9, b with exact
+ * zeros and ties): whatever the drives call converged satisfies the LCP to 1e-9 of its scales,
+ * judged in long double. Most of these have no solution, and a drive's rounding at huge forces
+ * used to pass for one. */
+static void drives_converge_only_to_answers(void **state) {
+    (void)state;
+    t_rng r = t_rng_seed(0xd1ce);
+    int answers = 0;
+    for (int trial = 0; trial < 4000; trial++) {
+        const int n = 2 + t_rng_below(&r, 11), k = 1 + t_rng_below(&r, n);
+        double G[12 * 12], A[144], b[12], f[12];
+        for (int i = 0; i < n; i++) {
+            const double u = t_rng_unit(&r), sg = t_rng_unit(&r) < 0.5 ? -1 : 1;
+            const double e = pow(10, -3 - 6 * t_rng_unit(&r));
+            const int q = i > 0 && u >= 0.3 ? t_rng_below(&r, i) : -1;
+            for (int l = 0; l < k; l++)
+                G[i * k + l] = q < 0 ? (t_rng_unit(&r) < 0.2 ? 0 : t_rng_range(&r, -1, 1))
+                                     : sg * G[q * k + l] +
+                                           (u >= 0.5 && t_rng_unit(&r) < 0.5
+                                                ? e * t_rng_range(&r, -1, 1)
+                                                : 0);
+        }
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                double v = 0;
+                for (int l = 0; l < k; l++)
+                    v += G[i * k + l] * G[j * k + l];
+                A[j * n + i] = v;
+            }
+        for (int i = 0; i < n; i++) {
+            const double u = t_rng_unit(&r);
+            b[i] = u < 0.3 ? 0 : u < 0.45 ? -1 : u < 0.6 ? 1 : t_rng_range(&r, -1, 1);
+        }
+        cs_stats st;
+        const cs_status s = cs_dantzig_lcp(ws, n, A, n, b, NULL, f, &st);
+        if (s != CS_CONVERGED || st.pivots == 0)
+            continue;
+        answers++;
+        const double v = lcp_violation(n, A, b, f);
+        if (v > 1e-9)
+            fprintf(stderr, "seed 0xd1ce trial %d n %d: violation %.3g\n", trial, n, v);
+        assert_true(v <= 1e-9);
+    }
+    assert_true(answers > 100);
+}
+
 /* A zero matrix with b < 0 has no solution: raising f changes nothing. */
 static void ray_on_zero_matrix(void **state) {
     (void)state;
@@ -909,6 +995,8 @@ int main(void) {
         cmocka_unit_test(degenerate_ties),
         cmocka_unit_test(start_from_touching_contacts),
         cmocka_unit_test(start_leaves_forceless_contacts_to_the_drives),
+        cmocka_unit_test(huge_forces_are_not_an_answer),
+        cmocka_unit_test(drives_converge_only_to_answers),
         cmocka_unit_test(ray_on_zero_matrix),
         cmocka_unit_test(rejects_non_finite),
         cmocka_unit_test(deadline_stops),
