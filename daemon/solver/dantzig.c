@@ -135,6 +135,8 @@ enum { UNPROCESSED = 0, CLAMPED = 1, NOT_CLAMPED = 2 };
 /* The final checks' relative tolerance (answer_holds, lcp_holds): three orders above what the
  * converged answers show (<= 1e-13 on contact scenes), three below the certificate's default. */
 #define ANSWER_TOL 1e-9
+/* Times the drives go on from a polished answer that fails the final check. */
+#define RESUMES 2
 
 /* The larger of a and b, b ignored when NaN (as fmax for the running maxima here, without the
  * libm call). */
@@ -144,7 +146,8 @@ static inline double max_d(double a, double b) {
 
 size_t cs_dantzig_lcp_size(int n) {
     const size_t N = (size_t)n;
-    // The solve's arrays, then the start's scratch (start_touching) or A_CC's inverse.
+    // The solve's arrays, then the start's or the polish's scratch (solve_subset, and the
+    // start's index list) or A_CC's inverse.
     const size_t start = 2 * cs__ws_bytes(N * sizeof(int)) +
                          cs__ws_bytes(N * N * sizeof(double)) +
                          2 * cs__ws_bytes(N * sizeof(double));
@@ -383,94 +386,14 @@ static int loaded_columns(int n, const double *f, int *cols) {
     return k;
 }
 
-/* start_touching()'s outcomes. */
-enum { START_NONE, START_DRIVES, START_ANSWER };
-
-/* The start from the contacts that touch (file header, THE START). G = {i : b_i <= viol_tol}, f_G =
- * -A_GG^+ b_G with G's dependent members held at zero (ldl_skip); kept when f_G >= 0 and every
- * member with a force meets its equation, the loaded members then clamped (w = 0) and the others
- * left unprocessed. Returns START_ANSWER when no index is left violated, START_DRIVES when one is
- * (f, w->a, w->set so: the caller forms A_CC's inverse); else
- * START_NONE with them as they were (f = 0, a = b, nothing processed), also when the workspace
- * or the deadline ran short. Scratch from ws, given back. */
-static int start_touching(cs_workspace *ws, int n, const double *A, int lda, const double *b,
-                          double viol_tol, double rank_tol, double *f, lcp_ws *w) {
-    const size_t mark = cs__ws_mark(ws);
-    int *g = cs__ws_alloc(ws, (size_t)n * sizeof(int));
-    int k = 0;
-    for (int i = 0; g && i < n; i++)
-        if (b[i] <= viol_tol)
-            g[k++] = i;
-    if (k == 0) {
-        cs__ws_release(ws, mark);
-        return START_NONE;
-    }
-    double *K = cs__ws_alloc(ws, (size_t)k * k * sizeof(double));
-    double *x = cs__ws_alloc(ws, (size_t)k * sizeof(double));
-    double *d = cs__ws_alloc(ws, (size_t)k * sizeof(double));
-    int *end = cs__ws_alloc(ws, (size_t)k * sizeof(int));
-    // A deadline already past stops the solve here, as before a pivot.
-    bool ok = K && x && d && end && !cs__meter_check(&w->meter);
-    // Every index touching (a resting scene) takes A whole.
-    if (ok && k == n && lda == n)
-        memcpy(K, A, (size_t)n * n * sizeof(double));
-    for (int c = 0; ok && c < k; c++) {
-        if (k != n || lda != n)
-            for (int r = c; r < k; r++)
-                K[(size_t)c * k + r] = A[(size_t)g[c] * lda + g[r]];
-        x[c] = -b[g[c]];
-        ok = !cs__meter_add(&w->meter, k - c);
-    }
-    ok = ok && !ldl_skip(k, K, rank_tol, d, end, &w->meter) &&
-         !cs__meter_add(&w->meter, (int64_t)k * k);
-    if (ok)
-        ldl_solve(k, K, d, end, x);
-    double fmax = 0;
-    for (int c = 0; ok && c < k; c++)
-        fmax = max_d(fmax, x[c]);
-    for (int c = 0; ok && c < k; c++) {
-        // An exact tie leaves a rounding-sized force of either sign: zero, as the drives would
-        // leave it.
-        ok = x[c] >= -DIR_TOL * fmax;
-        f[g[c]] = x[c] > DIR_TOL * fmax ? x[c] : 0;
-    }
-    // w = A f + b over the columns that carry a force.
-    const int nf = ok ? loaded_columns(n, f, w->cols) : 0;
-    ok = ok && !mul_columns(n, A, lda, w->cols, nf, f, w->a, &w->meter);
-    // Only a loaded member is clamped. One without a force stays unprocessed, as at a cold
-    // start: clamped, a nearly dependent one would be deferred by the inverse, whose equation the
-    // drives neither check nor drive again, so they could carry its w below zero.
-    for (int c = 0; ok && c < k; c++) {
-        const int i = g[c];
-        if (f[i] > 0) {
-            ok = fabs(w->a[i]) <= viol_tol;
-            w->a[i] = 0;
-            w->set[i] = CLAMPED;
-        }
-    }
-    int outcome = START_ANSWER;
-    for (int i = 0; ok && i < n && outcome == START_ANSWER; i++)
-        if (w->set[i] != CLAMPED && w->a[i] < -viol_tol)
-            outcome = START_DRIVES;
-    if (!ok) {
-        for (int c = 0; c < k; c++) {
-            f[g[c]] = 0;
-            w->set[g[c]] = UNPROCESSED;
-        }
-        memcpy(w->a, b, (size_t)n * sizeof(double));
-        outcome = START_NONE;
-    }
-    cs__ws_release(ws, mark);
-    return outcome;
-}
-
-/* The final check of the drives' answer f >= 0 (file header, THE FINAL CHECK): w = A f + b from
- * scratch, summed with its rounding errors kept (Ogita, Rump and Oishi 2005, Dot2: TwoSum and
- * an fma for each product's), so w is exact to u |w_i| + gamma_k^2 (|b_i| + sum_j |A_ij f_j|)
- * however large f is; w is left in w->a. Returns CS_CONVERGED; CS_MAXITER when a row fails;
- * CS_DEADLINE when the meter's deadline passed. */
+/* The final check of an answer f >= 0 (file header, THE FINAL CHECK): w = A f + b from scratch,
+ * summed with its rounding errors kept (Ogita, Rump and Oishi 2005, Dot2: TwoSum and an fma for
+ * each product's), so w is exact to u |w_i| + gamma_k^2 (|b_i| + sum_j |A_ij f_j|) however large
+ * f is; w is left in w->a, and *ret_viol is the worst row's miss in velocity units, max(-w_i,
+ * f_i |w_i| / max f) (NaN when w is). Returns CS_CONVERGED; CS_MAXITER when a row fails;
+ * CS_DEADLINE when the meter's deadline passed (*ret_viol untouched). */
 static cs_status lcp_holds(int n, const double *A, int lda, const double *b, double bmax,
-                           const double *f, lcp_ws *w) {
+                           const double *f, lcp_ws *w, double *ret_viol) {
     const int k = loaded_columns(n, f, w->cols);
     double *hi = w->a, *lo = w->da, *s = w->df;
     for (int i = 0; i < n; i++) {
@@ -501,12 +424,260 @@ static cs_status lcp_holds(int n, const double *A, int lda, const double *b, dou
     // (gamma_{k+1}^2 of the row's scale, 1e-28 of it at n = 8192): a velocity lost below the last
     // bit of A f, as a drive's rounding can leave it at huge forces, is judged as it is.
     const double g = (k + 1) * (DBL_EPSILON / 2), round = g * g / (1 - (k + 1) * DBL_EPSILON);
+    bool holds = true;
+    double worst = 0;
     for (int i = 0; i < n; i++) {
-        const double tol = ANSWER_TOL * as + round * s[i];
-        if (!(hi[i] >= -tol) || !(f[i] * fabs(hi[i]) <= fs * tol))
-            return CS_MAXITER;
+        const double miss = max_d(-hi[i], fs > 0 ? f[i] * fabs(hi[i]) / fs : 0);
+        holds = holds && miss <= ANSWER_TOL * as + round * s[i];
+        // A NaN sticks.
+        if (!(miss <= worst))
+            worst = miss;
     }
-    return CS_CONVERGED;
+    *ret_viol = worst;
+    return holds ? CS_CONVERGED : CS_MAXITER;
+}
+
+/* x_G = -A_GG^+ b_G for the k indices g [k], increasing (x [n] by index, others untouched):
+ * A_GG formed in scratch and factored by ldl_skip, G's dependent members held at zero. An exact
+ * tie leaves a rounding-sized force of either sign: zero, as the drives would leave it. Returns
+ * how many forces are negative beyond that, or -1 (x_G unusable) when the workspace or the
+ * meter's deadline ran short. Scratch from ws, given back. */
+static int solve_subset(cs_workspace *ws, int n, const double *A, int lda, const double *b,
+                        const int *g, int k, double rank_tol, double *f, cs__meter *meter) {
+    const size_t mark = cs__ws_mark(ws);
+    double *K = cs__ws_alloc(ws, (size_t)k * k * sizeof(double));
+    double *x = cs__ws_alloc(ws, (size_t)k * sizeof(double));
+    double *d = cs__ws_alloc(ws, (size_t)k * sizeof(double));
+    int *end = cs__ws_alloc(ws, (size_t)k * sizeof(int));
+    bool ok = K && x && d && end;
+    // Every index in G (a resting scene) takes A whole.
+    if (ok && k == n && lda == n)
+        memcpy(K, A, (size_t)n * n * sizeof(double));
+    for (int c = 0; ok && c < k; c++) {
+        if (k != n || lda != n)
+            for (int r = c; r < k; r++)
+                K[(size_t)c * k + r] = A[(size_t)g[c] * lda + g[r]];
+        x[c] = -b[g[c]];
+        ok = !cs__meter_add(meter, k - c);
+    }
+    ok = ok && !ldl_skip(k, K, rank_tol, d, end, meter) && !cs__meter_add(meter, (int64_t)k * k);
+    if (ok)
+        ldl_solve(k, K, d, end, x);
+    double fmax = 0;
+    for (int c = 0; ok && c < k; c++)
+        fmax = max_d(fmax, x[c]);
+    int negative = 0;
+    for (int c = 0; ok && c < k; c++) {
+        negative += x[c] < -DIR_TOL * fmax;
+        f[g[c]] = fabs(x[c]) > DIR_TOL * fmax ? x[c] : 0;
+    }
+    cs__ws_release(ws, mark);
+    return ok ? negative : -1;
+}
+
+/* start_touching()'s outcomes. */
+enum { START_NONE, START_DRIVES, START_ANSWER };
+
+/* The start from the contacts that touch (file header, THE START). G = {i : b_i <= viol_tol}, f_G =
+ * -A_GG^+ b_G (solve_subset); kept when f_G >= 0 and every member with a force meets its
+ * equation, the loaded members then clamped (w = 0) and the others left unprocessed; an answer
+ * whose forces are too large for that check to see a violation is judged by lcp_holds instead.
+ * Returns START_ANSWER when no index is left violated, START_DRIVES when one is (f, w->a, w->set
+ * so: the caller forms A_CC's inverse); else START_NONE with them as they were (f = 0, a = b,
+ * nothing processed), also when the workspace or the deadline ran short. Scratch from ws, given
+ * back. */
+static int start_touching(cs_workspace *ws, int n, const double *A, int lda, const double *b,
+                          double bmax, double dmax, double *f, lcp_ws *w) {
+    const double viol_tol = VIOL_TOL * bmax;
+    const size_t mark = cs__ws_mark(ws);
+    int *g = cs__ws_alloc(ws, (size_t)n * sizeof(int));
+    int k = 0;
+    for (int i = 0; g && i < n; i++)
+        if (b[i] <= viol_tol)
+            g[k++] = i;
+    if (k == 0) {
+        cs__ws_release(ws, mark);
+        return START_NONE;
+    }
+    // A deadline already past stops the solve here, as before a pivot. A Schur pivot below
+    // RANK_TOL of the largest diagonal is a redundant row (footnote 3).
+    bool ok = !cs__meter_check(&w->meter) &&
+              solve_subset(ws, n, A, lda, b, g, k, RANK_TOL * dmax, f, &w->meter) == 0;
+    // w = A f + b over the columns that carry a force.
+    const int nf = ok ? loaded_columns(n, f, w->cols) : 0;
+    ok = ok && !mul_columns(n, A, lda, w->cols, nf, f, w->a, &w->meter);
+    // Only a loaded member is clamped. One without a force stays unprocessed, as at a cold
+    // start: clamped, a nearly dependent one would be deferred by the inverse, whose equation the
+    // drives neither check nor drive again, so they could carry its w below zero.
+    double fsum = 0;
+    for (int c = 0; ok && c < k; c++) {
+        const int i = g[c];
+        if (f[i] > 0) {
+            ok = fabs(w->a[i]) <= viol_tol;
+            w->a[i] = 0;
+            w->set[i] = CLAMPED;
+            fsum += f[i];
+        }
+    }
+    int outcome = START_ANSWER;
+    for (int i = 0; ok && i < n && outcome == START_ANSWER; i++)
+        if (w->set[i] != CLAMPED && w->a[i] < -viol_tol)
+            outcome = START_DRIVES;
+    // The product's rounding is below n eps dmax sum f (A is PSD: |A_ij| <= dmax). Where that
+    // passes viol_tol (forces ~1e5 |b| / dmax and beyond, never a sane scene's) the check above
+    // cannot see a violation: an answer must then hold exactly, or the drives start from
+    // scratch. Drives from here end with the final check anyway.
+    double viol;
+    if (ok && outcome == START_ANSWER && n * DBL_EPSILON * dmax * fsum > viol_tol)
+        ok = lcp_holds(n, A, lda, b, bmax, f, w, &viol) == CS_CONVERGED;
+    if (!ok) {
+        for (int c = 0; c < k; c++) {
+            f[g[c]] = 0;
+            w->set[g[c]] = UNPROCESSED;
+        }
+        memcpy(w->a, b, (size_t)n * sizeof(double));
+        outcome = START_NONE;
+    }
+    cs__ws_release(ws, mark);
+    return outcome;
+}
+
+/* The drives' answer f, polished and checked (file header, THE FINAL CHECK): f_C solved afresh
+ * on the loaded members of the final clamped set C (solve_subset), zero elsewhere, then judged
+ * by lcp_holds; when it fails, the drives' own f is judged. When both fail, the polished f is
+ * left when it could be made and either the drives go on from it (resume: it is a state they can
+ * take up, f >= 0 with w_C = 0, where the drives' f has C's equations drifted) or it misses by
+ * less (lcp_holds's miss, in velocity units); else the drives'. Returns the status of the f
+ * left, whose exact w is then in w->a. */
+static cs_status polish(cs_workspace *ws, int n, const double *A, int lda, const double *b,
+                        double bmax, double dmax, bool resume, double *f, lcp_ws *w) {
+    // The drives' f is kept in rhs, C in cols (free now: lcp_holds fills cols after the solve).
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        w->rhs[i] = f[i];
+        if (w->set[i] == CLAMPED && f[i] > 0)
+            w->cols[k++] = i;
+        else
+            f[i] = 0;
+    }
+    double vp = INFINITY, vd = INFINITY;
+    // From f toward the solution x on C (in df) as far as f >= 0 allows: a member that reaches
+    // zero first leaves C, as a drive's ratio test would have taken it out had its f not
+    // drifted, and the rest is solved again; one fewer each time.
+    int negative;
+    double *x = w->df;
+    while ((negative = solve_subset(ws, n, A, lda, b, w->cols, k, RANK_TOL * dmax, x,
+                                    &w->meter)) >= 0) {
+        double t = 1;
+        int out = -1;
+        for (int q = 0; q < k; q++) {
+            const int i = w->cols[q];
+            if (x[i] < 0 && f[i] / (f[i] - x[i]) < t) {
+                t = f[i] / (f[i] - x[i]);
+                out = q;
+            }
+        }
+        for (int q = 0; q < k; q++) {
+            const int i = w->cols[q];
+            f[i] = out < 0 ? x[i] : max_d(0.0, f[i] + t * (x[i] - f[i]));
+        }
+        if (out < 0)
+            break;
+        f[w->cols[out]] = 0;
+        memmove(w->cols + out, w->cols + out + 1, (size_t)(k - out - 1) * sizeof(int));
+        k--;
+    }
+    if (negative >= 0) {
+        const cs_status s = lcp_holds(n, A, lda, b, bmax, f, w, &vp);
+        if (s != CS_MAXITER)
+            return s;
+    }
+    const cs_status s = lcp_holds(n, A, lda, b, bmax, w->rhs, w, &vd);
+    if (s != CS_MAXITER || negative < 0 || !(resume || vp < vd)) {
+        memcpy(f, w->rhs, (size_t)n * sizeof(double));
+        return s;
+    }
+    // The polished f is left: its w back into w->a.
+    return lcp_holds(n, A, lda, b, bmax, f, w, &vp);
+}
+
+/* The drives (file header, THE ALGORITHM) from the state in f, w: while some w_d < -viol_tol,
+ * drive-to-zero(d). The pivots count into st->pivots against cap. Returns CS_CONVERGED (f >= 0),
+ * or CS_MAXITER, CS_DEADLINE, CS_RAY with f the last iterate. */
+static cs_status drive_all(int n, const double *A, int lda, double viol_tol, double dmax, int cap,
+                           double *f, lcp_ws *w, cs_stats *st) {
+    const double da_tol = DIR_TOL * dmax;
+    for (;;) {
+        // Drive the most violated index first: it tends to be the one carrying the load.
+        int d = -1;
+        double amin = -viol_tol;
+        for (int i = 0; i < n; i++)
+            if (w->set[i] != CLAMPED && w->a[i] < amin) {
+                amin = w->a[i];
+                d = i;
+            }
+        if (d < 0) {
+            // The last clamp's update of A_CC's inverse reads the meter too.
+            if (w->meter.passed)
+                return CS_DEADLINE;
+            // Rounding: clamped forces may sit at -1e-17; the solution is f >= 0 by
+            // construction.
+            for (int i = 0; i < n; i++)
+                f[i] = max_d(0.0, f[i]);
+            return CS_CONVERGED;
+        }
+        // An index in NC whose w went negative is driven like an unprocessed one.
+        w->set[d] = UNPROCESSED;
+        for (;;) {
+            // A step that ties with d's own limit leaves w_d at zero up to rounding, with the
+            // index that tied now clamped: d is done (its direction may even be degenerate).
+            if (w->a[d] >= -viol_tol) {
+                w->a[d] = 0;
+                clamp(w, d, NULL);
+                break;
+            }
+            if (st->pivots >= cap)
+                return CS_MAXITER;
+            // A pivot costs far more than a clock read (a vDSO call): check before each one.
+            if (cs__meter_check(&w->meter)) 
+                return CS_DEADLINE;
+            double res;
+            if (fdirection(n, A, lda, d, false, w, &res) != 0) 
+                return CS_DEADLINE;
+            int j;
+            double s = maxstep(n, f, d, da_tol, w, &j);
+            // The step carries the clamped rows' residual into their w: refine the direction when
+            // that residual or what the step would carry is above rounding (REFINE_TOL, CARRY_TOL).
+            if (res > REFINE_TOL * dmax || (j >= 0 && s * res > CARRY_TOL * viol_tol)) {
+                if (fdirection(n, A, lda, d, true, w, &res) != 0) 
+                    return CS_DEADLINE;
+                s = maxstep(n, f, d, da_tol, w, &j);
+            }
+            st->pivots++;
+            if (j < 0) {
+                // f_d can grow without bound and w_d does not rise: no solution (Lemke's ray).
+                return CS_RAY;
+            }
+            for (int i = 0; i < n; i++) {
+                f[i] += s * w->df[i];
+                w->a[i] += s * w->da[i];
+            }
+            if (j == d) {
+                w->a[d] = 0;
+                clamp(w, d, w->df);
+                break;
+            }
+            if (w->set[j] == CLAMPED) {
+                f[j] = 0;
+                w->set[j] = NOT_CLAMPED;
+                cs__bordered_remove(&w->acc, j);
+                cs__bordered_refresh(&w->acc);
+            } else {
+                w->a[j] = 0;
+                clamp(w, j, NULL);
+            }
+        }
+    }
 }
 
 cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, const double *b,
@@ -540,105 +711,44 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
         w.a[i] = b[i];
     }
     const double viol_tol = VIOL_TOL * bmax;
-    const double da_tol = DIR_TOL * dmax;
     const int cap = 4 * n * (n + 1) + 8;
     cs_status status = CS_CONVERGED;
-    // A Schur pivot below RANK_TOL of the largest diagonal is a redundant row (footnote 3).
-    const int start = start_touching(ws, n, A, lda, b, viol_tol, RANK_TOL * dmax, f, &w);
-    if (start == START_ANSWER)
-        goto out;
-    if (cs__bordered_init(&w.acc, ws, n, n, RANK_TOL * dmax, dense_entry, &w.mat, &w.meter) != 0) {
-        cs__ws_release(ws, mark);
-        return CS_ENOSPACE;
-    }
-    w.acc.symmetric = true;
-    // The drives go on from the start's clamped set; forming its inverse is O(|C|^3), read
-    // through the meter (a passed deadline then stops the first drive).
-    for (int i = 0; start == START_DRIVES && i < n && !w.meter.passed; i++)
-        if (w.set[i] == CLAMPED)
-            clamp(&w, i, NULL);
-
-    for (;;) {
-        // Drive the most violated index first: it tends to be the one carrying the load.
-        int d = -1;
-        double amin = -viol_tol;
-        for (int i = 0; i < n; i++)
-            if (w.set[i] != CLAMPED && w.a[i] < amin) {
-                amin = w.a[i];
-                d = i;
-            }
-        if (d < 0) {
-            // The last clamp's update of A_CC's inverse reads the meter too.
-            status = w.meter.passed ? CS_DEADLINE : CS_CONVERGED;
+    int start = start_touching(ws, n, A, lda, b, bmax, dmax, f, &w);
+    for (int round = 0; start != START_ANSWER; round++) {
+        // A Schur pivot below RANK_TOL of the largest diagonal is a redundant row (footnote 3).
+        const size_t drives = cs__ws_mark(ws);
+        if (cs__bordered_init(&w.acc, ws, n, n, RANK_TOL * dmax, dense_entry, &w.mat,
+                              &w.meter) != 0) {
+            cs__ws_release(ws, mark);
+            return CS_ENOSPACE;
+        }
+        w.acc.symmetric = true;
+        // The drives go on from the start's clamped set; forming its inverse is O(|C|^3), read
+        // through the meter (a passed deadline then stops the first drive).
+        for (int i = 0; start == START_DRIVES && i < n && !w.meter.passed; i++)
+            if (w.set[i] == CLAMPED)
+                clamp(&w, i, NULL);
+        status = drive_all(n, A, lda, viol_tol, dmax, cap, f, &w, st);
+        // Resumed drives that meet a ray go on from an answer the first found, which failed only
+        // its check: no ray is proven, and f is an iterate (CS_MAXITER, as the check's).
+        if (round > 0 && status == CS_RAY)
+            status = CS_MAXITER;
+        // A_CC's inverse is done with: the polish takes its room.
+        cs__ws_release(ws, drives);
+        if (status != CS_CONVERGED)
             break;
+        status = polish(ws, n, A, lda, b, bmax, dmax, round < RESUMES, f, &w);
+        if (status != CS_MAXITER || round == RESUMES)
+            break;
+        // The drives go on from the iterate polish left, with its exact w, as from the start:
+        // its loaded members clamped, the others unprocessed.
+        for (int i = 0; i < n; i++) {
+            w.set[i] = f[i] > 0 ? CLAMPED : UNPROCESSED;
+            if (f[i] > 0)
+                w.a[i] = 0;
         }
-        // An index in NC whose w went negative is driven like an unprocessed one.
-        w.set[d] = UNPROCESSED;
-        for (;;) {
-            // A step that ties with d's own limit leaves w_d at zero up to rounding, with the
-            // index that tied now clamped: d is done (its direction may even be degenerate).
-            if (w.a[d] >= -viol_tol) {
-                w.a[d] = 0;
-                clamp(&w, d, NULL);
-                break;
-            }
-            if (st->pivots >= cap) {
-                status = CS_MAXITER;
-                goto out;
-            }
-            // A pivot costs far more than a clock read (a vDSO call): check before each one.
-            if (cs__meter_check(&w.meter)) {
-                status = CS_DEADLINE;
-                goto out;
-            }
-            double res;
-            if (fdirection(n, A, lda, d, false, &w, &res) != 0) {
-                status = CS_DEADLINE;
-                goto out;
-            }
-            int j;
-            double s = maxstep(n, f, d, da_tol, &w, &j);
-            // The step carries the clamped rows' residual into their w: refine the direction when
-            // that residual or what the step would carry is above rounding (REFINE_TOL, CARRY_TOL).
-            if (res > REFINE_TOL * dmax || (j >= 0 && s * res > CARRY_TOL * viol_tol)) {
-                if (fdirection(n, A, lda, d, true, &w, &res) != 0) {
-                    status = CS_DEADLINE;
-                    goto out;
-                }
-                s = maxstep(n, f, d, da_tol, &w, &j);
-            }
-            st->pivots++;
-            if (j < 0) {
-                // f_d can grow without bound and w_d does not rise: no solution (Lemke's ray).
-                status = CS_RAY;
-                goto out;
-            }
-            for (int i = 0; i < n; i++) {
-                f[i] += s * w.df[i];
-                w.a[i] += s * w.da[i];
-            }
-            if (j == d) {
-                w.a[d] = 0;
-                clamp(&w, d, w.df);
-                break;
-            }
-            if (w.set[j] == CLAMPED) {
-                f[j] = 0;
-                w.set[j] = NOT_CLAMPED;
-                cs__bordered_remove(&w.acc, j);
-                cs__bordered_refresh(&w.acc);
-            } else {
-                w.a[j] = 0;
-                clamp(&w, j, NULL);
-            }
-        }
+        start = START_DRIVES;
     }
-    // Rounding: clamped forces may sit at -1e-17; the solution is f >= 0 by construction.
-    for (int i = 0; i < n; i++)
-        f[i] = max_d(0.0, f[i]);
-    if (status == CS_CONVERGED)
-        status = lcp_holds(n, A, lda, b, bmax, f, &w);
-out:
     st->peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);
     return status;
