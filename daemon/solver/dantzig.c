@@ -31,10 +31,15 @@
  * b_i <= viol_tol} (contacts closing or at rest) with f_G = -A_GG^+ b_G, from one LDL^T of A_GG
  * that skips a member whose pivot is at or below the rank tolerance, as the bordered inverse
  * defers it: O(|G|^3 / 6), where the drives pay O(|G|^2) and an O(n) ratio test a pivot over
- * about |G| pivots. It is kept when f_G >= 0 (a tie's rounding-sized forces taken as zero) and
- * every member with a force meets its equation to the violation tolerance: the loaded members
- * are then C, the others unprocessed (driven if violated). Otherwise the solve starts from C
- * empty, as Baraff's does. On a resting stack no drive is left (start_touching).
+ * about |G| pivots (solve_subset). It is kept when f_G >= 0 (a tie's rounding-sized forces taken
+ * as zero) and every member with a force meets its equation to the violation tolerance: the
+ * loaded members are then C, the others unprocessed (driven if violated). Otherwise the solve
+ * starts from C empty, as Baraff's does. That check sums w in plain double, whose rounding is
+ * below n eps max_i A_ii sum_j f_j (A is PSD, so |A_ij| <= max_i A_ii): where that bound passes
+ * the violation tolerance (forces ~1e5 |b| / A_ii and beyond, never a sane scene's) a
+ * violation could hide below it, and an answer of the start is judged by the final check
+ * instead (failing it, the solve starts from C empty). A resting stack pays one sum and one
+ * comparison, and no drive is left (start_touching).
  *
  * INVARIANTS. f >= 0 everywhere; w_C = 0; w_NC >= 0; indices once processed stay satisfied.
  *
@@ -47,8 +52,8 @@
  * definite status.
  *
  * DEADLINE. Read before each step and, through a meter (deadline.h), inside the long stretches:
- * forming A (O(n^2)), updating A_CC's inverse (O(|C|^2)), da = A df (O(n |C|)) and the final
- * check (O(n |C|)).
+ * forming A (O(n^2)), updating A_CC's inverse (O(|C|^2)), da = A df (O(n |C|)), the start's
+ * and the polish's factorizations (O(|C|^3)) and the final check (O(n |C|)).
  *
  * TOLERANCES. Directions smaller than 1e-11 (relative to the unit step of f_d, or to the largest
  * diagonal of A for w) are treated as zero, and w_d < -1e-10 |b|_inf counts as violated: both far
@@ -59,14 +64,24 @@
  * well-conditioned A_CC) or when the step would carry more than 1e-5 of the violation tolerance
  * into the clamped rows' w, where it stays (they are not driven again).
  *
- * THE FINAL CHECK. The drives judge the w they carry from step to step, and at huge forces (a
- * clamped pair whose Schur pivot is just above RANK_TOL makes |df| ~ 1e5) its rounding can pass
- * for a rise of w_d, and the answer for a solution where none exists. So the drives' answer is
- * judged from scratch (lcp_holds): w = A f + b summed with its rounding errors kept (Dot2), so
- * that a velocity below the last bit of A f still shows, and every row must meet f w ~ 0 and
- * w >= -tol_i, tol_i = 1e-9 of the velocity scale max(|b|, |w|) (part 2's check) plus the sum's
- * own error, gamma_k^2 (|b_i| + sum_j |A_ij f_j|). A failed check is CS_MAXITER, as in part 2.
- * The start's answer has its own check and takes none: a resting stack pays nothing.
+ * THE FINAL CHECK. The drives judge the w they carry from step to step, and they carry f and w
+ * through every pivot: near-singular pivots (a clamped pair whose Schur pivot is just above
+ * RANK_TOL makes |df| ~ 1e5; a stack whose masses alternate by 1e6) drift both, up to ~1e-5 of
+ * the velocity scale, and at huge forces the rounding of w can pass for a rise of w_d, and the
+ * answer for a solution where none exists. So the drives' answer is first polished: f_C solved
+ * afresh on the loaded members of the final clamped set (solve_subset, as the start), f zero
+ * elsewhere; where that asks a negative force, f moves toward it as far as f >= 0 allows and the
+ * member that reaches zero first leaves C (as a drive's ratio test would have taken it out had f
+ * not drifted), and the rest is solved again. Then it is judged from scratch (lcp_holds): w = A
+ * f + b summed with its rounding errors kept (Dot2), so that a velocity below the last bit of A f
+ * still shows, and every row must meet f w ~ 0 and w >= -tol_i, tol_i = 1e-9 of the velocity
+ * scale max(|b|, |w|) (part 2's check) plus the sum's own error, gamma_k^2 (|b_i| + sum_j |A_ij
+ * f_j|). When the polished f fails and the drives' own passes, that is the answer. When both
+ * fail, the drives go on from the polished f (f >= 0, w_C = 0 exactly enough: a state they can
+ * take up, its loaded members clamped, the others unprocessed, as from the start), at most
+ * RESUMES times; then the status is CS_MAXITER with the iterate whose worst row misses by less
+ * (as part 2's failed check), also when resumed drives meet a ray (the first drives found none).
+ * The polish costs one O(|C|^3 / 6) factorization, read through the meter like the start's.
  *
  * PART 2. THE PROBLEM (dantzig.h, cs_dantzig_problem). Rows are NORMAL (part 1's law), BILATERAL (a
  * = 0, f free) or friction: a group of one BOX row or a PAIR of rows, whose force f_t must lie in r

@@ -21,9 +21,11 @@ size_t cs_dantzig_lcp_size(int n);
  * the solution, or the last iterate when the status is not CS_CONVERGED. opt may be NULL (no
  * deadline). st: out, always set (pivots = steps taken, peak bytes; a problem that the start
  * from the touching contacts answers, such as a resting stack, takes none: dantzig.c).
- * Returns CS_CONVERGED (after drives, checked from scratch to 1e-9 of the velocity scale:
- * dantzig.c, THE FINAL CHECK); CS_DEADLINE or CS_MAXITER (pivot cap, or an answer that fails the
- * final check; f is an iterate: f >= 0 but some w_i < 0); CS_RAY when a driving direction
+ * Returns CS_CONVERGED (an answer that holds to 1e-9 of the velocity scale: after drives,
+ * polished on its clamped set and checked from scratch; from the start, checked from scratch
+ * where its forces are too large for its own check: dantzig.c, THE START and THE FINAL CHECK);
+ * CS_DEADLINE or CS_MAXITER (pivot cap, or an answer that fails the final check after the drives
+ * went on from it; f is an iterate: f >= 0 but some w_i < 0); CS_RAY when a driving direction
  * makes no progress (b far from the range of A: no solution); CS_ENOSPACE; CS_EINPUT for
  * non-finite data.
  * Pivot cap: 4 n (n + 1) + 8 steps (each drive-to-zero never repeats its clamped set, Baraff's
