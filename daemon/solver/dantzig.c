@@ -654,17 +654,17 @@ static cs_status drive_all(int n, const double *A, int lda, double viol_tol, dou
             if (st->pivots >= cap)
                 return CS_MAXITER;
             // A pivot costs far more than a clock read (a vDSO call): check before each one.
-            if (cs__meter_check(&w->meter)) 
+            if (cs__meter_check(&w->meter))
                 return CS_DEADLINE;
             double res;
-            if (fdirection(n, A, lda, d, false, w, &res) != 0) 
+            if (fdirection(n, A, lda, d, false, w, &res) != 0)
                 return CS_DEADLINE;
             int j;
             double s = maxstep(n, f, d, da_tol, w, &j);
             // The step carries the clamped rows' residual into their w: refine the direction when
             // that residual or what the step would carry is above rounding (REFINE_TOL, CARRY_TOL).
             if (res > REFINE_TOL * dmax || (j >= 0 && s * res > CARRY_TOL * viol_tol)) {
-                if (fdirection(n, A, lda, d, true, w, &res) != 0) 
+                if (fdirection(n, A, lda, d, true, w, &res) != 0)
                     return CS_DEADLINE;
                 s = maxstep(n, f, d, da_tol, w, &j);
             }
