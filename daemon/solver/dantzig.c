@@ -130,6 +130,7 @@
 #include "solver/dantzig.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -392,24 +393,85 @@ static void ldl_solve(int k, const double *L, const double *d, const int *end, d
 }
 
 /* The columns of A that carry a force (f_j > 0) into cols [n]; returns how many: the products
- * that check an answer skip the contacts without one, most of a resting scene's. */
-static int loaded_columns(int n, const double *f, int *cols) {
+ * that check an answer skip the contacts without one, most of a resting scene's. *ret_fmax: NULL,
+ * or the largest f_j. */
+static int loaded_columns(int n, const double *f, int *cols, double *ret_fmax) {
     int k = 0;
+    double fs = 0;
     for (int j = 0; j < n; j++)
-        if (f[j] > 0)
+        if (f[j] > 0) {
             cols[k++] = j;
+            fs = max_d(fs, f[j]);
+        }
+    if (ret_fmax)
+        *ret_fmax = fs;
     return k;
+}
+
+/* Lane masks of two doubles (simd.h): a comparison's result, or a sign bit cleared. */
+typedef long long bits2 __attribute__((vector_size(16)));
+
+/* |a| in each lane. */
+static inline cs__v2 abs2(cs__v2 a) {
+    const bits2 magnitude = {LLONG_MAX, LLONG_MAX};
+    return (cs__v2)((bits2)a & magnitude);
+}
+
+/* In each lane, a where m is set, else b. */
+static inline cs__v2 pick2(bits2 m, cs__v2 a, cs__v2 b) {
+    return (cs__v2)(((bits2)a & m) | ((bits2)b & ~m));
+}
+
+/* The final check's rule on two rows: rows_hold's step, in lanes. */
+typedef struct rule2 {
+    cs__v2 as, worst, over;
+} rule2;
+
+static inline void rule2_add(rule2 *r, cs__v2 w, cs__v2 s, cs__v2 f, cs__v2 e, cs__v2 inv) {
+    const cs__v2 aw = abs2(w), es = e * s, fw = f * aw * inv;
+    // max_d in lanes: the second operand where it is larger (a NaN ignored there), a miss's NaN
+    // sticking in worst and over.
+    const cs__v2 miss = pick2((bits2)(fw > -w), fw, -w), scale = aw + es, net = miss - es;
+    r->as = pick2((bits2)(scale > r->as), scale, r->as);
+    r->worst = pick2(~(bits2)(miss <= r->worst), miss, r->worst);
+    r->over = pick2(~(bits2)(net <= r->over), net, r->over);
+}
+
+/* The final check's rule (file header, THE FINAL CHECK) on w [n], a sum for f whose row i is
+ * within |e| s_i of the exact w_i: every row meets f w ~ 0 and w >= 0 to ANSWER_TOL of the velocity
+ * scale as = max(|b|, |w|), with e s_i added to the allowance and to the scale. e > 0 gives the
+ * error to the answer (Dot2's, far below anything the tolerance sees); e < 0 takes it against the
+ * answer, so that rows that pass hold for the exact w however the rounding fell (the exact miss is
+ * at most the computed one plus |e| s_i, f_i <= fs = max f, and the exact scale at least the
+ * computed one less it). One pass, two rows at a time (an odd last row taken twice): the worst of
+ * miss_i - e s_i against the scale at the end. *ret_viol: the worst row's miss in velocity units,
+ * max(-w_i, f_i |w_i| / fs) (NaN when w is). True when every row holds. */
+static bool rows_hold(int n, const double *f, double fs, const double *w, const double *s,
+                      double e, double bmax, double *ret_viol) {
+    const double inv = fs > 0 ? 1 / fs : 0;
+    const cs__v2 ev = {e, e}, iv = {inv, inv};
+    rule2 r = {.as = {bmax, bmax}, .worst = {0, 0}, .over = {-INFINITY, -INFINITY}};
+    int i = 0;
+    for (; i + 2 <= n; i += 2)
+        rule2_add(&r, cs__ld2(w + i), cs__ld2(s + i), cs__ld2(f + i), ev, iv);
+    if (i < n)
+        rule2_add(&r, (cs__v2){w[i], w[i]}, (cs__v2){s[i], s[i]}, (cs__v2){f[i], f[i]}, ev, iv);
+    const double as = max_d(r.as[0], r.as[1]);
+    const double worst = r.worst[0] <= r.worst[1] ? r.worst[1] : r.worst[0];
+    *ret_viol = worst;
+    return r.over[0] <= ANSWER_TOL * as && r.over[1] <= ANSWER_TOL * as;
 }
 
 /* The final check of an answer f >= 0 (file header, THE FINAL CHECK): w = A f + b from scratch,
  * summed with its rounding errors kept (Ogita, Rump and Oishi 2005, Dot2: TwoSum and an fma for
  * each product's), so w is exact to u |w_i| + gamma_k^2 (|b_i| + sum_j |A_ij f_j|) however large
- * f is; w is left in w->a, and *ret_viol is the worst row's miss in velocity units, max(-w_i,
- * f_i |w_i| / max f) (NaN when w is). Returns CS_CONVERGED; CS_MAXITER when a row fails;
- * CS_DEADLINE when the meter's deadline passed (*ret_viol untouched). */
+ * f is, and judged by rows_hold; w is left in w->a, and *ret_viol is the worst row's miss (as
+ * rows_hold's). Returns CS_CONVERGED; CS_MAXITER when a row fails; CS_DEADLINE when the meter's
+ * deadline passed (*ret_viol untouched). */
 static cs_status lcp_holds(int n, const double *A, int lda, const double *b, double bmax,
                            const double *f, lcp_ws *w, double *ret_viol) {
-    const int k = loaded_columns(n, f, w->cols);
+    double fs;
+    const int k = loaded_columns(n, f, w->cols, &fs);
     double *hi = w->a, *lo = w->da, *s = w->df;
     for (int i = 0; i < n; i++) {
         hi[i] = b[i];
@@ -429,27 +491,56 @@ static cs_status lcp_holds(int n, const double *A, int lda, const double *b, dou
         if (cs__meter_add(&w->meter, 10 * (int64_t)n))
             return CS_DEADLINE;
     }
-    double fs = 0, as = bmax;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         hi[i] += lo[i];
-        fs = max_d(fs, f[i]);
-        as = max_d(as, fabs(hi[i]));
-    }
     // Part 2's tolerance on the velocity scale (answer_holds), plus the sum's own rounding
     // (gamma_{k+1}^2 of the row's scale, 1e-28 of it at n = 8192): a velocity lost below the last
     // bit of A f, as a drive's rounding can leave it at huge forces, is judged as it is.
     const double g = (k + 1) * (DBL_EPSILON / 2), round = g * g / (1 - (k + 1) * DBL_EPSILON);
-    bool holds = true;
-    double worst = 0;
-    for (int i = 0; i < n; i++) {
-        const double miss = max_d(-hi[i], fs > 0 ? f[i] * fabs(hi[i]) / fs : 0);
-        holds = holds && miss <= ANSWER_TOL * as + round * s[i];
-        // A NaN sticks.
-        if (!(miss <= worst))
-            worst = miss;
+    return rows_hold(n, f, fs, hi, s, round, bmax, ret_viol) ? CS_CONVERGED : CS_MAXITER;
+}
+
+/* The cheap side of the final check (file header, THE FINAL CHECK): w = A f + b over the loaded
+ * columns in plain double, with s_i = |b_i| + sum_j |A_ij f_j| beside it (one fabs and one add
+ * more a term), two rows and two columns at a time. The computed w_i is within gamma_{k+1} s_i of
+ * the exact one (Higham 2002, eq. 3.5, for k products and b); the margin taken against the answer
+ * is twice that, which also covers the rounding of s itself. True when every row passes
+ * rows_hold's rule with that margin: the answer holds, no exact sum needed. False when the rule
+ * cannot say so at this precision, or when the meter's deadline passed. Fills w->a, w->df (s) and
+ * w->cols. */
+static bool lcp_holds_plainly(int n, const double *A, int lda, const double *b, double bmax,
+                              const double *f, lcp_ws *w) {
+    double fs;
+    const int k = loaded_columns(n, f, w->cols, &fs);
+    double *y = w->a, *s = w->df;
+    // Two columns at a time, b taken in with the first two (or the one, or none).
+    for (int q = 0; q < k || q == 0; q += 2) {
+        const int two = k - q >= 2;
+        const double *c0 = k > 0 ? A + (size_t)w->cols[q] * lda : b;
+        const double *c1 = two ? A + (size_t)w->cols[q + 1] * lda : b;
+        const double f0 = k > 0 ? f[w->cols[q]] : 0, f1 = two ? f[w->cols[q + 1]] : 0;
+        const cs__v2 v0 = {f0, f0}, v1 = {f1, f1};
+        int i = 0;
+        for (; i + 2 <= n; i += 2) {
+            const cs__v2 p0 = cs__ld2(c0 + i) * v0, p1 = cs__ld2(c1 + i) * v1;
+            const cs__v2 y0 = q == 0 ? cs__ld2(b + i) : cs__ld2(y + i);
+            const cs__v2 s0 = q == 0 ? abs2(y0) : cs__ld2(s + i);
+            cs__st2(y + i, y0 + p0 + p1);
+            cs__st2(s + i, s0 + abs2(p0) + abs2(p1));
+        }
+        for (; i < n; i++) {
+            const double p0 = c0[i] * f0, p1 = c1[i] * f1, y0 = q == 0 ? b[i] : y[i];
+            const double s0 = q == 0 ? fabs(y0) : s[i];
+            y[i] = y0 + p0 + p1;
+            s[i] = s0 + fabs(p0) + fabs(p1);
+        }
+        // About six operations a term.
+        if (cs__meter_add(&w->meter, 12 * (int64_t)n))
+            return false;
     }
-    *ret_viol = worst;
-    return holds ? CS_CONVERGED : CS_MAXITER;
+    const double g = (k + 1) * (DBL_EPSILON / 2) / (1 - (k + 1) * (DBL_EPSILON / 2));
+    double viol;
+    return rows_hold(n, f, fs, y, s, -2 * g, bmax, &viol);
 }
 
 /* x_G = -A_GG^+ b_G for the k indices g [k], increasing (x [n] by index, others untouched):
@@ -519,7 +610,7 @@ static int start_touching(cs_workspace *ws, int n, const double *A, int lda, con
     bool ok = !cs__meter_check(&w->meter) &&
               solve_subset(ws, n, A, lda, b, g, k, RANK_TOL * dmax, f, &w->meter) == 0;
     // w = A f + b over the columns that carry a force.
-    const int nf = ok ? loaded_columns(n, f, w->cols) : 0;
+    const int nf = ok ? loaded_columns(n, f, w->cols, NULL) : 0;
     ok = ok && !mul_columns(n, A, lda, w->cols, nf, f, w->a, &w->meter);
     // Only a loaded member is clamped. One without a force stays unprocessed, as at a cold
     // start: clamped, a nearly dependent one would be deferred by the inverse, whose equation the
@@ -751,6 +842,10 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
         // A_CC's inverse is done with: the polish takes its room.
         cs__ws_release(ws, drives);
         if (status != CS_CONVERGED)
+            break;
+        // The drives' answer, summed in plain double, holds whatever the rounding (the
+        // well-conditioned drives of an ordinary scene): no polish, no exact sum.
+        if (lcp_holds_plainly(n, A, lda, b, bmax, f, &w))
             break;
         status = polish(ws, n, A, lda, b, bmax, dmax, round < RESUMES, f, &w);
         if (status != CS_MAXITER || round == RESUMES)
