@@ -573,16 +573,20 @@ static int solve_subset(cs_workspace *ws, int n, const double *A, int lda, const
     ok = ok && !ldl_skip(k, K, rank_tol, d, end, meter) && !cs__meter_add(meter, (int64_t)k * k);
     if (ok)
         ldl_solve(k, K, d, end, x);
-    double fmax = 0;
-    for (int c = 0; ok && c < k; c++)
-        fmax = max_d(fmax, x[c]);
-    int negative = 0;
-    for (int c = 0; ok && c < k; c++) {
-        negative += x[c] < -DIR_TOL * fmax;
-        f[g[c]] = fabs(x[c]) > DIR_TOL * fmax ? x[c] : 0;
+    int negative = -1;
+    if (ok) {
+        double fmax = 0;
+        for (int c = 0; c < k; c++)
+            fmax = max_d(fmax, x[c]);
+        const double tie = DIR_TOL * fmax;
+        negative = 0;
+        for (int c = 0; c < k; c++) {
+            negative += x[c] < -tie;
+            f[g[c]] = fabs(x[c]) > tie ? x[c] : 0;
+        }
     }
     cs__ws_release(ws, mark);
-    return ok ? negative : -1;
+    return negative;
 }
 
 /* start_touching()'s outcomes. */
