@@ -68,20 +68,28 @@
  * through every pivot: near-singular pivots (a clamped pair whose Schur pivot is just above
  * RANK_TOL makes |df| ~ 1e5; a stack whose masses alternate by 1e6) drift both, up to ~1e-5 of
  * the velocity scale, and at huge forces the rounding of w can pass for a rise of w_d, and the
- * answer for a solution where none exists. So the drives' answer is first polished: f_C solved
- * afresh on the loaded members of the final clamped set (solve_subset, as the start), f zero
- * elsewhere; where that asks a negative force, f moves toward it as far as f >= 0 allows and the
- * member that reaches zero first leaves C (as a drive's ratio test would have taken it out had f
- * not drifted), and the rest is solved again. Then it is judged from scratch (lcp_holds): w = A
- * f + b summed with its rounding errors kept (Dot2), so that a velocity below the last bit of A f
- * still shows, and every row must meet f w ~ 0 and w >= -tol_i, tol_i = 1e-9 of the velocity
- * scale max(|b|, |w|) (part 2's check) plus the sum's own error, gamma_k^2 (|b_i| + sum_j |A_ij
- * f_j|). When the polished f fails and the drives' own passes, that is the answer. When both
+ * answer for a solution where none exists. The rule (rows_hold): every row must meet f w ~ 0 and
+ * w >= 0 to 1e-9 of the velocity scale max(|b|, |w|) (part 2's check), with a bound e_i on the
+ * error of the computed w_i counted for the answer or against it. First a filter
+ * (lcp_holds_plainly): w = A f + b over the loaded columns in plain double with s_i = |b_i| +
+ * sum_j |A_ij f_j| beside it, w_i then within gamma_{k+1} s_i of the exact value (Higham 2002,
+ * 3.5), and every row must hold with twice that counted against it: an ordinary scene's drives
+ * answer to 1e-13 and pass, for one pass over A's loaded columns and one over the rows, O(n |C|).
+ * Only an answer the filter cannot pass is polished: f_C solved afresh on the loaded members of
+ * the final clamped set (solve_subset, as the start), f zero elsewhere; where that asks a
+ * negative force, f moves toward it as far as f >= 0 allows and the member that reaches zero
+ * first leaves C (as a drive's ratio test would have taken it out had f not drifted), and the
+ * rest is solved again, POLISH_CUTS times at most (the mass-ratio stacks and the random
+ * near-dependent LCPs need 7; uncapped, |C| solves of O(|C|^3) each and no deadline offline).
+ * Then it is judged exactly (lcp_holds): w summed with its rounding errors kept (Dot2), so that a
+ * velocity below the last bit of A f still shows, its own error gamma_k^2 s_i given to the
+ * answer. When the polished f fails and the drives' own passes, that is the answer. When both
  * fail, the drives go on from the polished f (f >= 0, w_C = 0 exactly enough: a state they can
  * take up, its loaded members clamped, the others unprocessed, as from the start), at most
- * RESUMES times; then the status is CS_MAXITER with the iterate whose worst row misses by less
- * (as part 2's failed check), also when resumed drives meet a ray (the first drives found none).
- * The polish costs one O(|C|^3 / 6) factorization, read through the meter like the start's.
+ * RESUMES times, unless the polish stopped at its cap (its f then a step short of w_C = 0); then
+ * the status is CS_MAXITER with the iterate whose worst row misses by less (as part 2's failed
+ * check), also when resumed drives meet a ray (the first drives found none). The polish costs a
+ * few O(|C|^3 / 6) factorizations, read through the meter like the start's.
  *
  * PART 2. THE PROBLEM (dantzig.h, cs_dantzig_problem). Rows are NORMAL (part 1's law), BILATERAL (a
  * = 0, f free) or friction: a group of one BOX row or a PAIR of rows, whose force f_t must lie in r

@@ -22,7 +22,8 @@ size_t cs_dantzig_lcp_size(int n);
  * deadline). st: out, always set (pivots = steps taken, peak bytes; a problem that the start
  * from the touching contacts answers, such as a resting stack, takes none: dantzig.c).
  * Returns CS_CONVERGED (an answer that holds to 1e-9 of the velocity scale: after drives,
- * polished on its clamped set and checked from scratch; from the start, checked from scratch
+ * checked from scratch, in plain double with its rounding bound or, where that cannot tell,
+ * polished on its clamped set and summed exactly; from the start, checked from scratch
  * where its forces are too large for its own check: dantzig.c, THE START and THE FINAL CHECK);
  * CS_DEADLINE or CS_MAXITER (pivot cap, or an answer that fails the final check after the drives
  * went on from it; f is an iterate: f >= 0 but some w_i < 0); CS_RAY when a driving direction
