@@ -48,8 +48,12 @@
  * when A is, but A_Cd lies in its range, so the system is consistent (footnote 3). C changes by one
  * index per pivot, so A_CC's inverse is kept and bordered or shrunk in O(|C|^2) (section 4.5,
  * bordered.h); an index whose Schur pivot is below RANK_TOL is redundant and held at zero, as a
- * rank-revealing factorization drops it. In floating point the step cap below turns a cycle into a
- * definite status.
+ * rank-revealing factorization drops it. In floating point a near-singular pivot (a stack whose
+ * masses alternate by 1e6) can leave an index with f_j = w_j = 0 whose df_j < 0 when clamped and
+ * da_j < 0 when not: zero steps then move it in and out forever. An index that a zero step moves
+ * a second time since the last positive step is given up (unprocessed, f_j = 0, as part 2 gives
+ * up a cycling index) and driven later if its w goes negative; the step cap turns any other cycle
+ * into a definite status.
  *
  * DEADLINE. Read before each step and, through a meter (deadline.h), inside the long stretches:
  * forming A (O(n^2)), updating A_CC's inverse (O(|C|^2)), da = A df (O(n |C|)), the start's
@@ -155,6 +159,9 @@ enum { UNPROCESSED = 0, CLAMPED = 1, NOT_CLAMPED = 2 };
 #define RANK_TOL 1e-11
 #define REFINE_TOL 1e-13
 #define CARRY_TOL 1e-5
+/* Zero steps of a drive remembered to tell a cycle (drive_all): the mass-ratio stacks' cycles
+ * move one index or two. */
+#define ZERO_RUN 8
 /* The final checks' relative tolerance (answer_holds, lcp_holds): three orders above what the
  * converged answers show (<= 1e-13 on contact scenes), three below the certificate's default. */
 #define ANSWER_TOL 1e-9
@@ -746,6 +753,8 @@ static cs_status drive_all(int n, const double *A, int lda, double viol_tol, dou
         }
         // An index in NC whose w went negative is driven like an unprocessed one.
         w->set[d] = UNPROCESSED;
+        // The indices the zero steps since the last positive one moved, the last ZERO_RUN of them.
+        int zero[ZERO_RUN], nzero = 0;
         for (;;) {
             // A step that ties with d's own limit leaves w_d at zero up to rounding, with the
             // index that tied now clamped: d is done (its direction may even be degenerate).
@@ -776,6 +785,25 @@ static cs_status drive_all(int n, const double *A, int lda, double viol_tol, dou
                 // f_d can grow without bound and w_d does not rise: no solution (Lemke's ray).
                 return CS_RAY;
             }
+            // A zero step that moves an index a zero step since the last positive one moved
+            // already is a cycle only rounding allows (file header, WHY IT TERMINATES): j is given
+            // up, and a later drive takes it up if its w goes negative.
+            bool again = false;
+            for (int q = 0; s == 0 && q < nzero && q < ZERO_RUN; q++)
+                again |= zero[q] == j;
+            if (again) {
+                if (w->set[j] == CLAMPED) {
+                    cs__bordered_remove(&w->acc, j);
+                    cs__bordered_refresh(&w->acc);
+                }
+                w->set[j] = UNPROCESSED;
+                nzero = 0;
+                continue;
+            }
+            if (s == 0)
+                zero[nzero++ % ZERO_RUN] = j;
+            else
+                nzero = 0;
             for (int i = 0; i < n; i++) {
                 f[i] += s * w->df[i];
                 w->a[i] += s * w->da[i];
