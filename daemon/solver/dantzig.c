@@ -35,11 +35,12 @@
  * as zero) and every member with a force meets its equation to the violation tolerance: the
  * loaded members are then C, the others unprocessed (driven if violated). Otherwise the solve
  * starts from C empty, as Baraff's does. That check sums w in plain double, whose rounding is
- * below n eps max_i A_ii sum_j f_j (A is PSD, so |A_ij| <= max_i A_ii): where that bound passes
- * the violation tolerance (forces ~1e5 |b| / A_ii and beyond, never a sane scene's) a
- * violation could hide below it, and an answer of the start is judged by the final check
- * instead (failing it, the solve starts from C empty). A resting stack pays one sum and one
- * comparison, and no drive is left (start_touching).
+ * below n eps max_i A_ii sum_j f_j (A is PSD, so |A_ij| <= max_i A_ii) plus n + 1 subnormals
+ * of underflow: where that bound passes the violation tolerance (forces ~1e5 |b| / A_ii and
+ * beyond, or subnormal velocities: never a sane scene's) a violation could hide below it, and
+ * an answer of the start is judged by the final check instead (failing it, the solve starts from
+ * C empty). A resting stack pays one sum and one comparison, and no drive is left
+ * (start_touching).
  *
  * INVARIANTS. f >= 0 everywhere; w_C = 0; w_NC >= 0; indices once processed stay satisfied.
  *
@@ -75,24 +76,27 @@
  * answer for a solution where none exists. The rule (rows_hold): every row must meet f w ~ 0 and
  * w >= 0 to 1e-9 of the velocity scale max(|b|, |w|) (part 2's check), with a bound e_i on the
  * error of the computed w_i counted for the answer or against it. First a filter
- * (lcp_holds_plainly): w = A f + b over the loaded columns in plain double with s_i = |b_i| +
- * sum_j |A_ij f_j| beside it, w_i then within gamma_{k+1} s_i of the exact value (Higham 2002,
- * 3.5), and every row must hold with twice that counted against it: an ordinary scene's drives
- * answer to 1e-13 and pass, for one pass over A's loaded columns and one over the rows, O(n |C|).
+ * (lcp_holds_plainly): w = A f + b over the loaded columns in plain double, within gamma_{k+1}
+ * s_i of the exact value (Higham 2002, 3.5), s_i = |b_i| + sum_j |A_ij f_j| <= max |b| + max_i
+ * A_ii sum f for a PSD A, and every row must hold with twice that bound counted against it: an
+ * ordinary scene's drives answer to 1e-13 and pass, for one product over A's loaded columns and
+ * one pass over the rows, O(n |C|).
  * Only an answer the filter cannot pass is polished: f_C solved afresh on the loaded members of
  * the final clamped set (solve_subset, as the start), f zero elsewhere; where that asks a
  * negative force, f moves toward it as far as f >= 0 allows and the member that reaches zero
  * first leaves C (as a drive's ratio test would have taken it out had f not drifted), and the
- * rest is solved again, POLISH_CUTS times at most (the mass-ratio stacks and the random
+ * rest is solved again, POLISH_CUTS members out at most (the mass-ratio stacks and the random
  * near-dependent LCPs need 7; uncapped, |C| solves of O(|C|^3) each and no deadline offline).
  * Then it is judged exactly (lcp_holds): w summed with its rounding errors kept (Dot2), so that a
- * velocity below the last bit of A f still shows, its own error gamma_k^2 s_i given to the
- * answer (an f so small that 1 / max f overflows fails it). When the polished f fails and the
- * drives' own passes, that is the answer. When both fail, the status is CS_MAXITER with the one
- * whose worst row misses by less (as part 2's failed check). The drives do not go on from it:
- * that converged a few more of the stacks and LCPs above (6 of 20,000 random ones), but could
- * end at the pivot cap with a worse iterate than the one they started from. The polish costs a
- * few O(|C|^3 / 6) factorizations, read through the meter like the start's.
+ * velocity below the last bit of A f still shows, its own error gamma_{k+1}^2 s_i given to the
+ * answer while that is below 1e-3 of the tolerance (else it fails). Either sum also counts what
+ * underflow can add (a few subnormals a row) against the answer, so an LCP scaled to subnormal
+ * velocities fails rather than passing unseen, as does an f so small that 1 / max f overflows,
+ * a negative force, or a NaN. When the polished f fails and the drives' own passes, that is the
+ * answer. When both fail, the status is CS_MAXITER with the one whose worst row misses by less
+ * (as part 2's failed check); the drives do not go on from it, which could end at the pivot cap
+ * with a worse iterate. The polish costs a few O(|C|^3 / 6) factorizations, read through the
+ * meter like the start's.
  *
  * PART 2. THE PROBLEM (dantzig.h, cs_dantzig_problem). Rows are NORMAL (part 1's law), BILATERAL (a
  * = 0, f free) or friction: a group of one BOX row or a PAIR of rows, whose force f_t must lie in r
@@ -167,7 +171,7 @@ enum { UNPROCESSED = 0, CLAMPED = 1, NOT_CLAMPED = 2 };
 #define ANSWER_TOL 1e-9
 /* Members the polish takes out of the clamped set, one solve each, before it stops: 2,100 stacks
  * with masses alternating by 1e6 take out at most 6, 400,000 random near-dependent LCPs (n <= 12)
- * at most 7, so the polish costs at most nine factorizations, never |C| of them. */
+ * at most 7, so the polish costs at most eight factorizations, never |C| of them. */
 #define POLISH_CUTS 8
 
 /* The larger of a and b, b ignored when NaN (as fmax for the running maxima here, without the
@@ -184,7 +188,7 @@ size_t cs_dantzig_lcp_size(int n) {
                          cs__ws_bytes(N * N * sizeof(double)) +
                          2 * cs__ws_bytes(N * sizeof(double));
     const size_t drives = cs__bordered_size(n, n);
-    return 5 * cs__ws_bytes(N * sizeof(double)) + cs__ws_bytes(N * sizeof(int)) + cs__ws_bytes(N) +
+    return 4 * cs__ws_bytes(N * sizeof(double)) + cs__ws_bytes(N * sizeof(int)) + cs__ws_bytes(N) +
            (start > drives ? start : drives);
 }
 
@@ -409,18 +413,21 @@ static void ldl_solve(int k, const double *L, const double *d, const int *end, d
 }
 
 /* The columns of A that carry a force (f_j > 0) into cols [n]; returns how many: the products
- * that check an answer skip the contacts without one, most of a resting scene's. *ret_fmax: NULL,
- * or the largest f_j. */
-static int loaded_columns(int n, const double *f, int *cols, double *ret_fmax) {
+ * that check an answer skip the contacts without one, most of a resting scene's. *ret_fmax,
+ * *ret_fsum: NULL, or the largest f_j and their sum. */
+static int loaded_columns(int n, const double *f, int *cols, double *ret_fmax, double *ret_fsum) {
     int k = 0;
-    double fs = 0;
+    double fs = 0, sum = 0;
     for (int j = 0; j < n; j++)
         if (f[j] > 0) {
             cols[k++] = j;
             fs = max_d(fs, f[j]);
+            sum += f[j];
         }
     if (ret_fmax)
         *ret_fmax = fs;
+    if (ret_fsum)
+        *ret_fsum = sum;
     return k;
 }
 
@@ -438,57 +445,92 @@ static inline cs__v2 pick2(bits2 m, cs__v2 a, cs__v2 b) {
     return (cs__v2)(((bits2)a & m) | ((bits2)b & ~m));
 }
 
-/* The final check's rule on two rows: rows_hold's step, in lanes. */
+/* In each lane, the larger of a and b, a NaN in either sticking. */
+static inline cs__v2 max_sticky2(cs__v2 a, cs__v2 b) {
+    return pick2((bits2)(b > a) | (bits2)(b != b), b, a);
+}
+
+/* The final check's rule on two rows: rows_hold's step, in lanes. rows: the error bound is the
+ * row's own (s_i), else one for every row, taken into account at the end. */
 typedef struct rule2 {
-    cs__v2 as, worst, over;
+    cs__v2 as, worst, over, err;
 } rule2;
 
-static inline void rule2_add(rule2 *r, cs__v2 w, cs__v2 s, cs__v2 f, cs__v2 e, cs__v2 inv) {
+static inline void rule2_add(rule2 *r, cs__v2 w, cs__v2 s, cs__v2 f, cs__v2 e, cs__v2 inv,
+                             cs__v2 tiny, bool rows) {
+    const cs__v2 inf = {INFINITY, INFINITY};
     // f / max f first: the product f |w| alone can underflow at extreme scales (f ~ 1e-300).
-    const cs__v2 aw = abs2(w), es = e * s, fw = f * inv * aw;
-    // max_d in lanes: the second operand where it is larger (a NaN ignored there), a miss's NaN
-    // sticking in worst and over.
-    const cs__v2 miss = pick2((bits2)(fw > -w), fw, -w), scale = aw + es, net = miss - es;
+    const cs__v2 aw = abs2(w), fw = f * inv * aw;
+    // A negative force misses whatever w is.
+    const cs__v2 miss = pick2((bits2)(f < 0), inf, pick2((bits2)(fw > -w), fw, -w));
+    r->worst = max_sticky2(r->worst, miss);
+    const cs__v2 es = rows ? e * s : (cs__v2){0, 0}, scale = aw + es;
+    // The scale as max_d (a NaN ignored); the rest keep a NaN.
     r->as = pick2((bits2)(scale > r->as), scale, r->as);
-    r->worst = pick2(~(bits2)(miss <= r->worst), miss, r->worst);
-    r->over = pick2(~(bits2)(net <= r->over), net, r->over);
+    if (rows) {
+        r->over = max_sticky2(r->over, miss - es + (cs__v2)((bits2)tiny & (bits2)(s > 0)));
+        r->err = max_sticky2(r->err, es);
+    }
 }
 
 /* The final check's rule (file header, THE FINAL CHECK) on w [n], a sum for f whose row i is
- * within |e| s_i of the exact w_i: every row meets f w ~ 0 and w >= 0 to ANSWER_TOL of the velocity
- * scale as = max(|b|, |w|), with e s_i added to the allowance and to the scale. e > 0 gives the
- * error to the answer (Dot2's, far below anything the tolerance sees); e < 0 takes it against the
- * answer, so that rows that pass hold for the exact w however the rounding fell (the exact miss is
- * at most the computed one plus |e| s_i, f_i <= fs = max f, and the exact scale at least the
- * computed one less it). One pass, two rows at a time (an odd last row taken twice): the worst of
- * miss_i - e s_i against the scale at the end. *ret_viol: the worst row's miss in velocity units,
- * max(-w_i, f_i |w_i| / fs) (NaN when w is). True when every row holds. */
+ * within |e| s_i + tiny of the exact w_i (s [n], or NULL for s_i = s0 on every row): every row
+ * meets f >= 0, f w ~ 0 and w >= 0 to ANSWER_TOL of the velocity scale as = max(|b|, |w|), with
+ * e s_i added to the allowance and to the scale, and tiny taken from the allowance. e < 0 takes
+ * the sum's error against the answer, so that rows that pass hold for the exact w however the
+ * rounding fell (the exact miss is at most the computed one plus |e| s_i + tiny, f_i <= fs = max
+ * f, and the exact scale at least the computed one less it); e > 0 gives it to the answer
+ * (Dot2's), which is sound only while it is far below the tolerance: every e s_i must be below
+ * 1e-3 of it. tiny: what underflow can add to a sum of n products beyond the relative bound, 2 n
+ * + 2 halves of the least subnormal (none where s_i = 0: w_i = b_i = 0 exactly). One pass, two
+ * rows at a time (an odd last row taken twice); a NaN fails, and so does an infinite scale (s_i
+ * overflowed). *ret_viol: the worst row's miss in velocity units, max(-w_i, f_i |w_i| / fs),
+ * infinite for f_i < 0 (NaN when w is). True when every row holds. */
 static bool rows_hold(int n, const double *f, double fs, const double *w, const double *s,
-                      double e, double bmax, double *ret_viol) {
-    const double inv = fs > 0 ? 1 / fs : 0;
-    const cs__v2 ev = {e, e}, iv = {inv, inv};
-    rule2 r = {.as = {bmax, bmax}, .worst = {0, 0}, .over = {-INFINITY, -INFINITY}};
+                      double s0, double e, double bmax, double *ret_viol) {
+    const double inv = fs > 0 ? 1 / fs : 0, t = (double)(n + 1) * DBL_TRUE_MIN;
+    const cs__v2 ev = {e, e}, iv = {inv, inv}, tiny = {t, t};
+    rule2 r = {.as = {bmax, bmax},
+               .worst = {0, 0},
+               .over = {-INFINITY, -INFINITY},
+               .err = {-INFINITY, -INFINITY}};
     int i = 0;
-    for (; i + 2 <= n; i += 2)
-        rule2_add(&r, cs__ld2(w + i), cs__ld2(s + i), cs__ld2(f + i), ev, iv);
-    if (i < n)
-        rule2_add(&r, (cs__v2){w[i], w[i]}, (cs__v2){s[i], s[i]}, (cs__v2){f[i], f[i]}, ev, iv);
-    const double as = max_d(r.as[0], r.as[1]);
-    const double worst = r.worst[0] <= r.worst[1] ? r.worst[1] : r.worst[0];
-    *ret_viol = worst;
-    return r.over[0] <= ANSWER_TOL * as && r.over[1] <= ANSWER_TOL * as;
+    if (s)
+        for (; i + 2 <= n; i += 2)
+            rule2_add(&r, cs__ld2(w + i), cs__ld2(s + i), cs__ld2(f + i), ev, iv, tiny, true);
+    else
+        for (; i + 2 <= n; i += 2)
+            rule2_add(&r, cs__ld2(w + i), ev, cs__ld2(f + i), ev, iv, tiny, false);
+    if (i < n) {
+        const double si = s ? s[i] : s0;
+        rule2_add(&r, (cs__v2){w[i], w[i]}, (cs__v2){si, si}, (cs__v2){f[i], f[i]}, ev, iv, tiny,
+                  s != NULL);
+    }
+    const cs__v2 worst = max_sticky2(r.worst, (cs__v2){r.worst[1], r.worst[0]});
+    double as = max_d(r.as[0], r.as[1]);
+    if (!s) {
+        // One bound for every row: the worst row's miss against it, the scale moved by it.
+        const double es = e * s0;
+        as = max_d(bmax, as + es);
+        r.over = worst - (cs__v2){es, es} + (s0 > 0 ? tiny : (cs__v2){0, 0});
+        r.err = (cs__v2){es, es};
+    }
+    const double tol = ANSWER_TOL * as;
+    *ret_viol = worst[0];
+    return tol < INFINITY && r.over[0] <= tol && r.over[1] <= tol && r.err[0] <= 1e-3 * tol &&
+           r.err[1] <= 1e-3 * tol;
 }
 
 /* The final check of an answer f >= 0 (file header, THE FINAL CHECK): w = A f + b from scratch,
  * summed with its rounding errors kept (Ogita, Rump and Oishi 2005, Dot2: TwoSum and an fma for
- * each product's), so w is exact to u |w_i| + gamma_k^2 (|b_i| + sum_j |A_ij f_j|) however large
- * f is, and judged by rows_hold; w is left in w->a, and *ret_viol is the worst row's miss (as
- * rows_hold's). Returns CS_CONVERGED; CS_MAXITER when a row fails; CS_DEADLINE when the meter's
- * deadline passed (*ret_viol untouched). */
+ * each product's), so w is exact to u |w_i| + gamma_{k+1}^2 (|b_i| + sum_j |A_ij f_j|) however
+ * large f is (u |w_i|, 1e-7 of the tolerance, is not counted), and judged by rows_hold; *ret_viol
+ * is the worst row's miss (as rows_hold's). Returns CS_CONVERGED; CS_MAXITER when a row fails;
+ * CS_DEADLINE when the meter's deadline passed (*ret_viol untouched). Scratch: w->a, da, df. */
 static cs_status lcp_holds(int n, const double *A, int lda, const double *b, double bmax,
                            const double *f, lcp_ws *w, double *ret_viol) {
     double fs;
-    const int k = loaded_columns(n, f, w->cols, &fs);
+    const int k = loaded_columns(n, f, w->cols, &fs, NULL);
     double *hi = w->a, *lo = w->da, *s = w->df;
     for (int i = 0; i < n; i++) {
         hi[i] = b[i];
@@ -511,53 +553,29 @@ static cs_status lcp_holds(int n, const double *A, int lda, const double *b, dou
     for (int i = 0; i < n; i++)
         hi[i] += lo[i];
     // Part 2's tolerance on the velocity scale (answer_holds), plus the sum's own rounding
-    // (gamma_{k+1}^2 of the row's scale, 1e-28 of it at n = 8192): a velocity lost below the last
+    // (gamma_{k+1}^2 of the row's scale, 8e-25 of it at n = 8192): a velocity lost below the last
     // bit of A f, as a drive's rounding can leave it at huge forces, is judged as it is.
     const double g = (k + 1) * (DBL_EPSILON / 2), round = g * g / (1 - (k + 1) * DBL_EPSILON);
-    return rows_hold(n, f, fs, hi, s, round, bmax, ret_viol) ? CS_CONVERGED : CS_MAXITER;
+    return rows_hold(n, f, fs, hi, s, 0, round, bmax, ret_viol) ? CS_CONVERGED : CS_MAXITER;
 }
 
 /* The cheap side of the final check (file header, THE FINAL CHECK): w = A f + b over the loaded
- * columns in plain double, with s_i = |b_i| + sum_j |A_ij f_j| beside it (one fabs and one add
- * more a term), two rows and two columns at a time. The computed w_i is within gamma_{k+1} s_i of
- * the exact one (Higham 2002, eq. 3.5, for k products and b); the margin taken against the answer
- * is twice that, which also covers the rounding of s itself. True when every row passes
- * rows_hold's rule with that margin: the answer holds, no exact sum needed. False when the rule
- * cannot say so at this precision, or when the meter's deadline passed. Fills w->a, w->df (s) and
+ * columns in plain double (the drives' product), within gamma_{k+1} s_i of the exact value
+ * (Higham 2002, eq. 3.5, for k products and b) where s_i = |b_i| + sum_j |A_ij f_j| <= max |b| +
+ * dmax sum f (A PSD: |A_ij| <= dmax), the bound taken for every row. The margin against the
+ * answer is twice that, which also covers the rounding of the bound itself. True when every row
+ * passes rows_hold's rule with that margin: the answer holds, no exact sum needed. False when the
+ * rule cannot say so at this precision, or when the meter's deadline passed. Fills w->a and
  * w->cols. */
 static bool lcp_holds_plainly(int n, const double *A, int lda, const double *b, double bmax,
-                              const double *f, lcp_ws *w) {
-    double fs;
-    const int k = loaded_columns(n, f, w->cols, &fs);
-    double *y = w->a, *s = w->df;
-    // Two columns at a time, b taken in with the first two (or the one, or none).
-    for (int q = 0; q < k || q == 0; q += 2) {
-        const int two = k - q >= 2;
-        const double *c0 = k > 0 ? A + (size_t)w->cols[q] * lda : b;
-        const double *c1 = two ? A + (size_t)w->cols[q + 1] * lda : b;
-        const double f0 = k > 0 ? f[w->cols[q]] : 0, f1 = two ? f[w->cols[q + 1]] : 0;
-        const cs__v2 v0 = {f0, f0}, v1 = {f1, f1};
-        int i = 0;
-        for (; i + 2 <= n; i += 2) {
-            const cs__v2 p0 = cs__ld2(c0 + i) * v0, p1 = cs__ld2(c1 + i) * v1;
-            const cs__v2 y0 = q == 0 ? cs__ld2(b + i) : cs__ld2(y + i);
-            const cs__v2 s0 = q == 0 ? abs2(y0) : cs__ld2(s + i);
-            cs__st2(y + i, y0 + p0 + p1);
-            cs__st2(s + i, s0 + abs2(p0) + abs2(p1));
-        }
-        for (; i < n; i++) {
-            const double p0 = c0[i] * f0, p1 = c1[i] * f1, y0 = q == 0 ? b[i] : y[i];
-            const double s0 = q == 0 ? fabs(y0) : s[i];
-            y[i] = y0 + p0 + p1;
-            s[i] = s0 + fabs(p0) + fabs(p1);
-        }
-        // About six operations a term.
-        if (cs__meter_add(&w->meter, 12 * (int64_t)n))
-            return false;
-    }
+                              double dmax, const double *f, lcp_ws *w) {
+    double fs, fsum, viol;
+    const int k = loaded_columns(n, f, w->cols, &fs, &fsum);
+    memcpy(w->a, b, (size_t)n * sizeof(double));
+    if (mul_columns(n, A, lda, w->cols, k, f, w->a, &w->meter))
+        return false;
     const double g = (k + 1) * (DBL_EPSILON / 2) / (1 - (k + 1) * (DBL_EPSILON / 2));
-    double viol;
-    return rows_hold(n, f, fs, y, s, -2 * g, bmax, &viol);
+    return rows_hold(n, f, fs, w->a, NULL, bmax + dmax * fsum, -2 * g, bmax, &viol);
 }
 
 /* x_G = -A_GG^+ b_G for the k indices g [k], increasing (x [n] by index, others untouched):
@@ -631,7 +649,7 @@ static int start_touching(cs_workspace *ws, int n, const double *A, int lda, con
     bool ok = !cs__meter_check(&w->meter) &&
               solve_subset(ws, n, A, lda, b, g, k, RANK_TOL * dmax, f, &w->meter) == 0;
     // w = A f + b over the columns that carry a force.
-    const int nf = ok ? loaded_columns(n, f, w->cols, NULL) : 0;
+    const int nf = ok ? loaded_columns(n, f, w->cols, NULL, NULL) : 0;
     ok = ok && !mul_columns(n, A, lda, w->cols, nf, f, w->a, &w->meter);
     // Only a loaded member is clamped. One without a force stays unprocessed, as at a cold
     // start: clamped, a nearly dependent one would be deferred by the inverse, whose equation the
@@ -646,16 +664,20 @@ static int start_touching(cs_workspace *ws, int n, const double *A, int lda, con
             fsum += f[i];
         }
     }
+    // A w that is NaN or infinite (off A's diagonal) counts as violated: the drives' final
+    // check labels it.
     int outcome = START_ANSWER;
     for (int i = 0; ok && i < n && outcome == START_ANSWER; i++)
-        if (w->set[i] != CLAMPED && w->a[i] < -viol_tol)
+        if (w->set[i] != CLAMPED && !(w->a[i] >= -viol_tol && w->a[i] < INFINITY))
             outcome = START_DRIVES;
-    // The product's rounding is below n eps dmax sum f (A is PSD: |A_ij| <= dmax). Where that
-    // passes viol_tol (forces ~1e5 |b| / dmax and beyond, never a sane scene's) the check above
-    // cannot see a violation: an answer must then hold exactly, or the drives start from
-    // scratch. Drives from here end with the final check anyway.
+    // The product's rounding is below n eps dmax sum f (A is PSD: |A_ij| <= dmax), plus what
+    // underflow adds, n + 1 subnormals. Where that passes viol_tol (forces ~1e5 |b| / dmax and
+    // beyond, or subnormal velocities: never a sane scene's) the check above cannot see a
+    // violation: an answer must then hold exactly, or the drives start from scratch. Drives from
+    // here end with the final check anyway.
     double viol;
-    if (ok && outcome == START_ANSWER && n * DBL_EPSILON * dmax * fsum > viol_tol)
+    if (ok && outcome == START_ANSWER && fsum > 0 &&
+        n * DBL_EPSILON * dmax * fsum + (n + 1) * DBL_TRUE_MIN > viol_tol)
         ok = lcp_holds(n, A, lda, b, bmax, f, w, &viol) == CS_CONVERGED;
     if (!ok) {
         for (int c = 0; c < k; c++) {
@@ -688,17 +710,19 @@ static cs_status polish(cs_workspace *ws, int n, const double *A, int lda, const
     double vp = INFINITY, vd = INFINITY;
     // From f toward the solution x on C (in df) as far as f >= 0 allows: a member that reaches
     // zero first leaves C, as a drive's ratio test would have taken it out had its f not
-    // drifted, and the rest is solved again; one fewer each time, POLISH_CUTS times at most.
+    // drifted, and the rest is solved again; one fewer each time, POLISH_CUTS members at most.
     // Past that, f is a step short of x, and judged as it is.
     int negative, cuts = 0;
     double *x = w->df;
     while ((negative = solve_subset(ws, n, A, lda, b, w->cols, k, RANK_TOL * dmax, x,
                                     &w->meter)) >= 0) {
+        // The first member to reach zero; any with x_i < 0 is one, even where its ratio rounds
+        // to 1 (f_i far above |x_i|).
         double t = 1;
         int out = -1;
         for (int q = 0; q < k; q++) {
             const int i = w->cols[q];
-            if (x[i] < 0 && f[i] / (f[i] - x[i]) < t) {
+            if (x[i] < 0 && (out < 0 || f[i] / (f[i] - x[i]) < t)) {
                 t = f[i] / (f[i] - x[i]);
                 out = q;
             }
@@ -710,7 +734,7 @@ static cs_status polish(cs_workspace *ws, int n, const double *A, int lda, const
         if (out < 0)
             break;
         f[w->cols[out]] = 0;
-        if (cuts++ == POLISH_CUTS)
+        if (++cuts == POLISH_CUTS)
             break;
         memmove(w->cols + out, w->cols + out + 1, (size_t)(k - out - 1) * sizeof(int));
         k--;
@@ -879,7 +903,7 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
         // plain double, holds whatever the rounding (the well-conditioned drives of an ordinary
         // scene): no polish, no exact sum.
         cs__ws_release(ws, drives);
-        if (status == CS_CONVERGED && !lcp_holds_plainly(n, A, lda, b, bmax, f, &w))
+        if (status == CS_CONVERGED && !lcp_holds_plainly(n, A, lda, b, bmax, dmax, f, &w))
             status = polish(ws, n, A, lda, b, bmax, dmax, f, &w);
     }
     st->peak_bytes = cs__ws_peak(ws);

@@ -26,7 +26,7 @@ size_t cs_dantzig_lcp_size(int n);
  * polished on its clamped set and summed exactly; from the start, checked from scratch
  * where its forces are too large for its own check: dantzig.c, THE START and THE FINAL CHECK);
  * CS_DEADLINE or CS_MAXITER (pivot cap, or an answer that fails the final check; f is an iterate:
- * f >= 0 but some w_i < 0); CS_RAY when a driving direction
+ * f >= 0, but some w_i < 0 or f_i w_i > 0); CS_RAY when a driving direction
  * makes no progress (b far from the range of A: no solution); CS_ENOSPACE; CS_EINPUT for
  * non-finite data.
  * Pivot cap: 4 n (n + 1) + 8 steps (each drive-to-zero never repeats its clamped set, Baraff's

@@ -351,6 +351,20 @@ static void drives_converge_only_to_answers(void **state) {
             for (int i = 0; i < n; i++)
                 assert_true(fs[i] == ldexp(f[i], -2 * e));
         }
+        // Scaled where the sums leave double's range: A and b by 2^1000 (|A f| + |b| can
+        // overflow) and b alone by 2^-1050 (subnormal velocities, where underflow, not the
+        // relative rounding, bounds the sums). Those may fail, but never converge wrongly.
+        for (int e = 0; e < 2; e++) {
+            double As[144], bs[12], fs[12];
+            for (int i = 0; i < n * n; i++)
+                As[i] = ldexp(A[i], e == 0 ? 1000 : 0);
+            for (int i = 0; i < n; i++)
+                bs[i] = ldexp(b[i], e == 0 ? 1000 : -1050);
+            if (cs_dantzig_lcp(ws, n, As, n, bs, NULL, fs, &st) == CS_CONVERGED &&
+                lcp_violation(n, As, bs, fs) > 1e-9)
+                fail_msg("trial %d scaled %d: violation %.3g", trial, e,
+                         lcp_violation(n, As, bs, fs));
+        }
         if (s != CS_CONVERGED)
             continue;
         answers++;
@@ -367,7 +381,9 @@ static void drives_converge_only_to_answers(void **state) {
  * violation tolerance and hid w ~ -5e-7 of the velocity scale. The LCP has an exact solution
  * (S = {0, 2}, A_SS's determinant 6.1e-14: f = (355285363718.17, 0, 355286559121.38)), but one
  * ulp of f moves w by A_ii ulp(f) ~ 1.3e-6, so the doubles around it miss by ~1e-7 .. 1e-6, far
- * above 1e-9: no answer to certify. The solve labels its iterate, which is that solution's. */
+ * above 1e-9. Doubles that hold exist further along A_SS's near-null direction (one 1e5 ulps
+ * away holds to 1e-11), but no solve in double finds them: the solve labels its iterate, which
+ * is that solution's. */
 static void start_answer_at_huge_forces_is_labelled(void **state) {
     (void)state;
     const double A[9] = {0.020638665280551895,  0.020638665280551895,  -0.020638595836532263,
@@ -382,6 +398,54 @@ static void start_answer_at_huge_forces_is_labelled(void **state) {
         assert_true(f[i] >= 0 && fabs(f[i] - exact[i]) <= 1e-5 * exact[0]);
     const double v = lcp_violation(3, A, b, f);
     assert_true(v > 1e-9 && v < 1e-5);
+}
+
+/* A 9-row LCP from random near-dependent ones with b of mixed scales (1e-7 .. 3e7): the drives'
+ * answer fails the filter and is polished; one polished force is -1.1e-6 where the drives' is
+ * 1.1e11, so its ratio f / (f - x) rounds to exactly 1. That member must still be cut (it once
+ * stayed, and f < 0 came back CONVERGED): the answer is the LCP's, f >= 0, holding to 1e-9. */
+static void polish_cuts_a_negative_force_whatever_its_ratio(void **state) {
+    (void)state;
+    static const double A[81] = {
+        0x1.38f2c6acf85b5p-1, 0x1.d41ec2d57fe59p-2, 0x1.5878578b6699p-1,
+        -0x1.c1f9abe09790ap-4, 0x1.c1f9ac7dbf942p-4, 0x1.c1f9abe09790ap-4,
+        -0x1.c1f8cce61924ap-4, -0x1.913e3876b3324p-5, -0x1.58b5c5c8d40d2p-1,
+        0x1.d41ec2d57fe59p-2, 0x1.68623f102a765p-2, 0x1.16a72d929c779p-1,
+        -0x1.27e94629c80bfp-3, 0x1.27e94629c80bfp-3, 0x1.27e94629c80bfp-3,
+        -0x1.27e8f05536816p-3, -0x1.34e5f1ca62031p-5, -0x1.16d67877c758dp-1,
+        0x1.5878578b6699p-1, 0x1.16a72d929c779p-1, 0x1.d13554e4e02aep-1,
+        -0x1.8117732e84c75p-2, 0x1.811772e17793p-2, 0x1.8117732e84c75p-2,
+        -0x1.811730d110f54p-2, -0x1.ddb005bc6ef21p-5, -0x1.d17e77493597ep-1,
+        -0x1.c1f9abe09790ap-4, -0x1.27e94629c80bfp-3, -0x1.8117732e84c75p-2,
+        0x1.a0e3d9c457de4p-2, -0x1.a0e3d914c2ca2p-2, -0x1.a0e3d9c457de4p-2,
+        0x1.a0e3c825ec2d3p-2, 0x1.fb45d93475f83p-7, 0x1.813e482832d19p-2,
+        0x1.c1f9ac7dbf942p-4, 0x1.27e94629c80bfp-3, 0x1.811772e17793p-2,
+        -0x1.a0e3d914c2ca2p-2, 0x1.a0e3d8652db67p-2, 0x1.a0e3d914c2ca2p-2,
+        -0x1.a0e3c77657191p-2, -0x1.fb45d93475f83p-7, -0x1.813e47db259d4p-2,
+        0x1.c1f9abe09790ap-4, 0x1.27e94629c80bfp-3, 0x1.8117732e84c75p-2,
+        -0x1.a0e3d9c457de4p-2, 0x1.a0e3d914c2ca2p-2, 0x1.a0e3d9c457de4p-2,
+        -0x1.a0e3c825ec2d3p-2, -0x1.fb45d93475f83p-7, -0x1.813e482832d19p-2,
+        -0x1.c1f8cce61924ap-4, -0x1.27e8f05536816p-3, -0x1.811730d110f54p-2,
+        0x1.a0e3c825ec2d3p-2, -0x1.a0e3c77657191p-2, -0x1.a0e3c825ec2d3p-2,
+        0x1.a0e3b68785987p-2, 0x1.fb45461176aefp-7, 0x1.813e05bf7b932p-2,
+        -0x1.913e3876b3324p-5, -0x1.34e5f1ca62031p-5, -0x1.ddb005bc6ef21p-5,
+        0x1.fb45d93475f83p-7, -0x1.fb45d93475f83p-7, -0x1.fb45d93475f83p-7,
+        0x1.fb45461176aefp-7, 0x1.08c49f2fef543p-8, 0x1.de011844c0153p-5,
+        -0x1.58b5c5c8d40d2p-1, -0x1.16d67877c758dp-1, -0x1.d17e77493597ep-1,
+        0x1.813e482832d19p-2, -0x1.813e47db259d4p-2, -0x1.813e482832d19p-2,
+        0x1.813e05bf7b932p-2, 0x1.de011844c0153p-5, 0x1.d1c7a61714058p-1,
+    };
+    static const double b[9] = {
+        0x0p+0, 0x0p+0, -0x1.6a3bf48b9c4a6p-23,
+        0x1.c3b671a177df8p+10, 0x1.a71404cc63a19p+21, 0x1.87dfdf01f9f1ep-11,
+        0x1.b022c9b3c0ec2p+25, 0x1.b97d2a9c04b14p-19, -0x1.f14c4bbc576edp-8,
+    };
+    double f[9];
+    cs_stats st;
+    assert_int_equal(cs_dantzig_lcp(ws, 9, A, 9, b, NULL, f, &st), CS_CONVERGED);
+    for (int i = 0; i < 9; i++)
+        assert_true(f[i] >= 0);
+    assert_true(lcp_violation(9, A, b, f) <= 1e-9);
 }
 
 /* Two boxes stacked on the ground, the lower one 1e6 times lighter (scene_gen's stack with
@@ -423,6 +487,21 @@ static void rejects_non_finite(void **state) {
     double A[1] = {1}, b[1] = {NAN}, f[1];
     cs_stats st;
     assert_int_equal(cs_dantzig_lcp(ws, 1, A, 1, b, NULL, f, &st), CS_EINPUT);
+}
+
+/* Off A's diagonal a NaN or an infinity is not read up front (O(n^2) a solve), but an answer
+ * whose w it reaches is never called converged: from the start (b_1 > 0, only f_0 loaded) or
+ * after drives. */
+static void non_finite_off_the_diagonal_is_never_an_answer(void **state) {
+    (void)state;
+    const double bad[2] = {NAN, INFINITY}, bs[2][2] = {{-1, 1}, {-1, -1}};
+    for (int v = 0; v < 2; v++)
+        for (int k = 0; k < 2; k++) {
+            const double A[4] = {1, bad[v], bad[v], 1};
+            double f[2];
+            cs_stats st;
+            assert_int_not_equal(cs_dantzig_lcp(ws, 2, A, 2, bs[k], NULL, f, &st), CS_CONVERGED);
+        }
 }
 
 static int64_t clock_late(void) {
@@ -1100,9 +1179,11 @@ int main(void) {
         cmocka_unit_test(huge_forces_are_not_an_answer),
         cmocka_unit_test(drives_converge_only_to_answers),
         cmocka_unit_test(start_answer_at_huge_forces_is_labelled),
+        cmocka_unit_test(polish_cuts_a_negative_force_whatever_its_ratio),
         cmocka_unit_test(mass_ratio_stack_converges),
         cmocka_unit_test(ray_on_zero_matrix),
         cmocka_unit_test(rejects_non_finite),
+        cmocka_unit_test(non_finite_off_the_diagonal_is_never_an_answer),
         cmocka_unit_test(deadline_stops),
         cmocka_unit_test(peak_within_capacity),
         cmocka_unit_test(bounded_agrees_with_enumeration),
