@@ -171,8 +171,9 @@ enum { UNPROCESSED = 0, CLAMPED = 1, NOT_CLAMPED = 2 };
 #define ANSWER_TOL 1e-9
 /* Members the polish takes out of the clamped set, one solve each, before it stops: 2,100 stacks
  * with masses alternating by 1e6 take out at most 6, 400,000 random near-dependent LCPs (n <= 12)
- * at most 7, so the polish costs at most eight factorizations, never |C| of them. */
-#define POLISH_CUTS 8
+ * at most 7; stacks at 1e9 ratios still gain from a ninth (their failed answers miss by less),
+ * so the polish costs at most nine factorizations, never |C| of them. */
+#define POLISH_CUTS 9
 
 /* The larger of a and b, b ignored when NaN (as fmax for the running maxima here, without the
  * libm call). */
@@ -817,6 +818,7 @@ static cs_status drive_all(int n, const double *A, int lda, double viol_tol, dou
                 again |= zero[q] == j;
             if (again) {
                 if (w->set[j] == CLAMPED) {
+                    f[j] = 0;
                     cs__bordered_remove(&w->acc, j);
                     cs__bordered_refresh(&w->acc);
                 }

@@ -17,7 +17,8 @@ size_t cs_dantzig_size(const cs_limits *lim);
 /* The same for a plain LCP of order n (cs_dantzig_lcp). */
 size_t cs_dantzig_lcp_size(int n);
 
-/* Solves the LCP (A, b). A: [n x n] column-major, symmetric PSD, lda >= n. b: [n]. f: [n] out:
+/* Solves the LCP (A, b). A: [n x n] column-major, symmetric PSD (the checks' error bounds rely
+ * on |A_ij| <= max A_ii: an A far from PSD can pass a wrong answer), lda >= n. b: [n]. f: [n] out:
  * the solution, or the last iterate when the status is not CS_CONVERGED. opt may be NULL (no
  * deadline). st: out, always set (pivots = steps taken, peak bytes; a problem that the start
  * from the touching contacts answers, such as a resting stack, takes none: dantzig.c).
@@ -26,9 +27,8 @@ size_t cs_dantzig_lcp_size(int n);
  * polished on its clamped set and summed exactly; from the start, checked from scratch
  * where its forces are too large for its own check: dantzig.c, THE START and THE FINAL CHECK);
  * CS_DEADLINE or CS_MAXITER (pivot cap, or an answer that fails the final check; f is an iterate:
- * f >= 0, but some w_i < 0 or f_i w_i > 0); CS_RAY when a driving direction
- * makes no progress (b far from the range of A: no solution); CS_ENOSPACE; CS_EINPUT for
- * non-finite data.
+ * f >= 0, but some w_i < 0 or f_i w_i > 0); CS_RAY when a driving direction makes no progress (b
+ * far from the range of A: no solution); CS_ENOSPACE; CS_EINPUT for non-finite b or diagonal.
  * Pivot cap: 4 n (n + 1) + 8 steps (each drive-to-zero never repeats its clamped set, Baraff's
  * theorem 3; in practice a drive takes a few steps). thread: any, one caller per workspace.
  * rt-safe: yes. */
