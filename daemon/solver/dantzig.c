@@ -129,15 +129,18 @@
  * CYCLING AND RAYS. Zero steps can alternate an index between two sets (5.4). A hash of the clamped
  * sets seen within a drive detects it; the index that moved is then given up as Baraff does (a
  * normal leaves both C and NC; a face's group stops being processed) and is taken up again by a
- * later drive, but never the driven row itself: that cycle is CS_MAXITER. Drives can also cycle
- * among themselves with zero steps (one unclamps a face of its group that the next clamps again):
- * the sets at the start of each drive since the forces last moved are remembered, and a repeat is
- * CS_MAXITER too (state_repeats). A drive with no bound on its step is section 6's unbounded ray:
- * CS_RAY. Such a failure (or a failed final check) is pivoted once more from scratch with the
- * drives in index order (least-index rule, mlcp_pivot); what fails both ways keeps its label. The
- * pivot cap is 4 p (p + 1) + 8 for p = rows + friction rows. Whatever the path, a converged answer
- * is checked from scratch at the end (answer_holds): every law to 1e-9 of its scale, or
- * CS_MAXITER.
+ * later drive. A face of the driven row's own group cycles when friction tied to the normal tilts
+ * it against the group's processed row (its Schur pivot in the clamped system is negative: clamped,
+ * its dual falls; free, its slack does): those other rows are given up, and the face then holds or
+ * turns the driven row alone. The driven row itself is never given up: a cycle with no other row to
+ * free is CS_MAXITER. Drives can also cycle among themselves with zero steps (one unclamps a face
+ * of its group that the next clamps again): the sets at the start of each drive since the forces
+ * last moved are remembered, and a repeat is CS_MAXITER too (state_repeats). A drive with no bound
+ * on its step is section 6's unbounded ray: CS_RAY. Such a failure (or a failed final check) is
+ * pivoted once more from scratch with the drives in index order (least-index rule, mlcp_pivot);
+ * what fails both ways keeps its label. The pivot cap is 4 p (p + 1) + 8 for p = rows + friction
+ * rows. Whatever the path, a converged answer is checked from scratch at the end (answer_holds):
+ * every law to 1e-9 of its scale, or CS_MAXITER.
  *
  * COST. A step updates the clamped system's inverse and solves with it, O(p^2) for p clamped rows
  * and faces, plus da = A df, O(n p); the deadline is read before each step and through the meter
@@ -1431,8 +1434,9 @@ static bool corner(mlcp *w, group *g, int d, int knew) {
 /* Baraff's remedy for an index that alternates between two sets with zero steps (5.4): stop
  * maintaining its conditions for now. A normal row leaves both C and NC (its force is zero); a
  * face's group stops being processed, its force kept as it is (the main loop takes its velocity up
- * again, and the final check refuses an answer whose force left its polygon). The row or group
- * being driven is not given up (false: the caller reports the cycle). */
+ * again, and the final check refuses an answer whose force left its polygon). In the driven row's
+ * own group only the other rows are freed (a face tilted against them by the normal's tie blocks
+ * the drive clamped or free); with none to free, false: the caller reports the cycle. */
 static bool give_up(mlcp *w, double *f, int j) {
     if (j < w->n) {
         if (w->set[j] == CLAMPED)
@@ -1444,7 +1448,7 @@ static bool give_up(mlcp *w, double *f, int j) {
         return true;
     }
     group *g = &w->g[w->fgrp[j - w->n]];
-    if (g - w->g == w->gdrive)
+    if (g - w->g == w->gdrive && g->non == 0)
         return false;
     for (int r = 0; r < g->m; r++)
         w->on[g->row + r] = 0;
