@@ -129,8 +129,13 @@
  * CYCLING AND RAYS. Zero steps can alternate an index between two sets (5.4). A hash of the clamped
  * sets seen within a drive detects it; the index that moved is then given up as Baraff does (a
  * normal leaves both C and NC; a face's group stops being processed) and is taken up again by a
- * later drive. A face of the driven row's own group cycles when friction tied to the normal tilts
- * it against the group's processed row (its Schur pivot in the clamped system is negative: clamped,
+ * later drive. A group given up with a force would keep it while its normal moves, out of its
+ * polygon; Baraff's unprocessed contacts carry none, so before the next drive it is released: its
+ * force is taken to zero along a straight line, every other condition kept (DRIVE_RELEASE, as the
+ * bilateral drive). Releases that meet sets met at an earlier release are going round (give-ups
+ * that undo each other); the pass then keeps given-up forces as they are, for the final check to
+ * judge. A face of the driven row's own group cycles when friction tied to the normal tilts it
+ * against the group's processed row (its Schur pivot in the clamped system is negative: clamped,
  * its dual falls; free, its slack does): those other rows are given up, and the face then holds or
  * turns the driven row alone. The driven row itself is never given up: a cycle with no other row to
  * free is CS_MAXITER. Drives can also cycle among themselves with zero steps (one unclamps a face
@@ -918,9 +923,10 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
 
 /* Part 2: the bounded problem (bilateral rows, box and polygon friction). */
 
-/* What a drive pushes: a normal row's force up, a friction row's force against its velocity, or the
- * velocities of every bilateral row along a straight line to zero. */
-enum { DRIVE_NORMAL, DRIVE_ROW, DRIVE_BILATERAL };
+/* What a drive pushes: a normal row's force up, a friction row's force against its velocity, the
+ * velocities of every bilateral row along a straight line to zero, or the force of a group given
+ * up (give_up) along a straight line to zero. */
+enum { DRIVE_NORMAL, DRIVE_ROW, DRIVE_BILATERAL, DRIVE_RELEASE };
 /* maxstep()'s answer besides a row or face index. */
 enum { STEP_NONE = -1, STEP_TARGET = -2 };
 
@@ -949,6 +955,7 @@ typedef struct group {
     double coef; /* mu, or the fixed bound */
     double c;    /* distance of the faces from the centre at r = 1: cos(pi / nd), or
                     1 */
+    bool loose;  /* given up with a force, which no face holds inside: released next */
 } group;
 
 /* Scratch and state of one bounded solve. */
@@ -979,6 +986,10 @@ typedef struct mlcp {
     bool moved;           /* forces moved since the drives' sets were noted (state_repeats) */
     uint64_t still[CYCLE_MEMORY]; /* hashes of the sets at the start of the drives since then */
     int nstill;
+    uint64_t freed[CYCLE_MEMORY]; /* hashes of the sets at each release of this pass */
+    int nfreed;
+    bool keep;            /* releases went round: given-up forces stay as they are (this pass) */
+    bool loose;           /* some group may be loose (group.loose) */
     cs__meter meter;
 } mlcp;
 
@@ -1181,12 +1192,12 @@ static void mlcp_sync(mlcp *w) {
 /* fdirection (Baraff 4.3 and 5.5): the direction (df, dsigma) in which every clamped row keeps its
  * equation: da_i = 0 (clamped normal, bilateral), dw_i = 0 (processed friction rows), dslack_k = 0
  * (clamped face), while the drive's own quantity moves: df_d = 1 for a normal, df_d = dir for a
- * friction row (its w is then free), or dw = -w for the bilateral rows (so that they reach zero at
- * s = 1). Then da = A df. The system's inverse is kept from pivot to pivot (bordered.h); when it
- * cannot answer (a deferred equation fails), the whole system is eliminated with complete pivoting,
- * which says whether the direction exists. Returns 0, -1 when no such direction exists, 1 at the
- * deadline. */
-static int mlcp_direction(mlcp *w, int kind, int d) {
+ * friction row (its w is then free), dw = -w for the bilateral rows or df = -f for a released
+ * group's rows (so that they reach zero at s = 1). Then da = A df. The system's inverse is kept
+ * from pivot to pivot (bordered.h); when it cannot answer (a deferred equation fails), the whole
+ * system is eliminated with complete pivoting, which says whether the direction exists. Returns 0,
+ * -1 when no such direction exists, 1 at the deadline. */
+static int mlcp_direction(mlcp *w, const double *f, int kind, int d) {
     const cs_dantzig_problem *P = w->p;
     const int n = w->n;
     cs__bordered *b = &w->sys;
@@ -1206,6 +1217,11 @@ static int mlcp_direction(mlcp *w, int kind, int d) {
             r = -P->A[(size_t)d * P->lda + u];
         } else if (kind == DRIVE_ROW) {
             r = -w->dir * P->A[(size_t)d * P->lda + u];
+        } else if (kind == DRIVE_RELEASE) {
+            // The released group's force falls to zero at s = 1.
+            const group *g = &w->g[d];
+            for (int k = 0; k < g->m; k++)
+                r += P->A[(size_t)(g->row + k) * P->lda + u] * f[g->row + k];
         } else if (P->kind[u] == CS_DANTZIG_BILATERAL) {
             r = -w->a[u];
         }
@@ -1228,8 +1244,12 @@ static int mlcp_direction(mlcp *w, int kind, int d) {
         return st;
     memset(w->df, 0, (size_t)n * sizeof(double));
     memset(w->dsig, 0, (size_t)w->nf * sizeof(double));
-    if (kind != DRIVE_BILATERAL)
+    if (kind == DRIVE_RELEASE) {
+        for (int q = 0; q < w->g[d].m; q++)
+            w->df[w->g[d].row + q] = -f[w->g[d].row + q];
+    } else if (kind != DRIVE_BILATERAL) {
         w->df[d] = kind == DRIVE_ROW ? w->dir : 1;
+    }
     for (int q = 0; q < b->m; q++) {
         const int u = b->id[q];
         if (u < n)
@@ -1269,7 +1289,7 @@ static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int 
     const double df_tol = DIR_TOL * scale, da_tol = DIR_TOL * w->dmax * scale;
     double s = INFINITY;
     int j = STEP_NONE;
-    if (kind == DRIVE_BILATERAL) {
+    if (kind == DRIVE_BILATERAL || kind == DRIVE_RELEASE) {
         s = 1;
         j = STEP_TARGET;
     } else if (kind == DRIVE_NORMAL && w->da[d] > da_tol) {
@@ -1283,8 +1303,9 @@ static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int 
             j = STEP_TARGET;
         }
     }
+    const int dn = kind == DRIVE_NORMAL ? d : -1;
     for (int i = 0; i < n; i++)
-        if (w->p->kind[i] == CS_DANTZIG_NORMAL && i != d)
+        if (w->p->kind[i] == CS_DANTZIG_NORMAL && i != dn)
             bound_step(i, w->set[i], f[i], w->df[i], w->a[i], w->da[i], df_tol, da_tol, &s, &j);
     for (int q = 0; q < w->ng; q++) {
         const group *g = &w->g[q];
@@ -1357,6 +1378,7 @@ static void group_off(mlcp *w, double *f, group *g) {
         if (w->fset[g->face + k])
             face_off(w, g, g->face + k);
     g->non = 0;
+    g->loose = false;
 }
 
 /* The duals of g's clamped faces but `skip` that zero w of its processed rows, read from the
@@ -1433,10 +1455,12 @@ static bool corner(mlcp *w, group *g, int d, int knew) {
 
 /* Baraff's remedy for an index that alternates between two sets with zero steps (5.4): stop
  * maintaining its conditions for now. A normal row leaves both C and NC (its force is zero); a
- * face's group stops being processed, its force kept as it is (the main loop takes its velocity up
- * again, and the final check refuses an answer whose force left its polygon). In the driven row's
- * own group only the other rows are freed (a face tilted against them by the normal's tie blocks
- * the drive clamped or free); with none to free, false: the caller reports the cycle. */
+ * face's group stops being processed and its force, which no face holds inside its polygon now, is
+ * released to zero before the next drive (loose; kept as it is once releases go round, for the
+ * final check to judge). In the driven row's own group only the other rows are freed (a face tilted
+ * against them by the normal's tie blocks the drive clamped or free); all its faces are then
+ * unclamped, and the drive's step bound keeps its force inside the polygon while it lasts. With
+ * none to free, false: the caller reports the cycle. */
 static bool give_up(mlcp *w, double *f, int j) {
     if (j < w->n) {
         if (w->set[j] == CLAMPED)
@@ -1448,10 +1472,15 @@ static bool give_up(mlcp *w, double *f, int j) {
         return true;
     }
     group *g = &w->g[w->fgrp[j - w->n]];
-    if (g - w->g == w->gdrive && g->non == 0)
+    const bool driven = g - w->g == w->gdrive;
+    if (driven && g->non == 0)
         return false;
-    for (int r = 0; r < g->m; r++)
+    for (int r = 0; r < g->m; r++) {
         w->on[g->row + r] = 0;
+        // Another group's force is held inside by nothing now: released after this drive.
+        g->loose = g->loose || (!driven && !w->keep && f[g->row + r] != 0);
+    }
+    w->loose = w->loose || g->loose;
     for (int k = 0; k < g->nf; k++)
         if (w->fset[g->face + k])
             face_off(w, g, g->face + k);
@@ -1477,7 +1506,7 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
             return CS_MAXITER;
         if (cs__meter_check(&w->meter))
             return CS_DEADLINE;
-        const int dir = mlcp_direction(w, kind, d);
+        const int dir = mlcp_direction(w, f, kind, d);
         if (dir > 0)
             return CS_DEADLINE;
         if (dir < 0)
@@ -1657,11 +1686,35 @@ static void mlcp_reset(mlcp *w, double *f) {
         w->fset[k] = 0;
         w->sigma[k] = 0;
     }
-    for (int q = 0; q < w->ng; q++)
+    for (int q = 0; q < w->ng; q++) {
         w->g[q].nact = w->g[q].non = 0;
+        w->g[q].loose = false;
+    }
     w->hash = 0;
     w->moved = true;
+    w->nfreed = 0;
+    w->keep = false;
+    w->loose = false;
     cs__bordered_clear(&w->sys);
+}
+
+/* FNV-1a of every row's and face's set. */
+static uint64_t sets_hash(const mlcp *w) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < w->n; i++)
+        h = (h ^ (uint64_t)(w->set[i] | w->on[i] << 2)) * 0x100000001b3ull;
+    for (int k = 0; k < w->nf; k++)
+        h = (h ^ (uint64_t)w->fset[k]) * 0x100000001b3ull;
+    return h;
+}
+
+/* Whether h is among the last CYCLE_MEMORY of the *nmem hashes in mem; notes it otherwise. */
+static bool noted_before(uint64_t *mem, int *nmem, uint64_t h) {
+    for (int q = 0; q < *nmem && q < CYCLE_MEMORY; q++)
+        if (mem[q] == h)
+            return true;
+    mem[(*nmem)++ % CYCLE_MEMORY] = h;
+    return false;
 }
 
 /* Whether the sets before the next drive repeat those met since forces last moved (MOVE_TOL):
@@ -1675,16 +1728,7 @@ static bool state_repeats(mlcp *w) {
         w->nstill = 0;
         return false;
     }
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (int i = 0; i < w->n; i++)
-        h = (h ^ (uint64_t)(w->set[i] | w->on[i] << 2)) * 0x100000001b3ull;
-    for (int k = 0; k < w->nf; k++)
-        h = (h ^ (uint64_t)w->fset[k]) * 0x100000001b3ull;
-    for (int q = 0; q < w->nstill && q < CYCLE_MEMORY; q++)
-        if (w->still[q] == h)
-            return true;
-    w->still[w->nstill++ % CYCLE_MEMORY] = h;
-    return false;
+    return noted_before(w->still, &w->nstill, sets_hash(w));
 }
 
 /* Baraff's pivoting from the start (5.5): bilateral rows, then normals before friction. Drives are
@@ -1705,6 +1749,26 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
             break;
         }
     while (status == CS_CONVERGED) {
+        // Baraff's unprocessed contacts carry no force: a group given up with one has it taken to
+        // zero first, every other condition kept.
+        int loose = -1;
+        for (int q = 0; q < ng && w->loose && loose < 0; q++)
+            if (w->g[q].loose)
+                loose = q;
+        w->loose = loose >= 0;
+        if (loose >= 0) {
+            // Releases whose sets repeat go round (give-ups that undo each other, 5.4): from then
+            // on a given-up force is kept as it is, for the final check to judge.
+            if (noted_before(w->freed, &w->nfreed, sets_hash(w) ^ item_hash((uint64_t)loose))) {
+                w->keep = true;
+                for (int q = 0; q < ng; q++)
+                    w->g[q].loose = false;
+                continue;
+            }
+            w->g[loose].loose = false;
+            status = mlcp_drive(w, f, DRIVE_RELEASE, loose, cap, st);
+            continue;
+        }
         // Normal conditions before friction (Baraff 5.5), the most violated (or the first) first.
         int d = -1;
         double amin = -w->viol;
