@@ -338,8 +338,8 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
     }
     for (int b = 0; b < nb; b++)
         pos[b + 1] += pos[b];
-    // Entry x: its row's 6-vector jq[6 x ..] and M^-1 image by component, mj[k L + x] (a body's
-    // pairs then run over contiguous memory, two at a time); row[x]: its row.
+    // Entry x: its row's 6-vector g and M^-1 image, both by component, jq[k L + x] and
+    // mj[k L + x] (a body's pairs then run over contiguous memory, two at a time); row[x]: its row.
     const int L = pos[nb];
     double *jq = cs__ws_alloc(ws, 6 * (size_t)L * sizeof(double));
     double *mj = cs__ws_alloc(ws, (6 * (size_t)L + (size_t)nr) * sizeof(double));
@@ -348,25 +348,59 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
-    // The fill moves pos[b] from body b's first entry to body b + 1's: start[b + 1] then, as
-    // the pairs below read it, with start[0] = 0.
+    double *g0 = jq, *g1 = g0 + L, *g2 = g1 + L, *g3 = g2 + L, *g4 = g3 + L, *g5 = g4 + L;
+    // The 6-vectors, contact by contact. The fill moves pos[b] from body b's first entry to body
+    // b + 1's: start[b + 1] then, as the images and pairs below read it, with start[0] = 0.
     for (int i = 0; i < m->nc; i++)
         for (int side = 0; side < 2; side++) {
             const int b = side == 0 ? m->ia[i] : m->ib[i];
             if (b < 0)
                 continue;
             const double sign = side == 0 ? 1 : -1;
-            const double im = cs_model_is_kinematic(m, b) ? 0 : 1 / m->mass[b];
-            const double *r = (side == 0 ? m->ra : m->rb) + 3 * i, *Ii = m->iw_inv + 9 * b;
+            const double *r = (side == 0 ? m->ra : m->rb) + 3 * i;
+            const int x0 = pos[b];
+            pos[b] = x0 + rows;
             for (int k = 0; k < rows; k++) {
-                const int x = pos[b]++;
-                double mg[6];
-                row_side(m->frame + 9 * i + 3 * k, r, sign, im, Ii, jq + 6 * (size_t)x, mg);
-                mj[x] = mg[0], mj[L + x] = mg[1], mj[2 * L + x] = mg[2];
-                mj[3 * L + x] = mg[3], mj[4 * L + x] = mg[4], mj[5 * L + x] = mg[5];
+                const int x = x0 + k;
+                const double *t = m->frame + 9 * i + 3 * k;
+                double g[6];
+                g[0] = sign * t[0], g[1] = sign * t[1], g[2] = sign * t[2];
+                cs_cross3(g + 3, r, g);
+                g0[x] = g[0], g1[x] = g[1], g2[x] = g[2], g3[x] = g[3], g4[x] = g[4], g5[x] = g[5];
                 row[x] = rows * i + k;
             }
         }
+    // Their images, body by body: one 1 / mass (0 for a kinematic body, whose Ii is 0 too: its
+    // images vanish and it takes no part in W) and one Ii a body, two entries at a time, each
+    // lane in the scalar order of row_side().
+    double *m0 = mj, *m1 = m0 + L, *m2 = m1 + L, *m3 = m2 + L, *m4 = m3 + L, *m5 = m4 + L;
+    for (int b = 0; b < nb; b++) {
+        const int end = start[b + 1];
+        if (start[b] == end)
+            continue;
+        const double im = cs_model_is_kinematic(m, b) ? 0 : 1 / m->mass[b];
+        const double *I = m->iw_inv + 9 * b;
+        const cs__v2 v_im = {im, im}, i0 = {I[0], I[0]}, i1 = {I[1], I[1]}, i2 = {I[2], I[2]},
+                     i3 = {I[3], I[3]}, i4 = {I[4], I[4]}, i5 = {I[5], I[5]},
+                     i6 = {I[6], I[6]}, i7 = {I[7], I[7]}, i8 = {I[8], I[8]};
+        int x = start[b];
+        for (; x + 2 <= end; x += 2) {
+            const cs__v2 a = cs__ld2(g3 + x), c = cs__ld2(g4 + x), e = cs__ld2(g5 + x);
+            cs__st2(m0 + x, cs__ld2(g0 + x) * v_im);
+            cs__st2(m1 + x, cs__ld2(g1 + x) * v_im);
+            cs__st2(m2 + x, cs__ld2(g2 + x) * v_im);
+            cs__st2(m3 + x, i0 * a + i1 * c + i2 * e);
+            cs__st2(m4 + x, i3 * a + i4 * c + i5 * e);
+            cs__st2(m5 + x, i6 * a + i7 * c + i8 * e);
+        }
+        if (x < end) {
+            const double a = g3[x], c = g4[x], e = g5[x];
+            m0[x] = g0[x] * im, m1[x] = g1[x] * im, m2[x] = g2[x] * im;
+            m3[x] = I[0] * a + I[1] * c + I[2] * e;
+            m4[x] = I[3] * a + I[4] * c + I[5] * e;
+            m5[x] = I[6] * a + I[7] * c + I[8] * e;
+        }
+    }
     double *t = mj + 6 * (size_t)L;
     if (ldw == nr)
         memset(W, 0, (size_t)nr * nr * sizeof(double));
@@ -381,11 +415,9 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
         const bool consecutive =
             end > start[b] && row[end - 1] - row[start[b]] == end - 1 - start[b];
         for (int x = start[b]; x < end; x++) {
-            const double *Jq = jq + 6 * (size_t)x;
+            const double Jq[6] = {g0[x], g1[x], g2[x], g3[x], g4[x], g5[x]};
             const cs__v2 j0 = {Jq[0], Jq[0]}, j1 = {Jq[1], Jq[1]}, j2 = {Jq[2], Jq[2]};
             const cs__v2 j3 = {Jq[3], Jq[3]}, j4 = {Jq[4], Jq[4]}, j5 = {Jq[5], Jq[5]};
-            const double *m0 = mj, *m1 = m0 + L, *m2 = m1 + L, *m3 = m2 + L, *m4 = m3 + L,
-                         *m5 = m4 + L;
             // Only the lower half: y >= x is row[y] >= row[x] (each body's list is in row order),
             // and the upper half is copied from it below.
             const int rx = row[x];
