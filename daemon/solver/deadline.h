@@ -54,6 +54,12 @@ static inline bool cs__meter_add(cs__meter *m, int64_t units) {
     return m->passed = cs__deadline_passed(m->opt);
 }
 
+/* True when `units` more work would read no clock and the deadline has not passed: a stretch
+ * that fits may count its work once, at its end, rather than piece by piece (same reads: none). */
+static inline bool cs__meter_fits(const cs__meter *m, int64_t units) {
+    return !m->passed && m->units + units < CS__METER_UNITS;
+}
+
 /* Reads the clock now (before a pivot or an iteration, whatever the work so far). */
 static inline bool cs__meter_check(cs__meter *m) {
     if (m->passed)
