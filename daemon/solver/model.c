@@ -349,27 +349,26 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
         return CS_ENOSPACE;
     }
     double *g0 = jq, *g1 = g0 + L, *g2 = g1 + L, *g3 = g2 + L, *g4 = g3 + L, *g5 = g4 + L;
-    // The 6-vectors, contact by contact. The fill moves pos[b] from body b's first entry to body
-    // b + 1's: start[b + 1] then, as the images and pairs below read it, with start[0] = 0.
-    for (int i = 0; i < m->nc; i++)
-        for (int side = 0; side < 2; side++) {
-            const int b = side == 0 ? m->ia[i] : m->ib[i];
-            if (b < 0)
-                continue;
-            const double sign = side == 0 ? 1 : -1;
-            const double *r = (side == 0 ? m->ra : m->rb) + 3 * i;
-            const int x0 = pos[b];
-            pos[b] = x0 + rows;
-            for (int k = 0; k < rows; k++) {
-                const int x = x0 + k;
-                const double *t = m->frame + 9 * i + 3 * k;
+    // The 6-vectors, row by row. The fill moves pos[b] from body b's first entry to body b + 1's:
+    // start[b + 1] then, as the images and pairs below read it, with start[0] = 0.
+    for (int i = 0; i < m->nc; i++) {
+        const int a = m->ia[i], b = m->ib[i];
+        for (int k = 0; k < rows; k++) {
+            const double *t = m->frame + 9 * i + 3 * k;
+            for (int side = 0; side < 2; side++) {
+                const int c = side == 0 ? a : b;
+                if (c < 0)
+                    continue;
+                const int x = pos[c]++;
                 double g[6];
+                const double sign = side == 0 ? 1 : -1;
                 g[0] = sign * t[0], g[1] = sign * t[1], g[2] = sign * t[2];
-                cs_cross3(g + 3, r, g);
+                cs_cross3(g + 3, (side == 0 ? m->ra : m->rb) + 3 * i, g);
                 g0[x] = g[0], g1[x] = g[1], g2[x] = g[2], g3[x] = g[3], g4[x] = g[4], g5[x] = g[5];
                 row[x] = rows * i + k;
             }
         }
+    }
     // Their images, body by body: one 1 / mass (0 for a kinematic body, whose Ii is 0 too: its
     // images vanish and it takes no part in W) and one Ii a body, two entries at a time, each
     // lane in the scalar order of row_side().
