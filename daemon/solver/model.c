@@ -303,6 +303,31 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
     }
 }
 
+/* dst[y] (+)= entry x's 6-vector . entry y's image for y = x .. end - 1, from the 6-vectors g
+ * and images mk by component: added when add (into W's column), stored otherwise. Two entries
+ * at a time, each lane summing the six products in the scalar order. Inlined with add constant,
+ * so neither copy tests it per entry. */
+static inline __attribute__((always_inline)) void
+pair_sums(const double *const g[6], const double *const mk[6], int x, int end, double *dst,
+          bool add) {
+    const double J0 = g[0][x], J1 = g[1][x], J2 = g[2][x], J3 = g[3][x], J4 = g[4][x],
+                 J5 = g[5][x];
+    const cs__v2 j0 = {J0, J0}, j1 = {J1, J1}, j2 = {J2, J2}, j3 = {J3, J3}, j4 = {J4, J4},
+                 j5 = {J5, J5};
+    const double *m0 = mk[0], *m1 = mk[1], *m2 = mk[2], *m3 = mk[3], *m4 = mk[4], *m5 = mk[5];
+    int y = x;
+    for (; y + 2 <= end; y += 2) {
+        const cs__v2 s = j0 * cs__ld2(m0 + y) + j1 * cs__ld2(m1 + y) + j2 * cs__ld2(m2 + y) +
+                         j3 * cs__ld2(m3 + y) + j4 * cs__ld2(m4 + y) + j5 * cs__ld2(m5 + y);
+        cs__st2(dst + y, add ? cs__ld2(dst + y) + s : s);
+    }
+    if (y < end) {
+        const double s =
+            J0 * m0[y] + J1 * m1[y] + J2 * m2[y] + J3 * m3[y] + J4 * m4[y] + J5 * m5[y];
+        dst[y] = add ? dst[y] + s : s;
+    }
+}
+
 size_t cs_model_delassus_size(const cs_limits *lim) {
     // At most two entries a row (one a side): their 6-vectors, their images and the row sums,
     // their rows; each allocation rounded up on its own.
@@ -373,6 +398,7 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
     // images vanish and it takes no part in W) and one Ii a body, two entries at a time, each
     // lane in the scalar order of row_side().
     double *m0 = mj, *m1 = m0 + L, *m2 = m1 + L, *m3 = m2 + L, *m4 = m3 + L, *m5 = m4 + L;
+    const double *const g[6] = {g0, g1, g2, g3, g4, g5}, *const mk[6] = {m0, m1, m2, m3, m4, m5};
     for (int b = 0; b < nb; b++) {
         const int end = start[b + 1];
         if (start[b] == end)
@@ -424,30 +450,16 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
         const bool consecutive =
             end > start[b] && row[end - 1] - row[start[b]] == end - 1 - start[b];
         for (int x = start[b]; x < end; x++) {
-            const double Jq[6] = {g0[x], g1[x], g2[x], g3[x], g4[x], g5[x]};
-            const cs__v2 j0 = {Jq[0], Jq[0]}, j1 = {Jq[1], Jq[1]}, j2 = {Jq[2], Jq[2]};
-            const cs__v2 j3 = {Jq[3], Jq[3]}, j4 = {Jq[4], Jq[4]}, j5 = {Jq[5], Jq[5]};
             // Only the lower half: y >= x is row[y] >= row[x] (each body's list is in row order),
             // and the upper half is copied from it below.
-            const int rx = row[x];
-            double *col = W + (size_t)rx * ldw;
-            double *dst = consecutive ? col + rx - x : t - x;
-            // Each lane sums the six products in the scalar order.
-            int y = x;
-            for (; y + 2 <= end; y += 2) {
-                const cs__v2 s = j0 * cs__ld2(m0 + y) + j1 * cs__ld2(m1 + y) +
-                                 j2 * cs__ld2(m2 + y) + j3 * cs__ld2(m3 + y) +
-                                 j4 * cs__ld2(m4 + y) + j5 * cs__ld2(m5 + y);
-                cs__st2(dst + y, consecutive ? cs__ld2(dst + y) + s : s);
-            }
-            for (; y < end; y++) {
-                const double s = Jq[0] * m0[y] + Jq[1] * m1[y] + Jq[2] * m2[y] + Jq[3] * m3[y] +
-                                 Jq[4] * m4[y] + Jq[5] * m5[y];
-                dst[y] = consecutive ? dst[y] + s : s;
-            }
-            if (!consecutive)
-                for (y = x; y < end; y++)
+            double *col = W + (size_t)row[x] * ldw;
+            if (consecutive) {
+                pair_sums(g, mk, x, end, col + row[x] - x, true);
+            } else {
+                pair_sums(g, mk, x, end, t - x, false);
+                for (int y = x; y < end; y++)
                     col[row[y]] += t[y - x];
+            }
             if (mt && cs__meter_add(mt, 6 * (int64_t)(end - x))) {
                 cs__ws_release(ws, mark);
                 return CS_DEADLINE;
