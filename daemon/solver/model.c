@@ -303,6 +303,17 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
     }
 }
 
+/* Entry x's 6-vector by component, g[c][x]: one side of frame row t, with lever arm r and sign
+ * as in row_side(). Inlined with the sign constant: 1 multiplies nothing, -1 only negates. */
+static inline __attribute__((always_inline)) void row_vector(double *const g[6], int x,
+                                                             const double t[3], const double r[3],
+                                                             double sign) {
+    const double v[3] = {sign * t[0], sign * t[1], sign * t[2]};
+    double w[3];
+    cs_cross3(w, r, v);
+    g[0][x] = v[0], g[1][x] = v[1], g[2][x] = v[2], g[3][x] = w[0], g[4][x] = w[1], g[5][x] = w[2];
+}
+
 /* dst[y] (+)= entry x's 6-vector . entry y's image for y = x .. end - 1, from the 6-vectors g
  * and images mk by component: added when add (into W's column), stored otherwise. Two entries
  * at a time, each lane summing the six products in the scalar order. Inlined with add constant,
@@ -374,22 +385,21 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
         return CS_ENOSPACE;
     }
     double *g0 = jq, *g1 = g0 + L, *g2 = g1 + L, *g3 = g2 + L, *g4 = g3 + L, *g5 = g4 + L;
+    double *const gw[6] = {g0, g1, g2, g3, g4, g5};
     // The 6-vectors, row by row. The fill moves pos[b] from body b's first entry to body b + 1's:
     // start[b + 1] then, as the images and pairs below read it, with start[0] = 0.
     for (int i = 0; i < m->nc; i++) {
         const int a = m->ia[i], b = m->ib[i];
         for (int k = 0; k < rows; k++) {
             const double *t = m->frame + 9 * i + 3 * k;
-            for (int side = 0; side < 2; side++) {
-                const int c = side == 0 ? a : b;
-                if (c < 0)
-                    continue;
-                const int x = pos[c]++;
-                double g[6];
-                const double sign = side == 0 ? 1 : -1;
-                g[0] = sign * t[0], g[1] = sign * t[1], g[2] = sign * t[2];
-                cs_cross3(g + 3, (side == 0 ? m->ra : m->rb) + 3 * i, g);
-                g0[x] = g[0], g1[x] = g[1], g2[x] = g[2], g3[x] = g[3], g4[x] = g[4], g5[x] = g[5];
+            if (a >= 0) {
+                const int x = pos[a]++;
+                row_vector(gw, x, t, m->ra + 3 * i, 1);
+                row[x] = rows * i + k;
+            }
+            if (b >= 0) {
+                const int x = pos[b]++;
+                row_vector(gw, x, t, m->rb + 3 * i, -1);
                 row[x] = rows * i + k;
             }
         }
