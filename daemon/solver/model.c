@@ -459,14 +459,16 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
         // strictly along the list (a contact joins two bodies): span = count is consecutive.
         const bool consecutive =
             end > start[b] && row[end - 1] - row[start[b]] == end - 1 - start[b];
-        for (int x = start[b]; x < end; x++) {
-            // Only the lower half: y >= x is row[y] >= row[x] (each body's list is in row order),
-            // and the upper half is copied from it below.
-            double *col = W + (size_t)row[x] * ldw;
+        // Only the lower half: y >= x is row[y] >= row[x] (each body's list is in row order),
+        // and the upper half is copied from it below. With consecutive rows, entry x's sums
+        // start on W's diagonal at d = row[x] (ldw + 1), one column and one row on for each x.
+        size_t d = consecutive ? (size_t)row[start[b]] * ((size_t)ldw + 1) : 0;
+        for (int x = start[b]; x < end; x++, d += (size_t)ldw + 1) {
             if (consecutive) {
-                pair_sums(g, mk, x, end, col + row[x] - x, true);
+                pair_sums(g, mk, x, end, W + d - x, true);
             } else {
                 pair_sums(g, mk, x, end, t - x, false);
+                double *col = W + (size_t)row[x] * ldw;
                 for (int y = x; y < end; y++)
                     col[row[y]] += t[y - x];
             }
