@@ -365,15 +365,20 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
         cs__ws_release(ws, mark);
         return CS_ENOSPACE;
     }
+    // The world's rows (body -1) are counted into pos[0] without a test, then dropped.
     int *pos = start + 1;
     for (int i = 0; i < m->nc; i++) {
-        if (m->ia[i] >= 0)
-            pos[m->ia[i] + 1] += rows;
-        if (m->ib[i] >= 0)
-            pos[m->ib[i] + 1] += rows;
+        pos[m->ia[i] + 1] += rows;
+        pos[m->ib[i] + 1] += rows;
     }
-    for (int b = 0; b < nb; b++)
+    pos[0] = 0;
+    // With the counts, the work the meter counts below: 6 units a product, n (n + 1) / 2 pairs
+    // for a body of n entries, and nr - c for column c's copy.
+    int64_t units = (int64_t)nr * (nr + 1) / 2;
+    for (int b = 0; b < nb; b++) {
+        units += 3 * (int64_t)pos[b + 1] * (pos[b + 1] + 1);
         pos[b + 1] += pos[b];
+    }
     // Entry x: its row's 6-vector g and M^-1 image, both by component, jq[k L + x] and
     // mj[k L + x] (a body's pairs then run over contiguous memory, two at a time); row[x]: its row.
     const int L = pos[nb];
@@ -442,15 +447,8 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
     else
         for (int q = 0; q < nr; q++)
             memset(W + (size_t)q * ldw, 0, (size_t)nr * sizeof(double));
-    // The work the meter counts below: 6 units a product, n (n + 1) / 2 pairs for a body of n
-    // entries, and nr - c for column c's copy. A problem whose whole count reads no clock (a
-    // small one, or one early in its solve) counts it once at the end instead, with no meter
-    // calls in the loops.
-    int64_t units = (int64_t)nr * (nr + 1) / 2;
-    for (int b = 0; b < nb && units < CS__METER_UNITS; b++) {
-        const int64_t n = start[b + 1] - start[b];
-        units += 3 * n * (n + 1);
-    }
+    // A problem whose whole count reads no clock (a small one, or one early in its solve)
+    // counts it once at the end instead, with no meter calls in the loops.
     cs__meter *const mt = meter && cs__meter_fits(meter, units) ? NULL : meter;
     for (int b = 0; b < nb; b++) {
         const int end = start[b + 1];
