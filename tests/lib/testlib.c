@@ -80,10 +80,7 @@ size_t t_envelope_plus(const uint8_t *env, size_t len, const uint8_t *extra, siz
     return o + body + n;
 }
 
-void t_lcp_random_psd(t_rng *r, int n, int k, bool in_range, double *A, double *b) {
-    double G[144];
-    for (int i = 0; i < n * k; i++)
-        G[i] = t_rng_range(r, -1, 1);
+void t_gram(int n, int k, const double *G, double *A) {
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
             double s = 0;
@@ -91,6 +88,13 @@ void t_lcp_random_psd(t_rng *r, int n, int k, bool in_range, double *A, double *
                 s += G[i * k + l] * G[j * k + l];
             A[j * n + i] = s;
         }
+}
+
+void t_lcp_random_psd(t_rng *r, int n, int k, bool in_range, double *A, double *b) {
+    double G[144];
+    for (int i = 0; i < n * k; i++)
+        G[i] = t_rng_range(r, -1, 1);
+    t_gram(n, k, G, A);
     for (int i = 0; i < n; i++)
         b[i] = t_rng_range(r, -1, 1);
     if (in_range) {

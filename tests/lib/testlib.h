@@ -41,6 +41,8 @@ size_t t_envelope_plus(const uint8_t *env, size_t len, const uint8_t *extra, siz
 /* A = G G^T (n x n column-major) with G n x k, k in [1, n] random: PSD, rank k; b random in
  * [-1, 1] when in_range is false, else b = A x for a random x (the case Baraff's theory covers). */
 void t_lcp_random_psd(t_rng *r, int n, int k, bool in_range, double *A, double *b);
+/* A = G G^T (n x n column-major) for G n x k row-major: PSD, rank at most k. */
+void t_gram(int n, int k, const double *G, double *A);
 /* Brute force over all 2^n complementary index sets (n <= 12): true when some set S gives
  * f_S = -A_SS^+ b_S >= 0 with w = A f + b >= 0 (tolerance tol, relative to the data and to
  * 1 + |f|_inf);

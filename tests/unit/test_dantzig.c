@@ -219,13 +219,6 @@ static void start_from_touching_contacts(void **state) {
     assert_near(f[1], 0.0, 0.0);
 }
 
-/* A = G G^T of n rows g_i in the plane: n contacts of rank 2, near-dependent rows allowed. */
-static void gram2(int n, const double (*g)[2], double *A) {
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-            A[j * n + i] = g[i][0] * g[j][0] + g[i][1] * g[j][1];
-}
-
 /* Contacts that touch with no force in the start's answer, some nearly dependent on the loaded
  * ones: left to the drives, they neither end violated (a clamped one held at zero by the
  * inverse would be carried below zero) nor make the drives cycle. Both answers are the LCP's, as
@@ -243,7 +236,7 @@ static void start_leaves_forceless_contacts_to_the_drives(void **state) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const int n = cases[c].n;
         double A[25], f[5], fe[5];
-        gram2(n, cases[c].g, A);
+        t_gram(n, 2, cases[c].g[0], A);
         cs_stats st;
         assert_int_equal(cs_dantzig_lcp(ws, n, A, n, cases[c].b, NULL, f, &st), CS_CONVERGED);
         assert_true(t_lcp_enumerate(n, A, cases[c].b, 1e-9, fe));
@@ -295,7 +288,7 @@ static void huge_forces_are_not_an_answer(void **state) {
     static const double g[5][2] = {{-1, 1}, {1, -1}, {-0.99999, 1}, {1, -1}, {-1, 0}};
     const double b[5] = {0, 1, -1, 0, 0};
     double A[25], f[5], fe[5];
-    gram2(5, g, A);
+    t_gram(5, 2, g[0], A);
     assert_false(t_lcp_enumerate(5, A, b, 1e-9, fe));
     cs_stats st;
     assert_int_equal(cs_dantzig_lcp(ws, 5, A, 5, b, NULL, f, &st), CS_MAXITER);
@@ -326,13 +319,7 @@ static void drives_converge_only_to_answers(void **state) {
                                                 ? e * t_rng_range(&r, -1, 1)
                                                 : 0);
         }
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++) {
-                double v = 0;
-                for (int l = 0; l < k; l++)
-                    v += G[i * k + l] * G[j * k + l];
-                A[j * n + i] = v;
-            }
+        t_gram(n, k, G, A);
         for (int i = 0; i < n; i++) {
             const double u = t_rng_unit(&r);
             b[i] = u < 0.3 ? 0 : u < 0.45 ? -1 : u < 0.6 ? 1 : t_rng_range(&r, -1, 1);
