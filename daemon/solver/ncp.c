@@ -154,6 +154,7 @@ typedef struct ncp {
     int *cross_id;         /* [CROSS_MAX] contact 2 k + (cone ? 1 : 0) */
     int *act;              /* [nc] contacts with D != 0 */
     int *piv;              /* [n] */
+    int *kend;             /* [n] K's Cholesky column ends (cs__sap_chol) */
     int *wcols;            /* [n] the columns a product with W takes (w_mul) */
     int *nbr, *nbr_start;  /* [nc^2], [nc + 1]: each contact's coupled ones (W's non-zero 3 x 3
                             * blocks in its columns), listed by the first sweep (pgs); the
@@ -179,7 +180,7 @@ static size_t layout(ncp *P, unsigned char *base, int nc) {
     TAKE(xc, n), TAKE(xb, n), TAKE(xt, n), TAKE(xbest, n);
     TAKE(D, 9 * (size_t)nc), TAKE(V, 9 * (size_t)nc);
     TAKE(cross, CROSS_MAX), TAKE(cross_id, CROSS_MAX);
-    TAKE(act, nc), TAKE(piv, n), TAKE(wcols, n), TAKE(edge, nc), TAKE(stick, nc), TAKE(nbas, nc);
+    TAKE(act, nc), TAKE(piv, n), TAKE(kend, n), TAKE(wcols, n), TAKE(edge, nc), TAKE(stick, nc), TAKE(nbas, nc);
     TAKE(nbr, (size_t)nc * nc), TAKE(nbr_start, nc + 1);
 #undef TAKE
     return off;
@@ -423,10 +424,10 @@ static void trial_point(ncp *P) {
  * Returns 0, -1 (singular) or 1 (deadline). */
 static int factor_solve(ncp *P, int m, bool symmetric, double *rhs) {
     if (symmetric) {
-        const int c = cs__sap_chol(m, P->K, &P->meter);
+        const int c = cs__sap_chol(m, P->K, P->kend, &P->meter);
         if (c != 0)
             return c;
-        cs__sap_chol_solve(m, P->K, 1, rhs, &P->meter);
+        cs__sap_chol_solve(m, P->K, P->kend, 1, rhs, &P->meter);
     } else if (m >= LU_LAPACK_MIN && !cs__meter_armed(&P->meter)) {
         int info = 0, one = 1;
         dgetrf_(&m, &m, P->K, &m, P->piv, &info);
@@ -914,7 +915,7 @@ static int stick_start(ncp *P) {
             w_mul(P, P->x, P->rhs);
             for (int i = 0; i < n; i++)
                 P->rhs[i] = P->b[i] - P->rhs[i];
-            cs__sap_chol_solve(n, P->K, 1, P->rhs, &P->meter);
+            cs__sap_chol_solve(n, P->K, P->kend, 1, P->rhs, &P->meter);
             if (P->meter.passed)
                 return 1;
             for (int i = 0; i < n; i++)

@@ -360,12 +360,12 @@ cs_status cs__sap_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *o
                                out->lambda_j, out->v, out->state, &out->no_iterate, out->st);
 }
 
-static void warm_factor(int n, double *A, double *b, void *scratch) {
-    (void)scratch;
-    if (cs__sap_chol(n, A, NULL) == 0)
-        cs__sap_chol_solve(n, A, 1, b, NULL);
+static void warm_factor(int n, double *A, double *b, void *end) {
+    if (cs__sap_chol(n, A, end, NULL) == 0)
+        cs__sap_chol_solve(n, A, end, 1, b, NULL);
 }
 
 void cs__sap_warm_up(cs_workspace *ws) {
-    cs__ws_warm_factor(ws, 6 * cs__ws_limits(ws)->max_bodies, 0, warm_factor);
+    const int n = 6 * cs__ws_limits(ws)->max_bodies;
+    cs__ws_warm_factor(ws, n, (size_t)n * sizeof(int), warm_factor);
 }

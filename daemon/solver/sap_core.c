@@ -178,7 +178,7 @@ size_t cs__sap_work_size(int nv, int nc, int nmax) {
     return 7 * cs__ws_bytes(n * sizeof(double)) + 2 * cs__ws_bytes(3 * m * sizeof(double)) +
            cs__ws_bytes(9 * m * sizeof(double)) + cs__ws_bytes(k * k * sizeof(double)) +
            cs__ws_bytes(k * sizeof(double)) + cs__ws_bytes(3 * k * sizeof(double)) +
-           cs__ws_bytes(k * sizeof(int));
+           2 * cs__ws_bytes(k * sizeof(int));
 }
 
 void cs__sap_work_init(cs__sap_work *w, void *mem, int nv, int nc, int nmax) {
@@ -198,6 +198,7 @@ void cs__sap_work_init(cs__sap_work *w, void *mem, int nv, int nc, int nmax) {
     w->b = take(&m, k * sizeof(double));
     w->gjc = take(&m, 3 * k * sizeof(double));
     w->lcol = take(&m, k * sizeof(int));
+    w->hend = take(&m, k * sizeof(int));
 }
 
 cs_sap_params cs__sap_params_resolve(const cs_sap_params *prm) {
@@ -405,38 +406,61 @@ static void sub4(int n, const double *const c[4], const double l[4], double *y) 
         y[i] = (((y[i] - l[0] * c[0][i]) - l[1] * c[1][i]) - l[2] * c[2][i]) - l[3] * c[3][i];
 }
 
+/* One past the last non-zero of column j's rows j .. n - 1 (at least j + 1). */
+static int column_end(int n, const double *cj, int j) {
+    int e = n;
+    while (e > j + 1 && cj[e - 1] == 0)
+        e--;
+    return e;
+}
+
 /* The left-looking column Cholesky of the n x n block at H (leading dimension ldh), in place;
- * 0, -1 (not positive definite) or 1 (the meter's deadline passed). */
-static int chol_columns(int n, double *H, int ldh, cs__meter *meter) {
+ * end [n]: one past the last non-zero of each column of L (cs__sap_chol). Returns 0, -1 (not
+ * positive definite) or 1 (the meter's deadline passed). */
+static int chol_columns(int n, double *H, int ldh, int *end, cs__meter *meter) {
     // Column j of L from column j of H minus the earlier columns' contributions (those with
-    // L_jk != 0, in order, four per pass over cj), then scaled by its pivot.
+    // L_jk != 0, in order, four per pass over cj), then scaled by its pivot. Rows meet through
+    // shared bodies only, so an island's or a stack's matrix keeps its envelope: column k's
+    // contribution stops at end[k], and columns before lo end above row j (lo never falls).
+    int lo = 0;
     for (int j = 0; j < n; j++) {
         double *cj = H + (size_t)j * ldh;
+        while (lo < j && end[lo] <= j)
+            lo++;
         const double *ck[4];
         double l[4];
-        int q = 0;
-        for (int k = 0; k < j; k++) {
+        int kq[4], q = 0, e = j + 1;
+        int64_t units = 0;
+        for (int k = lo; k < j; k++) {
             l[q] = H[(size_t)k * ldh + j];
             ck[q] = H + (size_t)k * ldh + j;
-            if (l[q] != 0 && ++q == 4) {
-                sub4(n - j, ck, l, cj + j);
-                q = 0;
+            kq[q] = k;
+            if (l[q] != 0) {
+                e = end[k] > e ? end[k] : e;
+                if (++q == 4) {
+                    sub4(e - j, ck, l, cj + j);
+                    units += e - j;
+                    q = 0, e = j + 1;
+                }
             }
         }
-        for (int k = 0; k < q; k++)
-            cs__axpy(n - j, -l[k], ck[k], cj + j);
+        for (int k = 0; k < q; k++) {
+            cs__axpy(end[kq[k]] - j, -l[k], ck[k], cj + j);
+            units += end[kq[k]] - j;
+        }
         if (!(cj[j] > 0) || !isfinite(cj[j]))
             return -1;
+        end[j] = column_end(n, cj, j);
         // One division per column, then products.
         const double d = sqrt(cj[j]), inv_d = 1 / d;
         const cs__v2 vd = {inv_d, inv_d};
         cj[j] = d;
         int i = j + 1;
-        for (; i + 2 <= n; i += 2)
+        for (; i + 2 <= end[j]; i += 2)
             cs__st2(cj + i, cs__ld2(cj + i) * vd);
-        for (; i < n; i++)
+        for (; i < end[j]; i++)
             cj[i] *= inv_d;
-        if (meter && cs__meter_add(meter, (int64_t)(n - j) * (j + 1)))
+        if (meter && cs__meter_add(meter, units + end[j] - j))
             return 1;
     }
     return 0;
@@ -446,13 +470,14 @@ static int chol_columns(int n, double *H, int ldh, cs__meter *meter) {
  * below it by BLAS's triangular solve and the trailing matrix by its rank-k update, which does
  * nearly all the work at BLIS's level-3 speed. LAPACK's dpotrf (reference LAPACK, 64-column
  * blocks, its recursive dpotrf2 on each diagonal block) took 23 ms at n = 860 here, as long as
- * the column loop; this 8-9 ms. Returns 0 or -1 (not positive definite). */
-static int chol_blocked(int n, double *H) {
+ * the column loop; this 8-9 ms. Returns 0 or -1 (not positive definite). end: every column's
+ * set to n (BLAS does not keep the envelope). */
+static int chol_blocked(int n, double *H, int *end) {
     const double one = 1, minus_one = -1;
     for (int k = 0; k < n; k += CHOL_BLOCK) {
         const int b = n - k < CHOL_BLOCK ? n - k : CHOL_BLOCK, rest = n - k - b;
         double *diag = H + (size_t)k * n + k;
-        if (chol_columns(b, diag, n, NULL) != 0)
+        if (chol_columns(b, diag, n, end + k, NULL) != 0)
             return -1;
         if (rest > 0) {
             dtrsm_("R", "L", "T", "N", &rest, &b, &one, diag, &n, diag + b, &n);
@@ -460,16 +485,19 @@ static int chol_blocked(int n, double *H) {
                    &n);
         }
     }
+    for (int j = 0; j < n; j++)
+        end[j] = n;
     return 0;
 }
 
-int cs__sap_chol(int n, double *H, cs__meter *meter) {
+int cs__sap_chol(int n, double *H, int *end, cs__meter *meter) {
     if (n >= CHOL_BLOCKED_MIN && !cs__meter_armed(meter))
-        return chol_blocked(n, H);
-    return chol_columns(n, H, n, meter);
+        return chol_blocked(n, H, end);
+    return chol_columns(n, H, n, end, meter);
 }
 
-void cs__sap_chol_solve(int n, const double *L, int nrhs, double *B, cs__meter *meter) {
+void cs__sap_chol_solve(int n, const double *L, const int *end, int nrhs, double *B,
+                        cs__meter *meter) {
     if (n >= CHOL_BLOCKED_MIN && !cs__meter_armed(meter)) {
         int info = 0;
         dpotrs_("L", &n, &nrhs, L, &n, B, &n, &info);
@@ -477,21 +505,21 @@ void cs__sap_chol_solve(int n, const double *L, int nrhs, double *B, cs__meter *
     }
     for (int r = 0; r < nrhs; r++) {
         double *x = B + (size_t)r * n;
-        // L y = b, then L^T x = y.
+        // L y = b, then L^T x = y, each column over its envelope.
         for (int j = 0; j < n; j++) {
             const double *cj = L + (size_t)j * n;
             x[j] /= cj[j];
-            cs__axpy(n - j - 1, -x[j], cj + j + 1, x + j + 1);
-            if (meter && cs__meter_add(meter, n - j))
+            cs__axpy(end[j] - j - 1, -x[j], cj + j + 1, x + j + 1);
+            if (meter && cs__meter_add(meter, end[j] - j))
                 return;
         }
         for (int j = n - 1; j >= 0; j--) {
             const double *cj = L + (size_t)j * n;
             double s = x[j];
-            for (int i = j + 1; i < n; i++)
+            for (int i = j + 1; i < end[j]; i++)
                 s -= cj[i] * x[i];
             x[j] = s / cj[j];
-            if (meter && cs__meter_add(meter, n - j))
+            if (meter && cs__meter_add(meter, end[j] - j))
                 return;
         }
     }
@@ -556,12 +584,12 @@ static cs_status solve_island(const cs__sap_problem *p, const cs__sap_islands *i
         assemble(p, is, I, region, w, w->H, meter);
         if (meter->passed)
             return CS_DEADLINE;
-        const int chol = cs__sap_chol(n, w->H, meter);
+        const int chol = cs__sap_chol(n, w->H, w->hend, meter);
         if (chol != 0)
             return chol > 0 ? CS_DEADLINE : CS_SINGULAR;
         for (int k = 0; k < n; k++)
             w->b[k] = -w->grad[I->dof[k]];
-        cs__sap_chol_solve(n, w->H, 1, w->b, meter);
+        cs__sap_chol_solve(n, w->H, w->hend, 1, w->b, meter);
         if (meter->passed)
             return CS_DEADLINE;
         for (int k = 0; k < n; k++)

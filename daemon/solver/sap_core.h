@@ -65,6 +65,7 @@ typedef struct cs__sap_work {
     double *dvc;   /* [3 nc] J dv */
     double *G;     /* [9 nc] Hessian blocks of the contacts */
     double *H;     /* [nmax^2] island Newton matrix, then its Cholesky factor */
+    int *hend;     /* [nmax] the factor's column ends (cs__sap_chol) */
     double *b;     /* [nmax] island right-hand side */
     double *gjc;   /* [3 x nmax] G times one contact's J block */
     int *lcol;     /* [nmax] island-local indices of that contact's dofs */
@@ -92,13 +93,16 @@ cs_status cs__sap_newton(const cs__sap_problem *p, const cs__sap_islands *is,
 /* Dense A of component k into H ([n x n] column-major, n its dofs, full). */
 void cs__sap_dense_a(const cs__sap_problem *p, const cs__sap_islands *is, int k, double *H);
 typedef struct cs__meter cs__meter;
-/* Cholesky H = L L^T in place ([n x n] column-major, lower triangle read and written; LAPACK
- * dpotrf for large n without a deadline, a plain column Cholesky otherwise, see sap_core.c).
- * meter: the deadline, read per column (NULL: none). Returns 0; -1 when H is not positive
- * definite; 1 when meter's deadline passed (H partly factored). rt-safe: yes. */
-int cs__sap_chol(int n, double *H, cs__meter *meter);
-/* Solves L L^T X = B in place with L from cs__sap_chol(), B [n x nrhs] column-major; stops (B
- * unusable) when meter's deadline passes (NULL: never). */
-void cs__sap_chol_solve(int n, const double *L, int nrhs, double *B, cs__meter *meter);
+/* Cholesky H = L L^T in place ([n x n] column-major, lower triangle read and written; blocked
+ * over BLAS for large n without a deadline, a plain column Cholesky over each column's envelope
+ * otherwise, see sap_core.c). end [n]: out, one past the last non-zero of each column of L (n
+ * on the blocked path), for the solve. meter: the deadline, read per column (NULL: none).
+ * Returns 0; -1 when H is not positive definite; 1 when meter's deadline passed (H partly
+ * factored). rt-safe: yes. */
+int cs__sap_chol(int n, double *H, int *end, cs__meter *meter);
+/* Solves L L^T X = B in place with L and end from cs__sap_chol(), B [n x nrhs] column-major;
+ * stops (B unusable) when meter's deadline passes (NULL: never). */
+void cs__sap_chol_solve(int n, const double *L, const int *end, int nrhs, double *B,
+                        cs__meter *meter);
 
 #endif /* CONTACTD_SOLVER_SAP_CORE_H */

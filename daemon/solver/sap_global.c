@@ -128,11 +128,11 @@ static cs_status prepare(const cs_sap_global *p, const cs__sap_problem *prob,
         const int n = is->dof_ptr[k + 1] - is->dof_ptr[k];
         const int *dof = is->dof + is->dof_ptr[k];
         cs__sap_dense_a(prob, is, k, w->H);
-        if (cs__sap_chol(n, w->H, NULL) < 0)
+        if (cs__sap_chol(n, w->H, w->hend, NULL) < 0)
             return CS_SINGULAR;
         for (int i = 0; i < n; i++)
             w->b[i] = p->f[dof[i]];
-        cs__sap_chol_solve(n, w->H, 1, w->b, NULL);
+        cs__sap_chol_solve(n, w->H, w->hend, 1, w->b, NULL);
         for (int i = 0; i < n; i++)
             vstar[dof[i]] = w->b[i];
         if (k >= is->ncontact)
@@ -146,7 +146,7 @@ static cs_status prepare(const cs_sap_global *p, const cs__sap_problem *prob,
             for (int r = 0; r < 3; r++)
                 for (int a = 0; a < nk; a++)
                     X[(size_t)r * n + is->local[col[a]]] += J[r * nk + a];
-            cs__sap_chol_solve(n, w->H, 3, X, NULL);
+            cs__sap_chol_solve(n, w->H, w->hend, 3, X, NULL);
             double fro = 0;
             for (int r = 0; r < 3; r++) {
                 for (int s = 0; s < 3; s++) {

@@ -12,6 +12,7 @@
 
 #include "scene_fixture.h"
 #include "solver/dantzig.h"
+#include "solver/deadline.h"
 #include "solver/linalg.h"
 #include "solver/sap_contact.h"
 #include "solver/sap_core.h"
@@ -1276,6 +1277,73 @@ static void scene_line_searches_agree(void **state) {
 }
 
 /* A steady-state stream allocates nothing and the same input gives bitwise the same output. */
+/* ---- the Newton factor ------------------------------------------------------------------ */
+
+/* cs__sap_chol on symmetric, diagonally dominant matrices whose lower triangle has a band of
+ * random width per column, a few far entries (fill-in past the band) and now and then a column
+ * that reaches the last row (ends that do not rise with the column): L L^T = H, L zero past
+ * each column's end and that end's last entry non-zero, and the solve's residual, for the column
+ * factor (metered and not) and the blocked one, whose ends are all n. */
+static void chol_keeps_the_envelope(void **state) {
+    (void)state;
+    static const int sizes[] = {1, 2, 3, 5, 17, 48, 130, 400};
+    t_rng rng = t_rng_seed(0xc401);
+    for (size_t q = 0; q < sizeof sizes / sizeof *sizes; q++) {
+        const int n = sizes[q];
+        double *H = calloc((size_t)n * n, sizeof(double)), *L = malloc((size_t)n * n * 8);
+        double *b = malloc((size_t)n * 8), *x = malloc((size_t)n * 8);
+        int *end = malloc((size_t)n * sizeof(int));
+        for (int j = 0; j < n; j++) {
+            const int band = t_rng_below(&rng, 6);
+            for (int i = j + 1; i < n; i++) {
+                const bool far = t_rng_below(&rng, 40) == 0 || (i == n - 1 && j % 7 == 3);
+                if (i <= j + band || far)
+                    H[(size_t)j * n + i] = t_rng_range(&rng, -1, 1);
+            }
+        }
+        for (int j = 0; j < n; j++) {
+            double d = 1;
+            for (int i = 0; i < n; i++)
+                d += fabs(i > j ? H[(size_t)j * n + i] : H[(size_t)i * n + j]);
+            H[(size_t)j * n + j] = d;
+            b[j] = t_rng_range(&rng, -1, 1);
+        }
+        for (int metered = 0; metered < 2; metered++) {
+            const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = clock_past};
+            cs__meter meter = cs__meter_start(&opt);
+            memcpy(L, H, (size_t)n * n * sizeof(double));
+            assert_int_equal(cs__sap_chol(n, L, end, metered ? &meter : NULL), 0);
+            for (int j = 0; j < n; j++) {
+                assert_true(end[j] > j && end[j] <= n);
+                if (n >= 384 && !metered)
+                    assert_int_equal(end[j], n);
+                else if (end[j] > j + 1)
+                    assert_true(L[(size_t)j * n + end[j] - 1] != 0);
+                for (int i = end[j]; i < n; i++)
+                    assert_true(L[(size_t)j * n + i] == 0);
+            }
+            double worst = 0;
+            for (int j = 0; j < n; j++)
+                for (int i = j; i < n; i++) {
+                    double s = 0;
+                    for (int k = 0; k <= j; k++)
+                        s += L[(size_t)k * n + i] * L[(size_t)k * n + j];
+                    worst = fmax(worst, fabs(s - H[(size_t)j * n + i]) / H[(size_t)j * n + j]);
+                }
+            assert_true(worst <= 1e-14);
+            memcpy(x, b, (size_t)n * sizeof(double));
+            cs__sap_chol_solve(n, L, end, 1, x, metered ? &meter : NULL);
+            for (int i = 0; i < n; i++) {
+                double r = -b[i];
+                for (int k = 0; k < n; k++)
+                    r += (i >= k ? H[(size_t)k * n + i] : H[(size_t)i * n + k]) * x[k];
+                assert_true(fabs(r) <= 1e-13 * H[(size_t)i * n + i]);
+            }
+        }
+        free(H), free(L), free(b), free(x), free(end);
+    }
+}
+
 static void deterministic_and_allocation_free(void **state) {
     (void)state;
     t_fixture *f = t_fixture_load("stack_3.json");
@@ -1325,6 +1393,7 @@ int main(void) {
         cmocka_unit_test(deadline_returns_labelled_iterate),
         cmocka_unit_test(every_scene_streams_certified),
         cmocka_unit_test(scene_line_searches_agree),
+        cmocka_unit_test(chol_keeps_the_envelope),
         cmocka_unit_test(deterministic_and_allocation_free),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
