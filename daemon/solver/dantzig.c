@@ -140,7 +140,12 @@
  * turns the driven row alone. The driven row itself is never given up: a cycle with no other row to
  * free is CS_MAXITER. Drives can also cycle among themselves with zero steps (one unclamps a face
  * of its group that the next clamps again): the sets at the start of each drive since the forces
- * last moved are remembered, and a repeat is CS_MAXITER too (state_repeats). A drive with no bound
+ * last moved are remembered, and a repeat is CS_MAXITER too (state_repeats). Drives that move can
+ * go round as well (a friction drive takes another contact's normal force to zero, clearing its
+ * friction, and establishing that again zeroes the first's normal): after a drive that lost a
+ * group's conditions the clamped sets and a fingerprint of the forces are remembered; the first
+ * repeat makes friction outlive its normal's zero for the rest of the pass (its faces hold it at
+ * zero, Baraff's NC+- keeping its direction), a second is CS_MAXITER. A drive with no bound
  * on its step is section 6's unbounded ray: CS_RAY. Such a failure (or a failed final check) is
  * pivoted once more from scratch with the drives in index order (least-index rule, mlcp_pivot);
  * what fails both ways keeps its label. The pivot cap is 4 p (p + 1) + 8 for p = rows + friction
@@ -986,6 +991,11 @@ typedef struct mlcp {
     bool moved;           /* forces moved since the drives' sets were noted (state_repeats) */
     uint64_t still[CYCLE_MEMORY]; /* hashes of the sets at the start of the drives since then */
     int nstill;
+    uint64_t round[CYCLE_MEMORY]; /* clamped sets at the start of drives after forces moved, */
+    double fround[CYCLE_MEMORY];  /* and their forces' fingerprints (went_round) */
+    int nround;
+    bool hold;            /* drives went round: friction outlives its normal's zero (this pass) */
+    bool lost;            /* a group lost its processed state since the last drive began */
     uint64_t freed[CYCLE_MEMORY]; /* hashes of the sets at each release of this pass */
     int nfreed;
     bool keep;            /* releases went round: given-up forces stay as they are (this pass) */
@@ -1363,6 +1373,7 @@ static void face_off(mlcp *w, group *g, int fk) {
  * force reached zero: the faces kept it inside r P) and its faces unclamp. */
 static void group_off(mlcp *w, double *f, group *g) {
     const cs_dantzig_problem *P = w->p;
+    w->lost = w->lost || g->non || g->nact;
     for (int r = 0; r < g->m; r++) {
         const int i = g->row + r;
         w->on[i] = 0;
@@ -1545,9 +1556,11 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
             if (w->set[j] == CLAMPED) {
                 f[j] = 0;
                 w->set[j] = NOT_CLAMPED;
-                // Friction bounded by a zero normal force is zero.
+                // Friction bounded by a zero normal force is zero. Once drives went round, a
+                // processed group keeps its faces instead, which hold it at zero (Baraff's NC+-).
                 for (int q = 0; q < w->ng; q++)
-                    if (w->g[q].normal == j && (w->g[q].non || w->g[q].nact || q == w->gdrive))
+                    if (w->g[q].normal == j &&
+                        (q == w->gdrive || (!w->hold && (w->g[q].non || w->g[q].nact))))
                         group_off(w, f, &w->g[q]);
                 if (gd && gd->normal == j)
                     return CS_CONVERGED; // the driven row's bound is gone: nothing to
@@ -1693,6 +1706,9 @@ static void mlcp_reset(mlcp *w, double *f) {
     w->hash = 0;
     w->moved = true;
     w->nfreed = 0;
+    w->nround = 0;
+    w->hold = false;
+    w->lost = false;
     w->keep = false;
     w->loose = false;
     cs__bordered_clear(&w->sys);
@@ -1717,15 +1733,46 @@ static bool noted_before(uint64_t *mem, int *nmem, uint64_t h) {
     return false;
 }
 
-/* Whether the sets before the next drive repeat those met since forces last moved (MOVE_TOL):
- * drives that take only zero steps then go round for ever (a face of the driven group unclamped
- * by one drive and clamped by the next: Baraff 5.4's cycling across drives, which the hash of one
- * drive cannot see). Notes the sets otherwise; after a move it only starts a new record (a cycle is
- * then seen one round later), so drives that move pay nothing. */
-static bool state_repeats(mlcp *w) {
+/* Whether the drives went round with their forces moving: the clamped sets (w->hash) and the
+ * forces (to MOVE_TOL of their scale, through one weighted sum) at this drive's start met at the
+ * start of an earlier drive of the record. Notes them otherwise. O(n). */
+static bool went_round(mlcp *w, const double *f) {
+    double x = 0, scale = 0;
+    for (int i = 0; i < w->n; i++) {
+        x += (i + 1) * f[i];
+        scale += (i + 1) * fabs(f[i]);
+    }
+    for (int q = 0; q < w->nround && q < CYCLE_MEMORY; q++)
+        if (w->round[q] == w->hash && fabs(w->fround[q] - x) <= MOVE_TOL * scale)
+            return true;
+    w->round[w->nround % CYCLE_MEMORY] = w->hash;
+    w->fround[w->nround++ % CYCLE_MEMORY] = x;
+    return false;
+}
+
+/* Whether the drives go round for ever (Baraff 5.4's cycling across drives, which the hash of one
+ * drive cannot see). Drives that take only zero steps repeat the sets since forces last moved
+ * (MOVE_TOL; a face of the driven group unclamped by one drive and clamped by the next): the sets
+ * are hashed while the forces stand still, so drives that move pay nothing for it. Drives that
+ * move can return to the forces and sets of an earlier drive too: a friction drive takes another
+ * contact's normal force to zero, which clears that contact's friction, and establishing it again
+ * takes the first's normal to zero. Such a round loses some group's conditions, so only the drives
+ * after a loss are noted (O(n) each). The first round makes friction outlive its normal's zero for
+ * the rest of the pass (hold: its faces hold it at zero and keep its direction, Baraff's NC+-), so
+ * that its conditions are not lost; a second round is a cycle. Releases, whose rounds have their
+ * own record, start a new one. */
+static bool state_repeats(mlcp *w, const double *f) {
+    const bool lost = w->lost;
+    w->lost = false;
     if (w->moved) {
         w->moved = false;
         w->nstill = 0;
+        if (!lost || !went_round(w, f))
+            return false;
+        if (w->hold)
+            return true;
+        w->hold = true;
+        w->nround = 0;
         return false;
     }
     return noted_before(w->still, &w->nstill, sets_hash(w));
@@ -1766,6 +1813,7 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
                 continue;
             }
             w->g[loose].loose = false;
+            w->nround = 0;
             status = mlcp_drive(w, f, DRIVE_RELEASE, loose, cap, st);
             continue;
         }
@@ -1778,7 +1826,7 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
                 d = i;
             }
         if (d >= 0) {
-            if (state_repeats(w)) {
+            if (state_repeats(w, f)) {
                 status = CS_MAXITER;
                 break;
             }
@@ -1805,7 +1853,7 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
         }
         if (fd < 0)
             break;
-        if (state_repeats(w)) {
+        if (state_repeats(w, f)) {
             status = CS_MAXITER;
             break;
         }
