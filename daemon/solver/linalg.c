@@ -272,7 +272,7 @@ int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__me
     for (int j = 0; j < n; j++)
         for (int i = 0; i < n; i++) {
             const double x = fabs(A[(size_t)j * lda + i]);
-            amax = x <= amax ? amax : x; // a NaN sticks
+            amax = x > amax || x != x ? x : amax; // a NaN sticks: nothing is above it
         }
     if (!isfinite(amax))
         return -1;

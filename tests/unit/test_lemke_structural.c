@@ -44,6 +44,19 @@ static bool explicit_solve(int n, int d, const double *M, const uint8_t *zb, int
     return true;
 }
 
+/* A NaN anywhere is refused, also one whose row no later column reaches (its multiplier alone
+ * would carry it, into the solve). */
+static void lu_refuses_a_nan_anywhere(void **state) {
+    (void)state;
+    for (int at = 0; at < 9; at++) {
+        double A[9] = {4, 0, 0, 0, 1, 0, 0, 0, 1}; // column-major
+        A[at] = NAN;
+        int piv[3];
+        double growth;
+        assert_int_equal(cs_lu_factor(3, A, 3, piv, &growth, NULL), -1);
+    }
+}
+
 /* At random bases of random scenes (1-2 bodies, 1-3 contacts, d = 4, every mu > 0), q' and the
  * driving column m' from the kernel equal B^-1 q and -B^-1 a of the explicit tableau, for open
  * rows of every kind and for complementary bases. */
@@ -530,6 +543,7 @@ static void deadline_is_kept(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lu_refuses_a_nan_anywhere),
         cmocka_unit_test(kernel_matches_tableau),
         cmocka_unit_test(random_scenes),
         cmocka_unit_test(degenerate_classes),
