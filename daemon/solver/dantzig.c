@@ -143,14 +143,14 @@
  * last moved are remembered, and a repeat is CS_MAXITER too (state_repeats). Drives that move can
  * go round as well (a friction drive takes another contact's normal force to zero, clearing its
  * friction, and establishing that again zeroes the first's normal): after a drive that lost a
- * group's conditions the clamped sets and a fingerprint of the forces are remembered; the first
- * repeat makes friction outlive its normal's zero for the rest of the pass (its faces hold it at
- * zero, Baraff's NC+- keeping its direction), a second is CS_MAXITER. A drive with no bound
- * on its step is section 6's unbounded ray: CS_RAY. Such a failure (or a failed final check) is
- * pivoted once more from scratch with the drives in index order (least-index rule, mlcp_pivot);
- * what fails both ways keeps its label. The pivot cap is 4 p (p + 1) + 8 for p = rows + friction
- * rows. Whatever the path, a converged answer is checked from scratch at the end (answer_holds):
- * every law to 1e-9 of its scale, or CS_MAXITER.
+ * group's conditions or gave an index up the clamped sets and a fingerprint of the forces are
+ * remembered; the first repeat makes friction outlive its normal's zero for the rest of the pass
+ * (its faces hold it at zero, Baraff's NC+- keeping its direction), a second is CS_MAXITER. A
+ * drive with no bound on its step is section 6's unbounded ray: CS_RAY. Such a failure (or a
+ * failed final check) is pivoted once more from scratch with the drives in index order
+ * (least-index rule, mlcp_pivot); what fails both ways keeps its label. The pivot cap is
+ * 4 p (p + 1) + 8 for p = rows + friction rows. Whatever the path, a converged answer is checked
+ * from scratch at the end (answer_holds): every law to 1e-9 of its scale, or CS_MAXITER.
  *
  * COST. A step updates the clamped system's inverse and solves with it, O(p^2) for p clamped rows
  * and faces, plus da = A df, O(n p); the deadline is read before each step and through the meter
@@ -995,7 +995,8 @@ typedef struct mlcp {
     double fround[CYCLE_MEMORY];  /* and their forces' fingerprints (went_round) */
     int nround;
     bool hold;            /* drives went round: friction outlives its normal's zero (this pass) */
-    bool lost;            /* a group lost its processed state since the last drive began */
+    bool lost;            /* a group lost its processed state, or an index was given up, since
+                             the last drive began */
     uint64_t freed[CYCLE_MEMORY]; /* hashes of the sets at each release of this pass */
     int nfreed;
     bool keep;            /* releases went round: given-up forces stay as they are (this pass) */
@@ -1473,6 +1474,8 @@ static bool corner(mlcp *w, group *g, int d, int knew) {
  * unclamped, and the drive's step bound keeps its force inside the polygon while it lasts. With
  * none to free, false: the caller reports the cycle. */
 static bool give_up(mlcp *w, double *f, int j) {
+    // Drives that give up in turn what the others establish go round too (state_repeats).
+    w->lost = true;
     if (j < w->n) {
         if (w->set[j] == CLAMPED)
             w->hash ^= item_hash((uint64_t)j);
@@ -1756,11 +1759,12 @@ static bool went_round(mlcp *w, const double *f) {
  * are hashed while the forces stand still, so drives that move pay nothing for it. Drives that
  * move can return to the forces and sets of an earlier drive too: a friction drive takes another
  * contact's normal force to zero, which clears that contact's friction, and establishing it again
- * takes the first's normal to zero. Such a round loses some group's conditions, so only the drives
- * after a loss are noted (O(n) each). The first round makes friction outlive its normal's zero for
- * the rest of the pass (hold: its faces hold it at zero and keep its direction, Baraff's NC+-), so
- * that its conditions are not lost; a second round is a cycle. Releases, whose rounds have their
- * own record, start a new one. */
+ * takes the first's normal to zero. Such a round loses some group's conditions, or gives up an
+ * index that the next drive establishes again (a normal and a face of another contact, in turn,
+ * until the pivot cap), so only the drives after a loss or a give-up are noted (O(n) each). The
+ * first round makes friction outlive its normal's zero for the rest of the pass (hold: its faces
+ * hold it at zero and keep its direction, Baraff's NC+-), so that its conditions are not lost; a
+ * second round is a cycle. Releases, whose rounds have their own record, start a new one. */
 static bool state_repeats(mlcp *w, const double *f) {
     const bool lost = w->lost;
     w->lost = false;
