@@ -373,7 +373,7 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
     }
     pos[0] = 0;
     // With the counts, the work the meter counts below: 6 units a product, n (n + 1) / 2 pairs
-    // for a body of n entries, and nr - c for column c's copy.
+    // for a body of n entries, nr - c for column c's copy, and W's zeroing.
     int64_t units = (int64_t)nr * (nr + 1) / 2;
     for (int b = 0; b < nb; b++) {
         units += 3 * (int64_t)pos[b + 1] * (pos[b + 1] + 1);
@@ -442,14 +442,21 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
         }
     }
     double *t = mj + 6 * (size_t)L;
-    if (ldw == nr)
-        memset(W, 0, (size_t)nr * nr * sizeof(double));
-    else
-        for (int q = 0; q < nr; q++)
-            memset(W + (size_t)q * ldw, 0, (size_t)nr * sizeof(double));
     // A problem whose whole count reads no clock (a small one, or one early in its solve)
     // counts it once at the end instead, with no meter calls in the loops.
+    units += (int64_t)nr * nr;
     cs__meter *const mt = meter && cs__meter_fits(meter, units) ? NULL : meter;
+    // W zeroed some CS__METER_UNITS entries at a time (one column where ldw > nr): at a
+    // session's limits it is megabytes, a stretch of hundreds of us in one memset.
+    const int per = ldw == nr && nr > 0 && nr < CS__METER_UNITS ? CS__METER_UNITS / nr : 1;
+    for (int q = 0; q < nr; q += per) {
+        const int k = per < nr - q ? per : nr - q;
+        memset(W + (size_t)q * ldw, 0, ((size_t)(k - 1) * ldw + (size_t)nr) * sizeof(double));
+        if (mt && cs__meter_add(mt, (int64_t)k * nr)) {
+            cs__ws_release(ws, mark);
+            return CS_DEADLINE;
+        }
+    }
     for (int b = 0; b < nb; b++) {
         const int end = start[b + 1];
         // A body whose rows are consecutive (a stack's: the contacts below it, then those above)
