@@ -268,13 +268,20 @@ static inline void axpy2(int n, double a0, const double *x0, double a1, const do
 }
 
 int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__meter *meter) {
-    double amax = 0;
-    for (int j = 0; j < n; j++)
+    // The largest |A_ij|; 0 x sums to 0 over finite entries and to NaN over any other, without a
+    // branch each (a max forgets a NaN at the next entry).
+    double amax = 0, z = 0;
+    for (int j = 0; j < n; j++) {
+        const double *cj = A + (size_t)j * lda;
         for (int i = 0; i < n; i++) {
-            const double x = fabs(A[(size_t)j * lda + i]);
-            amax = x > amax || x != x ? x : amax; // a NaN sticks: nothing is above it
+            const double x = fabs(cj[i]);
+            amax = x > amax ? x : amax;
+            z += 0 * cj[i];
         }
-    if (!isfinite(amax))
+        if (meter && cs__meter_add(meter, n))
+            return 1;
+    }
+    if (z != 0 || !isfinite(amax))
         return -1;
     double umin = INFINITY, umax = 0;
     // Two steps at a time: column k + 1 takes step k's update and its own pivot, then the columns
@@ -299,6 +306,10 @@ int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__me
         // Step k + 1's swap moved a row of step k's multipliers too.
         last0 = piv[k + 1] > last0 ? piv[k + 1] : last0;
         const int rows = (last0 > last1 ? last0 : last1) - k - 1;
+        // The two steps' update is counted once at its end where that reads no clock, else
+        // column by column: at n in the hundreds it is a stretch of hundreds of us.
+        const int64_t units = (int64_t)(n - k) * (n - k) + (int64_t)(n - k - 1) * (n - k - 1);
+        cs__meter *const mt = meter && !cs__meter_fits(meter, units) ? meter : NULL;
         for (int j = k + 2; j < n; j++) {
             double *cj = A + (size_t)j * lda;
             const double u0 = cj[k];
@@ -311,9 +322,10 @@ int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__me
                 cs__axpy(last0 - k - 1, -u0, c0 + k + 2, cj + k + 2);
             else if (u1 != 0)
                 cs__axpy(last1 - k - 1, -u1, c1 + k + 2, cj + k + 2);
+            if (mt && cs__meter_add(mt, 2 * (int64_t)(n - k)))
+                return 1;
         }
-        if (meter && cs__meter_add(meter, (int64_t)(n - k) * (n - k) +
-                                              (int64_t)(n - k - 1) * (n - k - 1)))
+        if (meter && !mt && cs__meter_add(meter, units))
             return 1;
     }
     *ret_growth = n > 0 ? umax / umin : 1;
