@@ -430,7 +430,11 @@ static int chol_columns(int n, double *H, int ldh, int *end, cs__meter *meter) {
         const double *ck[4];
         double l[4];
         int kq[4], q = 0, e = j + 1;
+        // The column's work, counted at its end; where it may not fit the meter's count (at n
+        // in the hundreds, a stretch of hundreds of us), four columns' update at a time.
         int64_t units = 0;
+        cs__meter *const mt =
+            meter && !cs__meter_fits(meter, (int64_t)(j - lo) * (n - j) + n) ? meter : NULL;
         for (int k = lo; k < j; k++) {
             l[q] = H[(size_t)k * ldh + j];
             ck[q] = H + (size_t)k * ldh + j;
@@ -439,7 +443,12 @@ static int chol_columns(int n, double *H, int ldh, int *end, cs__meter *meter) {
                 e = end[k] > e ? end[k] : e;
                 if (++q == 4) {
                     sub4(e - j, ck, l, cj + j);
-                    units += e - j;
+                    units += 4 * (int64_t)(e - j);
+                    if (mt) {
+                        if (cs__meter_add(mt, units))
+                            return 1;
+                        units = 0;
+                    }
                     q = 0, e = j + 1;
                 }
             }
