@@ -227,22 +227,55 @@ static void blocks(int region, double mu, const double *x, double *D, double *V)
         V[k] = D[k] + (k % 4 == 0);
 }
 
-/* out = W y over the columns where y is non-zero (separating contacts add nothing). */
+/* Columns of an n-row product that make about CS__METER_UNITS of work, a multiple of four (the
+ * kernels' groups of columns, so that a product taken in such chunks rounds as one taken whole):
+ * at a session's limits one product is hundreds of us, too long to go unread. */
+static int meter_columns(int n) {
+    const int c = CS__METER_UNITS / (n > 0 ? n : 1) / 4 * 4;
+    return c > 4 ? c : 4;
+}
+
+/* dst = src, both m x m (leading dimension m), through the meter some columns at a time. True
+ * when the deadline passed (dst unusable). */
+static bool copy_metered(ncp *P, int m, const double *src, double *dst) {
+    const int chunk = meter_columns(m);
+    for (int q = 0; q < m; q += chunk) {
+        const int kq = chunk < m - q ? chunk : m - q;
+        memcpy(dst + (size_t)q * m, src + (size_t)q * m, (size_t)kq * m * sizeof(double));
+        if (cs__meter_add(&P->meter, (int64_t)kq * m))
+            return true;
+    }
+    return false;
+}
+
+/* out = W y over the columns where y is non-zero (separating contacts add nothing). Stops when
+ * the deadline passes (out then unusable: the caller checks P->meter.passed). */
 static void w_mul(ncp *P, const double *y, double *out) {
     int k = 0;
     for (int j = 0; j < P->n; j++)
         if (y[j] != 0)
             P->wcols[k++] = j;
     memset(out, 0, (size_t)P->n * sizeof(double));
-    cs__gaxpy_cols(P->n, P->W, P->ldw, P->wcols, k, y, out);
-    cs__meter_add(&P->meter, (int64_t)k * P->n);
+    const int chunk = meter_columns(P->n);
+    for (int q = 0; q < k && !P->meter.passed; q += chunk) {
+        const int kq = chunk < k - q ? chunk : k - q;
+        cs__gaxpy_cols(P->n, P->W, P->ldw, P->wcols + q, kq, y, out);
+        if (cs__meter_add(&P->meter, (int64_t)kq * P->n))
+            return;
+    }
 }
 
-/* f = f(x), r = r(x) (eq. 15); returns l = |r|^2 / 2 and *ret_res = the relative residual. */
+/* f = f(x), r = r(x) (eq. 15); returns l = |r|^2 / 2 and *ret_res = the relative residual, both
+ * infinite (not known) when the deadline passed during the product with W. */
 static double eval(ncp *P, const double *x, double *f, double *r, double *ret_res) {
     for (int i = 0; i < P->nc; i++)
         contact_force(P->mu[i], x + 3 * i, f + 3 * i);
     w_mul(P, f, r);
+    if (P->meter.passed) {
+        if (ret_res)
+            *ret_res = INFINITY;
+        return INFINITY;
+    }
     // The measure in the caller's units: r = r' / s, W f = (W' f') / s, b = b' / s.
     double scale = 0, rmax = 0, l = 0;
     for (int i = 0; i < P->n; i++) {
@@ -336,13 +369,28 @@ static double edge_slope(const double *ak, const double *rk, const double *D, co
     return cs_dot3(ak, Dd) - cs_dot3(rk, Vd);
 }
 
-/* D, V, the active edges and g = J^T r at P->x (r current). */
-static void linearize(ncp *P) {
+/* out[q] = A(:, q)^T v for q < k as gemv_t, through the meter some columns at a time. True when
+ * the deadline passed (out unusable). */
+static bool gemv_t_metered(ncp *P, int n, int k, const double *A, int lda, const double *v,
+                           double *out) {
+    const int chunk = meter_columns(n);
+    for (int q = 0; q < k; q += chunk) {
+        const int kq = chunk < k - q ? chunk : k - q;
+        gemv_t(n, kq, A + (size_t)q * lda, lda, v, out + q);
+        if (cs__meter_add(&P->meter, (int64_t)kq * n))
+            return true;
+    }
+    return false;
+}
+
+/* D, V, the active edges and g = J^T r at P->x (r current). True when the deadline passed (they
+ * are then unusable). */
+static bool linearize(ncp *P) {
     const int n = P->n;
     P->hm = -1;
     // a = W^T r, one dot product per column.
-    gemv_t(n, n, P->W, P->ldw, P->r, P->a);
-    cs__meter_add(&P->meter, (int64_t)n * n);
+    if (gemv_t_metered(P, n, n, P->W, P->ldw, P->r, P->a))
+        return true;
     for (int k = 0; k < P->nc; k++) {
         const double *x = P->x + 3 * k, mu = P->mu[k];
         double *D = P->D + 9 * k, *V = P->V + 9 * k;
@@ -390,6 +438,7 @@ static void linearize(ncp *P) {
                               D[6 + c] * P->a[3 * k + 2] - V[c] * P->r[3 * k] -
                               V[3 + c] * P->r[3 * k + 1] - V[6 + c] * P->r[3 * k + 2];
     }
+    return false;
 }
 
 /* Puts the contacts with an active edge back on it (section III-D): the plane's x_n = 0; the
@@ -506,6 +555,8 @@ static int newton(ncp *P) {
     for (int k = 0; k < P->nc; k++)
         cs_mat3_vec(P->y + 3 * k, P->D + 9 * k, P->dx + 3 * k);
     w_mul(P, P->y, P->z);
+    if (P->meter.passed)
+        return 1;
     for (int k = 0; k < P->nc; k++) {
         const double *D = P->D + 9 * k;
         bool zero = true;
@@ -555,6 +606,8 @@ static int lm_hessian(ncp *P) {
             m++;
         }
         P->nbas[k] = (unsigned char)nb;
+        if (cs__meter_add(&P->meter, 3 * (int64_t)n))
+            return 1;
     }
     // Large and with no deadline to keep: BLAS (the loops below took 80 % of a solve of the
     // 286-contact FCLIB Capsules file, m ~ 860).
@@ -564,12 +617,13 @@ static int lm_hessian(ncp *P) {
     } else {
         for (int j = 0; j < m; j++) {
             const double *cj = P->Jb + (size_t)j * n;
-            gemv_t(n, m - j, P->Jb + (size_t)j * n, n, cj, P->K + (size_t)j * m + j);
-            if (cs__meter_add(&P->meter, (int64_t)(m - j) * n))
+            if (gemv_t_metered(P, n, m - j, P->Jb + (size_t)j * n, n, cj,
+                               P->K + (size_t)j * m + j))
                 return 1;
         }
     }
-    memcpy(P->Jb, P->K, (size_t)m * m * sizeof(double));
+    if (copy_metered(P, m, P->K, P->Jb))
+        return 1;
     P->hm = m;
     return 0;
 }
@@ -581,7 +635,8 @@ static int lm_point(ncp *P, double lam, double *ret_lam) {
     if (P->hm < 0 && lm_hessian(P) != 0)
         return 1;
     const int m = P->hm;
-    memcpy(P->K, P->Jb, (size_t)m * m * sizeof(double));
+    if (copy_metered(P, m, P->Jb, P->K))
+        return 1;
     // rhs = -(J B)^T r = -B^T g.
     for (int k = 0, q = 0; k < P->nc; k++)
         for (int c = 0; c < P->nbas[k]; c++, q++)
@@ -733,8 +788,9 @@ static double dogleg_search(ncp *P, double l0, bool two_legs) {
 /* ---- the solve --------------------------------------------------------------------------- */
 
 /* Lists each contact's coupled contacts, those whose 3 x 3 block of W in its columns is not zero
- * (a contact shares a body with a few others: 1.6 % of the blocks of FCLIB's Capsules). */
-static void list_neighbours(ncp *P) {
+ * (a contact shares a body with a few others: 1.6 % of the blocks of FCLIB's Capsules). True
+ * when the deadline passed (the list unfinished, and not marked listed). */
+static bool list_neighbours(ncp *P) {
     int q = 0;
     for (int k = 0; k < P->nc; k++) {
         P->nbr_start[k] = q;
@@ -747,9 +803,12 @@ static void list_neighbours(ncp *P) {
             if (nz)
                 P->nbr[q++] = j;
         }
+        if (cs__meter_add(&P->meter, 3 * (int64_t)P->n))
+            return true;
     }
     P->nbr_start[P->nc] = q;
     P->nbr_listed = true;
+    return false;
 }
 
 /* The listed blocks, packed in list order into P->K (free between Newton steps: each iteration
@@ -811,13 +870,9 @@ static inline bool inside_disc(double t1, double t2, double r) {
  * Returns true when the deadline passed. */
 static bool pgs(ncp *P, double *f, int sweeps) {
     const int n = P->n;
-    if (!P->nbr_listed) {
-        list_neighbours(P);
-        if (cs__meter_add(&P->meter, (int64_t)n * n))
-            return true;
-    }
+    if (!P->nbr_listed && list_neighbours(P))
+        return true;
     pack_blocks(P);
-    const int64_t work = 9 * (int64_t)P->nbr_start[P->nc];
     for (int it = 0; it < sweeps; it++) {
         for (int k = 0; k < P->nc; k++) {
             const double *w = P->W + (size_t)3 * k * P->ldw;
@@ -835,11 +890,14 @@ static bool pgs(ncp *P, double *f, int sweeps) {
                     t1 *= mu * fn / t, t2 *= mu * fn / t;
             }
             fk[0] = fn, fk[1] = t1, fk[2] = t2;
+            // A contact's coupled blocks, 9 multiply-adds each: a dense W's sweep is n^2.
+            if (cs__meter_add(&P->meter, 9 * (int64_t)(P->nbr_start[k + 1] - P->nbr_start[k])))
+                return true;
         }
-        if (cs__meter_add(&P->meter, work))
-            return true;
     }
     w_mul(P, f, P->x);
+    if (P->meter.passed)
+        return true;
     for (int i = 0; i < n; i++)
         P->x[i] += P->b[i] - f[i];
     return false;
@@ -885,8 +943,10 @@ static void scale_problem(ncp *P, const double *W, int ldw, const double *b) {
                 out[i] = wj[i] * sj * P->y[i];
             wscale = fmax(wscale, out[j]);
             P->bs[j] = b[j] * sj;
+            // Passed, the start and the loop see it at once and nothing reads W' unfinished.
+            if (cs__meter_add(&P->meter, n))
+                break;
         }
-        cs__meter_add(&P->meter, (int64_t)n * n);
         P->W = P->Ws, P->b = P->bs;
     }
     P->reg = REG * (wscale > 0 ? wscale : 1);
@@ -903,6 +963,8 @@ static int stick_start(ncp *P) {
         for (int j = 0; j < n; j++) {
             memcpy(P->K + (size_t)j * n, P->W + (size_t)j * P->ldw, (size_t)n * sizeof(double));
             P->K[(size_t)j * n + j] += lam;
+            if (cs__meter_add(&P->meter, n))
+                return 1;
         }
         memcpy(P->x, P->b, (size_t)n * sizeof(double));
         const int c = factor_solve(P, n, true, P->x);
@@ -913,6 +975,8 @@ static int stick_start(ncp *P) {
         for (int refine = 0; refine < 2; refine++) {
             // x += (W + lam I)^-1 (b - W x).
             w_mul(P, P->x, P->rhs);
+            if (P->meter.passed)
+                return 1;
             for (int i = 0; i < n; i++)
                 P->rhs[i] = P->b[i] - P->rhs[i];
             cs__sap_chol_solve(n, P->K, P->kend, 1, P->rhs, &P->meter);
@@ -931,9 +995,10 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
                           void *scratch, double *lambda, cs_ncp_info *ret_info) {
     cs_ncp_info info = {0};
     const int n = 3 * nc;
+    cs__meter meter = cs__meter_start(opt);
     // The data: finite, mu >= 0.
     bool finite = true;
-    for (int j = 0; j < n; j++) {
+    for (int j = 0; j < n && !cs__meter_add(&meter, n); j++) {
         // 0 w sums to 0 over finite entries and to NaN when one is not finite (no branch each),
         // two entries at a time.
         const double *wj = W + (size_t)j * ldw;
@@ -958,10 +1023,19 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             *ret_info = info;
         return CS_CONVERGED;
     }
-    ncp P = {.nc = nc, .n = n, .ldw = n, .mu = mu, .lam = LM_MIN, .hm = -1,
-             .meter = cs__meter_start(opt)};
+    ncp P = {.nc = nc, .n = n, .ldw = n, .mu = mu, .lam = LM_MIN, .hm = -1, .meter = meter};
     layout(&P, scratch, nc);
-    scale_problem(&P, W, ldw, b);
+    if (!P.meter.passed)
+        scale_problem(&P, W, ldw, b);
+    if (P.meter.passed) {
+        // No time to read the data through: the warm start, unchanged, is the best iterate.
+        for (int i = 0; i < n; i++)
+            lambda[i] = lambda0 ? lambda0[i] : 0;
+        info.residual = INFINITY;
+        if (ret_info)
+            *ret_info = info;
+        return CS_DEADLINE;
+    }
     const double tol = prm && prm->tol > 0 ? prm->tol : TOL_DEFAULT;
     const int max_it = prm && prm->max_iterations > 0 ? prm->max_iterations : MAX_IT_DEFAULT;
 
@@ -971,8 +1045,9 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
         for (int i = 0; i < n; i++)
             P.f[i] = lambda0[i] / P.s[i / 3];
         w_mul(&P, P.f, P.x);
+        // Out of time: x = -f, whose f(x) is the warm start itself (projected on its cone).
         for (int i = 0; i < n; i++)
-            P.x[i] += P.b[i] - P.f[i];
+            P.x[i] = P.meter.passed ? -P.f[i] : P.x[i] + P.b[i] - P.f[i];
     } else if (cs__meter_check(&P.meter) || stick_start(&P) != 0) {
         memcpy(P.x, b, (size_t)n * sizeof(double));
     }
@@ -1030,7 +1105,10 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             continue;
         }
         info.iterations++;
-        linearize(&P);
+        if (linearize(&P)) {
+            status = CS_DEADLINE;
+            break;
+        }
         bool any_edge = false;
         for (int k = 0; k < nc; k++)
             any_edge = any_edge || P.edge[k] != EDGE_NONE;
@@ -1095,6 +1173,10 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             trial_point(&P);
         // The Cauchy point (eq. 24) with H = J^T J + lam I.
         j_mul(&P, P.g, P.je);
+        if (P.meter.passed) {
+            status = CS_DEADLINE;
+            break;
+        }
         const double gg = dot(n, P.g, P.g), den = dot(n, P.je, P.je) + la * gg;
         if (!(gg > 0) || !(den > 0)) {
             status = CS_RAY;

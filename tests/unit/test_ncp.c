@@ -19,6 +19,7 @@
 #include "scene_gen.h"
 #include "solver/certify.h"
 #include "solver/contact.h"
+#include "solver/deadline.h"
 #include "solver/sap.h"
 #include "solver/workspace.h"
 #include "testlib.h"
@@ -593,6 +594,54 @@ static void large_kernels_agree(void **state) {
     free(F);
 }
 
+static long clock_reads;
+static int64_t clock_counting(void) {
+    clock_reads++;
+    return 0;
+}
+
+/* The plain kernels read the meter's clock as they work, about once per CS__METER_UNITS
+ * multiply-adds: one iteration from cold on a dense W of order 390 (the stick start's Cholesky,
+ * n^3 / 6, and the Newton point's LU, n^3 / 3, at the least) reads it at least half that often.
+ * When the factorizations counted a column or two steps at a time it read about 600 times: at
+ * a session's limits (768 rows) a stretch of a millisecond with no look at the deadline. */
+static void reads_the_clock_as_it_works(void **state) {
+    (void)state;
+    enum { NC = 130, N = 3 * NC, R = 400 };
+    double *F = malloc(sizeof(double) * N * R), *W = malloc(sizeof(double) * N * N);
+    double b[N], mu[NC], lambda[N];
+    t_rng rng = t_rng_seed(5);
+    for (int i = 0; i < N * R; i++)
+        F[i] = t_rng_range(&rng, -1, 1);
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < N; i++) {
+            double w = 0;
+            for (int k = 0; k < R; k++)
+                w += F[(size_t)k * N + i] * F[(size_t)k * N + j];
+            W[(size_t)j * N + i] = w / R;
+        }
+    for (int k = 0; k < NC; k++) {
+        b[3 * k] = t_rng_range(&rng, -1, 0.2);
+        b[3 * k + 1] = t_rng_range(&rng, -1, 1);
+        b[3 * k + 2] = t_rng_range(&rng, -1, 1);
+        mu[k] = 0.8;
+    }
+    void *scratch = aligned_alloc(64, (cs_ncp_delassus_size(NC) + 63) & ~(size_t)63);
+    const cs_options far = {.deadline_ns = INT64_MAX / 2, .clock_ns = clock_counting};
+    const cs_ncp_params one = {.max_iterations = 1};
+    cs_ncp_info info;
+    clock_reads = 0;
+    const cs_status st = cs_ncp_delassus(NC, W, N, b, mu, NULL, &one, &far, scratch, lambda, &info);
+    printf("# one iteration at order %d: %s, %ld clock reads\n", N, cs_status_name(st), clock_reads);
+    assert_int_equal(info.iterations, 1);
+    assert_true(clock_reads * 2 * CS__METER_UNITS >= (long)N * N * N / 2);
+    for (int i = 0; i < N; i++)
+        assert_true(isfinite(lambda[i]));
+    free(scratch);
+    free(W);
+    free(F);
+}
+
 /* Units far from 1 (LMGC's PerioBox: W ~ 1e-5, impulses ~ 1e4). The Delassus form of 4-box
  * stacks (16 redundant coplanar contacts, seeds 1..10) with W c and b, c = 1e-5 (bodies 1e5
  * times heavier) and 1e5: every answer converged is certified by the residual in the caller's
@@ -692,6 +741,7 @@ int main(void) {
         cmocka_unit_test(warm_start_from_answer),
         cmocka_unit_test(deadline),
         cmocka_unit_test(large_kernels_agree),
+        cmocka_unit_test(reads_the_clock_as_it_works),
         cmocka_unit_test(units_far_from_one),
         cmocka_unit_test(deterministic_and_allocation_free),
         // Last: left out when the shared data is absent (a user's own clone).
