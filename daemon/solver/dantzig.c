@@ -358,6 +358,10 @@ static void clamp(lcp_ws *w, int i, const double *df_i) {
  * one past the last non-zero of L's column j. True when the meter's deadline passed (K partly
  * factored). */
 static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__meter *meter) {
+    // Each column's update counted at its end where the whole factorization (k^3 / 6 at most)
+    // reads no clock, else two columns at a time: at k in the hundreds one column's update is
+    // tens of us.
+    cs__meter *const mt = cs__meter_fits(meter, (int64_t)k * k * k / 6 + k) ? NULL : meter;
     for (int j = 0; j < k; j++) {
         double *cj = K + (size_t)j * k;
         d[j] = cj[j] > tol ? 1 / cj[j] : 0;
@@ -394,26 +398,34 @@ static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__mete
                 y1[r] -= u[r] * l1;
             }
             u[c] = l0, u[c + 1] = l1;
+            if (mt && cs__meter_add(mt, 2 * (int64_t)(e - c)))
+                return true;
         }
         if (c < e) {
             const double l0 = u[c] * inv;
             K[(size_t)c * k + c] -= u[c] * l0;
             u[c] = l0;
         }
-        if (cs__meter_add(meter, (int64_t)(e - j) * (e - j) / 2))
+        if (!mt && cs__meter_add(meter, (int64_t)(e - j) * (e - j) / 2))
             return true;
     }
     return false;
 }
 
-/* x = K^+ x by ldl_skip's factors: the skipped members' unknowns zero. */
-static void ldl_solve(int k, const double *L, const double *d, const int *end, double *x) {
+/* x = K^+ x by ldl_skip's factors: the skipped members' unknowns zero. Counted through the
+ * meter column by column unless the whole, k^2, reads no clock; true when the deadline passed
+ * (x unusable). */
+static bool ldl_solve(int k, const double *L, const double *d, const int *end, double *x,
+                      cs__meter *meter) {
+    cs__meter *const mt = cs__meter_fits(meter, (int64_t)k * k) ? NULL : meter;
     for (int j = 0; j < k; j++) {
         if (d[j] == 0) {
             x[j] = 0;
             continue;
         }
         cs__axpy(end[j] - j - 1, -x[j], L + (size_t)j * k + j + 1, x + j + 1);
+        if (mt && cs__meter_add(mt, end[j] - j))
+            return true;
     }
     for (int j = k - 1; j >= 0; j--) {
         if (d[j] == 0)
@@ -423,7 +435,10 @@ static void ldl_solve(int k, const double *L, const double *d, const int *end, d
         for (int r = j + 1; r < end[j]; r++)
             s -= lj[r] * x[r];
         x[j] = s;
+        if (mt && cs__meter_add(mt, end[j] - j))
+            return true;
     }
+    return !mt && cs__meter_add(meter, (int64_t)k * k);
 }
 
 /* The columns of A that carry a force (f_j > 0) into cols [n]; returns how many: the products
@@ -605,19 +620,19 @@ static int solve_subset(cs_workspace *ws, int n, const double *A, int lda, const
     double *d = cs__ws_alloc(ws, (size_t)k * sizeof(double));
     int *end = cs__ws_alloc(ws, (size_t)k * sizeof(int));
     bool ok = K && x && d && end;
-    // Every index in G (a resting scene) takes A whole.
-    if (ok && k == n && lda == n)
+    // Every index in G (a resting scene) takes A whole, in one copy where that reads no clock
+    // (at n in the hundreds the copy alone is tens of us).
+    const bool whole = ok && k == n && lda == n && cs__meter_fits(meter, (int64_t)n * n);
+    if (whole)
         memcpy(K, A, (size_t)n * n * sizeof(double));
     for (int c = 0; ok && c < k; c++) {
-        if (k != n || lda != n)
+        if (!whole)
             for (int r = c; r < k; r++)
                 K[(size_t)c * k + r] = A[(size_t)g[c] * lda + g[r]];
         x[c] = -b[g[c]];
         ok = !cs__meter_add(meter, k - c);
     }
-    ok = ok && !ldl_skip(k, K, rank_tol, d, end, meter) && !cs__meter_add(meter, (int64_t)k * k);
-    if (ok)
-        ldl_solve(k, K, d, end, x);
+    ok = ok && !ldl_skip(k, K, rank_tol, d, end, meter) && !ldl_solve(k, K, d, end, x, meter);
     int negative = -1;
     if (ok) {
         double fmax = 0;

@@ -1076,6 +1076,42 @@ static void wrenched_stacks_converge(void **state) {
     assert_true((reads - pivots) * CS__METER_UNITS <= 3000 * pivots);
 }
 
+/* The start's factorization reads the meter's clock as it works, about once per
+ * CS__METER_UNITS multiply-adds: a dense order-256 LCP whose every row touches (b = -A 1 < 0,
+ * solved by f = 1 at the start) takes n^3 / 6 of them in its LDL^T and reads the clock at least half
+ * that often. When a column's update was counted at its end it read about 300 times: at a
+ * session's limits a stretch of tens of us with no look at the deadline, the copy of A another. */
+static void start_reads_the_clock_as_it_works(void **state) {
+    (void)state;
+    enum { N = 256 };
+    static double G[N * N], A[N * N], b[N], f[N];
+    t_rng rng = t_rng_seed(256);
+    for (int i = 0; i < N * N; i++)
+        G[i] = t_rng_range(&rng, -1, 1);
+    t_gram(N, N, G, A);
+    // A diagonal of 2 N more makes every row of A 1 positive: every row touches (b < 0).
+    for (int i = 0; i < N; i++)
+        A[i * N + i] += 2 * N;
+    for (int i = 0; i < N; i++) {
+        b[i] = 0;
+        for (int j = 0; j < N; j++)
+            b[i] -= A[j * N + i];
+    }
+    cs_workspace *big = cs_workspace_new(
+        &(cs_limits){.max_bodies = 1, .max_contacts = N, .max_dirs = 4,
+                     .solvers = 1u << CS_SOLVER_DANTZIG});
+    assert_non_null(big);
+    const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = clock_counting};
+    cs_stats st;
+    clock_reads = 0;
+    assert_int_equal(cs_dantzig_lcp(big, N, A, N, b, &opt, f, &st), CS_CONVERGED);
+    assert_int_equal(st.pivots, 0);
+    assert_true(clock_reads * 2 * CS__METER_UNITS >= (long)N * N * N / 6);
+    for (int i = 0; i < N; i++)
+        assert_near(f[i], 1, 1e-6);
+    cs_workspace_free(big);
+}
+
 /* Stacks of 1 to 4 boxes, straight and with interfaces turned 45 degrees (variants 0..3), mu
  * from 0.1 to 0.95, random wrenches, 100 seeds each (1100 solves): exact ties at every interface
  * and, at high mu, friction drives whose zero steps unclamp a face of the driven group that the
@@ -1298,6 +1334,7 @@ int main(void) {
         cmocka_unit_test(drives_that_go_round_keep_friction),
         cmocka_unit_test(drives_that_give_up_in_turn_stop),
         cmocka_unit_test(wrenched_stacks_converge),
+        cmocka_unit_test(start_reads_the_clock_as_it_works),
         cmocka_unit_test(stacks_never_run_to_the_pivot_cap),
         cmocka_unit_test(mass_ratio_stacks_converge_only_to_answers),
         cmocka_unit_test(frictionless_agrees_with_lemke),
