@@ -228,6 +228,18 @@ static int single_box(t_gen_scene *g, double angle) {
     return 0;
 }
 
+/* Contacts under body 1's bottom face (a box at identity orientation resting on z = 0) on a
+ * side x side grid, corners included, normals up. */
+static void bottom_grid(t_gen_scene *g, int side, double mu, uint64_t *cid) {
+    const double up[3] = {0, 0, 1};
+    for (int i = 0; i < side; i++)
+        for (int j = 0; j < side; j++) {
+            const double p[3] = {SINGLE_H * (1 - 2.0 * i / (side - 1)),
+                                 SINGLE_H * (1 - 2.0 * j / (side - 1)), 0};
+            add_contact(g, (*cid)++, 1, 0, p, up, 0.0, mu);
+        }
+}
+
 void t_gen_single(t_gen_scene *g, int kind, double mu, int d, uint64_t seed) {
     scene_init(g, d, -G);
     t_rng r = t_rng_seed(seed);
@@ -294,16 +306,21 @@ void t_gen_single(t_gen_scene *g, int kind, double mu, int d, uint64_t seed) {
         break;
     case 9: // face on a surface, the patch sampled on a 4 x 4 grid (corners included)
         single_box(g, 0);
-        for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 4; j++) {
-                const double p[3] = {SINGLE_H * (1 - 2.0 * i / 3), SINGLE_H * (1 - 2.0 * j / 3),
-                                     0};
-                add_contact(g, cid++, 1, 0, p, up, 0.0, mu);
-            }
+        bottom_grid(g, 4, mu, &cid);
         break;
     default:
         return;
     }
+    random_wrench(&r, 5.0, 0.5, g->wrench);
+    apply_wrench(&g->bodies[0], g->wrench);
+}
+
+void t_gen_grid(t_gen_scene *g, int side, double mu, int d, uint64_t seed) {
+    scene_init(g, d, -G);
+    t_rng r = t_rng_seed(seed);
+    uint64_t cid = 1;
+    single_box(g, 0);
+    bottom_grid(g, side, mu, &cid);
     random_wrench(&r, 5.0, 0.5, g->wrench);
     apply_wrench(&g->bodies[0], g->wrench);
 }

@@ -73,6 +73,10 @@ void t_gen_round_peg(t_gen_scene *g, int n, double mu, int d, uint64_t seed);
  * against a wall (8), 6 block in a V-groove (8), 7 block in a corner (12), 8 block in a U-groove
  * (12), 9 face on a surface sampled on a 4 x 4 grid (16). */
 void t_gen_single(t_gen_scene *g, int kind, double mu, int d, uint64_t seed);
+/* Situation 9 at any size: the cube's bottom face on the floor sampled on a side x side grid
+ * (2 <= side, side^2 <= T_GEN_MAX_CONTACTS), a random wrench as t_gen_single's: side = 16 gives
+ * a session's default limit of 256 contacts, all on one body (a dense W of rank 3). */
+void t_gen_grid(t_gen_scene *g, int side, double mu, int d, uint64_t seed);
 /* Contacts of single-body situation kind, or -1 when kind is out of range. */
 int t_gen_single_contacts(int kind);
 /* Short name of kind ("ball-on-surface", ...), or NULL when out of range. */

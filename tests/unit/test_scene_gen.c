@@ -93,6 +93,14 @@ static void all_scenes_valid_with_contacts_on_surfaces(void **state) {
                 assert_on_surfaces(g, i);
             assert_ids_unique(g);
         }
+        for (int side = 2; side <= 16; side += 7) {
+            t_gen_grid(g, side, 0.3, 8, seed);
+            assert_valid(g, "grid", side, (int)seed);
+            assert_int_equal(g->s.nc, side * side);
+            for (int i = 0; i < g->s.nc; i++)
+                assert_on_surfaces(g, i);
+            assert_ids_unique(g);
+        }
         for (int boxes = 1; boxes <= 5; boxes++)
             for (int variant = 0; variant < 1 << (boxes - 1); variant++) {
                 t_gen_stack(g, boxes, variant, 0.5, 8, seed);
