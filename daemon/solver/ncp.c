@@ -227,10 +227,13 @@ static void blocks(int region, double mu, const double *x, double *D, double *V)
         V[k] = D[k] + (k % 4 == 0);
 }
 
-/* Columns of an n-row product that make about CS__METER_UNITS of work, a multiple of four (the
- * kernels' groups of columns, so that a product taken in such chunks rounds as one taken whole):
- * at a session's limits one product is hundreds of us, too long to go unread. */
-static int meter_columns(int n) {
+/* Columns per meter count of a product of k columns of n rows: all k where their work reads no
+ * clock, else about CS__METER_UNITS of work, a multiple of four (the kernels' groups of columns,
+ * so that a product taken in such chunks rounds as one taken whole): at a session's limits one
+ * product is hundreds of us, too long to go unread. */
+static int meter_columns(const cs__meter *m, int n, int k) {
+    if (cs__meter_fits(m, (int64_t)k * n))
+        return k > 0 ? k : 1;
     const int c = CS__METER_UNITS / (n > 0 ? n : 1) / 4 * 4;
     return c > 4 ? c : 4;
 }
@@ -238,7 +241,7 @@ static int meter_columns(int n) {
 /* dst = src, both m x m (leading dimension m), through the meter some columns at a time. True
  * when the deadline passed (dst unusable). */
 static bool copy_metered(ncp *P, int m, const double *src, double *dst) {
-    const int chunk = meter_columns(m);
+    const int chunk = meter_columns(&P->meter, m, m);
     for (int q = 0; q < m; q += chunk) {
         const int kq = chunk < m - q ? chunk : m - q;
         memcpy(dst + (size_t)q * m, src + (size_t)q * m, (size_t)kq * m * sizeof(double));
@@ -256,7 +259,7 @@ static void w_mul(ncp *P, const double *y, double *out) {
         if (y[j] != 0)
             P->wcols[k++] = j;
     memset(out, 0, (size_t)P->n * sizeof(double));
-    const int chunk = meter_columns(P->n);
+    const int chunk = meter_columns(&P->meter, P->n, k);
     for (int q = 0; q < k && !P->meter.passed; q += chunk) {
         const int kq = chunk < k - q ? chunk : k - q;
         cs__gaxpy_cols(P->n, P->W, P->ldw, P->wcols + q, kq, y, out);
@@ -373,7 +376,7 @@ static double edge_slope(const double *ak, const double *rk, const double *D, co
  * the deadline passed (out unusable). */
 static bool gemv_t_metered(ncp *P, int n, int k, const double *A, int lda, const double *v,
                            double *out) {
-    const int chunk = meter_columns(n);
+    const int chunk = meter_columns(&P->meter, n, k);
     for (int q = 0; q < k; q += chunk) {
         const int kq = chunk < k - q ? chunk : k - q;
         gemv_t(n, kq, A + (size_t)q * lda, lda, v, out + q);
@@ -960,10 +963,15 @@ static void scale_problem(ncp *P, const double *W, int ldw, const double *b) {
 static int stick_start(ncp *P) {
     const int n = P->n;
     for (double lam = P->reg; lam <= 1e18 * P->reg; lam *= 100) {
-        for (int j = 0; j < n; j++) {
-            memcpy(P->K + (size_t)j * n, P->W + (size_t)j * P->ldw, (size_t)n * sizeof(double));
-            P->K[(size_t)j * n + j] += lam;
-            if (cs__meter_add(&P->meter, n))
+        const int chunk = meter_columns(&P->meter, n, n);
+        for (int q = 0; q < n; q += chunk) {
+            const int kq = chunk < n - q ? chunk : n - q;
+            for (int j = q; j < q + kq; j++) {
+                memcpy(P->K + (size_t)j * n, P->W + (size_t)j * P->ldw,
+                       (size_t)n * sizeof(double));
+                P->K[(size_t)j * n + j] += lam;
+            }
+            if (cs__meter_add(&P->meter, (int64_t)kq * n))
                 return 1;
         }
         memcpy(P->x, P->b, (size_t)n * sizeof(double));
