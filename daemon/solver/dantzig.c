@@ -1480,6 +1480,16 @@ static bool corner(mlcp *w, group *g, int d, int knew) {
     return false;
 }
 
+/* g's rows stop being processed and its faces unclamp; its force stays. */
+static void group_unprocess(mlcp *w, group *g) {
+    for (int r = 0; r < g->m; r++)
+        w->on[g->row + r] = 0;
+    for (int k = 0; k < g->nf; k++)
+        if (w->fset[g->face + k])
+            face_off(w, g, g->face + k);
+    g->non = 0;
+}
+
 /* Baraff's remedy for an index that alternates between two sets with zero steps (5.4): stop
  * maintaining its conditions for now. A normal row leaves both C and NC (its force is zero); a
  * face's group stops being processed and its force, which no face holds inside its polygon now, is
@@ -1504,16 +1514,11 @@ static bool give_up(mlcp *w, double *f, int j) {
     const bool driven = g - w->g == w->gdrive;
     if (driven && g->non == 0)
         return false;
-    for (int r = 0; r < g->m; r++) {
-        w->on[g->row + r] = 0;
-        // Another group's force is held inside by nothing now: released after this drive.
+    // Another group's force is held inside by nothing now: released after this drive.
+    for (int r = 0; r < g->m; r++)
         g->loose = g->loose || (!driven && !w->keep && f[g->row + r] != 0);
-    }
     w->loose = w->loose || g->loose;
-    for (int k = 0; k < g->nf; k++)
-        if (w->fset[g->face + k])
-            face_off(w, g, g->face + k);
-    g->non = 0;
+    group_unprocess(w, g);
     return true;
 }
 
