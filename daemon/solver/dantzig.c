@@ -134,7 +134,11 @@
  * force is taken to zero along a straight line, every other condition kept (DRIVE_RELEASE, as the
  * bilateral drive). Releases that meet sets met at an earlier release are going round (give-ups
  * that undo each other); the pass then keeps given-up forces as they are, for the final check to
- * judge. A face of the driven row's own group cycles when friction tied to the normal tilts it
+ * judge, but one whose normal shrank under it until it left its polygon goes along the same line
+ * only as far as into it: when a drive of its row would clamp a face it violates (a zero step that
+ * holds nothing, and the same drive follows), and when no drive is left (while the sets at such
+ * releases are new; a repeat is left to the final check).
+ * A face of the driven row's own group cycles when friction tied to the normal tilts it
  * against the group's processed row (its Schur pivot in the clamped system is negative: clamped,
  * its dual falls; free, its slack does): those other rows are given up, and the face then holds or
  * turns the driven row alone. The driven row itself is never given up: a cycle with no other row to
@@ -945,7 +949,7 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
 
 /* What a drive pushes: a normal row's force up, a friction row's force against its velocity, the
  * velocities of every bilateral row along a straight line to zero, or the force of a group given
- * up (give_up) along a straight line to zero. */
+ * up (give_up) along a straight line to zero (once releases went round, only into its polygon). */
 enum { DRIVE_NORMAL, DRIVE_ROW, DRIVE_BILATERAL, DRIVE_RELEASE };
 /* maxstep()'s answer besides a row or face index. */
 enum { STEP_NONE = -1, STEP_TARGET = -2 };
@@ -1014,7 +1018,8 @@ typedef struct mlcp {
                              the last drive began */
     uint64_t freed[CYCLE_MEMORY]; /* hashes of the sets at each release of this pass */
     int nfreed;
-    bool keep;            /* releases went round: given-up forces stay as they are (this pass) */
+    bool keep;            /* releases went round: given-up forces stay as they are, or go only
+                             into their polygons (this pass) */
     bool loose;           /* some group may be loose (group.loose) */
     cs__meter meter;
 } mlcp;
@@ -1055,7 +1060,16 @@ static double slack(const mlcp *w, const group *g, int k, const double *f) {
     return s;
 }
 
-static double dslack(const mlcp *w, const group *g, int k) {
+/* Whether face k of g is violated beyond rounding: slack below -MOVE_TOL of the group's force and
+ * radius. Never without a tangential force, whose normal may be rounded to -1e-18. */
+static bool face_violated(const mlcp *w, const group *g, int k, const double *f) {
+    double size = 0;
+    for (int r = 0; r < g->m; r++)
+        size += fabs(f[g->row + r]);
+    return size > 0 && slack(w, g, k, f) < -MOVE_TOL * (size + g->c * fabs(radius(g, f)));
+}
+
+static inline double dslack(const mlcp *w, const group *g, int k) {
     double s = g->normal >= 0 ? g->c * g->coef * w->df[g->normal] : 0;
     for (int r = 0; r < g->m; r++)
         s -= face_n(w, g, k, r) * w->df[g->row + r];
@@ -1302,6 +1316,19 @@ static double group_dw(const mlcp *w, const group *g, int r) {
     return v;
 }
 
+/* The step of a release (f_t (1 - s), the normal moving with the conditions kept) at which g's
+ * force comes inside its polygon: the largest root of its violated faces' slacks, linear in s;
+ * the whole release (s = 1) when a violated face's slack does not rise, 0 when none is violated. */
+static double inside_step(const mlcp *w, const group *g, const double *f) {
+    double s = 0;
+    for (int k = 0; k < g->nf; k++) {
+        const double sl = slack(w, g, k, f), ds = dslack(w, g, k);
+        if (sl < 0)
+            s = ds > 0 ? max_d(s, -sl / ds) : 1;
+    }
+    return s < 1 ? s : 1;
+}
+
 /* maxstep (Baraff 4.3, 5.5, eq. 23): the largest s keeping clamped normal forces >= 0, unclamped
  * normal velocities >= 0, clamped face duals >= 0 and every face of a processed group inside (slack
  * >= 0: the polygon's form of eq. 23, linear in s per edge), and not passing the drive's target.
@@ -1316,7 +1343,7 @@ static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int 
     double s = INFINITY;
     int j = STEP_NONE;
     if (kind == DRIVE_BILATERAL || kind == DRIVE_RELEASE) {
-        s = 1;
+        s = kind == DRIVE_RELEASE && w->keep ? inside_step(w, &w->g[d], f) : 1;
         j = STEP_TARGET;
     } else if (kind == DRIVE_NORMAL && w->da[d] > da_tol) {
         s = -w->a[d] / w->da[d];
@@ -1480,6 +1507,17 @@ static bool corner(mlcp *w, group *g, int d, int knew) {
     return false;
 }
 
+/* The first group given up with a force that violates a face of its polygon, or -1. */
+static int violated_group(const mlcp *w, const double *f) {
+    for (int q = 0; q < w->ng; q++) {
+        const group *g = &w->g[q];
+        for (int k = 0; g->non == 0 && g->nact == 0 && k < g->nf; k++)
+            if (face_violated(w, g, k, f))
+                return q;
+    }
+    return -1;
+}
+
 /* g's rows stop being processed and its faces unclamp; its force stays. */
 static void group_unprocess(mlcp *w, group *g) {
     for (int r = 0; r < g->m; r++)
@@ -1550,6 +1588,16 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
         st->pivots++;
         if (j == STEP_NONE)
             return CS_RAY; // Baraff section 6: s = infinity
+        // A face that the group's kept force violates already (its normal shrank under it) holds
+        // no row: clamped at a zero step it leaves the drive where it began, to repeat. The whole
+        // group's force is released into its polygon instead, as a give-up's would be, and the
+        // next drive chosen; the drives after it are noted as after a give-up (state_repeats).
+        if (kind == DRIVE_ROW && w->keep && s == 0 && j >= n && w->fgrp[j - n] == w->gdrive &&
+            !w->fset[j - n] && face_violated(w, gd, j - n - gd->face, f)) {
+            group_unprocess(w, gd);
+            w->lost = true;
+            return mlcp_drive(w, f, DRIVE_RELEASE, w->gdrive, cap, st);
+        }
         double step = 0, fs = 0;
         for (int i = 0; i < n; i++) {
             f[i] += s * w->df[i];
@@ -1875,8 +1923,16 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
                 }
             }
         }
-        if (fd < 0)
-            break;
+        if (fd < 0) {
+            // A kept force left outside its polygon is no answer: it is released into it and the
+            // drives go on (noted as after a give-up), unless the sets met an earlier release.
+            const int q = w->keep ? violated_group(w, f) : -1;
+            if (q < 0 || noted_before(w->freed, &w->nfreed, sets_hash(w) ^ item_hash((uint64_t)q)))
+                break;
+            w->lost = true;
+            status = mlcp_drive(w, f, DRIVE_RELEASE, q, cap, st);
+            continue;
+        }
         if (state_repeats(w, f)) {
             status = CS_MAXITER;
             break;

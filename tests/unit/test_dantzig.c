@@ -1012,7 +1012,7 @@ static void drives_that_give_up_in_turn_stop(void **state) {
         cs_certificate cert;
         assert_int_equal(try_scene(&g.s, lambda, v, &cert, states), CS_CONVERGED);
     }
-    const int labelled[] = {1797, 7261, 7423, 9792};
+    const int labelled[] = {1797, 7423, 9792};
     for (size_t q = 0; q < sizeof labelled / sizeof labelled[0]; q++) {
         const int k = labelled[q] - 1000;
         t_gen_random(&g, 1 + k % 5, 1 + k % 32, 8, (uint64_t)labelled[q]);
@@ -1026,6 +1026,20 @@ static void drives_that_give_up_in_turn_stop(void **state) {
         if (r != CS_MAXITER || st.pivots > 8 * 3 * g.s.nc)
             fail_msg("seed %d: %s after %d pivots", labelled[q], cs_status_name(r), st.pivots);
     }
+}
+
+/* Random scenes whose releases went round, so that given-up friction was kept as it was (seed
+ * 1436: contact 12's friction is given up with a force, and after its release the drives come back
+ * to the same sets). Kept forces then left their polygons as the normal impulses under them shrank
+ * (face slack -0.11 on contact 13), and the next drive of such a row clamped the violated face at
+ * a zero step, which held nothing, and came back the same: CS_MAXITER on both passes. Released
+ * only into its polygon there, each must agree with Lemke (measured <= 1.7e-13 of |v|; 7261 went
+ * round giving up in turn as well). */
+static void kept_friction_is_released_into_its_polygon(void **state) {
+    (void)state;
+    const int seeds[] = {1436, 1501, 1573, 7261};
+    for (size_t q = 0; q < sizeof seeds / sizeof seeds[0]; q++)
+        random_scene_agrees_with_lemke(seeds[q]);
 }
 
 /* Clock of a deadline that never comes, counting its reads: the meter (deadline.h) reads it before
@@ -1333,6 +1347,7 @@ int main(void) {
         cmocka_unit_test(given_up_friction_is_released),
         cmocka_unit_test(drives_that_go_round_keep_friction),
         cmocka_unit_test(drives_that_give_up_in_turn_stop),
+        cmocka_unit_test(kept_friction_is_released_into_its_polygon),
         cmocka_unit_test(wrenched_stacks_converge),
         cmocka_unit_test(start_reads_the_clock_as_it_works),
         cmocka_unit_test(stacks_never_run_to_the_pivot_cap),
