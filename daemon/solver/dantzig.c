@@ -150,7 +150,8 @@
  * group's conditions or gave an index up the clamped sets and a fingerprint of the forces are
  * remembered; the first repeat makes friction outlive its normal's zero for the rest of the pass
  * (its faces hold it at zero, Baraff's NC+- keeping its direction), a second is CS_MAXITER. A
- * drive with no bound on its step is section 6's unbounded ray: CS_RAY. Such a failure (or a
+ * drive with no bound on its step is section 6's unbounded ray: CS_RAY (not when the driven row's
+ * velocity is zero already: forces that move no velocity are no ray). Such a failure (or a
  * failed final check) is pivoted once more from scratch with the drives in index order
  * (least-index rule, mlcp_pivot); what fails both ways keeps its label. The pivot cap is
  * 4 p (p + 1) + 8 for p = rows + friction rows. Whatever the path, a converged answer is checked
@@ -1586,6 +1587,14 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
         int j;
         const double s = mlcp_maxstep(w, f, kind, d, &j);
         st->pivots++;
+        // A row whose velocity is zero already (to the tolerance the drives are chosen by: a step
+        // that tied with its own limit) is done, whatever the direction that would follow: one
+        // that moves forces without moving any velocity has no bound, and is no ray.
+        if (j == STEP_NONE && kind == DRIVE_ROW && fabs(group_w(w, gd, d - gd->row)) <= w->viol) {
+            w->on[d] = 1;
+            gd->non++;
+            return CS_CONVERGED;
+        }
         if (j == STEP_NONE)
             return CS_RAY; // Baraff section 6: s = infinity
         // A face that the group's kept force violates already (its normal shrank under it) holds
