@@ -1679,14 +1679,20 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
 }
 
 /* Checks p; returns the number of groups and faces through ret_ng, ret_nf, or CS_EINPUT. */
-static cs_status check_problem(const cs_dantzig_problem *p, int *ret_ng, int *ret_nf) {
+static cs_status check_problem(const cs_dantzig_problem *p, int *ret_ng, int *ret_nf,
+                               double *ret_dmax) {
     if (p->n < 0 || (p->n > 0 && (!p->A || !p->b || !p->kind || p->lda < p->n)))
         return CS_EINPUT;
     int ng = 0, nf = 0;
     bool pairs = false;
+    // A's diagonal is read here once: its entries lie a column apart, a page at a session's
+    // limits, each a TLB miss.
+    double dmax = 0;
     for (int i = 0; i < p->n; i++) {
-        if (!isfinite(p->b[i]) || !isfinite(p->A[(size_t)i * p->lda + i]))
+        const double aii = p->A[(size_t)i * p->lda + i];
+        if (!isfinite(p->b[i]) || !isfinite(aii))
             return CS_EINPUT;
+        dmax = max_d(dmax, aii);
         const int k = p->kind[i];
         if (k == CS_DANTZIG_NORMAL || k == CS_DANTZIG_BILATERAL)
             continue;
@@ -1713,6 +1719,7 @@ static cs_status check_problem(const cs_dantzig_problem *p, int *ret_ng, int *re
         return CS_EINPUT;
     *ret_ng = ng;
     *ret_nf = nf;
+    *ret_dmax = dmax;
     return CS_CONVERGED;
 }
 
@@ -1729,7 +1736,10 @@ static bool answer_holds(mlcp *w, const double *f, double bmax) {
         if (f[j] != 0)
             w->cols[k++] = j;
     memcpy(w->da, P->b, (size_t)n * sizeof(double));
-    cs__gaxpy_cols(n, P->A, P->lda, w->cols, k, f, w->da);
+    // Through the meter: at a session's limits the product is tens of us (the caller then
+    // reports the deadline).
+    if (mul_columns(n, P->A, P->lda, w->cols, k, f, w->da, &w->meter))
+        return false;
     double fs = 0, as = bmax;
     for (int i = 0; i < n; i++) {
         fs = max_d(fs, fabs(f[i]));
@@ -1969,7 +1979,7 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
                 f[i] = max_d(0.0, f[i]);
         // Given-up indices and rounding are judged on the answer itself: never a silent one.
         if (!answer_holds(w, f, bmax))
-            status = CS_MAXITER;
+            status = w->meter.passed ? CS_DEADLINE : CS_MAXITER;
     }
     return status;
 }
@@ -1978,7 +1988,8 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
                           double *f, cs_stats *st) {
     *st = (cs_stats){0};
     int ng, nf;
-    if (check_problem(p, &ng, &nf) != CS_CONVERGED)
+    double dmax;
+    if (check_problem(p, &ng, &nf, &dmax) != CS_CONVERGED)
         return CS_EINPUT;
     const int n = p->n, nd = nf > 2 * ng ? p->nd : 0;
     int nfric = 0;
@@ -2010,6 +2021,7 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
         .K = cs__ws_alloc(ws, P * P * sizeof(double)),
         .rk = cs__ws_alloc(ws, P * sizeof(double)),
         .xk = cs__ws_alloc(ws, P * sizeof(double)),
+        .dmax = dmax,
         .meter = cs__meter_start(opt),
     };
     if (n > 0 && (!w.g || !w.grp || !w.set || !w.on || !w.a || !w.df || !w.da || !w.rhs || !w.x ||
@@ -2028,7 +2040,6 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
     double bmax = 0;
     for (int i = 0, q = 0, fk = 0; i < n; i++) {
         w.grp[i] = -1;
-        w.dmax = max_d(w.dmax, p->A[(size_t)i * p->lda + i]);
         bmax = max_d(bmax, fabs(p->b[i]));
         f[i] = 0;
         w.a[i] = p->b[i];
