@@ -519,12 +519,13 @@ static cs_status build_kernel(lk *L) {
             for (int a = 0; a < k; a++)
                 E[a] = kernel_entry(L, c, a, b);
         }
-        // An entry is a 6- or 12-term product of generalized vectors.
-        if (cs__meter_add(&L->meter, 12 * (int64_t)k))
+        // The factorization overwrites K: each column's k entries are copied as it is made,
+        // so the meter sees the copy (O(k^2); the whole block, ld kmax, is O(k kmax)).
+        memcpy(L->K + (size_t)b * L->kmax, E, (size_t)k * sizeof(double));
+        // An entry is a 6- or 12-term product of generalized vectors, and its copy.
+        if (cs__meter_add(&L->meter, 13 * (int64_t)k))
             return CS_DEADLINE;
     }
-    if (k > 0) // E and K share the leading dimension: one copy of the k columns
-        memcpy(L->K, c->E, ((size_t)(k - 1) * L->kmax + k) * sizeof(double));
     const int lu = cs_lu_factor(k, L->K, L->kmax, L->kpiv, &L->growth, &L->meter);
     if (lu != 0)
         return lu > 0 ? CS_DEADLINE : CS_SINGULAR;
