@@ -451,6 +451,9 @@ static cs_status build_kernel(lk *L) {
     }
     L->kn = c->k = k;
     L->kc = c;
+    // dvz: a clear and a 12- or 24-term update per contact in Lambda.
+    if (cs__meter_add(&L->meter, L->nv + 24 * (int64_t)L->nlam))
+        return CS_DEADLINE;
     memset(L->dvz, 0, (size_t)L->nv * sizeof(double));
     for (int l = 0; l < L->nlam; l++) {
         const int i = L->lamlist[l];
@@ -578,6 +581,9 @@ static cs_status basis_solve(lk *L, double *out, const int *rows, int nrows) {
             return st;
     }
     const int k = L->kn;
+    // w0 and the right-hand side: a copy, 12-24 terms per contact in Lambda and per row.
+    if (cs__meter_add(&L->meter, L->nv + 24 * (int64_t)L->nlam + 12 * (int64_t)k))
+        return CS_DEADLINE;
     // w0 = u0 + sum over Lambda of s_gamma M^-1 d_X (phi_X's constant part).
     memcpy(L->w0, L->u0, (size_t)L->nv * sizeof(double));
     for (int l = 0; l < L->nlam; l++) {
@@ -598,6 +604,11 @@ static cs_status basis_solve(lk *L, double *out, const int *rows, int nrows) {
     if (L->meter.passed)
         return CS_DEADLINE;
     const double z0 = L->open >= 0 ? L->rhs[k - 1] : 0;
+    // The back-substitution up to the contacts' rows: a clear of out, u, the columns' images
+    // and phi_X (d terms per contact in Lambda).
+    if (cs__meter_add(&L->meter, (rows ? 0 : L->np) + 2 * (int64_t)L->nv + 12 * (int64_t)k +
+                                     (int64_t)L->d * L->nlam + L->n + nrows))
+        return CS_DEADLINE;
     if (!rows)
         memset(out, 0, (size_t)L->np * sizeof(double));
     // u = w0 + z0 dvz + the kernel columns' images (which carry phi_X's dependence on them).
@@ -625,8 +636,6 @@ static cs_status basis_solve(lk *L, double *out, const int *rows, int nrows) {
     memset(L->want, !rows, (size_t)L->n);
     for (int r = 0; r < nrows; r++)
         L->want[L->con[rows[r]]] = 1;
-    if (cs__meter_add(&L->meter, 12 * (int64_t)k + L->nv + L->np))
-        return CS_DEADLINE;
     // A contact's rows: its frame velocity and about 8 operations per friction direction.
     for (int i = 0; i < L->n; i++)
         if (L->want[i]) {
@@ -639,12 +648,14 @@ static cs_status basis_solve(lk *L, double *out, const int *rows, int nrows) {
 
 /* Source of the basic values q'. */
 static void source_q(lk *L) {
+    (void)cs__meter_add(&L->meter, L->nv + (int64_t)L->np); // a pass: the solve's next add stops
     memcpy(L->u0, L->m->vstar, (size_t)L->nv * sizeof(double));
     memcpy(L->src, L->off, (size_t)L->np * sizeof(double));
 }
 
 /* Source of the column of pair p's z member (z) or w member (!z). */
 static void source_var(lk *L, int p, bool z) {
+    (void)cs__meter_add(&L->meter, L->nv + (int64_t)L->np); // a pass: the solve's next add stops
     memset(L->u0, 0, (size_t)L->nv * sizeof(double));
     memset(L->src, 0, (size_t)L->np * sizeof(double));
     const int i = L->con[p];
@@ -706,6 +717,8 @@ static int opposed_dir(const lk *L, const double cv[3]) {
  * rises phi_X follows it, where a block with its w's basic spends pivots on sigma_X and gamma_i
  * first. Other pairs' values are unchanged (phi_X = 0). */
 static void slide_block(lk *L, int i) {
+    // A pass over the pairs (apply_basic); the pivot's next meter call stops.
+    (void)cs__meter_add(&L->meter, L->nv + 12 * (int64_t)L->n + L->np);
     memcpy(L->u, L->m->vstar, (size_t)L->nv * sizeof(double));
     apply_basic(L, L->val, L->u);
     double *cv = L->cv + 3 * i;
@@ -728,6 +741,9 @@ static void slide_block(lk *L, int i) {
  * absmax(L->val). Returns the blocking row, -1 when no row blocks (a ray), or -2 when a column
  * solve fails or the meter's deadline passed (L->meter.passed). */
 static int ratio_test(lk *L, double vmax) {
+    // The column's largest entry and the candidates: two passes over the pairs.
+    if (cs__meter_add(&L->meter, 2 * (int64_t)L->np))
+        return -2;
     int *cand = L->cand;
     const double qerr = DBL_EPSILON * L->np * L->growth * vmax;
     const double thr = -1e-11 * absmax(L->mv, L->np);
@@ -750,6 +766,9 @@ static int ratio_test(lk *L, double vmax) {
     // path).
     if (open_cand && -L->val[L->open] / L->mv[L->open] <= t * (1 + 1e-9) + 1e-300)
         return L->open;
+    // The ties, then the walk over B0's pairs to the columns that break them.
+    if (cs__meter_add(&L->meter, ncand + (int64_t)L->np))
+        return -2;
     int kept = 0;
     for (int c = 0; c < ncand; c++) {
         const int p = cand[c];
@@ -858,8 +877,13 @@ static cs_status run(lk *L, bool warm, bool have_q, int cap, cs_stats *st) {
     cs_status status = have_q ? CS_CONVERGED : solve_q(L);
     if (status != CS_CONVERGED)
         return status;
+    // Feasibility, the warm covering vector (frame velocities and rows) and step 0's passes.
+    if (cs__meter_add(&L->meter, 2 * (int64_t)L->np))
+        return CS_DEADLINE;
     if (q_feasible(L, absmax(L->val, L->np)))
         return CS_CONVERGED;
+    if (cs__meter_add(&L->meter, (warm ? 3 * (int64_t)L->np + 18 * (int64_t)L->n : 0) + 2 * L->np))
+        return CS_DEADLINE;
     if (warm) {
         // c_p = [w_p basic] - (M 1_B)_p: evaluate the rows with every basic z at 1.
         memset(L->u0, 0, (size_t)L->nv * sizeof(double));
@@ -907,6 +931,8 @@ static cs_status run(lk *L, bool warm, bool have_q, int cap, cs_stats *st) {
     if (grew)
         slide_block(L, leaving_nu);
 
+    if (cs__meter_add(&L->meter, 2 * (int64_t)L->np))
+        return CS_DEADLINE;
     memset(L->rejected, 0, (size_t)L->np);
     bool any_rejected = false;
     double vmax = absmax(L->val, L->np); // of L->val, kept up to date with it
@@ -920,9 +946,6 @@ static cs_status run(lk *L, bool warm, bool have_q, int cap, cs_stats *st) {
         source_var(L, L->open, L->drive_z);
         if ((status = basis_solve(L, L->mv, NULL, 0)) != CS_CONVERGED)
             return status;
-        // This pivot's O(pairs) passes (candidates, values, the basis hash).
-        if (cs__meter_add(&L->meter, 4 * (int64_t)L->np))
-            return CS_DEADLINE;
         const int s = ratio_test(L, vmax);
         if (s < 0)
             return L->meter.passed ? CS_DEADLINE : s == -1 ? CS_RAY : CS_SINGULAR;
@@ -933,6 +956,8 @@ static cs_status run(lk *L, bool warm, bool have_q, int cap, cs_stats *st) {
                         .drive_z = L->drive_z, .zb_open = L->zb[L->open], .zb_s = L->zb[s]};
         // The new values go to the spare buffer (L->saved keeps the old ones for an undo).
         double *nval = L->saved;
+        if (cs__meter_add(&L->meter, 2 * (int64_t)L->np))
+            return CS_DEADLINE;
         vmax = step_values(L, t, s, L->val[L->open] + t * L->mv[L->open]);
         L->saved = L->val;
         L->val = nval;
@@ -956,6 +981,9 @@ static cs_status run(lk *L, bool warm, bool have_q, int cap, cs_stats *st) {
         // The values follow the pivot exactly (x += t m'), a new friction block's rows come
         // from the velocity at the new point, and the final answer is recomputed from scratch,
         // which also catches a pivot gone bad.
+        // The values' scale and check, the basis hash and the clear of the rejected rows.
+        if (cs__meter_add(&L->meter, 3 * (int64_t)L->np))
+            return CS_DEADLINE;
         bool ok;
         if (done) {
             ok = (status = solve_q(L)) == CS_CONVERGED;
@@ -1002,6 +1030,8 @@ static cs_status run(lk *L, bool warm, bool have_q, int cap, cs_stats *st) {
         if (L->val[L->open] <= 1e-11 * vmax) {
             if ((status = solve_q(L)) != CS_CONVERGED)
                 return status;
+            if (cs__meter_add(&L->meter, 2 * (int64_t)L->np))
+                return CS_DEADLINE;
             vmax = absmax(L->val, L->np);
             if (L->val[L->open] <= 1e-11 * vmax && q_feasible(L, vmax))
                 return CS_CONVERGED;
@@ -1011,6 +1041,8 @@ static cs_status run(lk *L, bool warm, bool have_q, int cap, cs_stats *st) {
 
 /* Cold basis: every w basic, friction blocks for all frictional contacts unless reduced. */
 static void init_cold(lk *L) {
+    // A pass over the contacts; the run's first meter call stops.
+    (void)cs__meter_add(&L->meter, 4 * (int64_t)L->n);
     L->np = L->n;
     L->nblk = L->nlam = 0;
     L->open = -1;
