@@ -355,6 +355,8 @@ static void append_block(lk *L, int i) {
         L->cov[p] = cover(L, p);
         L->off[p] = 0;
     }
+    // A cover() (a floor and a few products) per pair; the run's next meter call stops.
+    (void)cs__meter_add(&L->meter, 4 * ((int64_t)L->d + 1));
     L->kdirty = true;
     L->kc->k = 0; // pair numbers may be reused after an undone append: forget the kernel
 }
@@ -1068,6 +1070,7 @@ static void init_cold(lk *L) {
 /* Warm basis from the previous tick's words (the starting basis B0 of the lexicographic rule). */
 static void init_warm(lk *L, const uint32_t *warm) {
     init_cold(L);
+    (void)cs__meter_add(&L->meter, (int64_t)L->n * (L->d + 2));
     for (int i = 0; i < L->n; i++) {
         const uint32_t w = warm[i];
         L->zb[i] = L->zb0[i] = (w & CS_BASIS_THETA) != 0;
@@ -1330,6 +1333,8 @@ static bool setup(lk *L, cs_workspace *ws, const cs_model *m, const cs_options *
     if (m->nd > 16 || !alloc_lk(L, ws, lim))
         return false;
     cs_model_jacobian(m, 3, L->js);
+    // The table: 3 rows and their images per contact (about 60 units each), in one call.
+    (void)cs__meter_add(&L->meter, 60 * (int64_t)L->n);
     for (int i = 0; i < L->n; i++) {
         // Frame row 0 of side s: 6 Jacobian entries, then their image under M^-1.
         cside *cs = &L->side[i];
@@ -1354,6 +1359,9 @@ static void scale_rows(lk *L) {
     for (int i = 0; i < L->n; i++) {
         const cside *cs = &L->side[i];
         const double s = L->scale[i] = cs_lemke_contact_scale(L->m, i);
+        // W_ii's trace (cs_lemke_contact_scale) and 72 products; the run's first meter call
+        // stops.
+        (void)cs__meter_add(&L->meter, 64);
         for (int r = 0; r < 3; r++)
             for (int side = 0; side < cs->ns; side++) {
                 double *J = L->js + (cs->J[side] - L->js) + 24 * r; // the row and its image
