@@ -3,6 +3,8 @@
  * tableau of eq. (6) at random bases; the variants against each other, against lemke-standard and
  * Dantzig on random multi-body scenes; the crash start; round pegs; warm starts; the deadline. */
 #include "solver/lemke_structural.h"
+/* The static functions of the set-up (set_up_is_metered). */
+#include "solver/lemke_structural.c"
 
 #include <math.h>
 #include <stdlib.h>
@@ -556,6 +558,35 @@ static int64_t counting_clock(void) {
     return ++clock_reads;
 }
 
+static int64_t clock_never_passing(void) {
+    clock_reads++;
+    return 0;
+}
+
+/* The set-up before the first pivot (the Jacobian table, the row scaling, the cold basis with
+ * every friction block) reads the clock as it goes: at 256 contacts it holds at least 144
+ * multiply-adds a contact (72 table entries and 72 scaling products for the moving side), so at
+ * least half that over CS__METER_UNITS reads. Counted once at its end it read none. */
+static void set_up_is_metered(void **state) {
+    (void)state;
+    static t_gen_scene g;
+    t_gen_random(&g, 4, 256, 16, 0x5e7);
+    const cs_limits lim = {.max_bodies = 64, .max_contacts = 256, .max_dirs = 16};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    assert_non_null(ws);
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, ws, &g.s), CS_CONVERGED);
+    const cs_options opt = {.clock_ns = clock_never_passing, .deadline_ns = INT64_MAX};
+    lk L;
+    clock_reads = 0;
+    assert_true(setup(&L, ws, &m, &opt, false));
+    scale_rows(&L);
+    init_cold(&L);
+    assert_false(L.meter.passed);
+    assert_true(clock_reads * CS__METER_UNITS >= 144 * (int64_t)g.s.nc / 2);
+    cs_workspace_free(ws);
+}
+
 /* A deadline that passes mid-run stops the pivoting (checked before every pivot) and the step
  * answers with the labelled fallback (cold here: no answer to carry); one that passed before the
  * step skips the solve. */
@@ -593,6 +624,7 @@ int main(void) {
         cmocka_unit_test(crash_counts_the_gap),
         cmocka_unit_test(crash_block_fits_own_workspace),
         cmocka_unit_test(warm_start_halves_pivots),
+        cmocka_unit_test(set_up_is_metered),
         cmocka_unit_test(deadline_is_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
