@@ -38,6 +38,11 @@ size_t t_mutate(t_rng *r, uint8_t *buf, size_t len);
 size_t t_envelope_plus(const uint8_t *env, size_t len, const uint8_t *extra, size_t n,
                        uint8_t *out);
 
+/* A cs_options clock that stays at 0 and counts its reads in t_clock_reads: with a deadline that
+ * never comes, how often a solver's meter looks at the clock (deadline.h). */
+extern long t_clock_reads;
+int64_t t_clock_counting(void);
+
 /* A = G G^T (n x n column-major) with G n x k, k in [1, n] random: PSD, rank k; b random in
  * [-1, 1] when in_range is false, else b = A x for a random x (the case Baraff's theory covers). */
 void t_lcp_random_psd(t_rng *r, int n, int k, bool in_range, double *A, double *b);

@@ -1064,19 +1064,11 @@ static void rows_at_zero_velocity_meet_no_ray(void **state) {
     }
 }
 
-/* Clock of a deadline that never comes, counting its reads: the meter (deadline.h) reads it before
- * each pivot and once per CS__METER_UNITS multiply-adds of work, so the reads beyond the pivots
- * bound the work done from below. */
-static long clock_reads;
-
-static int64_t clock_counting(void) {
-    clock_reads++;
-    return 0;
-}
-
 /* 4-box stacks with a random wrench on the top box (16 contacts, 48 rows, mu 0.5, d = 8; seeds
  * 1..256): the friction drives meet cycles and faces at every interface. Each answer is certified
- * at 1e-9 or labelled (try_scene). Measured: none labelled of 256, where ending a drive at a face
+ * at 1e-9 or labelled (try_scene). The meter (deadline.h) reads the counting clock before each
+ * pivot and once per CS__METER_UNITS multiply-adds of work, so the reads beyond the pivots bound
+ * the work done from below. Measured: none labelled of 256, where ending a drive at a face
  * of its own group pulled back by the group's processed row left 3 (CS_MAXITER), the pivoting
  * without its second, least-index pass 13 and the first implementation 14: none. Work:
  * with the clamped system's inverse kept from pivot to pivot (bordered.h) a pivot costs O(p^2); the
@@ -1099,12 +1091,12 @@ static void wrenched_stacks_converge(void **state) {
         const size_t mark = cs__ws_mark(ws);
         cs_model m;
         assert_int_equal(cs_model_build(&m, ws, &g.s), CS_CONVERGED);
-        const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = clock_counting};
+        const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = t_clock_counting};
         cs_stats st;
-        clock_reads = 0;
+        t_clock_reads = 0;
         (void)cs_dantzig_solve(ws, &m, &opt, lambda, &st);
         cs__ws_release(ws, mark);
-        reads += clock_reads;
+        reads += t_clock_reads;
         pivots += st.pivots;
     }
     assert_int_equal(labelled, 0);
@@ -1137,12 +1129,12 @@ static void start_reads_the_clock_as_it_works(void **state) {
         &(cs_limits){.max_bodies = 1, .max_contacts = N, .max_dirs = 4,
                      .solvers = 1u << CS_SOLVER_DANTZIG});
     assert_non_null(big);
-    const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = clock_counting};
+    const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = t_clock_counting};
     cs_stats st;
-    clock_reads = 0;
+    t_clock_reads = 0;
     assert_int_equal(cs_dantzig_lcp(big, N, A, N, b, &opt, f, &st), CS_CONVERGED);
     assert_int_equal(st.pivots, 0);
-    assert_true(clock_reads * 2 * CS__METER_UNITS >= (long)N * N * N / 6);
+    assert_true(t_clock_reads * 2 * CS__METER_UNITS >= (long)N * N * N / 6);
     for (int i = 0; i < N; i++)
         assert_near(f[i], 1, 1e-6);
     cs_workspace_free(big);

@@ -60,12 +60,6 @@ static void lu_refuses_a_nan_anywhere(void **state) {
     }
 }
 
-static long lu_reads;
-static int64_t lu_clock(void) {
-    lu_reads++;
-    return 0;
-}
-
 /* The factor reads the meter's clock as it works, about once per CS__METER_UNITS multiply-adds:
  * a dense order-160 matrix (n^3 / 3 of them) reads it at least half that often. Counted once
  * per two steps, as before, it read 80 times: at n in the hundreds a stretch of hundreds of us
@@ -82,12 +76,12 @@ static void lu_reads_the_clock_as_it_works(void **state) {
         b[j] = t_rng_range(&rng, -1, 1);
     }
     memcpy(LU, A, sizeof A);
-    const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = lu_clock};
+    const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = t_clock_counting};
     cs__meter meter = cs__meter_start(&opt);
     double growth;
-    lu_reads = 0;
+    t_clock_reads = 0;
     assert_int_equal(cs_lu_factor(N, LU, N, piv, &growth, &meter), 0);
-    assert_true(lu_reads * 2 * CS__METER_UNITS >= (long)N * N * N / 3);
+    assert_true(t_clock_reads * 2 * CS__METER_UNITS >= (long)N * N * N / 3);
     memcpy(x, b, sizeof b);
     cs_lu_solve(N, LU, N, piv, x, &meter);
     for (int i = 0; i < N; i++) {

@@ -539,6 +539,30 @@ static int64_t clock_zero(void) {
     return 0;
 }
 
+/* A dense Delassus-form problem of nc contacts: W = F F^T / r (n = 3 nc rows, F n x r uniform in
+ * [-1, 1]: rank min(n, r)), normal velocities in [-1, 0.2], tangential in [-1, 1], mu 0.8. */
+static void dense_problem(t_rng *rng, int nc, int r, double *W, double *b, double *mu) {
+    const int n = 3 * nc;
+    double *F = malloc(sizeof(double) * n * r);
+    assert_non_null(F);
+    for (int i = 0; i < n * r; i++)
+        F[i] = t_rng_range(rng, -1, 1);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+            double w = 0;
+            for (int k = 0; k < r; k++)
+                w += F[(size_t)k * n + i] * F[(size_t)k * n + j];
+            W[(size_t)j * n + i] = w / r;
+        }
+    for (int k = 0; k < nc; k++) {
+        b[3 * k] = t_rng_range(rng, -1, 0.2);
+        b[3 * k + 1] = t_rng_range(rng, -1, 1);
+        b[3 * k + 2] = t_rng_range(rng, -1, 1);
+        mu[k] = 0.8;
+    }
+    free(F);
+}
+
 /* Orders >= 384 without a deadline take LAPACK's LU and BLAS's dsyrk for J^T J of the
  * Levenberg-Marquardt point; with a deadline armed (never reached here) the plain kernels. A
  * rank-deficient W (390 rows, rank 200) from a warm start far off, where the plain Newton points
@@ -548,24 +572,10 @@ static int64_t clock_zero(void) {
 static void large_kernels_agree(void **state) {
     (void)state;
     enum { NC = 130, N = 3 * NC, R = 200 };
-    double *F = malloc(sizeof(double) * N * R), *W = malloc(sizeof(double) * N * N);
+    double *W = malloc(sizeof(double) * N * N);
     double b[N], mu[NC], lambda0[N], lambda[2][N], u[2][N];
     t_rng rng = t_rng_seed(4);
-    for (int i = 0; i < N * R; i++)
-        F[i] = t_rng_range(&rng, -1, 1);
-    for (int j = 0; j < N; j++)
-        for (int i = 0; i < N; i++) {
-            double w = 0;
-            for (int k = 0; k < R; k++)
-                w += F[(size_t)k * N + i] * F[(size_t)k * N + j];
-            W[(size_t)j * N + i] = w / R;
-        }
-    for (int k = 0; k < NC; k++) {
-        b[3 * k] = t_rng_range(&rng, -1, 0.2);
-        b[3 * k + 1] = t_rng_range(&rng, -1, 1);
-        b[3 * k + 2] = t_rng_range(&rng, -1, 1);
-        mu[k] = 0.8;
-    }
+    dense_problem(&rng, NC, R, W, b, mu);
     for (int i = 0; i < N; i++)
         lambda0[i] = 20 * t_rng_range(&rng, i % 3 ? -1 : 0, 1);
     void *scratch = aligned_alloc(64, (cs_ncp_delassus_size(NC) + 63) & ~(size_t)63);
@@ -591,13 +601,6 @@ static void large_kernels_agree(void **state) {
         assert_near(u[0][i], u[1][i], 1e-8);
     free(scratch);
     free(W);
-    free(F);
-}
-
-static long clock_reads;
-static int64_t clock_counting(void) {
-    clock_reads++;
-    return 0;
 }
 
 /* The plain kernels read the meter's clock as they work, about once per CS__METER_UNITS
@@ -608,38 +611,23 @@ static int64_t clock_counting(void) {
 static void reads_the_clock_as_it_works(void **state) {
     (void)state;
     enum { NC = 130, N = 3 * NC, R = 400 };
-    double *F = malloc(sizeof(double) * N * R), *W = malloc(sizeof(double) * N * N);
+    double *W = malloc(sizeof(double) * N * N);
     double b[N], mu[NC], lambda[N];
     t_rng rng = t_rng_seed(5);
-    for (int i = 0; i < N * R; i++)
-        F[i] = t_rng_range(&rng, -1, 1);
-    for (int j = 0; j < N; j++)
-        for (int i = 0; i < N; i++) {
-            double w = 0;
-            for (int k = 0; k < R; k++)
-                w += F[(size_t)k * N + i] * F[(size_t)k * N + j];
-            W[(size_t)j * N + i] = w / R;
-        }
-    for (int k = 0; k < NC; k++) {
-        b[3 * k] = t_rng_range(&rng, -1, 0.2);
-        b[3 * k + 1] = t_rng_range(&rng, -1, 1);
-        b[3 * k + 2] = t_rng_range(&rng, -1, 1);
-        mu[k] = 0.8;
-    }
+    dense_problem(&rng, NC, R, W, b, mu);
     void *scratch = aligned_alloc(64, (cs_ncp_delassus_size(NC) + 63) & ~(size_t)63);
-    const cs_options far = {.deadline_ns = INT64_MAX / 2, .clock_ns = clock_counting};
+    const cs_options far = {.deadline_ns = INT64_MAX / 2, .clock_ns = t_clock_counting};
     const cs_ncp_params one = {.max_iterations = 1};
     cs_ncp_info info;
-    clock_reads = 0;
+    t_clock_reads = 0;
     const cs_status st = cs_ncp_delassus(NC, W, N, b, mu, NULL, &one, &far, scratch, lambda, &info);
-    printf("# one iteration at order %d: %s, %ld clock reads\n", N, cs_status_name(st), clock_reads);
+    printf("# one iteration at order %d: %s, %ld clock reads\n", N, cs_status_name(st), t_clock_reads);
     assert_int_equal(info.iterations, 1);
-    assert_true(clock_reads * 2 * CS__METER_UNITS >= (long)N * N * N / 2);
+    assert_true(t_clock_reads * 2 * CS__METER_UNITS >= (long)N * N * N / 2);
     for (int i = 0; i < N; i++)
         assert_true(isfinite(lambda[i]));
     free(scratch);
     free(W);
-    free(F);
 }
 
 /* Units far from 1 (LMGC's PerioBox: W ~ 1e-5, impulses ~ 1e4). The Delassus form of 4-box

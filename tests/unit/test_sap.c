@@ -1344,12 +1344,6 @@ static void chol_keeps_the_envelope(void **state) {
     }
 }
 
-static long chol_reads;
-static int64_t chol_clock(void) {
-    chol_reads++;
-    return 0;
-}
-
 /* The column Cholesky reads the meter's clock as it works, about once per CS__METER_UNITS
  * multiply-adds: a dense order-200 matrix (n^3 / 6 of them) reads it at least half that often.
  * Counted once per column, it read 200 times: at n in the hundreds a column's stretch is
@@ -1366,11 +1360,11 @@ static void chol_reads_the_clock_as_it_works(void **state) {
         b[j] = t_rng_range(&rng, -1, 1);
     }
     memcpy(L, H, sizeof H);
-    const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = chol_clock};
+    const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = t_clock_counting};
     cs__meter meter = cs__meter_start(&opt);
-    chol_reads = 0;
+    t_clock_reads = 0;
     assert_int_equal(cs__sap_chol(N, L, end, &meter), 0);
-    assert_true(chol_reads * 2 * CS__METER_UNITS >= (long)N * N * N / 6);
+    assert_true(t_clock_reads * 2 * CS__METER_UNITS >= (long)N * N * N / 6);
     memcpy(x, b, sizeof b);
     cs__sap_chol_solve(N, L, end, 1, x, &meter);
     for (int i = 0; i < N; i++) {
