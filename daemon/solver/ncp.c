@@ -180,7 +180,8 @@ static size_t layout(ncp *P, unsigned char *base, int nc) {
     TAKE(xc, n), TAKE(xb, n), TAKE(xt, n), TAKE(xbest, n);
     TAKE(D, 9 * (size_t)nc), TAKE(V, 9 * (size_t)nc);
     TAKE(cross, CROSS_MAX), TAKE(cross_id, CROSS_MAX);
-    TAKE(act, nc), TAKE(piv, n), TAKE(kend, n), TAKE(wcols, n), TAKE(edge, nc), TAKE(stick, nc), TAKE(nbas, nc);
+    TAKE(act, nc), TAKE(piv, n), TAKE(kend, n), TAKE(wcols, n), TAKE(edge, nc),
+        TAKE(stick, nc), TAKE(nbas, nc);
     TAKE(nbr, (size_t)nc * nc), TAKE(nbr_start, nc + 1);
 #undef TAKE
     return off;
@@ -865,6 +866,14 @@ static inline bool inside_disc(double t1, double t2, double r) {
     return r2 >= DBL_MIN && t1 * t1 + t2 * t2 < r2 * (1 - 1e-12);
 }
 
+/* pgs() cut short by the deadline: x = -f, whose f(x) is the forces swept so far (each inside its
+ * cone), so that x and f agree whatever the caller keeps. Returns true. */
+static bool pgs_stopped(ncp *P, const double *f) {
+    for (int i = 0; i < P->n; i++)
+        P->x[i] = -f[i];
+    return true;
+}
+
 /* Projected Gauss-Seidel on f (sweeps over the contacts, each f_k <- Pi(f_k - rho_k v_k) with
  * Pi the normal clamp then the disc |f_t| <= mu f_n, the map of eqs. 10-13, and rho_k = 1 / mean
  * diag W_kk), then x = v - f (eq. 14). A cheap descent toward the solution's regions from any f:
@@ -874,7 +883,7 @@ static inline bool inside_disc(double t1, double t2, double r) {
 static bool pgs(ncp *P, double *f, int sweeps) {
     const int n = P->n;
     if (!P->nbr_listed && list_neighbours(P))
-        return true;
+        return pgs_stopped(P, f);
     pack_blocks(P);
     for (int it = 0; it < sweeps; it++) {
         for (int k = 0; k < P->nc; k++) {
@@ -895,12 +904,12 @@ static bool pgs(ncp *P, double *f, int sweeps) {
             fk[0] = fn, fk[1] = t1, fk[2] = t2;
             // A contact's coupled blocks, 9 multiply-adds each: a dense W's sweep is n^2.
             if (cs__meter_add(&P->meter, 9 * (int64_t)(P->nbr_start[k + 1] - P->nbr_start[k])))
-                return true;
+                return pgs_stopped(P, f);
         }
     }
     w_mul(P, f, P->x);
     if (P->meter.passed)
-        return true;
+        return pgs_stopped(P, f);
     for (int i = 0; i < n; i++)
         P->x[i] += P->b[i] - f[i];
     return false;
@@ -1004,9 +1013,16 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
     cs_ncp_info info = {0};
     const int n = 3 * nc;
     cs__meter meter = cs__meter_start(opt);
-    // The data: finite, mu >= 0.
+    // The data: finite, mu >= 0; W's n^2 entries through the meter (a scan cut short by the
+    // deadline leaves W unjudged, and the solve returns the deadline below).
     bool finite = true;
-    for (int j = 0; j < n && !cs__meter_add(&meter, n); j++) {
+    for (int j = 0; j < n; j++)
+        finite = finite && isfinite(b[j]) && (!lambda0 || isfinite(lambda0[j]));
+    for (int i = 0; i < nc; i++)
+        finite = finite && isfinite(mu[i]) && mu[i] >= 0;
+    for (int j = 0; j < n && finite; j++) {
+        if (cs__meter_add(&meter, n))
+            break;
         // 0 w sums to 0 over finite entries and to NaN when one is not finite (no branch each),
         // two entries at a time.
         const double *wj = W + (size_t)j * ldw;
@@ -1017,10 +1033,8 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
         double z = z2[0] + z2[1];
         for (; i < n; i++)
             z += 0 * wj[i];
-        finite = finite && z == 0 && isfinite(b[j]) && (!lambda0 || isfinite(lambda0[j]));
+        finite = z == 0;
     }
-    for (int i = 0; i < nc; i++)
-        finite = finite && isfinite(mu[i]) && mu[i] >= 0;
     if (!finite) {
         if (ret_info)
             *ret_info = info;
@@ -1081,6 +1095,11 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
     for (;;) {
         if (res <= tol) {
             status = CS_CONVERGED;
+            break;
+        }
+        // An evaluation the deadline cut short (an unknown residual) is the deadline's.
+        if (P.meter.passed) {
+            status = CS_DEADLINE;
             break;
         }
         if (info.iterations >= max_it) {

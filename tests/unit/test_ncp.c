@@ -131,6 +131,11 @@ static void particle_separates(void **state) {
     free(scratch);
 }
 
+/* A clock long past any deadline. */
+static int64_t clock_past(void) {
+    return INT64_MAX / 2;
+}
+
 /* Non-finite W, b, lambda0 or a negative / NaN mu: CS_EINPUT, lambda untouched. */
 static void non_finite_input(void **state) {
     (void)state;
@@ -150,6 +155,24 @@ static void non_finite_input(void **state) {
                          CS_EINPUT);
         assert_near(lambda[0], 7, 0);
     }
+    free(scratch);
+    // The same with the deadline long past, on a problem whose scan of W reads the clock before
+    // the last row (20 contacts): b, mu and the warm start are judged whole all the same (a NaN
+    // warm start past that read once came back as the answer, labelled CS_DEADLINE).
+    enum { NC = 20, N = 3 * NC };
+    static double W[N * N], b[N], l0[N], mu[NC], lambda[N];
+    for (int i = 0; i < N; i++) {
+        W[i * N + i] = 1;
+        b[i] = i % 3 ? 0 : -1;
+    }
+    for (int k = 0; k < NC; k++)
+        mu[k] = 0.5;
+    l0[N - 1] = NAN;
+    scratch = malloc(cs_ncp_delassus_size(NC));
+    const cs_options late = {.deadline_ns = 1, .clock_ns = clock_past};
+    cs_ncp_info info;
+    assert_int_equal(cs_ncp_delassus(NC, W, N, b, mu, l0, NULL, &late, scratch, lambda, &info),
+                     CS_EINPUT);
     free(scratch);
 }
 
@@ -492,10 +515,6 @@ static void warm_start_from_answer(void **state) {
     }
 }
 
-static int64_t clock_past(void) {
-    return INT64_MAX / 2;
-}
-
 static int64_t fake_now;
 static int64_t clock_ticking(void) {
     return fake_now++;
@@ -621,7 +640,8 @@ static void reads_the_clock_as_it_works(void **state) {
     cs_ncp_info info;
     t_clock_reads = 0;
     const cs_status st = cs_ncp_delassus(NC, W, N, b, mu, NULL, &one, &far, scratch, lambda, &info);
-    printf("# one iteration at order %d: %s, %ld clock reads\n", N, cs_status_name(st), t_clock_reads);
+    printf("# one iteration at order %d: %s, %ld clock reads\n", N, cs_status_name(st),
+           t_clock_reads);
     assert_int_equal(info.iterations, 1);
     assert_true(t_clock_reads * 2 * CS__METER_UNITS >= (long)N * N * N / 2);
     for (int i = 0; i < N; i++)
