@@ -19,8 +19,9 @@
  * stalls included.
  * Output: a table; <out>/deadline.csv (bench_common.h columns: p50_ns .. max_ns the overrun,
  * ratio_p50 over the floor's p50, iters_p50 the early steps, iters_max T in us, certified the
- * steps whose status says they missed (deadline, fallback, no answer), problems the samples); <out>/deadline.png (deadline.gp); and the
- * target: each solver's p99 overrun <= 50 us (its max beside the floor's). */
+ * steps whose status says they missed (deadline, fallback, no answer), problems the samples);
+ * <out>/deadline.png (deadline.gp); and the target: each solver's p99 overrun <= 50 us (its max
+ * beside the floor's). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -234,7 +234,8 @@ static void take_flood_replies(int fd, int timeout_ms, flood_replies *r) {
             assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT);
             if (strstr(m->error->message, "the connection is closed")) {
                 r->closed++;
-            } else if (r->limited++ == 0 && !strstr(m->error->message, "stats_request: rate limit")) {
+            } else if (r->limited++ == 0 &&
+                       !strstr(m->error->message, "stats_request: rate limit")) {
                 fail_msg("error '%s' does not name the Stats rate limit", m->error->message);
             }
         }

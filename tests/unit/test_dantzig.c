@@ -980,10 +980,10 @@ static void given_up_friction_is_released(void **state) {
 }
 
 /* Random scenes whose drives went round with their forces moving: a friction drive took another
- * contact's normal impulse to zero, which cleared that contact's friction, and establishing it again
- * took the first's normal to zero (seed 1329: periods of 5 drives, 14 pivots), until the pivot cap
- * on both passes (CS_MAXITER). With friction outliving its normal's zero after the first round each
- * must agree with Lemke. */
+ * contact's normal impulse to zero, which cleared that contact's friction, and establishing it
+ * again took the first's normal to zero (seed 1329: periods of 5 drives, 14 pivots), until the
+ * pivot cap on both passes (CS_MAXITER). With friction outliving its normal's zero after the first
+ * round each must agree with Lemke. */
 static void drives_that_go_round_keep_friction(void **state) {
     (void)state;
     const int seeds[] = {1329, 1625};
@@ -1106,8 +1106,8 @@ static void wrenched_stacks_converge(void **state) {
 
 /* The start's factorization reads the meter's clock as it works, about once per
  * CS__METER_UNITS multiply-adds: a dense order-256 LCP whose every row touches (b = -A 1 < 0,
- * solved by f = 1 at the start) takes n^3 / 6 of them in its LDL^T and reads the clock at least half
- * that often. When a column's update was counted at its end it read about 300 times: at a
+ * solved by f = 1 at the start) takes n^3 / 6 of them in its LDL^T and reads the clock at least
+ * half that often. When a column's update was counted at its end it read about 300 times: at a
  * session's limits a stretch of tens of us with no look at the deadline, the copy of A another. */
 static void start_reads_the_clock_as_it_works(void **state) {
     (void)state;

@@ -1276,7 +1276,6 @@ static void scene_line_searches_agree(void **state) {
     }
 }
 
-/* A steady-state stream allocates nothing and the same input gives bitwise the same output. */
 /* ---- the Newton factor ------------------------------------------------------------------ */
 
 /* cs__sap_chol on symmetric, diagonally dominant matrices whose lower triangle has a band of
@@ -1375,6 +1374,7 @@ static void chol_reads_the_clock_as_it_works(void **state) {
     }
 }
 
+/* A steady-state stream allocates nothing and the same input gives bitwise the same output. */
 static void deterministic_and_allocation_free(void **state) {
     (void)state;
     t_fixture *f = t_fixture_load("stack_3.json");
