@@ -918,14 +918,33 @@ static void agrees_with_lemke_on_the_pyramid(void **state) {
     assert_true(labelled <= (compared + labelled) / 50);
 }
 
-/* The random scene of seed k + 1000 in a sweep of t_gen_random (nb = 1 + k % 5, nc = 1 + k % 32,
- * d = 8) must converge, certified at 1e-9 (try_scene), with the post-step velocity of structural
- * Lemke on the same pyramid to 1e-9 of |v|: for scenes whose two answers coincide, where other
- * random scenes may have several. */
+/* The random scene of seed k + 1000 in a sweep of t_gen_random: nb = 1 + k % 5, nc = 1 + k % 32,
+ * d = 8 (the sweep that found the scenes below). */
+static void random_scene(t_gen_scene *g, int seed) {
+    const int k = seed - 1000;
+    t_gen_random(g, 1 + k % 5, 1 + k % 32, 8, (uint64_t)seed);
+}
+
+/* Each random scene of seeds [n] converges, certified at 1e-9 (try_scene): for scenes with several
+ * answers, or at rest (Lemke's velocity then only rounding), where agreement would compare
+ * nothing. */
+static void random_scenes_converge(const int *seeds, size_t n) {
+    static t_gen_scene g;
+    for (size_t q = 0; q < n; q++) {
+        random_scene(&g, seeds[q]);
+        double lambda[3 * 32], v[6 * 5];
+        uint8_t states[32];
+        cs_certificate cert;
+        assert_int_equal(try_scene(&g.s, lambda, v, &cert, states), CS_CONVERGED);
+    }
+}
+
+/* The random scene of a seed must converge, certified at 1e-9 (try_scene), with the post-step
+ * velocity of structural Lemke on the same pyramid to 1e-9 of |v|: for scenes whose two answers
+ * coincide, where other random scenes may have several. */
 static void random_scene_agrees_with_lemke(int seed) {
     static t_gen_scene g;
-    const int k = seed - 1000;
-    t_gen_random(&g, 1 + k % 5, 1 + k % 32, 8, (uint64_t)seed);
+    random_scene(&g, seed);
     double lambda[3 * 32], ll[3 * 32], v[6 * 5], vl[6 * 5];
     uint8_t states[32];
     uint32_t basis[32];
@@ -1001,21 +1020,13 @@ static void drives_that_give_up_in_turn_stop(void **state) {
     (void)state;
     random_scene_agrees_with_lemke(10052);
     // 8546 comes to rest (|v| ~ 1e-11, Lemke's velocity is rounding) and 10884 has several
-    // answers (structural Lemke's differs by 2e-3): each converges, certified (try_scene).
-    static t_gen_scene g;
+    // answers (structural Lemke's differs by 2e-3).
     const int answered[] = {8546, 10884};
-    for (size_t q = 0; q < sizeof answered / sizeof answered[0]; q++) {
-        const int k = answered[q] - 1000;
-        t_gen_random(&g, 1 + k % 5, 1 + k % 32, 8, (uint64_t)answered[q]);
-        double lambda[3 * 32], v[6 * 5];
-        uint8_t states[32];
-        cs_certificate cert;
-        assert_int_equal(try_scene(&g.s, lambda, v, &cert, states), CS_CONVERGED);
-    }
+    random_scenes_converge(answered, sizeof answered / sizeof answered[0]);
+    static t_gen_scene g;
     const int labelled[] = {1797, 7423, 9792};
     for (size_t q = 0; q < sizeof labelled / sizeof labelled[0]; q++) {
-        const int k = labelled[q] - 1000;
-        t_gen_random(&g, 1 + k % 5, 1 + k % 32, 8, (uint64_t)labelled[q]);
+        random_scene(&g, labelled[q]);
         const size_t mark = cs__ws_mark(ws);
         cs_model m;
         assert_int_equal(cs_model_build(&m, ws, &g.s), CS_CONVERGED);
@@ -1052,16 +1063,8 @@ static void rows_at_zero_velocity_meet_no_ray(void **state) {
     const int seeds[] = {3712, 6341, 8436, 8571, 10241};
     for (size_t q = 0; q < sizeof seeds / sizeof seeds[0]; q++)
         random_scene_agrees_with_lemke(seeds[q]);
-    static t_gen_scene g;
     const int answered[] = {7391, 8640};
-    for (size_t q = 0; q < sizeof answered / sizeof answered[0]; q++) {
-        const int k = answered[q] - 1000;
-        t_gen_random(&g, 1 + k % 5, 1 + k % 32, 8, (uint64_t)answered[q]);
-        double lambda[3 * 32], v[6 * 5];
-        uint8_t states[32];
-        cs_certificate cert;
-        assert_int_equal(try_scene(&g.s, lambda, v, &cert, states), CS_CONVERGED);
-    }
+    random_scenes_converge(answered, sizeof answered / sizeof answered[0]);
 }
 
 /* 4-box stacks with a random wrench on the top box (16 contacts, 48 rows, mu 0.5, d = 8; seeds
