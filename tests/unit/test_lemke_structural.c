@@ -552,11 +552,6 @@ static int64_t counting_clock(void) {
     return ++clock_reads;
 }
 
-static int64_t clock_never_passing(void) {
-    clock_reads++;
-    return 0;
-}
-
 /* The set-up before the first pivot (the Jacobian table, the row scaling, the cold basis with
  * every friction block) reads the clock as it goes: at 256 contacts it holds at least 144
  * multiply-adds a contact (72 table entries and 72 scaling products for the moving side), so at
@@ -570,14 +565,14 @@ static void set_up_is_metered(void **state) {
     assert_non_null(ws);
     cs_model m;
     assert_int_equal(cs_model_build(&m, ws, &g.s), CS_CONVERGED);
-    const cs_options opt = {.clock_ns = clock_never_passing, .deadline_ns = INT64_MAX};
+    const cs_options opt = {.clock_ns = t_clock_counting, .deadline_ns = INT64_MAX};
     lk L;
-    clock_reads = 0;
+    t_clock_reads = 0;
     assert_true(setup(&L, ws, &m, &opt, false));
     scale_rows(&L);
     init_cold(&L);
     assert_false(L.meter.passed);
-    assert_true(clock_reads * CS__METER_UNITS >= 144 * (int64_t)g.s.nc / 2);
+    assert_true(t_clock_reads * CS__METER_UNITS >= 144 * (int64_t)g.s.nc / 2);
     cs_workspace_free(ws);
 }
 
