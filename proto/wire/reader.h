@@ -39,10 +39,15 @@ static inline bool rd_varint(cd_reader *r, uint64_t *ret) {
     return false;
 }
 
+// protobuf-c reads a tag or a length prefix in at most 5 bytes (a 32-bit varint) and refuses a
+// longer one, even of a small value: so do the readers here.
+#define RD_PREFIX_MAX 5
+
 // The next field's number and wire type; false at a malformed tag.
 static inline bool rd_tag(cd_reader *r, unsigned *field, unsigned *wt) {
+    const uint8_t *start = r->p;
     uint64_t t;
-    if (!rd_varint(r, &t) || t >> 3 > 31) {
+    if (!rd_varint(r, &t) || r->p - start > RD_PREFIX_MAX || t >> 3 > 31) {
         return false; // no field of ours is numbered beyond 31
     }
     *field = (unsigned)(t >> 3);
@@ -69,8 +74,9 @@ static inline bool rd_double(cd_reader *r, double *ret) {
 
 // A length-delimited field's bytes as a reader of their own.
 static inline bool rd_len(cd_reader *r, cd_reader *inner) {
+    const uint8_t *start = r->p;
     uint64_t n;
-    if (!rd_varint(r, &n) || n > (uint64_t)(r->end - r->p)) {
+    if (!rd_varint(r, &n) || r->p - start > RD_PREFIX_MAX || n > (uint64_t)(r->end - r->p)) {
         return false;
     }
     *inner = (cd_reader){r->p, r->p + n};

@@ -9,5 +9,6 @@ set -eu
 target=$1 seconds=$2 corpus=$3
 shift 3
 mkdir -p "$corpus"
+# libFuzzer's own exit status for a crash is 77, which meson reads as a skipped test: 1 instead.
 exec "$target" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
-  "$corpus" "$@"
+  -error_exitcode=1 "$corpus" "$@"

@@ -151,6 +151,14 @@ static void unusual_results_declined(void **state) {
     assert_int_equal(cdc_result_decode(&small, buf, n, &r), 1);
     assert_int_equal(r.nc, 16);
     cdc_result_store_free(&small);
+    // A length prefix or a tag in more than 5 bytes, even of a small value: protobuf-c refuses
+    // them, so the fast way must too (found by fuzz_result: field 2 of length 0 in 6 bytes).
+    static const uint8_t long_len[] = {0x12, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
+    assert_int_equal(both_ways(long_len, sizeof long_len, &general_ok), 0);
+    assert_false(general_ok);
+    static const uint8_t long_tag[] = {0x92, 0x80, 0x80, 0x80, 0x80, 0x00, 0x00};
+    assert_int_equal(both_ways(long_tag, sizeof long_tag, &general_ok), 0);
+    assert_false(general_ok);
     // A Welcome, bytes after the Result, the Result cut short.
     static const uint8_t welcome[] = {0x0a, 0x02, 0x08, 0x01};
     assert_int_equal(both_ways(welcome, sizeof welcome, &general_ok), 0);
