@@ -967,6 +967,12 @@ static void random_scene_agrees_with_lemke(int seed) {
         assert_near(v[i], vl[i], 1e-9 * vs);
 }
 
+/* random_scene_agrees_with_lemke for each of seeds [n]. */
+static void random_scenes_agree_with_lemke(const int *seeds, size_t n) {
+    for (size_t q = 0; q < n; q++)
+        random_scene_agrees_with_lemke(seeds[q]);
+}
+
 /* Random scenes where a friction drive met a face of its own group that a processed row of the
  * group pulled back (clamped, its dual falls; free, its slack does: the normal's tie makes its
  * Schur pivot negative) and ended in CS_MAXITER on both passes. Each must now agree with Lemke
@@ -974,8 +980,7 @@ static void random_scene_agrees_with_lemke(int seed) {
 static void drive_passes_a_face_its_group_pulls_back(void **state) {
     (void)state;
     const int seeds[] = {1263, 1398, 1482, 1558};
-    for (size_t q = 0; q < sizeof seeds / sizeof seeds[0]; q++)
-        random_scene_agrees_with_lemke(seeds[q]);
+    random_scenes_agree_with_lemke(seeds, sizeof seeds / sizeof seeds[0]);
 }
 
 /* Random scenes where a zero-step cycle gave up another contact's friction (Baraff 5.4) and its
@@ -985,8 +990,7 @@ static void drive_passes_a_face_its_group_pulls_back(void **state) {
 static void given_up_friction_is_released(void **state) {
     (void)state;
     const int seeds[] = {1212, 1318, 1658, 1724};
-    for (size_t q = 0; q < sizeof seeds / sizeof seeds[0]; q++)
-        random_scene_agrees_with_lemke(seeds[q]);
+    random_scenes_agree_with_lemke(seeds, sizeof seeds / sizeof seeds[0]);
     // Seed 1021 releases a group whose index is also a normal row's, whose step bound the release
     // drive once skipped: it converges, certified (try_scene), to one of the scene's several
     // answers (structural Lemke's differs).
@@ -1006,8 +1010,7 @@ static void given_up_friction_is_released(void **state) {
 static void drives_that_go_round_keep_friction(void **state) {
     (void)state;
     const int seeds[] = {1329, 1625};
-    for (size_t q = 0; q < sizeof seeds / sizeof seeds[0]; q++)
-        random_scene_agrees_with_lemke(seeds[q]);
+    random_scenes_agree_with_lemke(seeds, sizeof seeds / sizeof seeds[0]);
 }
 
 /* Random scenes whose drives went round giving up, in turn, what the next drive established (seed
@@ -1049,8 +1052,7 @@ static void drives_that_give_up_in_turn_stop(void **state) {
 static void kept_friction_is_released_into_its_polygon(void **state) {
     (void)state;
     const int seeds[] = {1436, 1501, 1573, 7261};
-    for (size_t q = 0; q < sizeof seeds / sizeof seeds[0]; q++)
-        random_scene_agrees_with_lemke(seeds[q]);
+    random_scenes_agree_with_lemke(seeds, sizeof seeds / sizeof seeds[0]);
 }
 
 /* Random scenes labelled CS_RAY on both passes where structural Lemke finds an answer (seed 3712):
@@ -1061,8 +1063,7 @@ static void kept_friction_is_released_into_its_polygon(void **state) {
 static void rows_at_zero_velocity_meet_no_ray(void **state) {
     (void)state;
     const int seeds[] = {3712, 6341, 8436, 8571, 10241};
-    for (size_t q = 0; q < sizeof seeds / sizeof seeds[0]; q++)
-        random_scene_agrees_with_lemke(seeds[q]);
+    random_scenes_agree_with_lemke(seeds, sizeof seeds / sizeof seeds[0]);
     const int answered[] = {7391, 8640};
     random_scenes_converge(answered, sizeof answered / sizeof answered[0]);
 }
