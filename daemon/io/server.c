@@ -36,10 +36,11 @@
  * through a ring (note_error). Otherwise the workers wake the loop through one uv_async_t, whose
  * wake drains every session's ring here. Any message is written only while the connection's
  * unsent backlog has room (max_queued_bytes here); otherwise it is dropped (results are counted,
- * Errors too), so a client that does not read costs only itself. Two messages are must-send,
- * queued past the backlog: the Welcome (the client could not use its session without it) and
- * the Error that ends the connection. Each comes at most once per connection, so they hold
- * the backlog over its limit by at most their bytes. */
+ * Errors too), so a client that does not read costs only itself. Three messages are must-send,
+ * queued past the backlog: the Welcome (the client could not use its session without it), the
+ * Error that ends the connection (a TCP Hello's refusal is one) and the Goodbye at shutdown. A
+ * connection gets the Welcome at most once and only one of the other two (whichever comes first
+ * closes it), so they hold the backlog over its limit by at most their bytes. */
 #include "io/server.h"
 
 #include <errno.h>
@@ -1051,15 +1052,17 @@ static bool tcp_admitted(struct conn *c, const char *token) {
     if (!why) {
         return true;
     }
+    // It ends the connection: must-send, like every final Error. Logged here once sent, at most
+    // once a second (not by send_error, which logs every Error it sends).
+    (void)conn_send_must(c, &cd_codec_error_build(&c->error_msg,
+                                                  CONTACTD__V1__ERROR_CODE__ERROR_DENIED, 0,
+                                                  why)->base);
     const int64_t now = cd_clock_ns();
     if (now - c->srv->denied_log_ns >= 1000000000) {
         c->srv->denied_log_ns = now;
         cd_log_event(CD_LOG_NOTICE, 0, "ERROR_DENIED", "connection %llu (%s): TCP Hello "
                      "refused: %s", (unsigned long long)c->id, c->peer, why);
     }
-    // The Error itself is not logged again (send_error logs ERROR_DENIED otherwise).
-    (void)conn_send(c, &cd_codec_error_build(&c->error_msg, CONTACTD__V1__ERROR_CODE__ERROR_DENIED,
-                                             0, why)->base);
     return false;
 }
 
@@ -2227,6 +2230,7 @@ void cd_server_close(cd_server *s, const char *goodbye) {
     }
     // Connections unlink themselves from the list only in their close callback, later. The
     // workers are stopped: the connections they served are this thread's again.
+    int said = 0;
     for (struct conn *c = s->conns; c; c = c->next) {
         if (c->direct) {
             undirect(c);
@@ -2246,8 +2250,12 @@ void cd_server_close(cd_server *s, const char *goodbye) {
         Contactd__V1__ServerMessage env = CONTACTD__V1__SERVER_MESSAGE__INIT;
         env.msg_case = CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE;
         env.goodbye = &g;
-        (void)conn_send(c, &env.base);
+        said += conn_send_must(c, &env.base) == 0;
         conn_finish(c);
+    }
+    if (goodbye && s->conns) {
+        cd_log(CD_LOG_NOTICE, "Goodbye sent to %d connections; they have %d ms to take it", said,
+               LINGER_MS);
     }
     if (s->conns && goodbye && uv_timer_init(s->loop, &s->linger) == 0) {
         s->linger.data = s;

@@ -5,8 +5,8 @@
  * correct forces, and the killed sessions are gone afterwards. A client that stops reading loses
  * its own results (counted as dropped) instead of growing the daemon's memory, and the streaming
  * session is not affected either; but a client that left more than max_queued_bytes unread
- * before its Hello still gets its Welcome, after those replies. Arguments: the contactd and
- * contactctl executables. */
+ * still gets its Welcome, the Error that refuses its TCP token and the Goodbye at shutdown, after
+ * those replies. Arguments: the contactd and contactctl executables. */
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -240,81 +241,124 @@ static void log_wait(int log_fd, off_t *off, const char *needle, int n, int *see
     }
 }
 
-// Sends n bad Hellos in one write (hello: one, packed) and waits until the log shows that the
-// daemon has answered them, *logged counting the ones before.
-static void send_bad_hellos(int fd, const uint8_t *hello, size_t len, int n, int log_fd,
-                            off_t *off, int *logged) {
-    uint8_t *all = malloc((size_t)n * len);
+// Sends n bad Hellos in one write (hello: one, packed), then tail (tail_len bytes, may be 0) in
+// the same write, and waits until the log shows that the daemon has answered the Hellos,
+// *logged counting the ones before; with a tail, until it shows tail_logged, which the daemon
+// logs once it has sent the tail's answer (after the Hellos' lines: it reads them in order).
+static void send_bad_hellos(int fd, const uint8_t *hello, size_t len, int n, const uint8_t *tail,
+                            size_t tail_len, const char *tail_logged, int log_fd, off_t *off,
+                            int *logged) {
+    uint8_t *all = malloc((size_t)n * len + tail_len);
     assert_non_null(all);
     for (int i = 0; i < n; i++) {
         memcpy(all + (size_t)i * len, hello, len);
     }
-    assert_int_equal(it_write_all(fd, all, (size_t)n * len), 0);
+    if (tail_len) {
+        memcpy(all + (size_t)n * len, tail, tail_len);
+    }
+    assert_int_equal(it_write_all(fd, all, (size_t)n * len + tail_len), 0);
     free(all);
-    log_wait(log_fd, off, BAD_BUDGET_TEXT, n, logged);
+    if (tail_len) {
+        int seen = 0;
+        log_wait(log_fd, off, tail_logged, 1, &seen);
+        *logged += n;
+    } else {
+        log_wait(log_fd, off, BAD_BUDGET_TEXT, n, logged);
+    }
 }
 
-// The replies a client left unread, over max_queued_bytes, do not cost it its Welcome. Bad
-// Hellos, each answered with an Error, fill the daemon's socket buffer (the daemon's send buffer
-// on a Unix socket, some 200 KiB), BAD_BATCH at a time so that none is dropped meanwhile, until
-// one batch's Errors add nothing to what the client could read: the socket takes no more, and
-// what the daemon sends from then on waits in its own queue. More bad Hellos fill that queue past
-// max_queued_bytes, and then the good Hello follows. Its Welcome must come after every Error the
-// daemon queued, while some of the last Errors were dropped (the backlog was reached).
-static void welcome_passes_the_backlog(void **state) {
-    (void)state;
+// A connection whose backlog is past max_queued_bytes, for the must-send messages to pass. Bad
+// Hellos, each answered with an Error, fill the daemon's socket buffer (its send buffer, some
+// 200 KiB on a Unix socket), BAD_BATCH at a time so that none is dropped meanwhile, until one
+// batch's Errors add nothing to what the client could read: the socket takes no more, and what
+// the daemon sends from then on waits in its own queue. More bad Hellos fill that queue past
+// max_queued_bytes. Not a byte is read: reading would make room.
+typedef struct backlog {
+    int fd;
+    int log_fd; /* the daemon's log, read from off on */
+    off_t off;
+    int logged; /* bad Hellos the log shows answered */
+    int unread; /* bytes the client could read when the socket took no more */
+} backlog;
+
+// Connects to dm (over TCP with token, else its Unix socket) and fills the backlog; last (may be
+// NULL) goes out in the same write as the Hellos that fill the queue, so the daemon reads it
+// while the queue is past its limit, whatever the sockets take meanwhile, and the fill ends once
+// the log shows last_logged.
+static backlog backlog_fill(const it_daemon *dm, const char *token, const ProtobufCMessage *last,
+                            const char *last_logged) {
     Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
     h.protocol_version = 1;
     h.budget_ns = BAD_BUDGET_NS;
+    h.token = (char *)(token ? token : "");
     Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
     cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
     cm.hello = &h;
-    uint8_t *hello;
-    size_t len;
+    uint8_t *hello, *tail = NULL;
+    size_t len, tail_len = 0;
     it_pack(&cm.base, &hello, &len);
-    const int log_fd = open(d.log, O_RDONLY | O_CLOEXEC);
-    assert_true(log_fd >= 0);
-    off_t off = lseek(log_fd, 0, SEEK_END);
-    const int fd = it_connect_unix(d.socket);
-    assert_true(fd >= 0);
-
-    int logged = 0, unread = 0, unread_before;
+    if (last) {
+        it_pack(last, &tail, &tail_len);
+    }
+    backlog b = {.log_fd = open(dm->log, O_RDONLY | O_CLOEXEC)};
+    assert_true(b.log_fd >= 0);
+    b.off = lseek(b.log_fd, 0, SEEK_END);
+    b.fd = token ? it_connect_tcp(dm->tcp) : it_connect_unix(dm->socket);
+    assert_true(b.fd >= 0);
+    // A TCP receive buffer grows as data comes (up to megabytes): a fixed small one fills soon.
+    const int rcvbuf = 4096;
+    assert_true(!token || setsockopt(b.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) == 0);
+    int unread_before;
     do {
         // A bound far beyond any socket buffer, so a daemon that answers nothing fails the test.
-        assert_true(logged < 100000);
-        unread_before = unread;
-        send_bad_hellos(fd, hello, len, BAD_BATCH, log_fd, &off, &logged);
-        assert_int_equal(ioctl(fd, FIONREAD, &unread), 0);
-    } while (unread != unread_before);
+        assert_true(b.logged < 100000);
+        unread_before = b.unread;
+        send_bad_hellos(b.fd, hello, len, BAD_BATCH, NULL, 0, NULL, b.log_fd, &b.off,
+                        &b.logged);
+        assert_int_equal(ioctl(b.fd, FIONREAD, &b.unread), 0);
+    } while (b.unread != unread_before);
     // Each Error holds at least its text, so this many fill the daemon's queue past its limit.
-    send_bad_hellos(fd, hello, len, MAX_QUEUED_BYTES / (int)strlen(BAD_BUDGET_TEXT) + 1, log_fd,
-                    &off, &logged);
+    send_bad_hellos(b.fd, hello, len, MAX_QUEUED_BYTES / (int)strlen(BAD_BUDGET_TEXT) + 1, tail,
+                    tail_len, last_logged, b.log_fd, &b.off, &b.logged);
     free(hello);
-    assert_int_equal(it_send_hello(fd, 1), 0);
-    // Not a byte is read before the daemon has sent the Welcome (it logs the session then):
-    // reading would make room in its queue.
-    int opened = 0;
-    log_wait(log_fd, &off, " opened on connection ", 1, &opened);
-    close(log_fd);
+    free(tail);
+    return b;
+}
 
+// Reads the bad Hellos' Errors and returns the message after them (NULL: none came), failing
+// the test unless some Errors were dropped: the backlog was reached, and as the socket takes
+// nothing more until the client reads, it still was when the message after them was sent.
+static Contactd__V1__ServerMessage *backlog_read(backlog *b, const char *after) {
+    close(b->log_fd);
     int errors = 0;
     Contactd__V1__ServerMessage *m;
-    while ((m = it_recv(fd, IT_TIMEOUT_MS)) &&
-           m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
-        assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
+    while ((m = it_recv(b->fd, IT_TIMEOUT_MS)) &&
+           m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR &&
+           m->error->code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID) {
         assert_non_null(strstr(m->error->message, BAD_BUDGET_TEXT));
         errors++;
         contactd__v1__server_message__free_unpacked(m, NULL);
     }
-    if (!m || m->msg_case != CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME) {
-        fail_msg("no Welcome after %d Errors to %d bad Hellos (%d bytes were left unread)",
-                 errors, logged, unread);
-    }
-    printf("# Welcome after %d Errors to %d bad Hellos, %d bytes left unread before it\n", errors,
-           logged, unread);
-    // Some Errors were dropped: the backlog was reached, and as the socket takes nothing more
-    // until the client reads, it still was when the Welcome was sent.
-    assert_true(errors < logged);
+    printf("# %s after %d Errors to %d bad Hellos, %d bytes left unread before it\n",
+           m ? after : "nothing", errors, b->logged, b->unread);
+    assert_true(errors < b->logged);
+    return m;
+}
+
+// The replies a client left unread, over max_queued_bytes, do not cost it its Welcome: it comes
+// after every Error the daemon queued.
+static void welcome_passes_the_backlog(void **state) {
+    (void)state;
+    Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+    cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
+    cm.hello = &h;
+    // The daemon logs the session when it has sent the Welcome.
+    backlog b = backlog_fill(&d, NULL, &cm.base, " opened on connection ");
+    Contactd__V1__ServerMessage *m = backlog_read(&b, "Welcome");
+    assert_non_null(m);
+    assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME);
     assert_true(m->welcome->session_id > 0);
     const uint64_t id = m->welcome->session_id;
     contactd__v1__server_message__free_unpacked(m, NULL);
@@ -323,14 +367,81 @@ static void welcome_passes_the_backlog(void **state) {
     Contactd__V1__StatsRequest req = CONTACTD__V1__STATS_REQUEST__INIT;
     sr.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_STATS_REQUEST;
     sr.stats_request = &req;
-    assert_int_equal(it_send(fd, &sr.base), 0);
-    m = it_recv(fd, IT_TIMEOUT_MS);
+    assert_int_equal(it_send(b.fd, &sr.base), 0);
+    m = it_recv(b.fd, IT_TIMEOUT_MS);
     assert_non_null(m);
     assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS);
     assert_int_equal(m->stats->n_session_stats, 1);
     assert_int_equal(m->stats->session_stats[0]->session_id, id);
     contactd__v1__server_message__free_unpacked(m, NULL);
-    close(fd);
+    close(b.fd);
+}
+
+// A second daemon, for the tests that stop it or need a token (TCP Hellos must carry it), its
+// backlog as small.
+static it_daemon second;
+static const char token[] = "token-of-the-backlog-test";
+
+static void second_start(char *token_file) {
+    const int tfd = mkstemp(token_file);
+    assert_true(tfd >= 0);
+    assert_int_equal(write(tfd, token, sizeof token - 1), (ssize_t)sizeof token - 1);
+    close(tfd);
+    char ini[256];
+    snprintf(ini, sizeof ini,
+             "[server]\nmax_queued_bytes = %d\nhello_timeout_ms = 600000\nauth_token_file = %s\n"
+             "tcp_allow_any_local_user = no\n",
+             MAX_QUEUED_BYTES, token_file);
+    assert_int_equal(it_daemon_start(&second, contactd_path, ini, 0), 0);
+}
+
+// The Error that refuses a TCP Hello's token ends the connection: it comes after every Error
+// the daemon queued, and then the close.
+static void token_refusal_passes_the_backlog(void **state) {
+    (void)state;
+    char token_file[] = "/tmp/contactd-token-XXXXXX";
+    second_start(token_file);
+    Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    h.token = "token-of-the-backlog-tesT";
+    Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+    cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
+    cm.hello = &h;
+    backlog b = backlog_fill(&second, token, &cm.base, "TCP Hello refused");
+    Contactd__V1__ServerMessage *m = backlog_read(&b, "the refusal");
+    assert_non_null(m);
+    assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+    assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_DENIED);
+    assert_non_null(strstr(m->error->message, "hello.token"));
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    assert_true(it_wait_eof(b.fd, IT_TIMEOUT_MS));
+    close(b.fd);
+    assert_int_equal(it_daemon_stop(&second), 0);
+    it_daemon_cleanup(&second);
+    unlink(token_file);
+}
+
+// The Goodbye at shutdown comes after every Error the daemon queued, and then the close. The
+// client reads once the daemon has logged that it sent the Goodbyes (reading before would make
+// room in the queue), within the LINGER_MS it has to take them.
+static void goodbye_passes_the_backlog(void **state) {
+    (void)state;
+    char token_file[] = "/tmp/contactd-token-XXXXXX";
+    second_start(token_file);
+    backlog b = backlog_fill(&second, NULL, NULL, NULL);
+    assert_int_equal(kill(second.pid, SIGTERM), 0);
+    int sent = 0;
+    log_wait(b.log_fd, &b.off, "Goodbye sent to", 1, &sent);
+    Contactd__V1__ServerMessage *m = backlog_read(&b, "Goodbye");
+    assert_non_null(m);
+    assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE);
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    assert_true(it_wait_eof(b.fd, IT_TIMEOUT_MS));
+    close(b.fd);
+    assert_int_equal(it_daemon_wait_exit(&second, IT_TIMEOUT_MS), 0);
+    assert_int_equal(second.exit_status, 0);
+    it_daemon_cleanup(&second);
+    unlink(token_file);
 }
 
 int main(int argc, char **argv) {
@@ -341,6 +452,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(stream_survives_killed_clients),
         cmocka_unit_test(slow_reader_loses_only_its_own_results),
         cmocka_unit_test(welcome_passes_the_backlog),
+        cmocka_unit_test(token_refusal_passes_the_backlog),
+        cmocka_unit_test(goodbye_passes_the_backlog),
         IT_SIGTERM_TEST(&d),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
