@@ -172,7 +172,8 @@ static cs_status contact_rows(const cs_model *m, cs_workspace *ws, cs_art_row *r
     double *js = cs__ws_alloc(ws, cs_model_jacobian_size(cs__ws_limits(ws)));
     if (!js && m->nc > 0)
         return CS_ENOSPACE;
-    cs_model_jacobian(m, 3, js);
+    // Whatever the deadline: a carried answer's joints need these rows too (DEADLINE).
+    (void)cs_model_jacobian(m, 3, js, NULL);
     for (int r = 0; r < 3 * m->nc; r++) {
         cs_art_row *R = &rows[r];
         // A kinematic side takes no impulse (its M^-1 is zero): the row leaves it out.

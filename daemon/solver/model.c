@@ -283,8 +283,12 @@ static inline void row_side(const double t[3], const double r[3], double sign, d
     cs_mat3_vec(mg + 3, Ii, g + 3);
 }
 
-void cs_model_jacobian(const cs_model *m, int rows, double *js) {
+cs_status cs_model_jacobian(const cs_model *m, int rows, double *js, cs__meter *meter) {
+    // A contact's row sides: 21 products each (sign, lever arm, 1 / mass, Ii), 12 stores.
+    const int64_t units = 2 * 24 * (int64_t)rows;
     for (int i = 0; i < m->nc; i++) {
+        if (meter && cs__meter_add(meter, units))
+            return CS_DEADLINE;
         for (int side = 0; side < 2; side++) {
             const int b = side == 0 ? m->ia[i] : m->ib[i];
             // Row 0 of contact i; rows are 24 apart.
@@ -301,6 +305,7 @@ void cs_model_jacobian(const cs_model *m, int rows, double *js) {
                 row_side(m->frame + 9 * i + 3 * row, r, sign, im, Ii, J, J + 6);
         }
     }
+    return CS_CONVERGED;
 }
 
 /* Entry x's 6-vector by component, g[c][x]: one side of frame row t, with lever arm r and sign

@@ -73,6 +73,8 @@ void cs_model_mul(const cs_model *m, const double *x, double *out);
  * joints reacting (cs__joints_velocity). scratch: [6 nb]. */
 void cs_model_velocity(const cs_model *m, const double *lambda, double *v, double *scratch);
 
+typedef struct cs__meter cs__meter;
+
 /* Bytes of the table cs_model_jacobian() fills for rows = 3 and any scene within lim. */
 size_t cs_model_jacobian_size(const cs_limits *lim);
 /* Rows of the Jacobian that keeps `rows` rows of each contact: rows nc. */
@@ -81,12 +83,13 @@ int cs_model_rows(const cs_model *m, int rows);
  * body_a, 1: body_b): for row k (contact i's row r is k = rows i + r), js[(k 2 + side) 12 +
  * 0..5] = the row's generalized 6-vector on that body (negated for body_b), [6..11] = M_b^-1
  * times it (the bodies' own mass, joints ignored). Zero for the world; [6..11] zero for a
- * kinematic body. */
-void cs_model_jacobian(const cs_model *m, int rows, double *js);
+ * kinematic body.
+ * meter: the solve's deadline, checked contact by contact (solver/deadline.h; NULL: none).
+ * Returns 0, or CS_DEADLINE (the table filled for the first contacts only). */
+cs_status cs_model_jacobian(const cs_model *m, int rows, double *js, cs__meter *meter);
 
 /* Workspace bytes of cs_model_delassus() scratch for lim. */
 size_t cs_model_delassus_size(const cs_limits *lim);
-typedef struct cs__meter cs__meter;
 /* W = J_r M^-1 J_r^T (column-major, ldw >= cs_model_rows(m, rows)) where J_r keeps the first
  * `rows` rows of each contact (1: normals only, 3: normal and both tangents), in contact order;
  * with joints J_r Mhat^-1 J_r^T, copied from m->jt, each immobile contact pinned

@@ -295,8 +295,8 @@ cs_status cs_sap_solve_joints(cs_workspace *ws, const cs_model *m, const cs_scen
     // limits): a deadline that passes here leaves no iterate to answer with.
     cs__meter meter = cs__meter_start(opt);
     scene_mass(m, a_colptr, a_rowind, a_val);
-    cs_model_jacobian(m, 3, js);
-    scene_jacobian(m, js, j_ptr, j_col, j_val, wdel, &meter);
+    if (cs_model_jacobian(m, 3, js, &meter) == CS_CONVERGED)
+        scene_jacobian(m, js, j_ptr, j_col, j_val, wdel, &meter);
     if (meter.passed) {
         cs__ws_release(ws, mark);
         *no_iterate = true;

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The contact model: tangent frames, Jacobian adjointness, the Delassus operator against its
- * definition, free-motion velocities (gravity, applied wrench, gyroscopic term) and the world
- * inertia of a rotated body. Joints are not the model's rows (test_joints.c). */
+/* The contact model: tangent frames, Jacobian adjointness, the Jacobian table and its clock
+ * reads, the Delassus operator against its definition, free-motion velocities (gravity, applied
+ * wrench, gyroscopic term) and the world inertia of a rotated body. Joints are not the model's
+ * rows (test_joints.c). */
 #include "solver/model.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "scene_gen.h"
+#include "solver/deadline.h"
 #include "solver/linalg.h"
 #include "solver/workspace.h"
 #include "testlib.h"
@@ -227,7 +231,7 @@ static void jacobian_table_matches_jt(void **state) {
             double js[3 * NT * 2 * 12];
             for (size_t k = 0; k < sizeof js / sizeof js[0]; k++)
                 js[k] = NAN;
-            cs_model_jacobian(&m, rows, js);
+            assert_int_equal(cs_model_jacobian(&m, rows, js, NULL), CS_CONVERGED);
             for (int i = 0; i < NT; i++) {
                 const int first = rows * i;
                 for (int r = 0; r < rows; r++) {
@@ -248,6 +252,43 @@ static void jacobian_table_matches_jt(void **state) {
         }
         cs__ws_release(ws, mark);
     }
+}
+
+/* The table reads the clock as it fills (deadline.h): at a session's 256 contacts, once for each
+ * CS__METER_UNITS of its work (21 multiply-adds a row side, 6 row sides a contact), so it is no
+ * unmetered stretch of a solver's set-up; a deadline found passed stops it there, the later
+ * contacts' rows unwritten. */
+static void jacobian_reads_the_clock_as_it_fills(void **state) {
+    (void)state;
+    static t_gen_scene g;
+    t_gen_grid(&g, 16, 0.5, 8, 1);
+    const int nc = g.s.nc;
+    const cs_limits lim = {.max_bodies = g.s.nb, .max_contacts = nc, .max_dirs = 8};
+    cs_workspace *w = cs_workspace_new(&lim);
+    assert_non_null(w);
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, w, &g.s), CS_CONVERGED);
+    const size_t n = 3 * (size_t)nc * 2 * 12;
+    double *js = malloc(n * sizeof(double));
+    assert_non_null(js);
+    const cs_options far = {.clock_ns = t_clock_counting, .deadline_ns = INT64_MAX};
+    cs__meter meter = cs__meter_start(&far);
+    t_clock_reads = 0;
+    assert_int_equal(cs_model_jacobian(&m, 3, js, &meter), CS_CONVERGED);
+    print_message("# %d contacts: %ld clock reads\n", nc, t_clock_reads);
+    assert_true(t_clock_reads * CS__METER_UNITS >= 6 * 21 * (int64_t)nc);
+    // The counting clock reads 0: a deadline at -1 has passed at the first read.
+    for (size_t k = 0; k < n; k++)
+        js[k] = NAN;
+    const cs_options late = {.clock_ns = t_clock_counting, .deadline_ns = -1};
+    meter = cs__meter_start(&late);
+    t_clock_reads = 0;
+    assert_int_equal(cs_model_jacobian(&m, 3, js, &meter), CS_DEADLINE);
+    assert_int_equal(t_clock_reads, 1);
+    assert_true(meter.passed);
+    assert_true(isnan(js[n - 1]));
+    free(js);
+    cs_workspace_free(w);
 }
 
 /* v* = v0 + dt M^-1 (f + m g, tau - w x I w) on a body with an asymmetric inertia. */
@@ -309,6 +350,7 @@ int main(void) {
         cmocka_unit_test(delassus_matches_definition),
         cmocka_unit_test(delassus_scratch_within_its_size),
         cmocka_unit_test(jacobian_table_matches_jt),
+        cmocka_unit_test(jacobian_reads_the_clock_as_it_fills),
         cmocka_unit_test(free_motion),
         cmocka_unit_test(world_inertia_rotates),
         cmocka_unit_test(gap_bias),
