@@ -47,13 +47,14 @@ void cs_workspace_warm_up(cs_workspace *ws);
 /* Bytes cs_warmstart_new(lim) allocates (one block, struct included); 0 when lim has a negative
  * size. thread: any. */
 size_t cs_warmstart_size(const cs_limits *lim);
-/* Per-session memory of the last certified answer, keyed by contact and body ids; one
- * allocation of cs_warmstart_size(lim) bytes. Returns NULL when memory is short or lim has a
- * negative size. thread: any (not rt). */
+/* Per-session memory of the last certified answer, keyed by contact and body ids, and of how
+ * long cs_step's work after its solver took; one allocation of cs_warmstart_size(lim) bytes.
+ * Returns NULL when memory is short or lim has a negative size. thread: any (not rt). */
 cs_warmstart *cs_warmstart_new(const cs_limits *lim);
 /* Accepts NULL. */
 void cs_warmstart_free(cs_warmstart *w);
-/* Forget the previous answer (the next step starts cold and has nothing to carry). */
+/* Forget the previous answer (the next step starts cold and has nothing to carry); the time
+ * kept for the work after the solver stays. */
 void cs_warmstart_reset(cs_warmstart *w);
 
 /* Checks s against lim and physics: finite numbers, dt > 0, mass > 0, inertia symmetric
@@ -86,7 +87,10 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
  * frame, so the joint rows correct drift; with warm NULL there is no drift correction.
  * Returns out->status; CS_EINPUT for an unavailable solver and CS_ENOSPACE for one the
  * workspace's limits do not allow or a scene beyond them (zero impulses, CS_ANSWER_NONE).
- * Solvers check opt's deadline often enough to return within about 50 us of it.
+ * Solvers check opt's deadline often enough to return within about 50 us of it. With warm and a
+ * deadline the solver's comes early by what the session's last such step did after its solver
+ * (certificate, fallback, forces; one more clock read a step measures it), so that work too
+ * ends by opt's deadline.
  * thread: any, one caller per workspace. rt-safe: yes (no malloc, bounded). */
 cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs_warmstart *warm,
                   cs_result *out);

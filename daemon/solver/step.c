@@ -15,7 +15,15 @@
  * impulses go out, every joint's impulse follows from them by the articulated solve, so the
  * joints hold in a carried answer too. A solver that takes the joints as rows of its own
  * problem (SAP, solvers.h joint_rows) gets them unreduced and returns their impulses: its own
- * answers (certified, or its iterate) emit those; a carried answer the rigid joints' as above. */
+ * answers (certified, or its iterate) emit those; a carried answer the rigid joints' as above.
+ *
+ * The deadline is the step's, not only the solver's: what follows the solver (the certificate,
+ * or the fallback's carry and certificate, then the forces) is O(contacts), 8-15 us at a
+ * session's 256 contacts, so a solver stopped at opt's deadline made the step return that late.
+ * The solver gets opt's deadline less what the session's last step spent after its solver,
+ * measured with the caller's clock and kept in the warm start. A certificate is never cut: an
+ * answer is the solver's only when its whole certificate ran, and a cut certificate would send
+ * the step to the fallback, which needs a certificate of its own (as long again). */
 #include "solver/step.h"
 
 #include <math.h>
@@ -93,6 +101,25 @@ static void emit(const cs_model *m, const double *lambda, const double *v, doubl
     for (int j = 0; j < m->jt->art->nj; j++)
         cs_articulated_joint_wrench(m->jt->art, j, lj, out->joint_force + 3 * j,
                                     out->joint_torque + 3 * j);
+}
+
+/* The solver's deadline: opt's, less the session's reserve (what its last step did after the
+ * solver), so that the certificate, fallback and forces that follow the solver end by opt's
+ * deadline instead of starting there. 0 (none) without a deadline or a clock; never 0 with one. */
+static int64_t solver_deadline(const cs_warmstart *warm, const cs_options *opt) {
+    if (!opt->clock_ns || !opt->deadline_ns)
+        return opt->deadline_ns;
+    const int64_t d = opt->deadline_ns - cs__warm_reserve(warm);
+    return d != 0 ? d : -1;
+}
+
+/* The reserve after a step that took `took` after its solver: that, or twice the reserve before
+ * when it was longer, so one tail stretched by a host stall does not take the next step's budget
+ * while a scene that grew gets its reserve within a few steps. */
+static int64_t next_reserve(int64_t before, int64_t took) {
+    if (took < 0)
+        return before;
+    return before > 0 && took > 2 * before ? 2 * before : took;
 }
 
 /* True when every number out sends is finite. */
@@ -184,18 +211,26 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         return fail_step(out, st);
     }
 
-    // A tick that reaches this session already late answers with the fallback at once, even
-    // for a problem that would need no pivot, and even with a solver whose iterates are answers:
-    // setting up its first one costs O(contacts) that the deadline no longer has.
+    // A tick that reaches this session already late (or with less left than the reserve)
+    // answers with the fallback at once, even for a problem that would need no pivot, and even
+    // with a solver whose iterates are answers: setting up its first one costs O(contacts) that
+    // the deadline no longer has.
+    cs_options sopt = *opt;
+    sopt.deadline_ns = solver_deadline(warm, opt);
+    const bool timed = warm && opt->clock_ns && opt->deadline_ns;
     bool certified = false, no_iterate = false;
-    if (cs__deadline_passed(opt)) {
+    // When the solver returned, or was skipped: what follows is measured from here.
+    int64_t t1 = 0;
+    if (cs__deadline_passed(&sopt)) {
         st = CS_DEADLINE;
         no_iterate = true;
+        t1 = timed ? opt->clock_ns() : 0;
     } else {
         const int64_t t0 = opt->clock_ns ? opt->clock_ns() : 0;
-        st = run_solver(ws, d, &m, s, opt, warm, lambda, lj, basis, v, out->state, &out->cert,
+        st = run_solver(ws, d, &m, s, &sopt, warm, lambda, lj, basis, v, out->state, &out->cert,
                         &certified, &no_iterate, &out->stats);
-        out->stats.solve_ns = opt->clock_ns ? opt->clock_ns() - t0 : 0;
+        t1 = opt->clock_ns ? opt->clock_ns() : 0;
+        out->stats.solve_ns = t1 - t0;
     }
     out->primary = st;
     const bool iterate = d->iterates && !no_iterate;
@@ -256,6 +291,10 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         out->answer = CS_ANSWER_NONE;
         out->carried = 0;
     }
+    // What this step did after its solver is what the next keeps from its solver's budget (a
+    // skipped solver's fallback too: a reserve that outgrew the budget comes down again).
+    if (timed)
+        cs__warm_set_reserve(warm, next_reserve(cs__warm_reserve(warm), opt->clock_ns() - t1));
     out->stats.peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);
     return out->status;

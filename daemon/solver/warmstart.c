@@ -30,6 +30,7 @@ struct cs_warmstart {
     int nj;
     cs_idpos *jmap;   /* [max_joints] sorted by joint id -> row of joint */
     warm_joint *joint; /* [max_joints] */
+    int64_t reserve;   /* cs__warm_reserve() */
 };
 
 /* Each piece of the block starts aligned for any type. */
@@ -81,6 +82,14 @@ void cs_warmstart_free(cs_warmstart *w) {
 
 void cs_warmstart_reset(cs_warmstart *w) {
     w->nc = w->nb = w->nj = w->basis_d = 0;
+}
+
+int64_t cs__warm_reserve(const cs_warmstart *w) {
+    return w ? w->reserve : 0;
+}
+
+void cs__warm_set_reserve(cs_warmstart *w, int64_t reserve) {
+    w->reserve = reserve;
 }
 
 void cs__warm_store(cs_warmstart *w, const cs_result *r) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Internal view of the warm start: the previous certified answer of a session, its contact
  * impulses keyed by contact id and body velocities by body id, which seed the fallback answer
- * and the warm-started solvers; and each joint's frames in its bodies, captured at the joint's
- * first frame and kept by joint id, from which the joint rows measure drift (joints.h). */
+ * and the warm-started solvers; each joint's frames in its bodies, captured at the joint's
+ * first frame and kept by joint id, from which the joint rows measure drift (joints.h); and the
+ * time its steps take after their solver, which cs_step keeps from the next solver's budget. */
 #ifndef CONTACTD_SOLVER_WARMSTART_H
 #define CONTACTD_SOLVER_WARMSTART_H
 #include <stdbool.h>
@@ -25,6 +26,13 @@ void cs__warm_store_joints(cs_warmstart *w, const cs_joint *joints, int nj,
 /* Previous post-step velocity of body id (vx vy vz wx wy wz) into out[6]; false (out untouched)
  * when unknown. */
 bool cs__warm_velocity(const cs_warmstart *w, uint32_t id, double out[6]);
+
+/* The time, in the session's clock_ns units, that cs_step keeps from its solver's budget for
+ * its own work after the solver (step.c); 0 at first and when w is NULL. An answer it is not:
+ * cs_warmstart_reset() keeps it. */
+int64_t cs__warm_reserve(const cs_warmstart *w);
+/* Sets it (w not NULL). */
+void cs__warm_set_reserve(cs_warmstart *w, int64_t reserve);
 
 /* Remembers a Lemke basis word per contact of the result stored last (same order), for pyramids
  * of d directions. Call after cs__warm_store(), which forgets the previous basis. */

@@ -231,6 +231,51 @@ static void sap_iterate_is_never_carried(void **state) {
     t_fixture_free(f);
 }
 
+static int64_t ticks;
+/* A clock that moves on 1000 at each read: time counts the reads. */
+static int64_t ticking_clock(void) {
+    return 1000 * ++ticks;
+}
+
+/* A session keeps from its solver's budget what its last step did after the solver (here one
+ * read of the ticking clock: 1000), so the certificate runs before the deadline, not after it.
+ * The deadline passes after the solver's last check, during the certificate (before the
+ * solver's closing timestamp, read R): a session with nothing kept yet certifies and sends the
+ * solver's answer, certified since its whole certificate ran, and returns late; the next step,
+ * keeping 1000, finds the deadline passed at the solver's last check and carries that answer,
+ * labelled. */
+static void certificate_time_is_kept_from_the_budget(void **state) {
+    (void)state;
+    t_fixture *f = t_fixture_load("peg_in_hole.json");
+    const int nc = f->scene.nc;
+    // R: the reads of an undisturbed step up to its solver's closing timestamp (no warm start:
+    // nothing kept, and no read after it).
+    const cs_options far = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = INT64_MAX,
+                            .clock_ns = ticking_clock};
+    ticks = 0;
+    assert_int_equal(cs_step(f->ws, &f->scene, &far, NULL, &f->res), CS_CONVERGED);
+    const int64_t R = ticks;
+    // Late-start check, timestamp, the solver's checks (one at least), closing timestamp.
+    assert_true(R >= 4);
+    const cs_options opt = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = 1000 * R - 500,
+                            .clock_ns = ticking_clock};
+    ticks = 0;
+    assert_int_equal(cs_step(f->ws, &f->scene, &opt, f->warm, &f->res), CS_CONVERGED);
+    assert_int_equal(f->res.primary, CS_CONVERGED);
+    assert_int_equal(f->res.answer, CS_ANSWER_SOLVER);
+    t_assert_certified(&f->res, false);
+    double certified[3 * 16];
+    assert_true(nc <= 16);
+    memcpy(certified, f->res.impulse, 3 * (size_t)nc * sizeof(double));
+    ticks = 0;
+    assert_int_equal(cs_step(f->ws, &f->scene, &opt, f->warm, &f->res), CS_DEADLINE);
+    assert_int_equal(f->res.primary, CS_DEADLINE);
+    assert_int_equal(f->res.answer, CS_ANSWER_LAST_CERTIFIED);
+    assert_int_equal(f->res.carried, nc);
+    assert_memory_equal(f->res.impulse, certified, 3 * (size_t)nc * sizeof(double));
+    t_fixture_free(f);
+}
+
 /* An answer that fails its certificate is never labelled converged or the solver's: with a
  * tolerance no rounding meets, every pivoting solver's result is carried (or none), and it says
  * so; whatever the tolerance, a result labelled the solver's passes its certificate. */
@@ -415,6 +460,7 @@ int main(void) {
         cmocka_unit_test(first_tick_at_deadline_has_no_answer),
         cmocka_unit_test(deadline_carries_last_certified),
         cmocka_unit_test(sap_iterate_is_never_carried),
+        cmocka_unit_test(certificate_time_is_kept_from_the_budget),
         cmocka_unit_test(uncertified_is_never_converged),
         cmocka_unit_test(unavailable_solver_is_refused),
         cmocka_unit_test(non_finite_answer_is_no_answer),
