@@ -276,6 +276,50 @@ static void certificate_time_is_kept_from_the_budget(void **state) {
     t_fixture_free(f);
 }
 
+static int64_t stall_at;
+/* The ticking clock with a host stall of 1 s (1e9) before its read stall_at. */
+static int64_t stalling_clock(void) {
+    ticks++;
+    return 1000 * ticks + (ticks >= stall_at ? 1000000000 : 0);
+}
+
+/* A stall after the solver is kept at most doubled, and a kept time longer than the budget
+ * comes down again: a step it skips measures its fallback. */
+static void stalled_certificate_is_not_kept(void **state) {
+    (void)state;
+    t_fixture *f = t_fixture_load("peg_in_hole.json");
+    const cs_options far = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = INT64_MAX,
+                            .clock_ns = ticking_clock};
+    ticks = 0;
+    assert_int_equal(cs_step(f->ws, &f->scene, &far, NULL, &f->res), CS_CONVERGED);
+    const int64_t R = ticks; // the solver's closing timestamp
+    // The first time kept: the step's own read after R comes after the stall, kept whole.
+    const cs_options stalled = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = INT64_MAX,
+                                .clock_ns = stalling_clock};
+    ticks = 0;
+    stall_at = R + 1;
+    assert_int_equal(cs_step(f->ws, &f->scene, &stalled, f->warm, &f->res), CS_CONVERGED);
+    // A budget far beyond the solve's but shorter than the stall: the solver is skipped, and its
+    // fallback (one read) is kept.
+    const cs_options opt = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = 1000 * R + 100000,
+                            .clock_ns = ticking_clock};
+    ticks = 0;
+    assert_int_equal(cs_step(f->ws, &f->scene, &opt, f->warm, &f->res), CS_DEADLINE);
+    assert_int_equal(f->res.stats.pivots, 0);
+    assert_int_equal(f->res.answer, CS_ANSWER_LAST_CERTIFIED);
+    ticks = 0;
+    assert_int_equal(cs_step(f->ws, &f->scene, &opt, f->warm, &f->res), CS_CONVERGED);
+    // Now a stall after a solve kept 1000: 2000 is kept, which leaves the solver its time.
+    ticks = 0;
+    assert_int_equal(cs_step(f->ws, &f->scene, &stalled, f->warm, &f->res), CS_CONVERGED);
+    const cs_options tight = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = 1000 * R + 1500,
+                              .clock_ns = ticking_clock};
+    ticks = 0;
+    assert_int_equal(cs_step(f->ws, &f->scene, &tight, f->warm, &f->res), CS_CONVERGED);
+    assert_int_equal(f->res.answer, CS_ANSWER_SOLVER);
+    t_fixture_free(f);
+}
+
 /* An answer that fails its certificate is never labelled converged or the solver's: with a
  * tolerance no rounding meets, every pivoting solver's result is carried (or none), and it says
  * so; whatever the tolerance, a result labelled the solver's passes its certificate. */
@@ -461,6 +505,7 @@ int main(void) {
         cmocka_unit_test(deadline_carries_last_certified),
         cmocka_unit_test(sap_iterate_is_never_carried),
         cmocka_unit_test(certificate_time_is_kept_from_the_budget),
+        cmocka_unit_test(stalled_certificate_is_not_kept),
         cmocka_unit_test(uncertified_is_never_converged),
         cmocka_unit_test(unavailable_solver_is_refused),
         cmocka_unit_test(non_finite_answer_is_no_answer),
