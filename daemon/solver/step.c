@@ -119,7 +119,8 @@ static int64_t solver_deadline(const cs_warmstart *warm, const cs_options *opt) 
 static int64_t next_reserve(int64_t before, int64_t took) {
     if (took < 0)
         return before;
-    return before > 0 && took > 2 * before ? 2 * before : took;
+    // took / 2: no overflow whatever the clock.
+    return before > 0 && took / 2 > before ? 2 * before : took;
 }
 
 /* True when every number out sends is finite. */
