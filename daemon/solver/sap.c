@@ -312,6 +312,8 @@ cs_status cs_sap_solve_joints(cs_workspace *ws, const cs_model *m, const cs_scen
         bias[3 * i] = C->distance / (m->dt + taud);
         bias[3 * i + 1] = bias[3 * i + 2] = 0;
         add_kinematic_velocity(m, js, i, bias + 3 * i);
+        // The regularization's divisions and square roots, the cone's set-up: about 60 units.
+        (void)cs__meter_add(&meter, 60);
     }
     if (jt) {
         cs__joints_rows(jt, rows);
@@ -326,7 +328,11 @@ cs_status cs_sap_solve_joints(cs_workspace *ws, const cs_model *m, const cs_scen
             memcpy(v + 6 * b, m->vstar + 6 * b, 6 * sizeof(double));
     cs__sap_islands is;
     cs__sap_islands_init(&is, isl_mem, nv, nk);
-    cs__sap_partition(&prob, &is);
+    if (meter.passed || !cs__sap_partition(&prob, &is, &meter)) {
+        cs__ws_release(ws, mark);
+        *no_iterate = true;
+        return CS_DEADLINE;
+    }
     CS_ASSERT(is.nmax <= nmax);
     cs__sap_work w;
     cs__sap_work_init(&w, work_mem, nv, nk, nmax);

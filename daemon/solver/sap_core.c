@@ -101,7 +101,10 @@ static int contact_dof(const cs__sap_problem *p, int c) {
     return p->j_ptr[c] < p->j_ptr[c + 1] ? p->j_col[p->j_ptr[c]] : -1;
 }
 
-void cs__sap_partition(const cs__sap_problem *p, cs__sap_islands *is) {
+/* Meter units of a union of two dofs (two finds of a few steps each). */
+#define UNITE_UNITS 8
+
+bool cs__sap_partition(const cs__sap_problem *p, cs__sap_islands *is, cs__meter *meter) {
     const int nv = p->nv, nc = p->nc;
     int *root = is->comp, *id = is->local;
     for (int i = 0; i < nv; i++)
@@ -109,12 +112,15 @@ void cs__sap_partition(const cs__sap_problem *p, cs__sap_islands *is) {
     for (int j = 0; j < nv; j++)
         for (int q = p->a_colptr[j]; q < p->a_colptr[j + 1]; q++)
             unite(root, p->a_rowind[q], j);
+    // The contacts are the long part at a session's limits (hundreds, each on up to 12 dofs).
     for (int c = 0; c < nc; c++) {
         const int first = contact_dof(p, c);
         for (int q = p->j_ptr[c]; q < p->j_ptr[c + 1]; q++) {
             CS_ASSERT(q == p->j_ptr[c] || p->j_col[q] > p->j_col[q - 1]);
             unite(root, first, p->j_col[q]);
         }
+        if (meter && cs__meter_add(meter, UNITE_UNITS * (int64_t)(p->j_ptr[c + 1] - p->j_ptr[c])))
+            return false;
     }
     // Number the components, those with contacts first (in contact order).
     for (int i = 0; i < nv; i++)
@@ -124,6 +130,8 @@ void cs__sap_partition(const cs__sap_problem *p, cs__sap_islands *is) {
         const int d = contact_dof(p, c);
         if (d >= 0 && id[find(root, d)] < 0)
             id[find(root, d)] = n++;
+        if (meter && cs__meter_add(meter, UNITE_UNITS))
+            return false;
     }
     is->ncontact = n;
     for (int i = 0; i < nv; i++)
@@ -171,6 +179,7 @@ void cs__sap_partition(const cs__sap_problem *p, cs__sap_islands *is) {
         const int d = contact_dof(p, c);
         is->con[d >= 0 ? cur[is->comp[d]]++ : cur[nk]++] = c;
     }
+    return !(meter && cs__meter_add(meter, 4 * (int64_t)nc));
 }
 
 size_t cs__sap_work_size(int nv, int nc, int nmax) {

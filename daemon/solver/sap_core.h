@@ -6,6 +6,7 @@
  * the scene path carves them from the workspace and the offline path from the heap. */
 #ifndef CONTACTD_SOLVER_SAP_CORE_H
 #define CONTACTD_SOLVER_SAP_CORE_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "solver/sap.h"
@@ -49,8 +50,11 @@ typedef struct cs__sap_islands {
 size_t cs__sap_islands_size(int nv, int nc);
 /* Points is's arrays into mem (cs__sap_islands_size() bytes, 64-byte aligned). */
 void cs__sap_islands_init(cs__sap_islands *is, void *mem, int nv, int nc);
-/* Partitions p's dofs (indices assumed in range). O(nnz) almost linear. rt-safe: yes. */
-void cs__sap_partition(const cs__sap_problem *p, cs__sap_islands *is);
+typedef struct cs__meter cs__meter;
+/* Partitions p's dofs (indices assumed in range). O(nnz) almost linear. meter: the solve's
+ * deadline, read as the contacts are passed over (NULL: none). Returns false when it passed
+ * (the partition is then unfinished). rt-safe: yes. */
+bool cs__sap_partition(const cs__sap_problem *p, cs__sap_islands *is, cs__meter *meter);
 
 /* Newton scratch. */
 typedef struct cs__sap_work {
@@ -92,7 +96,6 @@ cs_status cs__sap_newton(const cs__sap_problem *p, const cs__sap_islands *is,
 
 /* Dense A of component k into H ([n x n] column-major, n its dofs, full). */
 void cs__sap_dense_a(const cs__sap_problem *p, const cs__sap_islands *is, int k, double *H);
-typedef struct cs__meter cs__meter;
 /* Cholesky H = L L^T in place ([n x n] column-major, lower triangle read and written; blocked
  * over BLAS for large n without a deadline, a plain column Cholesky over each column's envelope
  * otherwise, see sap_core.c). end [n]: out, one past the last non-zero of each column of L (n

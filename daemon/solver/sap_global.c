@@ -196,7 +196,7 @@ cs_status cs_sap_global_solve(const cs_sap_global *p, const cs_options *opt, dou
         .vstar = g.vstar, .bias = p->w, .contact = g.con};
     cs__sap_islands is;
     cs__sap_islands_init(&is, g.isl, nv, nc);
-    cs__sap_partition(&prob, &is);
+    (void)cs__sap_partition(&prob, &is, NULL);
     // Every component is factored once for v*, so the dense block fits the largest of all.
     const size_t work_bytes = cs__sap_work_size(nv, nc, is.nmax_all);
     g.work = alloc(work_bytes);

@@ -251,7 +251,7 @@ static cs_status run_core(const cs__sap_problem *p, const cs_sap_params *prm,
     void *im = malloc(cs__sap_islands_size(p->nv, p->nc));
     cs__sap_islands is;
     cs__sap_islands_init(&is, im, p->nv, p->nc);
-    cs__sap_partition(p, &is);
+    assert_true(cs__sap_partition(p, &is, NULL));
     void *wm = malloc(cs__sap_work_size(p->nv, p->nc, is.nmax));
     cs__sap_work w;
     cs__sap_work_init(&w, wm, p->nv, p->nc, is.nmax);
@@ -1374,6 +1374,49 @@ static void chol_reads_the_clock_as_it_works(void **state) {
     }
 }
 
+/* The partition into islands passes over every contact: at a session's limits (hundreds of
+ * contacts on one body) that is tens of microseconds, so it reads the clock as it goes, gives the
+ * same islands as unmetered, and stops (false) once the deadline has passed. */
+static void partition_reads_the_clock_as_it_works(void **state) {
+    (void)state;
+    enum { NV = 6, NC = 512 };
+    static int a_colptr[NV + 1], a_rowind[NV], j_ptr[NC + 1], j_col[NV * NC];
+    for (int j = 0; j < NV; j++)
+        a_colptr[j + 1] = j + 1, a_rowind[j] = j;
+    for (int c = 0; c < NC; c++) {
+        j_ptr[c + 1] = NV * (c + 1);
+        for (int k = 0; k < NV; k++)
+            j_col[NV * c + k] = k;
+    }
+    const cs__sap_problem p = {.nv = NV, .nc = NC, .a_colptr = a_colptr, .a_rowind = a_rowind,
+                               .j_ptr = j_ptr, .j_col = j_col};
+    void *mem0 = malloc(cs__sap_islands_size(NV, NC)), *mem = malloc(cs__sap_islands_size(NV, NC));
+    assert_non_null(mem0);
+    assert_non_null(mem);
+    cs__sap_islands is0, is;
+    cs__sap_islands_init(&is0, mem0, NV, NC);
+    assert_true(cs__sap_partition(&p, &is0, NULL));
+    cs__sap_islands_init(&is, mem, NV, NC);
+    const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = t_clock_counting};
+    cs__meter meter = cs__meter_start(&opt);
+    t_clock_reads = 0;
+    assert_true(cs__sap_partition(&p, &is, &meter));
+    // A union (two finds of a step or two) per contact and dof: at most 512 between reads.
+    assert_true(t_clock_reads * 512 >= (long)NC * NV);
+    assert_int_equal(is.n, 1);
+    assert_int_equal(is.n, is0.n);
+    assert_memory_equal(is.con, is0.con, NC * sizeof(int));
+    assert_memory_equal(is.dof, is0.dof, NV * sizeof(int));
+    // A deadline that passes on the way stops it.
+    fake_now = 0;
+    const cs_options soon = {.deadline_ns = 3, .clock_ns = clock_ticking};
+    meter = cs__meter_start(&soon);
+    assert_false(cs__sap_partition(&p, &is, &meter));
+    assert_true(meter.passed);
+    free(mem0);
+    free(mem);
+}
+
 /* A steady-state stream allocates nothing and the same input gives bitwise the same output. */
 static void deterministic_and_allocation_free(void **state) {
     (void)state;
@@ -1426,6 +1469,7 @@ int main(void) {
         cmocka_unit_test(scene_line_searches_agree),
         cmocka_unit_test(chol_keeps_the_envelope),
         cmocka_unit_test(chol_reads_the_clock_as_it_works),
+        cmocka_unit_test(partition_reads_the_clock_as_it_works),
         cmocka_unit_test(deterministic_and_allocation_free),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
