@@ -440,8 +440,10 @@ static int chol_columns(int n, double *H, int ldh, int *end, cs__meter *meter) {
         double l[4];
         int kq[4], q = 0, e = j + 1;
         // The column's work, counted at its end; where it may not fit the meter's count (at n
-        // in the hundreds, a stretch of hundreds of us), four columns' update at a time.
-        int64_t units = 0;
+        // in the hundreds, a stretch of hundreds of us), four columns' update at a time. The
+        // scan of row j over the columns lo .. j - 1 counts too: one read a column apart each
+        // (a cache miss at that n), and a sparse row has few updates to count.
+        int64_t units = j - lo;
         cs__meter *const mt =
             meter && !cs__meter_fits(meter, (int64_t)(j - lo) * (n - j) + n) ? meter : NULL;
         for (int k = lo; k < j; k++) {

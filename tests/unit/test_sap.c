@@ -1374,6 +1374,30 @@ static void chol_reads_the_clock_as_it_works(void **state) {
     }
 }
 
+/* Each column's pass over its row reads one entry a column apart (a cache miss at n in the
+ * hundreds) and counts as work even where the row is empty: here column 0 reaches the last row,
+ * so every column scans its whole row, which holds no update but the diagonal. */
+static void chol_counts_its_row_scans(void **state) {
+    (void)state;
+    enum { N = 400 };
+    static double H[N * N];
+    static int end[N];
+    memset(H, 0, sizeof H);
+    for (int j = 0; j < N; j++)
+        H[j * N + j] = 2;
+    H[N - 1] = H[(N - 1) * N] = 1;
+    const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = t_clock_counting};
+    cs__meter meter = cs__meter_start(&opt);
+    t_clock_reads = 0;
+    assert_int_equal(cs__sap_chol(N, H, end, &meter), 0);
+    // A read per CS__METER_UNITS of scans, each read dropping at most one column's surplus.
+    assert_true(t_clock_reads * (CS__METER_UNITS + N) >= (long)N * (N - 1) / 2);
+    // L: sqrt 2 on the diagonal but the last, 1 / sqrt 2 below the first.
+    assert_near(H[N - 1], 1 / sqrt(2.0), 1e-15);
+    assert_near(H[(size_t)(N - 1) * N + N - 1], sqrt(1.5), 1e-15);
+    assert_near(H[(size_t)(N - 2) * N + N - 2], sqrt(2.0), 1e-15);
+}
+
 /* The partition into islands passes over every contact: at a session's limits (hundreds of
  * contacts on one body) that is tens of microseconds, so it reads the clock as it goes, gives the
  * same islands as unmetered, and stops (false) once the deadline has passed. */
@@ -1469,6 +1493,7 @@ int main(void) {
         cmocka_unit_test(scene_line_searches_agree),
         cmocka_unit_test(chol_keeps_the_envelope),
         cmocka_unit_test(chol_reads_the_clock_as_it_works),
+        cmocka_unit_test(chol_counts_its_row_scans),
         cmocka_unit_test(partition_reads_the_clock_as_it_works),
         cmocka_unit_test(deterministic_and_allocation_free),
     };
