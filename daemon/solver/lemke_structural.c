@@ -70,6 +70,7 @@
 #include "solver/dantzig.h"
 #include "solver/deadline.h"
 #include "solver/lemke_contact.h"
+#include "solver/lemke_structural_stages.h"
 #include "solver/linalg.h"
 #include "solver/workspace.h"
 
@@ -1394,26 +1395,45 @@ cs_status cs__lemke_structural_basis(cs_workspace *ws, const cs_model *m, const 
     return status;
 }
 
-/* The run's end: a converged run's answer goes to lambda and basis and must pass the step's
- * certificate (certify.h, pyramid; its v, cert and state are the caller's), which reads M and J,
- * not the kernel: a badly conditioned kernel can spoil values that still looked feasible. A
- * failed check becomes CS_SINGULAR, so the caller tries another start. */
-static cs_status finish(lk *L, cs_workspace *ws, const cs_options *opt, cs_status status,
-                        double *lambda, uint32_t *basis, double *v, cs_certificate *cert,
-                        uint8_t *state) {
-    if (status != CS_CONVERGED)
-        return status;
-    extract(L, lambda, basis);
+cs_status cs__lemke_structural_set_up(cs_workspace *ws, const cs_model *m, const cs_options *opt,
+                                      bool reduced) {
     const size_t mark = cs__ws_mark(ws);
-    double *scratch = cs__ws_alloc(ws, (size_t)L->nv * sizeof(double));
+    lk L;
+    cs_status status = CS_ENOSPACE;
+    if (setup(&L, ws, m, opt, reduced)) {
+        scale_rows(&L);
+        init_cold(&L);
+        status = L.meter.passed ? CS_DEADLINE : CS_CONVERGED;
+    }
+    cs__ws_release(ws, mark);
+    return status;
+}
+
+cs_status cs__lemke_structural_check(cs_workspace *ws, const cs_model *m, const double *lambda,
+                                     double *v, cs_certificate *cert, uint8_t *state,
+                                     cs__meter *meter) {
+    const size_t mark = cs__ws_mark(ws);
+    double *scratch = cs__ws_alloc(ws, 6 * (size_t)m->nb * sizeof(double));
     bool ok = false;
     if (scratch) {
-        cs_model_velocity(L->m, lambda, v, scratch);
-        ok = cs_certify(ws, L->m, lambda, v, true, cert, state) == CS_CONVERGED &&
-             cs_certificate_is_ok(cert, opt ? opt->cert_tol : 0, true);
+        cs_model_velocity(m, lambda, v, scratch);
+        ok = cs_certify(ws, m, lambda, v, true, cert, state) == CS_CONVERGED &&
+             cs_certificate_is_ok(cert, meter->opt ? meter->opt->cert_tol : 0, true);
     }
     cs__ws_release(ws, mark);
     return ok ? CS_CONVERGED : CS_SINGULAR;
+}
+
+/* The run's end: a converged run's answer goes to lambda and basis and must pass its check
+ * (cs__lemke_structural_check; v, cert and state are the caller's): a badly conditioned kernel
+ * can spoil values that still looked feasible. A failed check becomes CS_SINGULAR, so the caller
+ * tries another start. */
+static cs_status finish(lk *L, cs_workspace *ws, cs_status status, double *lambda,
+                        uint32_t *basis, double *v, cs_certificate *cert, uint8_t *state) {
+    if (status != CS_CONVERGED)
+        return status;
+    extract(L, lambda, basis);
+    return cs__lemke_structural_check(ws, L->m, lambda, v, cert, state, &L->meter);
 }
 
 cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
@@ -1435,20 +1455,20 @@ cs_status cs_lemke_structural_solve(cs_workspace *ws, const cs_model *m, const c
     cs_status status = CS_RAY;
     if (warm) {
         init_warm(&L, warm);
-        status = finish(&L, ws, opt, run(&L, true, false, cap, st), lambda, basis, v, cert, state);
+        status = finish(&L, ws, run(&L, true, false, cap, st), lambda, basis, v, cert, state);
     }
     // Then the crash basis (reduced variant), then cold runs.
     if (reduced && status != CS_CONVERGED && status != CS_DEADLINE) {
         status = crash_basis(&L, ws, opt, cap, st);
         if (status == CS_CONVERGED && (status = crash_step(&L)) == CS_CONVERGED)
             status = run(&L, true, true, cap, st);
-        status = finish(&L, ws, opt, status, lambda, basis, v, cert, state);
+        status = finish(&L, ws, status, lambda, basis, v, cert, state);
     }
     for (L.attempt = 0; L.attempt < COLD_ATTEMPTS && status != CS_CONVERGED &&
                         status != CS_DEADLINE && status != CS_ENOSPACE;
          L.attempt++) {
         init_cold(&L);
-        status = finish(&L, ws, opt, run(&L, false, false, cap, st), lambda, basis, v, cert, state);
+        status = finish(&L, ws, run(&L, false, false, cap, st), lambda, basis, v, cert, state);
     }
     st->peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);

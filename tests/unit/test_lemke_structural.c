@@ -3,8 +3,6 @@
  * tableau of eq. (6) at random bases; the variants against each other, against lemke-standard and
  * Dantzig on random multi-body scenes; the crash start; round pegs; warm starts; the deadline. */
 #include "solver/lemke_structural.h"
-/* The static functions of the set-up (set_up_is_metered). */
-#include "solver/lemke_structural.c"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,6 +13,7 @@
 #include "solver/contact.h"
 #include "solver/deadline.h"
 #include "solver/lemke_contact.h"
+#include "solver/lemke_structural_stages.h"
 #include "solver/linalg.h"
 #include "solver/model.h"
 #include "solver/workspace.h"
@@ -566,12 +565,8 @@ static void set_up_is_metered(void **state) {
     cs_model m;
     assert_int_equal(cs_model_build(&m, ws, &g.s), CS_CONVERGED);
     const cs_options opt = {.clock_ns = t_clock_counting, .deadline_ns = INT64_MAX};
-    lk L;
     t_clock_reads = 0;
-    assert_true(setup(&L, ws, &m, &opt, false));
-    scale_rows(&L);
-    init_cold(&L);
-    assert_false(L.meter.passed);
+    assert_int_equal(cs__lemke_structural_set_up(ws, &m, &opt, false), CS_CONVERGED);
     assert_true(t_clock_reads * CS__METER_UNITS >= 144 * (int64_t)g.s.nc / 2);
     cs_workspace_free(ws);
 }
