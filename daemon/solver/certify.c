@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "solver/articulated.h"
+#include "solver/deadline.h"
 #include "solver/joints.h"
 #include "solver/linalg.h"
 #include "solver/sap.h"
@@ -115,9 +116,18 @@ static double outside(const polygon *p, double lx, double ly, double r) {
     return max_projection(p, 1, lx, ly) - r * p->tab[2];
 }
 
-cs_status cs_certify_joints(cs_workspace *ws, const cs_model *m, const double *lambda,
-                           const double *lambda_j, const double *v, bool pyramid,
-                           cs_certificate *cert, uint8_t *state) {
+/* Work a contact's residuals take (certify()): the slip's norm, the polygon's projections (up to
+ * d / 2 products of 2 terms for the cone and again for the support) and a dozen comparisons. */
+static int64_t residual_units(const polygon *p) {
+    return 4 * (int64_t)p->half + 12;
+}
+
+/* cs_certify_joints() through a solve's meter (NULL: none), per chunk of contacts or per pass
+ * over the bodies; the joints' rows are not counted. Returns 0, CS_ENOSPACE, or CS_DEADLINE when
+ * the deadline passed on the way (cert and state then incomplete). */
+static cs_status certify(cs_workspace *ws, const cs_model *m, const double *lambda,
+                         const double *lambda_j, const double *v, bool pyramid,
+                         cs_certificate *cert, uint8_t *state, cs__meter *meter) {
     const int dirs = pyramid ? m->nd : 0;
     const int nb = m->nb, nc = m->nc;
     const int nrj = m->jt ? m->jt->art->rows : 0;
@@ -136,6 +146,7 @@ cs_status cs_certify_joints(cs_workspace *ws, const cs_model *m, const double *l
     }
     *cert = (cs_certificate){0};
     const polygon set = dirs ? polygon_build(dirs, tab) : (polygon){0};
+    cs_status status = CS_DEADLINE;
 
     // Scales. With joints v* is the free velocity without them, and their impulses count.
     const double *vstar = m->jt ? m->jt->vstar : m->vstar;
@@ -147,12 +158,21 @@ cs_status cs_certify_joints(cs_workspace *ws, const cs_model *m, const double *l
         iscale = maxn(iscale, fabs(mdv[k]));
     for (int k = 0; k < 6 * nb; k++)
         gdt = maxn(gdt, fabs(vstar[k] - m->v0[k]));
-    cs_model_jv(m, v, u);
-    for (int i = 0; i < nc; i++) {
-        const double *l = lambda + 3 * i, *ui = u + 3 * i;
-        iscale = maxn(iscale, maxn(fabs(l[0]), maxn(fabs(l[1]), fabs(l[2]))));
-        vscale = maxn(vscale, maxn(fabs(ui[0]), maxn(fabs(ui[1]), fabs(ui[2]))));
-        vscale = maxn(vscale, fabs(m->bias[i]));
+    // Three passes of 6 a body and M v* (3 products and a 3 x 3 block).
+    if ((meter && cs__meter_add(meter, 30 * (int64_t)nb)) || cs__model_jv_metered(m, v, u, meter))
+        goto out;
+    // Six comparisons a contact.
+    const int chunk = cs__meter_chunk(meter, nc, 6);
+    for (int i0 = 0; i0 < nc; i0 += chunk) {
+        const int i1 = chunk < nc - i0 ? i0 + chunk : nc;
+        for (int i = i0; i < i1; i++) {
+            const double *l = lambda + 3 * i, *ui = u + 3 * i;
+            iscale = maxn(iscale, maxn(fabs(l[0]), maxn(fabs(l[1]), fabs(l[2]))));
+            vscale = maxn(vscale, maxn(fabs(ui[0]), maxn(fabs(ui[1]), fabs(ui[2]))));
+            vscale = maxn(vscale, fabs(m->bias[i]));
+        }
+        if (meter && cs__meter_add(meter, 6 * (int64_t)(i1 - i0)))
+            goto out;
     }
     if (m->jt) {
         if (lambda_j)
@@ -169,7 +189,8 @@ cs_status cs_certify_joints(cs_workspace *ws, const cs_model *m, const double *l
     cert->impulse_scale = iscale;
 
     // Momentum balance; a kinematic body's is not the solve's to keep (its velocity is given).
-    cs_model_jt(m, lambda, gen);
+    if (cs__model_jt_metered(m, lambda, gen, meter))
+        goto out;
     if (m->jt)
         cs__joints_jt(m->jt, lj, gen);
     for (int k = 0; k < 6 * nb; k++)
@@ -178,43 +199,67 @@ cs_status cs_certify_joints(cs_workspace *ws, const cs_model *m, const double *l
     for (int k = 0; k < 6 * nb; k++)
         if (!cs_model_is_kinematic(m, k / 6))
             cert->momentum = maxn(cert->momentum, fabs(mdv[k] - gen[k]));
+    // Two passes of 6 a body and M dv.
+    if (meter && cs__meter_add(meter, 24 * (int64_t)nb))
+        goto out;
 
-    for (int i = 0; i < nc; i++) {
-        const double ln = lambda[3 * i], lt1 = lambda[3 * i + 1], lt2 = lambda[3 * i + 2];
-        const double gap = u[3 * i] - m->bias[i];
-        const double ut = norm2(u[3 * i + 1], u[3 * i + 2]);
-        const double mu = m->mu[i];
-        // The residuals start at 0, so a negative term leaves them as they are. A negative normal
-        // impulse is a cone violation too.
-        cert->cone = maxn(cert->cone, outside(&set, lt1, lt2, mu * maxn(ln, 0.0)));
-        cert->cone = maxn(cert->cone, -ln);
-        cert->normal_velocity = maxn(cert->normal_velocity, -gap);
-        cert->complementarity = maxn(cert->complementarity, fabs(ln * gap));
-        const bool sliding = ut > SLIP_ZERO * vscale;
-        if (sliding && ln > 0) {
-            // Maximal dissipation: lambda_t . t_hat must reach its minimum over the friction set,
-            // -mu lambda_n h(t_hat); the gap is >= 0 whenever lambda_t lies in the set.
-            const double tx = u[3 * i + 1] / ut, ty = u[3 * i + 2] / ut;
-            const double gap = lt1 * tx + lt2 * ty + mu * ln * support(&set, tx, ty);
-            cert->dissipation = maxn(cert->dissipation, fabs(gap));
+    const int64_t units = residual_units(&set);
+    const int rchunk = cs__meter_chunk(meter, nc, units);
+    for (int i0 = 0; i0 < nc; i0 += rchunk) {
+        const int i1 = rchunk < nc - i0 ? i0 + rchunk : nc;
+        for (int i = i0; i < i1; i++) {
+            const double ln = lambda[3 * i], lt1 = lambda[3 * i + 1], lt2 = lambda[3 * i + 2];
+            const double gap = u[3 * i] - m->bias[i];
+            const double ut = norm2(u[3 * i + 1], u[3 * i + 2]);
+            const double mu = m->mu[i];
+            // The residuals start at 0, so a negative term leaves them as they are. A negative
+            // normal impulse is a cone violation too.
+            cert->cone = maxn(cert->cone, outside(&set, lt1, lt2, mu * maxn(ln, 0.0)));
+            cert->cone = maxn(cert->cone, -ln);
+            cert->normal_velocity = maxn(cert->normal_velocity, -gap);
+            cert->complementarity = maxn(cert->complementarity, fabs(ln * gap));
+            const bool sliding = ut > SLIP_ZERO * vscale;
+            if (sliding && ln > 0) {
+                // Maximal dissipation: lambda_t . t_hat must reach its minimum over the friction
+                // set, -mu lambda_n h(t_hat); the gap is >= 0 whenever lambda_t lies in the set.
+                const double tx = u[3 * i + 1] / ut, ty = u[3 * i + 2] / ut;
+                const double gap = lt1 * tx + lt2 * ty + mu * ln * support(&set, tx, ty);
+                cert->dissipation = maxn(cert->dissipation, fabs(gap));
+            }
+            if (state) {
+                if (ln <= LAMBDA_ZERO * iscale)
+                    state[i] = CS_STATE_SEPARATE;
+                else
+                    state[i] = sliding ? CS_STATE_SLIDE : CS_STATE_STICK;
+            }
         }
-        if (state) {
-            if (ln <= LAMBDA_ZERO * iscale)
-                state[i] = CS_STATE_SEPARATE;
-            else
-                state[i] = sliding ? CS_STATE_SLIDE : CS_STATE_STICK;
-        }
+        if (meter && cs__meter_add(meter, units * (i1 - i0)))
+            goto out;
     }
     // Joint rows hold with impulses of either sign: only their velocity is judged.
     if (m->jt)
         cert->joint = cs__joints_violation(m->jt, v);
+    status = CS_CONVERGED;
+out:
     cs__ws_release(ws, mark);
-    return CS_CONVERGED;
+    return status;
+}
+
+cs_status cs_certify_joints(cs_workspace *ws, const cs_model *m, const double *lambda,
+                            const double *lambda_j, const double *v, bool pyramid,
+                            cs_certificate *cert, uint8_t *state) {
+    return certify(ws, m, lambda, lambda_j, v, pyramid, cert, state, NULL);
 }
 
 cs_status cs_certify(cs_workspace *ws, const cs_model *m, const double *lambda, const double *v,
                      bool pyramid, cs_certificate *cert, uint8_t *state) {
     return cs_certify_joints(ws, m, lambda, NULL, v, pyramid, cert, state);
+}
+
+cs_status cs__certify_metered(cs_workspace *ws, const cs_model *m, const double *lambda,
+                              const double *v, bool pyramid, cs_certificate *cert, uint8_t *state,
+                              cs__meter *meter) {
+    return certify(ws, m, lambda, NULL, v, pyramid, cert, state, meter);
 }
 
 bool cs_certificate_is_ok(const cs_certificate *c, double tol, bool frictional) {

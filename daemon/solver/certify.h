@@ -28,6 +28,15 @@ cs_status cs_certify_joints(cs_workspace *ws, const cs_model *m, const double *l
                             const double *lambda_j, const double *v, bool pyramid,
                             cs_certificate *cert, uint8_t *state);
 
+/* cs_certify() through a solve's meter (deadline.h): contacts a chunk at a time where their work
+ * does not fit the meter's remaining count (the same numbers as cs_certify()). Returns as
+ * cs_certify(), or CS_DEADLINE when the deadline passed on the way (cert and state are then
+ * incomplete: no answer may be judged on them). The joints' rows are not counted.
+ * thread: any, one caller per workspace. rt-safe: yes. */
+cs_status cs__certify_metered(cs_workspace *ws, const cs_model *m, const double *lambda,
+                              const double *v, bool pyramid, cs_certificate *cert, uint8_t *state,
+                              cs__meter *meter);
+
 /* True when cert passes at relative tolerance tol (0: 1e-6) for a solver that enforces friction
  * (frictional = true) or one that ignores it (false: cone and dissipation are not judged). */
 bool cs_certificate_is_ok(const cs_certificate *cert, double tol, bool frictional);

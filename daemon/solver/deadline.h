@@ -60,6 +60,15 @@ static inline bool cs__meter_fits(const cs__meter *m, int64_t units) {
     return !m->passed && m->units + units < CS__METER_UNITS;
 }
 
+/* Items per count of a pass over n items of `units` work each (units > 0): all n when their work
+ * reads no clock or m is NULL (no deadline), so a small pass counts once at its end; else as many
+ * as make about CS__METER_UNITS, at least one. */
+static inline int cs__meter_chunk(const cs__meter *m, int n, int64_t units) {
+    if (!m || cs__meter_fits(m, (int64_t)n * units))
+        return n > 0 ? n : 1;
+    return CS__METER_UNITS / units > 1 ? (int)(CS__METER_UNITS / units) : 1;
+}
+
 /* Reads the clock now (before a pivot or an iteration, whatever the work so far). */
 static inline bool cs__meter_check(cs__meter *m) {
     if (m->passed)

@@ -49,7 +49,9 @@
  *
  * DEADLINE. Read before each pivot and, through a meter (deadline.h), inside a kernel's build
  * (O(r^2) entries and searches), its LU factorization (O(r^3)) and solves (O(r^2)), a basis
- * solve's back-substitution and the ratio test's column solves: with 64 bodies r is 386.
+ * solve's back-substitution and the ratio test's column solves: with 64 bodies r is 386. The
+ * answer's check (velocity and certificate, O(contacts)) is metered too: one the deadline cuts
+ * ends the solve with CS_DEADLINE, so no answer is called converged on a partial certificate.
  *
  * CRASH START (reduced variant, no warm basis). Before any cold run, the frictionless LCP of the
  * normal rows is solved, and Lemke starts like a warm start from the guess that every contact
@@ -1414,14 +1416,18 @@ cs_status cs__lemke_structural_check(cs_workspace *ws, const cs_model *m, const 
                                      cs__meter *meter) {
     const size_t mark = cs__ws_mark(ws);
     double *scratch = cs__ws_alloc(ws, 6 * (size_t)m->nb * sizeof(double));
-    bool ok = false;
-    if (scratch) {
-        cs_model_velocity(m, lambda, v, scratch);
-        ok = cs_certify(ws, m, lambda, v, true, cert, state) == CS_CONVERGED &&
-             cs_certificate_is_ok(cert, meter->opt ? meter->opt->cert_tol : 0, true);
-    }
+    cs_status status = CS_ENOSPACE;
+    if (scratch)
+        status = cs__model_velocity_metered(m, lambda, v, scratch, meter)
+                     ? CS_DEADLINE
+                     : cs__certify_metered(ws, m, lambda, v, true, cert, state, meter);
     cs__ws_release(ws, mark);
-    return ok ? CS_CONVERGED : CS_SINGULAR;
+    // A certificate the deadline cut judges nothing; a short workspace fails the check.
+    if (status == CS_DEADLINE)
+        return status;
+    const double tol = meter->opt ? meter->opt->cert_tol : 0;
+    return status == CS_CONVERGED && cs_certificate_is_ok(cert, tol, true) ? CS_CONVERGED
+                                                                            : CS_SINGULAR;
 }
 
 /* The run's end: a converged run's answer goes to lambda and basis and must pass its check

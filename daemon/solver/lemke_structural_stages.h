@@ -19,8 +19,10 @@ cs_status cs__lemke_structural_set_up(cs_workspace *ws, const cs_model *m, const
 /* The check of a converged run's answer, which reads M and J, not the kernel: v [6 nb] out, the
  * post-step velocity of the contact-frame impulses lambda [3 nc], and cert and state [nc] out, its
  * certificate on m's pyramid (certify.h), judged at the meter's opt->cert_tol. meter: the solve's
- * deadline (deadline.h). Returns CS_CONVERGED when the answer passes, else CS_SINGULAR (also when
- * ws is short of the check's scratch). thread: any, one caller per workspace. rt-safe: yes. */
+ * deadline (deadline.h), read as the check works. Returns CS_CONVERGED when the answer passes,
+ * CS_DEADLINE when the deadline passed during the check (the answer is then not judged), else
+ * CS_SINGULAR (also when ws is short of the check's scratch). thread: any, one caller per
+ * workspace. rt-safe: yes. */
 cs_status cs__lemke_structural_check(cs_workspace *ws, const cs_model *m, const double *lambda,
                                      double *v, cs_certificate *cert, uint8_t *state,
                                      cs__meter *meter);

@@ -165,9 +165,10 @@ static inline void point_velocity(double out[3], const double vb[6], const doubl
     out[2] = vb[2] + wxr[2];
 }
 
-/* out[rows nc] = the first `rows` rows (1 or 3) of J v, contact by contact. */
-static void jv_rows(const cs_model *m, int rows, const double *v, double *out) {
-    for (int i = 0; i < m->nc; i++) {
+/* out[rows nc] = the first `rows` rows (1 or 3) of J v, contact by contact, for the contacts
+ * first .. end - 1. */
+static void jv_rows(const cs_model *m, int rows, const double *v, int first, int end, double *out) {
+    for (int i = first; i < end; i++) {
         // Relative velocity at the point, world frame.
         const int a = m->ia[i], b = m->ib[i];
         double rel[3] = {0, 0, 0};
@@ -190,19 +191,35 @@ static void jv_rows(const cs_model *m, int rows, const double *v, double *out) {
     }
 }
 
+/* Work of a contact in J v or J^T lambda: a cross product and 3 sums per moving side, and the
+ * frame's 9 products. */
+#define CONTACT_UNITS 21
+
+bool cs__model_jv_metered(const cs_model *m, const double *v, double *out, cs__meter *meter) {
+    const int chunk = cs__meter_chunk(meter, m->nc, CONTACT_UNITS);
+    for (int i = 0; i < m->nc; i += chunk) {
+        const int end = chunk < m->nc - i ? i + chunk : m->nc;
+        jv_rows(m, 3, v, i, end, out);
+        if (meter && cs__meter_add(meter, CONTACT_UNITS * (int64_t)(end - i)))
+            return true;
+    }
+    return false;
+}
+
 void cs_model_jv(const cs_model *m, const double *v, double *out) {
-    jv_rows(m, 3, v, out);
+    (void)cs__model_jv_metered(m, v, out, NULL);
 }
 
 void cs_model_free_velocity(const cs_model *m, int rows, double *out) {
-    jv_rows(m, rows, m->vstar, out);
+    jv_rows(m, rows, m->vstar, 0, m->nc, out);
     if (m->jt)
         cs__joints_pin_velocity(m->jt, rows, m->bias, out);
 }
 
-void cs_model_jt(const cs_model *m, const double *lambda, double *gen) {
-    memset(gen, 0, 6 * (size_t)m->nb * sizeof(double));
-    for (int i = 0; i < m->nc; i++) {
+/* gen += J^T lambda over the contacts first .. end - 1, in contact order (so a pass taken in
+ * pieces sums as one taken whole). */
+static void jt_add(const cs_model *m, const double *lambda, int first, int end, double *gen) {
+    for (int i = first; i < end; i++) {
         // The impulse in the world frame, p = F^T l; on body_a it is (p, r_a x p).
         const double *F = m->frame + 9 * i, *l = lambda + 3 * i;
         const double l0 = l[0], l1 = l[1], l2 = l[2];
@@ -223,6 +240,22 @@ void cs_model_jt(const cs_model *m, const double *lambda, double *gen) {
             g[3] -= rxp[0], g[4] -= rxp[1], g[5] -= rxp[2];
         }
     }
+}
+
+bool cs__model_jt_metered(const cs_model *m, const double *lambda, double *gen, cs__meter *meter) {
+    memset(gen, 0, 6 * (size_t)m->nb * sizeof(double));
+    const int chunk = cs__meter_chunk(meter, m->nc, CONTACT_UNITS);
+    for (int i = 0; i < m->nc; i += chunk) {
+        const int end = chunk < m->nc - i ? i + chunk : m->nc;
+        jt_add(m, lambda, i, end, gen);
+        if (meter && cs__meter_add(meter, CONTACT_UNITS * (int64_t)(end - i)))
+            return true;
+    }
+    return false;
+}
+
+void cs_model_jt(const cs_model *m, const double *lambda, double *gen) {
+    (void)cs__model_jt_metered(m, lambda, gen, NULL);
 }
 
 void cs_model_minv(const cs_model *m, const double *x, double *out) {
@@ -246,15 +279,23 @@ void cs_model_mul(const cs_model *m, const double *x, double *out) {
     }
 }
 
-void cs_model_velocity(const cs_model *m, const double *lambda, double *v, double *scratch) {
+bool cs__model_velocity_metered(const cs_model *m, const double *lambda, double *v, double *scratch,
+                                cs__meter *meter) {
     if (m->jt) {
         cs__joints_velocity(m->jt, lambda, v, NULL);
-        return;
+        return false;
     }
-    cs_model_jt(m, lambda, scratch);
+    if (cs__model_jt_metered(m, lambda, scratch, meter))
+        return true;
     cs_model_minv(m, scratch, v);
     for (int k = 0; k < 6 * m->nb; k++)
         v[k] += m->vstar[k];
+    // M^-1 (3 products and a 3 x 3 block a body) and the sum.
+    return meter && cs__meter_add(meter, 18 * (int64_t)m->nb);
+}
+
+void cs_model_velocity(const cs_model *m, const double *lambda, double *v, double *scratch) {
+    (void)cs__model_velocity_metered(m, lambda, v, scratch, NULL);
 }
 
 size_t cs_model_jacobian_size(const cs_limits *lim) {

@@ -99,4 +99,14 @@ size_t cs_model_delassus_size(const cs_limits *lim);
 cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, double *W, int ldw,
                             cs__meter *meter);
 
+/* cs_model_jv(), cs_model_jt() and cs_model_velocity() through a solve's meter (deadline.h; NULL:
+ * none): a pass whose work does not fit the meter's remaining count is taken some contacts at a
+ * time (summed in the same order, so the same numbers), else counted once at its end. True when
+ * the deadline passed on the way (the output then partial). With joints the velocity's
+ * articulated solve (joints.h) is not counted. thread: any. rt-safe: yes. */
+bool cs__model_jv_metered(const cs_model *m, const double *v, double *out, cs__meter *meter);
+bool cs__model_jt_metered(const cs_model *m, const double *lambda, double *gen, cs__meter *meter);
+bool cs__model_velocity_metered(const cs_model *m, const double *lambda, double *v, double *scratch,
+                                cs__meter *meter);
+
 #endif /* CONTACTD_SOLVER_MODEL_H */

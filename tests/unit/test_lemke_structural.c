@@ -571,6 +571,45 @@ static void set_up_is_metered(void **state) {
     cs_workspace_free(ws);
 }
 
+/* The answer's check (the velocity of the impulses and their certificate, after a run converges)
+ * reads the clock as it goes: at 256 contacts on four bodies it holds at least 36 multiply-adds a
+ * contact (J^T lambda for the velocity and again for the momentum balance, and J v: 12 each for
+ * the moving side), so at least half that over CS__METER_UNITS reads, and it judges as the
+ * unmetered certificate does. A deadline that has passed stops it with CS_DEADLINE: a cut check
+ * certifies nothing. Unmetered it read none and judged the answer whatever the time. */
+static void check_is_metered(void **state) {
+    (void)state;
+    static t_gen_scene g;
+    t_gen_random(&g, 4, 256, 16, 0xc4ec);
+    const cs_limits lim = {.max_bodies = 64, .max_contacts = 256, .max_dirs = 16};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    assert_non_null(ws);
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, ws, &g.s), CS_CONVERGED);
+    // Impulses of any size: the check's work does not depend on them.
+    static double lambda[3 * 256];
+    double v[6 * 4], want_v[6 * 4], scratch[6 * 4];
+    t_rng rng = t_rng_seed(0xc4ec);
+    for (int k = 0; k < 3 * g.s.nc; k++)
+        lambda[k] = t_rng_range(&rng, 0, 1);
+    cs_certificate want, got;
+    cs_model_velocity(&m, lambda, want_v, scratch);
+    assert_int_equal(cs_certify(ws, &m, lambda, want_v, true, &want, NULL), CS_CONVERGED);
+    const cs_options opt = {.clock_ns = t_clock_counting, .deadline_ns = INT64_MAX};
+    cs__meter meter = cs__meter_start(&opt);
+    t_clock_reads = 0;
+    assert_int_equal(cs__lemke_structural_check(ws, &m, lambda, v, &got, NULL, &meter),
+                     CS_SINGULAR);
+    assert_true(t_clock_reads * CS__METER_UNITS >= 36 * (int64_t)g.s.nc / 2);
+    assert_memory_equal(v, want_v, sizeof v);
+    assert_memory_equal(&got, &want, sizeof got);
+    const cs_options late = {.clock_ns = counting_clock, .deadline_ns = 1};
+    meter = cs__meter_start(&late);
+    assert_int_equal(cs__lemke_structural_check(ws, &m, lambda, v, &got, NULL, &meter),
+                     CS_DEADLINE);
+    cs_workspace_free(ws);
+}
+
 /* A deadline that passes mid-run stops the pivoting (checked before every pivot) and the step
  * answers with the labelled fallback (cold here: no answer to carry); one that passed before the
  * step skips the solve. */
@@ -609,6 +648,7 @@ int main(void) {
         cmocka_unit_test(crash_block_fits_own_workspace),
         cmocka_unit_test(warm_start_halves_pivots),
         cmocka_unit_test(set_up_is_metered),
+        cmocka_unit_test(check_is_metered),
         cmocka_unit_test(deadline_is_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
