@@ -391,12 +391,12 @@ static void pivot(lemke_ws *L, int r, int v) {
     L->row_of[v] = r;
 }
 
-cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const double *q,
-                       const double *c, const cs_options *opt, double *z, cs_stats *st) {
-    *st = (cs_stats){0};
-    memset(z, 0, (size_t)n * sizeof(double));
-    const size_t N = (size_t)n, mark = cs__ws_mark(ws);
-    lemke_ws L = {
+/* Points L's arrays into ws for the LCP (M, ldm, q) of order n (as cs_lemke_lcp()), with opt's
+ * deadline on its meter; false when ws is short of them. */
+static bool lemke_ws_init(lemke_ws *L, cs_workspace *ws, int n, const double *M, int ldm,
+                          const double *q, const cs_options *opt) {
+    const size_t N = (size_t)n;
+    *L = (lemke_ws){
         .n = n,
         .M = M,
         .ldm = ldm,
@@ -420,10 +420,19 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
         .cand = cs__ws_alloc(ws, N * sizeof(int)),
         .meter = cs__meter_start(opt),
     };
+    return n == 0 || (L->cov && L->binv && L->x && L->col && L->dcol && L->dx && L->dbinv &&
+                      L->rx && L->rc && L->ax && L->ac && L->ab && L->norm1 && L->piv &&
+                      L->basic && L->row_of && L->cand);
+}
+
+cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const double *q,
+                       const double *c, const cs_options *opt, double *z, cs_stats *st) {
+    *st = (cs_stats){0};
+    memset(z, 0, (size_t)n * sizeof(double));
+    const size_t mark = cs__ws_mark(ws);
+    lemke_ws L;
     cs_status status = CS_CONVERGED;
-    if (n > 0 && (!L.cov || !L.binv || !L.x || !L.col || !L.dcol || !L.dx || !L.dbinv || !L.rx ||
-                  !L.rc || !L.ax || !L.ac || !L.ab || !L.norm1 || !L.piv || !L.basic || !L.row_of ||
-                  !L.cand)) {
+    if (!lemke_ws_init(&L, ws, n, M, ldm, q, opt)) {
         status = CS_ENOSPACE;
         goto out;
     }
@@ -436,7 +445,7 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
     }
     // Start from the all-w basis: B = I, x = q (row by row: B^-1 may take a hundred MB).
     for (int i = 0; i < n; i++) {
-        memset(L.binv + (size_t)i * n, 0, N * sizeof(double));
+        memset(L.binv + (size_t)i * n, 0, (size_t)n * sizeof(double));
         L.binv[(size_t)i * n + i] = 1;
         L.x[i] = q[i];
         L.basic[i] = i;
