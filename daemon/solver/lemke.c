@@ -46,7 +46,11 @@
  * DEADLINE. Read before each pivot and, through a meter (deadline.h), per row of every O(n^2)
  * pass (B^-1's initialization, the entering column, the refinement, the bounds of the ratio
  * test, the pivot) and of the O(n^3) rebuild: at n = 4608 one pass is tens of milliseconds. A
- * pass the deadline interrupts leaves B^-1 unusable, so the run ends there. */
+ * pass the deadline interrupts leaves B^-1 unusable, so the run ends there. B^-1 is stored by
+ * rows, and the passes that go down one of its columns (a w column entering, the scale of the
+ * lexicographic rule's column, the rebuild's columns and pivot searches) count each access as
+ * COLUMN_UNITS once its rows lie a page apart: every access is then a cache and TLB miss, and
+ * counted as one unit such a pass ran 100-300 us between two reads on a 256-contact grid. */
 #include "solver/lemke.h"
 
 #include <float.h>
@@ -83,12 +87,26 @@ typedef struct lemke_ws {
     int *basic;      /* [n] variable id basic in row i */
     int *row_of;     /* [2n + 1] row of a basic variable, -1 when non-basic */
     int *cand;       /* [n] ratio-test candidates */
+    int64_t col_units; /* meter units of one access down a column of B^-1 (column_units()) */
     cs__meter meter; /* the deadline: every O(n^2) stretch reads it per row, and stops when it
                       * has passed (the caller then sees meter.passed) */
 } lemke_ws;
 
 /* An error bound not formed yet in this pivot. */
 #define UNKNOWN (-1.0)
+
+/* Meter units of an access down a column of B^-1 (rows n doubles apart) once its rows lie a page
+ * or more apart: each access is then a cache and TLB miss, 60-70 ns on the CI VM at n >= 1024
+ * (and 4 ns at n = 512, which the caches still hold), where the loops along a row take 0.5-4 ns a
+ * unit (deadline.h). Closer rows count one unit, as every access always did. */
+#define COLUMN_UNITS 16
+
+static int64_t column_units(int n) {
+    return (size_t)n * sizeof(double) >= 4096 ? COLUMN_UNITS : 1;
+}
+
+/* Meter units of a w row of basis_residuals() (see there). */
+#define W_ROW_UNITS 8
 
 size_t cs_lemke_lcp_size(int n) {
     const size_t N = (size_t)n;
@@ -121,7 +139,8 @@ static void entering_column(lemke_ws *L, int v) {
     for (int i = 0; i < n; i++) {
         const double *bi = L->binv + (size_t)i * n;
         L->col[i] = a ? -dot(n, bi, a) : bi[v];
-        if (cs__meter_add(&L->meter, a ? n : 1))
+        // A w column is B^-1's column v, read down its rows.
+        if (cs__meter_add(&L->meter, a ? n : L->col_units))
             return;
     }
 }
@@ -148,6 +167,10 @@ static void basis_residuals(lemke_ws *L, int v) {
             L->rc[u] -= cr;
             L->ac[u] += fabs(cr);
             L->ab[u] += 1;
+            // Five scattered updates behind a branch no predictor learns: 10-20 ns a row, and
+            // thousands of rows ran 20-50 us between two reads at 256 contacts.
+            if (cs__meter_add(&L->meter, W_ROW_UNITS))
+                return;
             continue;
         }
         const double *b = z_column(L, u), axr = fabs(xr), acr = fabs(cr);
@@ -239,21 +262,34 @@ static double row_cap(const lemke_ws *L, int i, double ymax) {
 static cs_status rebuild(lemke_ws *L) {
     const int n = L->n;
     double *A = L->binv, amax = 0;
+    const int64_t cu = L->col_units;
+    // Column r of B is written down column r of A, a chunk of rows per count.
     for (int r = 0; r < n; r++) {
         const int u = L->basic[r];
         const double *b = u < n ? NULL : z_column(L, u);
-        for (int i = 0; i < n; i++) {
-            A[(size_t)i * n + r] = b ? -b[i] : i == u;
-            amax = fmax(amax, fabs(A[(size_t)i * n + r]));
+        const int chunk = cs__meter_chunk(&L->meter, n, cu);
+        for (int i0 = 0; i0 < n; i0 += chunk) {
+            const int i1 = chunk < n - i0 ? i0 + chunk : n;
+            for (int i = i0; i < i1; i++) {
+                A[(size_t)i * n + r] = b ? -b[i] : i == u;
+                amax = fmax(amax, fabs(A[(size_t)i * n + r]));
+            }
+            if (cs__meter_add(&L->meter, cu * (i1 - i0)))
+                return CS_DEADLINE;
         }
-        if (cs__meter_add(&L->meter, n))
-            return CS_DEADLINE;
     }
     for (int k = 0; k < n; k++) {
+        // The pivot search goes down column k, a chunk of rows per count.
         int p = k;
-        for (int i = k + 1; i < n; i++)
-            if (fabs(A[(size_t)i * n + k]) > fabs(A[(size_t)p * n + k]))
-                p = i;
+        const int chunk = cs__meter_chunk(&L->meter, n - k, cu);
+        for (int i0 = k + 1; i0 < n; i0 += chunk) {
+            const int i1 = chunk < n - i0 ? i0 + chunk : n;
+            for (int i = i0; i < i1; i++)
+                if (fabs(A[(size_t)i * n + k]) > fabs(A[(size_t)p * n + k]))
+                    p = i;
+            if (cs__meter_add(&L->meter, cu * (i1 - i0)))
+                return CS_DEADLINE;
+        }
         L->piv[k] = p;
         double *ak = A + (size_t)k * n;
         if (!(fabs(A[(size_t)p * n + k]) > n * DBL_EPSILON * amax))
@@ -271,11 +307,15 @@ static cs_status rebuild(lemke_ws *L) {
         ak[k] = 1;
         for (int j = 0; j < n; j++)
             ak[j] /= d;
+        // Each row's multiplier is read down column k; rows it leaves alone cost that read.
         for (int i = 0; i < n; i++) {
             double *ai = A + (size_t)i * n;
             const double f = ai[k];
-            if (i == k || f == 0)
+            if (i == k || f == 0) {
+                if (cs__meter_add(&L->meter, cu))
+                    return CS_DEADLINE;
                 continue;
+            }
             ai[k] = 0;
             for (int j = 0; j < n; j++)
                 ai[j] -= f * ak[j];
@@ -283,14 +323,21 @@ static cs_status rebuild(lemke_ws *L) {
                 return CS_DEADLINE;
         }
     }
+    // Columns k and piv[k] are swapped down their rows, a chunk of rows per count.
     for (int k = n - 1; k >= 0; k--) {
-        if (L->piv[k] != k)
-            for (int i = 0; i < n; i++) {
+        const int pk = L->piv[k];
+        const int chunk = pk != k ? cs__meter_chunk(&L->meter, n, 2 * cu) : n;
+        for (int i0 = 0; pk != k && i0 < n; i0 += chunk) {
+            const int i1 = chunk < n - i0 ? i0 + chunk : n;
+            for (int i = i0; i < i1; i++) {
                 double *ai = A + (size_t)i * n;
                 const double t = ai[k];
-                ai[k] = ai[L->piv[k]];
-                ai[L->piv[k]] = t;
+                ai[k] = ai[pk];
+                ai[pk] = t;
             }
+            if (cs__meter_add(&L->meter, 2 * cu * (i1 - i0)))
+                return CS_DEADLINE;
+        }
         if (cs__meter_add(&L->meter, n))
             return CS_DEADLINE;
     }
@@ -325,6 +372,19 @@ static int lexico_ratio(lemke_ws *L, int ncand, int z0_row) {
     const int n = L->n;
     int *cand = L->cand;
     for (int j = -1; j < n && ncand > 1; j++) {
+        // Column j of B^-1 scales the bound of its entries: max_k |B^-1_kj| over every row, read
+        // down the column first, a chunk of rows per count (the candidates' entries, counted with
+        // the last chunk, are then in cache).
+        double scale = j < 0;
+        const int64_t units = j < 0 ? 1 : L->col_units;
+        const int chunk = cs__meter_chunk(&L->meter, n + ncand, units);
+        for (int k0 = 0; k0 < n; k0 += chunk) {
+            const int k1 = chunk < n - k0 ? k0 + chunk : n;
+            for (int k = k0; j >= 0 && k < k1; k++)
+                scale = fmax(scale, fabs(L->binv[(size_t)k * n + j]));
+            if (cs__meter_add(&L->meter, units * (k1 - k0 + (k1 == n ? ncand : 0))))
+                return cand[0];
+        }
         double best = INFINITY, band = 0;
         int ibest = cand[0];
         for (int k = 0; k < ncand; k++) {
@@ -337,12 +397,6 @@ static int lexico_ratio(lemke_ws *L, int ncand, int z0_row) {
             band = fmax(band, fabs(num));
         }
         band = j < 0 ? n * TIE_TOL * band : 0;
-        // Column j of B^-1 scales the bound of its entries: max_k |B^-1_kj| over every row.
-        double scale = j < 0;
-        for (int k = 0; j >= 0 && k < n; k++)
-            scale = fmax(scale, fabs(L->binv[(size_t)k * n + j]));
-        if (cs__meter_add(&L->meter, n + ncand))
-            return cand[0];
         int kept = 0;
         for (int k = 0; k < ncand; k++) {
             const int i = cand[k];
@@ -418,6 +472,7 @@ static bool lemke_ws_init(lemke_ws *L, cs_workspace *ws, int n, const double *M,
         .basic = cs__ws_alloc(ws, N * sizeof(int)),
         .row_of = cs__ws_alloc(ws, (2 * N + 1) * sizeof(int)),
         .cand = cs__ws_alloc(ws, N * sizeof(int)),
+        .col_units = column_units(n),
         .meter = cs__meter_start(opt),
     };
     return n == 0 || (L->cov && L->binv && L->x && L->col && L->dcol && L->dx && L->dbinv &&

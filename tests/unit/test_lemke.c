@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Lemke on plain LCPs: agreement with brute-force enumeration on random positive (semi)definite
  * problems, degenerate constructions that cycle without the lexicographic rule, infeasible input
- * (ray), the pivot cap and the deadline; tolerances relative to the problem (the same path for q
- * scaled by a power of two), accuracy through nearly singular bases, and the degenerate frictional
- * contact LCPs of a peg (Lloyd's eq. 6) that once ended in a false ray. */
+ * (ray), the pivot cap and the deadline (also the clock reads of the passes down B^-1's columns);
+ * tolerances relative to the problem (the same path for q scaled by a power of two), accuracy
+ * through nearly singular bases, and the degenerate frictional contact LCPs of a peg (Lloyd's
+ * eq. 6) that once ended in a false ray. */
 #include "solver/lemke.h"
+/* The static passes over B^-1 (the *_read_the_clock tests). */
+#include "solver/lemke.c"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +15,7 @@
 
 #include "scene_gen.h"
 #include "solver/contact.h"
+#include "solver/deadline.h"
 #include "solver/lemke_contact.h"
 #include "testlib.h"
 
@@ -239,6 +243,138 @@ static void deadline_stops(void **state) {
     assert_true(st.pivots <= 1);
 }
 
+/* Order of the LCPs whose passes go down the columns of B^-1: its rows lie a page apart. */
+#define PAGE_ROWS 512
+
+/* The solver's state for the LCP (I, q) of order PAGE_ROWS, q_i = 1 + i, on a workspace sized
+ * for it (*ret_ws, freed by the caller), with a clock that never passes. */
+static lemke_ws identity_lcp(cs_workspace **ret_ws, double *M, double *q) {
+    *ret_ws = cs_workspace_new(&(cs_limits){.max_bodies = 1, .max_contacts = 52, .max_dirs = 8});
+    assert_non_null(*ret_ws);
+    for (int i = 0; i < PAGE_ROWS; i++) {
+        M[(size_t)i * PAGE_ROWS + i] = 1;
+        q[i] = 1 + i;
+    }
+    static const cs_options opt = {.clock_ns = t_clock_counting, .deadline_ns = INT64_MAX};
+    lemke_ws L;
+    assert_true(lemke_ws_init(&L, *ret_ws, PAGE_ROWS, M, PAGE_ROWS, q, &opt));
+    return L;
+}
+
+/* A w entering reads its column of B^-1 down the rows, each access a cache miss at a session's
+ * sizes once the rows lie a page apart (16 units, lemke.c): the clock is read at least half as
+ * often as that work over CS__METER_UNITS (twice at n = 512). Counted as one unit an access, the
+ * 512 accesses read it not at all. */
+static void w_column_reads_the_clock(void **state) {
+    (void)state;
+    enum { N = PAGE_ROWS };
+    double *M = calloc((size_t)N * N, sizeof(double)), q[N];
+    assert_non_null(M);
+    cs_workspace *big;
+    lemke_ws L = identity_lcp(&big, M, q);
+    for (int i = 0; i < N; i++) {
+        memset(L.binv + (size_t)i * N, 0, N * sizeof(double));
+        L.binv[(size_t)i * N + i] = 1;
+    }
+    t_clock_reads = 0;
+    entering_column(&L, 7);
+    assert_true(t_clock_reads * 2 * CS__METER_UNITS >= 16 * N);
+    for (int i = 0; i < N; i++)
+        assert_true(L.col[i] == (i == 7));
+    free(M);
+    cs_workspace_free(big);
+}
+
+/* The refinement's residuals against a basis of w's (basis_residuals) visit every row with five
+ * scattered updates behind an unpredictable branch, 8 units a row (lemke.c): the clock is read at
+ * least half as often as that work over CS__METER_UNITS (once at n = 512). Uncounted, those rows
+ * read it not at all (thousands of them ran 20-50 us between two reads). */
+static void w_rows_read_the_clock(void **state) {
+    (void)state;
+    enum { N = PAGE_ROWS };
+    double *M = calloc((size_t)N * N, sizeof(double)), q[N];
+    assert_non_null(M);
+    cs_workspace *big;
+    lemke_ws L = identity_lcp(&big, M, q);
+    for (int r = 0; r < N; r++) {
+        L.basic[r] = r;
+        L.x[r] = q[r];
+        L.col[r] = r == 7;
+    }
+    t_clock_reads = 0;
+    basis_residuals(&L, 7);
+    assert_true(t_clock_reads * 2 * CS__METER_UNITS >= 8 * N);
+    // B = I holds x = q and col = e_7 exactly.
+    for (int k = 0; k < N; k++)
+        assert_true(L.rx[k] == 0 && L.rc[k] == 0);
+    free(M);
+    cs_workspace_free(big);
+}
+
+/* Rebuilding B^-1 writes B's columns down the columns of B^-1, searches each column for its
+ * pivot and reads every row's multiplier down it: for a basis of w's and four z's of M = I
+ * (elimination otherwise empty) about 2.5 n^2 accesses, each a cache miss at a session's sizes
+ * once the rows lie a page apart (16 units, lemke.c). The clock is read at least half as often as
+ * that work over CS__METER_UNITS, and B^-1 and x come out exact. Counted as one unit a column (the
+ * multipliers not at all) it was read 512 times where this asks for 2560 (it reads 5296). */
+static void rebuild_reads_the_clock(void **state) {
+    (void)state;
+    enum { N = PAGE_ROWS };
+    double *M = calloc((size_t)N * N, sizeof(double)), q[N];
+    assert_non_null(M);
+    cs_workspace *big;
+    lemke_ws L = identity_lcp(&big, M, q);
+    // z_r basic in rows 0..3 (B's column -e_r), w_r in the others: B = diag(-1, .., -1, 1, ..).
+    for (int r = 0; r < N; r++)
+        L.basic[r] = r < 4 ? N + r : r;
+    t_clock_reads = 0;
+    assert_int_equal(rebuild(&L), CS_CONVERGED);
+    assert_true(t_clock_reads * 2 * CS__METER_UNITS >= 16 * (int64_t)N * N * 5 / 2);
+    for (int i = 0; i < N; i++) {
+        for (int j = 0; j < N; j++)
+            assert_true(L.binv[(size_t)i * N + j] == (i != j ? 0 : i < 4 ? -1 : 1));
+        assert_true(L.x[i] == (i < 4 ? -q[i] : q[i]));
+    }
+    free(M);
+    cs_workspace_free(big);
+}
+
+/* A degenerate tie that the lexicographic rule breaks only at the last columns of B^-1 reads B^-1
+ * down its columns: each such read counts as the cache miss it is once the rows lie a page apart
+ * (16 units, lemke.c). M = I but for 2 above the diagonal in column n - 1, q = (-2, -1, ..., -1):
+ * z0 enters for row 0, and as z_0 rises every other w falls to 0 together; rows 1 .. n-1 of B^-1
+ * are e_i - e_0, so column j drops only row j from the tie, and the rule reads n - 1 columns (n
+ * entries each, and the candidates' n - 1 - j) before row n - 1 leaves. z_{n-1} then drives z0
+ * out: z = e_{n-1}. With at least 7 passes of n^2 besides (B^-1's start, three entering columns
+ * and three pivots), the clock is read at least half as often as that work over CS__METER_UNITS.
+ * Counted as one unit each, those reads left it read 1568 times where this asks for 1981 (it
+ * reads 3458). */
+static void lexicographic_columns_read_the_clock(void **state) {
+    (void)state;
+    enum { N = 512 };
+    cs_workspace *big =
+        cs_workspace_new(&(cs_limits){.max_bodies = 1, .max_contacts = 52, .max_dirs = 8});
+    assert_non_null(big);
+    double *M = calloc((size_t)N * N, sizeof(double)), q[N], z[N];
+    assert_non_null(M);
+    for (int i = 0; i < N; i++) {
+        M[(size_t)i * N + i] = 1;
+        M[(size_t)(N - 1) * N + i] += i < N - 1 ? 2 : 0;
+        q[i] = i == 0 ? -2 : -1;
+    }
+    const cs_options opt = {.clock_ns = t_clock_counting, .deadline_ns = INT64_MAX};
+    cs_stats st;
+    t_clock_reads = 0;
+    assert_int_equal(cs_lemke_lcp(big, N, M, N, q, NULL, &opt, z, &st), CS_CONVERGED);
+    assert_int_equal(st.pivots, 3);
+    for (int i = 0; i < N; i++)
+        assert_near(z[i], i == N - 1, 1e-12);
+    const int64_t work = 7 * (int64_t)N * N + 16 * (int64_t)N * (N - 1) * 3 / 2;
+    assert_true(t_clock_reads * 2 * CS__METER_UNITS >= work);
+    free(M);
+    cs_workspace_free(big);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(agrees_with_enumeration),
@@ -247,6 +383,10 @@ int main(void) {
         cmocka_unit_test(frictional_contact),
         cmocka_unit_test(ray_on_negative_column),
         cmocka_unit_test(deadline_stops),
+        cmocka_unit_test(w_column_reads_the_clock),
+        cmocka_unit_test(w_rows_read_the_clock),
+        cmocka_unit_test(rebuild_reads_the_clock),
+        cmocka_unit_test(lexicographic_columns_read_the_clock),
         cmocka_unit_test(q_scale_invariant),
         cmocka_unit_test(nearly_singular_stays_accurate),
         cmocka_unit_test(degenerate_contact_lcp),
