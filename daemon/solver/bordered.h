@@ -44,7 +44,7 @@ typedef struct cs__bordered {
 size_t cs__bordered_size(int cap, int nid);
 
 /* Empty system over ids [0, nid), entries from entry(ctx, ., .); tol: absolute threshold of the
- * Schur pivots. Returns 0, or -1 when ws is short. */
+ * Schur pivots. O(nid), counted on meter. Returns 0, or -1 when ws is short. */
 int cs__bordered_init(cs__bordered *b, cs_workspace *ws, int cap, int nid, double tol,
                       cs__bordered_entry *entry, const void *ctx, cs__meter *meter);
 

@@ -58,7 +58,8 @@
  *
  * DEADLINE. Read before each step and, through a meter (deadline.h), inside the long stretches:
  * forming A (O(n^2)), updating A_CC's inverse (O(|C|^2)), da = A df (O(n |C|)), the start's
- * and the polish's factorizations (O(|C|^3)) and the final check (O(n |C|)).
+ * and the polish's factorizations (O(|C|^3)), the final check (O(n |C|)) and part 2's set-up
+ * before its first drive (passes over the rows and faces, O(n + nf), one reading A's diagonal).
  *
  * TOLERANCES. Directions smaller than 1e-11 (relative to the unit step of f_d, or to the largest
  * diagonal of A for w) are treated as zero, and w_d < -1e-10 |b|_inf counts as violated: both far
@@ -1678,17 +1679,28 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
     }
 }
 
-/* Checks p; returns the number of groups and faces through ret_ng, ret_nf, or CS_EINPUT. */
-static cs_status check_problem(const cs_dantzig_problem *p, int *ret_ng, int *ret_nf,
-                               double *ret_dmax) {
+/* Meter units (deadline.h) of a row of check_problem: its diagonal entry lies a column from the
+ * last, alone in its cache line, so it costs the 8 units a line of streamed doubles does (a page
+ * apart at a session's limits, and a TLB miss too: 768 rows took 6-10 us on the CI VM, 8-12 ns
+ * a row, 8 units at the meter's 1-1.5 ns). */
+#define DIAGONAL_UNITS 8
+
+/* Checks p; returns the number of groups, faces and friction rows through ret_ng, ret_nf and
+ * ret_nfric, and A's largest diagonal entry through ret_dmax; CS_EINPUT, or CS_DEADLINE when the
+ * meter's deadline passed. */
+static cs_status check_problem(const cs_dantzig_problem *p, cs__meter *meter, int *ret_ng,
+                               int *ret_nf, int *ret_nfric, double *ret_dmax) {
     if (p->n < 0 || (p->n > 0 && (!p->A || !p->b || !p->kind || p->lda < p->n)))
         return CS_EINPUT;
-    int ng = 0, nf = 0;
+    int ng = 0, nf = 0, nfric = 0;
     bool pairs = false;
     // A's diagonal is read here once: its entries lie a column apart, a page at a session's
-    // limits, each a TLB miss.
+    // limits, each a TLB miss. Row by row through the meter unless the whole reads no clock.
+    cs__meter *const mt = cs__meter_fits(meter, DIAGONAL_UNITS * (int64_t)p->n) ? NULL : meter;
     double dmax = 0;
     for (int i = 0; i < p->n; i++) {
+        if (mt && cs__meter_add(mt, DIAGONAL_UNITS))
+            return CS_DEADLINE;
         const double aii = p->A[(size_t)i * p->lda + i];
         if (!isfinite(p->b[i]) || !isfinite(aii))
             return CS_EINPUT;
@@ -1709,16 +1721,21 @@ static cs_status check_problem(const cs_dantzig_problem *p, int *ret_ng, int *re
                 return CS_EINPUT;
             pairs = true;
             nf += p->nd;
+            nfric += 2;
             i++;
         } else {
             nf += 2;
+            nfric++;
         }
         ng++;
     }
     if (pairs && (p->nd < 4 || p->nd % 2 != 0))
         return CS_EINPUT;
+    if (!mt && cs__meter_add(meter, DIAGONAL_UNITS * (int64_t)p->n))
+        return CS_DEADLINE;
     *ret_ng = ng;
     *ret_nf = nf;
+    *ret_nfric = nfric;
     *ret_dmax = dmax;
     return CS_CONVERGED;
 }
@@ -1777,15 +1794,21 @@ static bool answer_holds(mlcp *w, const double *f, double bmax) {
     return true;
 }
 
-/* The bounded problem's state before any drive. */
-static void mlcp_reset(mlcp *w, double *f) {
+/* The bounded problem's state before any drive: a unit a row and a face, through the meter
+ * unless the whole reads no clock. True when the meter's deadline passed (the state partly set). */
+static bool mlcp_reset(mlcp *w, double *f) {
+    cs__meter *const mt = cs__meter_fits(&w->meter, (int64_t)w->n + w->nf) ? NULL : &w->meter;
     for (int i = 0; i < w->n; i++) {
+        if (mt && cs__meter_add(mt, 1))
+            return true;
         f[i] = 0;
         w->a[i] = w->p->b[i];
         w->set[i] = UNPROCESSED;
         w->on[i] = 0;
     }
     for (int k = 0; k < w->nf; k++) {
+        if (mt && cs__meter_add(mt, 1))
+            return true;
         w->fset[k] = 0;
         w->sigma[k] = 0;
     }
@@ -1802,6 +1825,7 @@ static void mlcp_reset(mlcp *w, double *f) {
     w->keep = false;
     w->loose = false;
     cs__bordered_clear(&w->sys);
+    return !mt && cs__meter_add(&w->meter, (int64_t)w->n + w->nf);
 }
 
 /* FNV-1a of every row's and face's set. */
@@ -1876,7 +1900,8 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
                             cs_stats *st) {
     const cs_dantzig_problem *p = w->p;
     const int n = w->n, ng = w->ng;
-    mlcp_reset(w, f);
+    if (mlcp_reset(w, f))
+        return CS_DEADLINE;
     cs_status status = CS_CONVERGED;
 
     // Bilateral rows first (Baraff 4.5): one drive zeroes all their velocities; they stay clamped,
@@ -1987,14 +2012,15 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
 cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const cs_options *opt,
                           double *f, cs_stats *st) {
     *st = (cs_stats){0};
-    int ng, nf;
+    // The set-up before the first drive passes over every row and face, O(n + nf): each pass
+    // goes through the meter (at a session's limits they add up to tens of us).
+    cs__meter meter = cs__meter_start(opt);
+    int ng, nf, nfric;
     double dmax;
-    if (check_problem(p, &ng, &nf, &dmax) != CS_CONVERGED)
-        return CS_EINPUT;
+    const cs_status valid = check_problem(p, &meter, &ng, &nf, &nfric, &dmax);
+    if (valid != CS_CONVERGED)
+        return valid;
     const int n = p->n, nd = nf > 2 * ng ? p->nd : 0;
-    int nfric = 0;
-    for (int i = 0; i < n; i++)
-        nfric += p->kind[i] == CS_DANTZIG_BOX || p->kind[i] == CS_DANTZIG_PAIR;
     const size_t mark = cs__ws_mark(ws);
     const size_t N = (size_t)n, F = (size_t)nf, P = N + (size_t)nfric;
     mlcp w = {
@@ -2022,7 +2048,7 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
         .rk = cs__ws_alloc(ws, P * sizeof(double)),
         .xk = cs__ws_alloc(ws, P * sizeof(double)),
         .dmax = dmax,
-        .meter = cs__meter_start(opt),
+        .meter = meter,
     };
     if (n > 0 && (!w.g || !w.grp || !w.set || !w.on || !w.a || !w.df || !w.da || !w.rhs || !w.x ||
                   !w.cp || !w.cols || !w.K || !w.rk || !w.xk ||
@@ -2037,8 +2063,14 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
         cs_lemke_direction(nd, k, &w.tab[2 * nd + 2 * k], &w.tab[2 * nd + 2 * k + 1]);
     }
     const double cpair = nd ? w.tab[0] : 1;
+    // A unit a row and a face, through the meter unless the whole reads no clock.
+    cs__meter *const mt = cs__meter_fits(&w.meter, (int64_t)n + nf) ? NULL : &w.meter;
     double bmax = 0;
     for (int i = 0, q = 0, fk = 0; i < n; i++) {
+        if (mt && cs__meter_add(mt, 1)) {
+            cs__ws_release(ws, mark);
+            return CS_DEADLINE;
+        }
         w.grp[i] = -1;
         bmax = max_d(bmax, fabs(p->b[i]));
         f[i] = 0;
@@ -2056,6 +2088,8 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
                          .c = m == 2 ? cpair : 1};
         for (int r = 0; r < w.g[q].nf; r++)
             w.fgrp[fk + r] = q;
+        if (mt)
+            (void)cs__meter_add(mt, w.g[q].nf); // a passed deadline stops the next row
         fk += w.g[q].nf;
         for (int r = 0; r < m; r++) {
             w.grp[i + r] = q;
@@ -2065,6 +2099,10 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
         }
         i += m - 1;
         q++;
+    }
+    if (mt ? w.meter.passed : cs__meter_add(&w.meter, (int64_t)n + nf)) {
+        cs__ws_release(ws, mark);
+        return CS_DEADLINE;
     }
     w.alpha = w.dmax > 0 ? w.dmax : 1;
     w.viol = VIOL_TOL * bmax;

@@ -1144,6 +1144,42 @@ static void start_reads_the_clock_as_it_works(void **state) {
     cs_workspace_free(big);
 }
 
+/* The bounded problem's set-up reads the meter's clock as it goes: at a session's limits (256
+ * contacts, 768 rows, 2048 faces of the octagons) it passes over every row and face several
+ * times (A's diagonal a page a row, the groups, the clamped system's slots, the state), at least
+ * three units each, before the first drive. With every contact separating no drive follows, so
+ * every read is the set-up's. Unmetered it read none: 25-35 us between two reads, past the
+ * Delassus matrix, on the CI VM. */
+static void bounded_set_up_reads_the_clock(void **state) {
+    (void)state;
+    enum { NC = 256, N = 3 * NC, ND = 8 };
+    static double A[N * N];
+    double b[N], bound[N], f[N];
+    uint8_t kind[N];
+    int normal[N];
+    for (int i = 0; i < N; i++) {
+        A[(size_t)i * N + i] = 1;
+        b[i] = 1; // normal rows separate: no friction bound, no drive
+        kind[i] = i % 3 ? CS_DANTZIG_PAIR : CS_DANTZIG_NORMAL;
+        normal[i] = i % 3 ? i - i % 3 : -1;
+        bound[i] = i % 3 ? 0.5 : 0;
+    }
+    const cs_dantzig_problem p = {
+        .n = N, .A = A, .lda = N, .b = b, .kind = kind, .normal = normal, .bound = bound, .nd = ND};
+    cs_workspace *big = cs_workspace_new(&(cs_limits){
+        .max_bodies = 1, .max_contacts = NC, .max_dirs = ND, .solvers = 1u << CS_SOLVER_DANTZIG});
+    assert_non_null(big);
+    const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = t_clock_counting};
+    cs_stats st;
+    t_clock_reads = 0;
+    assert_int_equal(cs_dantzig_mlcp(big, &p, &opt, f, &st), CS_CONVERGED);
+    assert_int_equal(st.pivots, 0);
+    for (int i = 0; i < N; i++)
+        assert_near(f[i], 0, 0);
+    assert_true(t_clock_reads * CS__METER_UNITS >= 3 * (N + NC * ND) / 2);
+    cs_workspace_free(big);
+}
+
 /* Stacks of 1 to 4 boxes, straight and with interfaces turned 45 degrees (variants 0..3), mu
  * from 0.1 to 0.95, random wrenches, 100 seeds each (1100 solves): exact ties at every interface
  * and, at high mu, friction drives whose zero steps unclamp a face of the driven group that the
@@ -1369,6 +1405,7 @@ int main(void) {
         cmocka_unit_test(rows_at_zero_velocity_meet_no_ray),
         cmocka_unit_test(wrenched_stacks_converge),
         cmocka_unit_test(start_reads_the_clock_as_it_works),
+        cmocka_unit_test(bounded_set_up_reads_the_clock),
         cmocka_unit_test(stacks_never_run_to_the_pivot_cap),
         cmocka_unit_test(mass_ratio_stacks_converge_only_to_answers),
         cmocka_unit_test(frictionless_agrees_with_lemke),
