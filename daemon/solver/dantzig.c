@@ -138,7 +138,10 @@
  * judge, but one whose normal shrank under it until it left its polygon goes along the same line
  * only as far as into it: when a drive of its row would clamp a face it violates (a zero step that
  * holds nothing, and the same drive follows), and when no drive is left (while the sets at such
- * releases are new; a repeat is left to the final check).
+ * releases are new; a repeat is left to the final check). Friction whose normal force reaches
+ * zero is zero; when its faces did not take it there (a row freed by a cycle of its own drive
+ * keeps its force while the polygon shrinks round it) it is released too, not zeroed at once,
+ * which would move the velocities of clamped rows that no drive takes up again.
  * A face of the driven row's own group cycles when friction tied to the normal tilts it
  * against the group's processed row (its Schur pivot in the clamped system is negative: clamped,
  * its dual falls; free, its slack does): those other rows are given up, and the face then holds or
@@ -1530,6 +1533,28 @@ static void group_unprocess(mlcp *w, group *g) {
     g->non = 0;
 }
 
+/* g's normal force reached zero, and with it the radius of g's polygon: its friction must be
+ * zero. Its faces took it there with the normal when they held all its rows; a force they did not
+ * hold (a row freed by a give-up in its own drive, fixed while the polygon shrank round it) is
+ * left outside. Zeroed at once, as group_off does, it would move the velocity of every clamped
+ * row, whose equations the drives then no longer keep; so it is released instead, taken to zero
+ * along a straight line with every condition kept, before the next drive (as a give-up's). Once
+ * releases went round (keep) it is zeroed at once, as it was. fs: the largest force. */
+static void normal_gone(mlcp *w, double *f, group *g, double fs) {
+    double ft = 0;
+    for (int r = 0; r < g->m; r++)
+        ft += fabs(f[g->row + r]);
+    // A force within MOVE_TOL of the forces (fs: their largest) is rounding: the faces took it
+    // to zero.
+    if (w->keep || !(ft > MOVE_TOL * fs)) {
+        group_off(w, f, g);
+        return;
+    }
+    w->lost = true;
+    group_unprocess(w, g);
+    g->loose = w->loose = true;
+}
+
 /* Baraff's remedy for an index that alternates between two sets with zero steps (5.4): stop
  * maintaining its conditions for now. A normal row leaves both C and NC (its force is zero); a
  * face's group stops being processed and its force, which no face holds inside its polygon now, is
@@ -1642,7 +1667,7 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
                 for (int q = 0; q < w->ng; q++)
                     if (w->g[q].normal == j &&
                         (q == w->gdrive || (!w->hold && (w->g[q].non || w->g[q].nact))))
-                        group_off(w, f, &w->g[q]);
+                        normal_gone(w, f, &w->g[q], fs);
                 if (gd && gd->normal == j)
                     return CS_CONVERGED; // the driven row's bound is gone: nothing to
                                          // drive
