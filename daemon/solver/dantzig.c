@@ -141,7 +141,9 @@
  * releases are new; a repeat is left to the final check). Friction whose normal force reaches
  * zero is zero; when its faces did not take it there (a row freed by a cycle of its own drive
  * keeps its force while the polygon shrinks round it) it is released too, not zeroed at once,
- * which would move the velocities of clamped rows that no drive takes up again.
+ * which would move the velocities of clamped rows that no drive takes up again. Such a freed
+ * row's force can also leave the polygon while its group stays processed: before each drive it
+ * is then released alone, its group's processed rows and clamped faces kept (stray_group).
  * A face of the driven row's own group cycles when friction tied to the normal tilts it
  * against the group's processed row (its Schur pivot in the clamped system is negative: clamped,
  * its dual falls; free, its slack does): those other rows are given up, and the face then holds or
@@ -954,7 +956,8 @@ cs_status cs_dantzig_lcp(cs_workspace *ws, int n, const double *A, int lda, cons
 
 /* What a drive pushes: a normal row's force up, a friction row's force against its velocity, the
  * velocities of every bilateral row along a straight line to zero, or the force of a group given
- * up (give_up) along a straight line to zero (once releases went round, only into its polygon). */
+ * up (give_up) along a straight line to zero (once releases went round, only into its polygon):
+ * of its free rows only, its processed rows and clamped faces kept (stray_group). */
 enum { DRIVE_NORMAL, DRIVE_ROW, DRIVE_BILATERAL, DRIVE_RELEASE };
 /* maxstep()'s answer besides a row or face index. */
 enum { STEP_NONE = -1, STEP_TARGET = -2 };
@@ -1026,6 +1029,7 @@ typedef struct mlcp {
     bool keep;            /* releases went round: given-up forces stay as they are, or go only
                              into their polygons (this pass) */
     bool loose;           /* some group may be loose (group.loose) */
+    bool strays;          /* a processed group may have a free row with a force (stray_group) */
     cs__meter meter;
 } mlcp;
 
@@ -1258,15 +1262,21 @@ static int mlcp_direction(mlcp *w, const double *f, int kind, int d) {
             const group *g = &w->g[w->fgrp[u - n]];
             if (kind == DRIVE_ROW && d >= g->row && d < g->row + g->m)
                 r = al * face_n(w, g, u - n - g->face, d - g->row) * w->dir;
+            // A released group's free rows move by -f: their part of its clamped faces' slacks.
+            for (int k = 0; kind == DRIVE_RELEASE && g == &w->g[d] && k < g->m; k++)
+                if (!w->on[g->row + k])
+                    r -= al * face_n(w, g, u - n - g->face, k) * f[g->row + k];
         } else if (kind == DRIVE_NORMAL) {
             r = -P->A[(size_t)d * P->lda + u];
         } else if (kind == DRIVE_ROW) {
             r = -w->dir * P->A[(size_t)d * P->lda + u];
         } else if (kind == DRIVE_RELEASE) {
-            // The released group's force falls to zero at s = 1.
+            // The released group's force (of its free rows: processed ones keep their
+            // equations) falls to zero at s = 1.
             const group *g = &w->g[d];
             for (int k = 0; k < g->m; k++)
-                r += P->A[(size_t)(g->row + k) * P->lda + u] * f[g->row + k];
+                if (!w->on[g->row + k])
+                    r += P->A[(size_t)(g->row + k) * P->lda + u] * f[g->row + k];
         } else if (P->kind[u] == CS_DANTZIG_BILATERAL) {
             r = -w->a[u];
         }
@@ -1291,7 +1301,8 @@ static int mlcp_direction(mlcp *w, const double *f, int kind, int d) {
     memset(w->dsig, 0, (size_t)w->nf * sizeof(double));
     if (kind == DRIVE_RELEASE) {
         for (int q = 0; q < w->g[d].m; q++)
-            w->df[w->g[d].row + q] = -f[w->g[d].row + q];
+            if (!w->on[w->g[d].row + q])
+                w->df[w->g[d].row + q] = -f[w->g[d].row + q];
     } else if (kind != DRIVE_BILATERAL) {
         w->df[d] = kind == DRIVE_ROW ? w->dir : 1;
     }
@@ -1512,6 +1523,28 @@ static bool corner(mlcp *w, group *g, int d, int knew) {
     return false;
 }
 
+/* The first processed group whose free rows keep a force (freed by a cycle in its own drive) that
+ * violates a face of its polygon, or -1: its normal moved while nothing held that force, and the
+ * drives, which keep the processed rows' equations only, would leave it outside (an answer the
+ * final check refuses). Clears w->strays when no processed group keeps a free force at all. */
+static int stray_group(mlcp *w, const double *f) {
+    bool any = false;
+    for (int q = 0; q < w->ng; q++) {
+        const group *g = &w->g[q];
+        bool free_force = false;
+        for (int r = 0; r < g->m; r++)
+            free_force = free_force || (!w->on[g->row + r] && f[g->row + r] != 0);
+        if (!free_force || g->non == 0)
+            continue;
+        any = true;
+        for (int k = 0; k < g->nf; k++)
+            if (!w->fset[g->face + k] && face_violated(w, g, k, f))
+                return q;
+    }
+    w->strays = any;
+    return -1;
+}
+
 /* The first group given up with a force that violates a face of its polygon, or -1. */
 static int violated_group(const mlcp *w, const double *f) {
     for (int q = 0; q < w->ng; q++) {
@@ -1579,6 +1612,9 @@ static bool give_up(mlcp *w, double *f, int j) {
     const bool driven = g - w->g == w->gdrive;
     if (driven && g->non == 0)
         return false;
+    // The driven group's freed rows keep their forces, which its faces no longer hold inside.
+    for (int r = 0; driven && r < g->m; r++)
+        w->strays = w->strays || (w->on[g->row + r] && f[g->row + r] != 0);
     // Another group's force is held inside by nothing now: released after this drive.
     for (int r = 0; r < g->m; r++)
         g->loose = g->loose || (!driven && !w->keep && f[g->row + r] != 0);
@@ -1849,6 +1885,7 @@ static bool mlcp_reset(mlcp *w, double *f) {
     w->lost = false;
     w->keep = false;
     w->loose = false;
+    w->strays = false;
     cs__bordered_clear(&w->sys);
     return !mt && cs__meter_add(&w->meter, (int64_t)w->n + w->nf);
 }
@@ -1956,6 +1993,13 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
             w->g[loose].loose = false;
             w->nround = 0;
             status = mlcp_drive(w, f, DRIVE_RELEASE, loose, cap, st);
+            continue;
+        }
+        // A free row's force that its processed group let out of the polygon: released.
+        const int stray = w->strays && !w->keep ? stray_group(w, f) : -1;
+        if (stray >= 0) {
+            w->lost = true;
+            status = mlcp_drive(w, f, DRIVE_RELEASE, stray, cap, st);
             continue;
         }
         // Normal conditions before friction (Baraff 5.5), the most violated (or the first) first.
