@@ -1855,23 +1855,30 @@ static bool answer_holds(mlcp *w, const double *f, double bmax) {
     return true;
 }
 
-/* The bounded problem's state before any drive: a unit a row and a face, through the meter
- * unless the whole reads no clock. True when the meter's deadline passed (the state partly set). */
+/* The bounded problem's state before any drive: a unit a row and a face, CS__METER_CHUNK at a
+ * time through the meter unless the whole reads no clock. True when the meter's deadline passed
+ * (the state partly set). */
 static bool mlcp_reset(mlcp *w, double *f) {
     cs__meter *const mt = cs__meter_fits(&w->meter, (int64_t)w->n + w->nf) ? NULL : &w->meter;
-    for (int i = 0; i < w->n; i++) {
-        if (mt && cs__meter_add(mt, 1))
+    for (int i0 = 0; i0 < w->n; i0 += CS__METER_CHUNK) {
+        const int k = w->n - i0 < CS__METER_CHUNK ? w->n - i0 : CS__METER_CHUNK;
+        if (mt && cs__meter_add(mt, k))
             return true;
-        f[i] = 0;
-        w->a[i] = w->p->b[i];
-        w->set[i] = UNPROCESSED;
-        w->on[i] = 0;
+        for (int i = i0; i < i0 + k; i++) {
+            f[i] = 0;
+            w->a[i] = w->p->b[i];
+            w->set[i] = UNPROCESSED;
+            w->on[i] = 0;
+        }
     }
-    for (int k = 0; k < w->nf; k++) {
-        if (mt && cs__meter_add(mt, 1))
+    for (int k0 = 0; k0 < w->nf; k0 += CS__METER_CHUNK) {
+        const int k = w->nf - k0 < CS__METER_CHUNK ? w->nf - k0 : CS__METER_CHUNK;
+        if (mt && cs__meter_add(mt, k))
             return true;
-        w->fset[k] = 0;
-        w->sigma[k] = 0;
+        for (int q = k0; q < k0 + k; q++) {
+            w->fset[q] = 0;
+            w->sigma[q] = 0;
+        }
     }
     for (int q = 0; q < w->ng; q++) {
         w->g[q].nact = w->g[q].non = 0;
