@@ -123,9 +123,12 @@
  * pivot to pivot (bordered.h: one unknown and its equation in or out in O(p^2), dependent ones held
  * at zero with their equations checked); when that check fails the whole system is eliminated with
  * complete pivoting, which reveals the rank and says whether the equations beyond it hold (else no
- * direction exists: CS_RAY). maxstep bounds the step by every set change, and by
- * every face's slack (eq. 23: for the polygon a linear equation per edge, where the circle gives
- * Baraff a quadratic).
+ * direction exists: CS_RAY). So is it when the clamped normals' rows of da, their equations'
+ * residuals, miss zero by more than REFINE_TOL of A's largest diagonal times the direction's size
+ * (near-singular pivots leave the kept inverse inexact, and a step would carry the miss into their
+ * w, where no drive looks again); maxstep reads them anyway. maxstep bounds the step by every set
+ * change, and by every face's slack (eq. 23: for the polygon a linear equation per edge, where the
+ * circle gives Baraff a quadratic).
  *
  * CYCLING AND RAYS. Zero steps can alternate an index between two sets (5.4). A hash of the clamped
  * sets seen within a drive detects it; the index that moved is then given up as Baraff does (a
@@ -1243,10 +1246,10 @@ static void mlcp_sync(mlcp *w) {
  * (clamped face), while the drive's own quantity moves: df_d = 1 for a normal, df_d = dir for a
  * friction row (its w is then free), dw = -w for the bilateral rows or df = -f for a released
  * group's rows (so that they reach zero at s = 1). Then da = A df. The system's inverse is kept
- * from pivot to pivot (bordered.h); when it cannot answer (a deferred equation fails), the whole
- * system is eliminated with complete pivoting, which says whether the direction exists. Returns 0,
- * -1 when no such direction exists, 1 at the deadline. */
-static int mlcp_direction(mlcp *w, const double *f, int kind, int d) {
+ * from pivot to pivot (bordered.h); when it cannot answer (a deferred equation fails), or when
+ * complete, the whole system is eliminated with complete pivoting, which says whether the
+ * direction exists. Returns 0, -1 when no such direction exists, 1 at the deadline. */
+static int mlcp_direction(mlcp *w, const double *f, int kind, int d, bool complete) {
     const cs_dantzig_problem *P = w->p;
     const int n = w->n;
     cs__bordered *b = &w->sys;
@@ -1283,7 +1286,7 @@ static int mlcp_direction(mlcp *w, const double *f, int kind, int d) {
         w->rhs[u] = r;
         rmax = max_d(rmax, fabs(r));
     }
-    int st = cs__bordered_solve(b, w->rhs, w->x, CONSISTENT_TOL * rmax);
+    int st = complete ? -1 : cs__bordered_solve(b, w->rhs, w->x, CONSISTENT_TOL * rmax);
     if (st < 0) {
         const int m = b->m;
         for (int c = 0; c < m; c++) {
@@ -1349,8 +1352,10 @@ static double inside_step(const mlcp *w, const group *g, const double *f) {
  * normal velocities >= 0, clamped face duals >= 0 and every face of a processed group inside (slack
  * >= 0: the polygon's form of eq. 23, linear in s per edge), and not passing the drive's target.
  * *ret_j: the row (< n) or face (n + k) that limits it, STEP_TARGET, or STEP_NONE. On ties the
- * target wins (the drive ends), then the first index. */
-static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int *ret_j) {
+ * target wins (the drive ends), then the first index. *ret_inexact: a clamped normal's da, its
+ * equation's residual, is above REFINE_TOL of A's largest diagonal times the direction's size. */
+static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int *ret_j,
+                           bool *ret_inexact) {
     const int n = w->n;
     double scale = 0;
     for (int i = 0; i < n; i++)
@@ -1373,9 +1378,14 @@ static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int 
         }
     }
     const int dn = kind == DRIVE_NORMAL ? d : -1;
+    const double res_tol = REFINE_TOL * w->dmax * scale;
+    bool inexact = false;
     for (int i = 0; i < n; i++)
-        if (w->p->kind[i] == CS_DANTZIG_NORMAL && i != dn)
+        if (w->p->kind[i] == CS_DANTZIG_NORMAL && i != dn) {
             bound_step(i, w->set[i], f[i], w->df[i], w->a[i], w->da[i], df_tol, da_tol, &s, &j);
+            inexact = inexact || (w->set[i] == CLAMPED && fabs(w->da[i]) > res_tol);
+        }
+    *ret_inexact = inexact;
     for (int q = 0; q < w->ng; q++) {
         const group *g = &w->g[q];
         const int room = g->non + (q == w->gdrive);
@@ -1641,13 +1651,22 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
             return CS_MAXITER;
         if (cs__meter_check(&w->meter))
             return CS_DEADLINE;
-        const int dir = mlcp_direction(w, f, kind, d);
-        if (dir > 0)
-            return CS_DEADLINE;
-        if (dir < 0)
-            return kind == DRIVE_BILATERAL ? CS_SINGULAR : CS_RAY;
+        // A direction from the kept inverse whose clamped normals miss their equations (an
+        // inverse that near-singular pivots made inexact: the step would carry the miss into
+        // their w, where no drive looks again) is solved afresh by complete pivoting.
         int j;
-        const double s = mlcp_maxstep(w, f, kind, d, &j);
+        double s;
+        for (bool complete = false;; complete = true) {
+            const int dir = mlcp_direction(w, f, kind, d, complete);
+            if (dir > 0)
+                return CS_DEADLINE;
+            if (dir < 0)
+                return kind == DRIVE_BILATERAL ? CS_SINGULAR : CS_RAY;
+            bool inexact;
+            s = mlcp_maxstep(w, f, kind, d, &j, &inexact);
+            if (!inexact || complete)
+                break;
+        }
         st->pivots++;
         // A row whose velocity is zero already (to the tolerance the drives are chosen by: a step
         // that tied with its own limit) is done, whatever the direction that would follow: one
