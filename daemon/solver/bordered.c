@@ -64,19 +64,17 @@ int cs__bordered_init(cs__bordered *b, cs_workspace *ws, int cap, int nid, doubl
     if (cap > 0 && (!b->id || !b->slot || !b->retry || !b->K || !b->inv || !b->y || !b->z ||
                     !b->rs || !b->xs))
         return -1;
-    // A unit a slot, CS__METER_CHUNK at a time through the meter unless the whole reads no clock
-    // (a bounded solve's ids are its rows and faces: thousands at a session's limits). A passed
-    // deadline is the caller's to see; the slots are all set.
-    cs__meter *const mt = meter && !cs__meter_fits(meter, nid) ? meter : NULL;
-    for (int i0 = 0; i0 < nid; i0 += CS__METER_CHUNK) {
-        const int k = nid - i0 < CS__METER_CHUNK ? nid - i0 : CS__METER_CHUNK;
+    // A unit a slot, counted a chunk at a time (a bounded solve's ids are its rows and faces:
+    // thousands at a session's limits). A passed deadline is the caller's to see; the slots are
+    // all set.
+    const int chunk = cs__meter_chunk(meter, nid, 1);
+    for (int i0 = 0; i0 < nid; i0 += chunk) {
+        const int k = nid - i0 < chunk ? nid - i0 : chunk;
         for (int i = i0; i < i0 + k; i++)
             b->slot[i] = -1;
-        if (mt)
-            (void)cs__meter_add(mt, k);
+        if (meter)
+            (void)cs__meter_add(meter, k);
     }
-    if (meter && !mt)
-        (void)cs__meter_add(meter, nid); // fits: reads no clock
     return 0;
 }
 

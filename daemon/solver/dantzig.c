@@ -1874,14 +1874,14 @@ static bool answer_holds(mlcp *w, const double *f, double bmax) {
     return true;
 }
 
-/* The bounded problem's state before any drive: a unit a row and a face, CS__METER_CHUNK at a
- * time through the meter unless the whole reads no clock. True when the meter's deadline passed
- * (the state partly set). */
+/* The bounded problem's state before any drive: a unit a row and a face, counted a chunk at a
+ * time (cs__meter_chunk: the whole at once where it reads no clock), so the loops between stay
+ * plain. True when the meter's deadline passed (the state partly set). */
 static bool mlcp_reset(mlcp *w, double *f) {
-    cs__meter *const mt = cs__meter_fits(&w->meter, (int64_t)w->n + w->nf) ? NULL : &w->meter;
-    for (int i0 = 0; i0 < w->n; i0 += CS__METER_CHUNK) {
-        const int k = w->n - i0 < CS__METER_CHUNK ? w->n - i0 : CS__METER_CHUNK;
-        if (mt && cs__meter_add(mt, k))
+    const int chunk = cs__meter_chunk(&w->meter, w->n + w->nf, 1);
+    for (int i0 = 0; i0 < w->n; i0 += chunk) {
+        const int k = w->n - i0 < chunk ? w->n - i0 : chunk;
+        if (cs__meter_add(&w->meter, k))
             return true;
         for (int i = i0; i < i0 + k; i++) {
             f[i] = 0;
@@ -1890,9 +1890,9 @@ static bool mlcp_reset(mlcp *w, double *f) {
             w->on[i] = 0;
         }
     }
-    for (int k0 = 0; k0 < w->nf; k0 += CS__METER_CHUNK) {
-        const int k = w->nf - k0 < CS__METER_CHUNK ? w->nf - k0 : CS__METER_CHUNK;
-        if (mt && cs__meter_add(mt, k))
+    for (int k0 = 0; k0 < w->nf; k0 += chunk) {
+        const int k = w->nf - k0 < chunk ? w->nf - k0 : chunk;
+        if (cs__meter_add(&w->meter, k))
             return true;
         for (int q = k0; q < k0 + k; q++) {
             w->fset[q] = 0;
@@ -1913,7 +1913,7 @@ static bool mlcp_reset(mlcp *w, double *f) {
     w->loose = false;
     w->strays = false;
     cs__bordered_clear(&w->sys);
-    return !mt && cs__meter_add(&w->meter, (int64_t)w->n + w->nf);
+    return w->meter.passed;
 }
 
 /* FNV-1a of every row's and face's set. */

@@ -21,11 +21,6 @@
  * 20-40 us stalls, while a clock read (34 ns there, vDSO) adds about 1 %. */
 #define CS__METER_UNITS 2048
 
-/* Items (a unit each) that a pass over rows, faces or slots handles between two meter counts: an
- * eighth of CS__METER_UNITS, so its reads come at most that late, and the loop between stays
- * plain (vectorized). */
-#define CS__METER_CHUNK 256
-
 static inline bool cs__deadline_passed(const cs_options *opt) {
     return opt && opt->clock_ns && opt->deadline_ns && opt->clock_ns() >= opt->deadline_ns;
 }
