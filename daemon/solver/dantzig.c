@@ -1820,6 +1820,9 @@ static cs_status check_problem(const cs_dantzig_problem *p, cs__meter *meter, in
     return CS_CONVERGED;
 }
 
+/* Meter units of one face in answer_holds(). */
+#define FACE_CHECK_UNITS 8
+
 /* The final check of an answer from scratch: a = A f + b (into w->da), each row's law to ANSWER_TOL
  * of the problem's scales (forces: max |f|; velocities: max |b| and max |a|), and for friction the
  * maximal-dissipation gap f_t . a_t + r h(-a_t) (h: support function of the unit set), which is 0
@@ -1850,8 +1853,14 @@ static bool answer_holds(mlcp *w, const double *f, double bmax) {
         if (P->kind[i] == CS_DANTZIG_BILATERAL && fabs(a) > ta)
             return false;
     }
+    // The groups' faces (8 units each: the slack's and the support's products): at a session's
+    // limits thousands, tens of us, so counted group by group where the pass does not fit.
+    cs__meter *const mt =
+        cs__meter_fits(&w->meter, FACE_CHECK_UNITS * (int64_t)w->nf) ? NULL : &w->meter;
     for (int q = 0; q < w->ng; q++) {
         const group *g = &w->g[q];
+        if (mt && cs__meter_add(mt, FACE_CHECK_UNITS * (int64_t)g->nf))
+            return false;
         const double r = radius(g, f);
         double h = 0, fa = 0;
         for (int k = 0; k < g->nf; k++) {
