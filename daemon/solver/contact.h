@@ -89,8 +89,9 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
  * workspace's limits do not allow or a scene beyond them (zero impulses, CS_ANSWER_NONE).
  * Solvers check opt's deadline often enough to return within about 50 us of it. With warm and a
  * deadline the solver's comes early by what the session's last such step did after its solver
- * (certificate, fallback, forces; measured with opt's clock, one read more a step, two when the
- * solver is skipped), so that work too ends by opt's deadline.
+ * (certificate, fallback, forces; measured with opt's clock, read at the step's start and end),
+ * at most by half of what the step has left at its start, so that work too ends by opt's
+ * deadline.
  * thread: any, one caller per workspace. rt-safe: yes (no malloc, bounded). */
 cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs_warmstart *warm,
                   cs_result *out);

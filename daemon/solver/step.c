@@ -21,9 +21,11 @@
  * or the fallback's carry and certificate, then the forces) is O(contacts), 8-15 us at a
  * session's 256 contacts, so a solver stopped at opt's deadline made the step return that late.
  * The solver gets opt's deadline less what the session's last step spent after its solver,
- * measured with the caller's clock and kept in the warm start. A certificate is never cut: an
- * answer is the solver's only when its whole certificate ran, and a cut certificate would send
- * the step to the fallback, which needs a certificate of its own (as long again). */
+ * measured with the caller's clock and kept in the warm start (less at most half of what the
+ * step has left at its start). The step's certificate is never cut: an answer is the solver's
+ * only when its whole certificate ran, and a cut certificate would send the step to the
+ * fallback, which needs a certificate of its own (as long again). A solver that checks its own
+ * answer (lemke's) does so inside its budget, and stops there, labelled, like its pivots. */
 #include "solver/step.h"
 
 #include <math.h>
@@ -105,11 +107,16 @@ static void emit(const cs_model *m, const double *lambda, const double *v, doubl
 
 /* The solver's deadline: opt's, less the session's reserve (what its last step did after the
  * solver), so that the certificate, fallback and forces that follow the solver end by opt's
- * deadline instead of starting there. 0 (none) without a deadline or a clock; never 0 with one. */
-static int64_t solver_deadline(const cs_warmstart *warm, const cs_options *opt) {
-    if (!opt->clock_ns || !opt->deadline_ns)
+ * deadline instead of starting there; but less at most half of what the step had left at `now`
+ * (its start), so a reserve that a host stall inflated costs the solver half its time, never all
+ * of it. 0 (none) without a deadline or a clock; never 0 with one. */
+static int64_t solver_deadline(const cs_warmstart *warm, const cs_options *opt, int64_t now) {
+    if (!opt->clock_ns || !opt->deadline_ns || opt->deadline_ns <= now)
         return opt->deadline_ns;
-    const int64_t d = opt->deadline_ns - cs__warm_reserve(warm);
+    // deadline > now: their difference fits unsigned, and deadline - keep lies between them.
+    const int64_t half = (int64_t)(((uint64_t)opt->deadline_ns - (uint64_t)now) / 2);
+    const int64_t reserve = cs__warm_reserve(warm), keep = reserve < half ? reserve : half;
+    const int64_t d = opt->deadline_ns - keep;
     return d != 0 ? d : -1;
 }
 
@@ -119,8 +126,8 @@ static int64_t solver_deadline(const cs_warmstart *warm, const cs_options *opt) 
 static int64_t next_reserve(int64_t before, int64_t took) {
     if (took < 0)
         return before;
-    // took / 2: no overflow whatever the clock.
-    return before > 0 && took / 2 > before ? 2 * before : took;
+    // took - before: no overflow, both >= 0.
+    return before > 0 && took - before > before ? 2 * before : took;
 }
 
 /* True when every number out sends is finite. */
@@ -192,9 +199,14 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     cs__ws_reset_peak(ws);
     cs_model m;
     cs_status st = cs_model_build(&m, ws, s);
+    // With a warm start the step keeps time for what follows its solver (solver_deadline), read
+    // from the step's start.
+    const bool timed = warm && opt->clock_ns && opt->deadline_ns;
+    cs_options sopt = *opt;
+    sopt.deadline_ns = solver_deadline(warm, opt, timed ? opt->clock_ns() : 0);
     // The joints' reduction is part of the model. Cut short by the deadline it still holds the
     // joints, and the deadline check below takes the fallback.
-    cs__meter meter = cs__meter_start(opt);
+    cs__meter meter = cs__meter_start(&sopt);
     if (st == CS_CONVERGED)
         st = d->joint_rows ? cs__joints_build_rows(&m, ws, s, warm)
                            : cs__joints_build(&m, ws, s, warm, &meter);
@@ -216,18 +228,14 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
     // answers with the fallback at once, even for a problem that would need no pivot, and even
     // with a solver whose iterates are answers: setting up its first one costs O(contacts) that
     // the deadline no longer has.
-    cs_options sopt = *opt;
-    sopt.deadline_ns = solver_deadline(warm, opt);
-    const bool timed = warm && opt->clock_ns && opt->deadline_ns;
     bool certified = false, no_iterate = false;
     // When the solver returned, or was skipped: what follows is measured from here.
-    int64_t t1 = 0;
-    if (cs__deadline_passed(&sopt)) {
+    const int64_t t0 = opt->clock_ns ? opt->clock_ns() : 0;
+    int64_t t1 = t0;
+    if (sopt.deadline_ns && opt->clock_ns && t0 >= sopt.deadline_ns) {
         st = CS_DEADLINE;
         no_iterate = true;
-        t1 = timed ? opt->clock_ns() : 0;
     } else {
-        const int64_t t0 = opt->clock_ns ? opt->clock_ns() : 0;
         st = run_solver(ws, d, &m, s, &sopt, warm, lambda, lj, basis, v, out->state, &out->cert,
                         &certified, &no_iterate, &out->stats);
         t1 = opt->clock_ns ? opt->clock_ns() : 0;

@@ -249,13 +249,13 @@ static void certificate_time_is_kept_from_the_budget(void **state) {
     t_fixture *f = t_fixture_load("peg_in_hole.json");
     const int nc = f->scene.nc;
     // R: the reads of an undisturbed step up to its solver's closing timestamp (no warm start:
-    // nothing kept, and no read after it).
+    // nothing kept, and no read after it), plus the read a step with a warm start takes first.
     const cs_options far = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = INT64_MAX,
                             .clock_ns = ticking_clock};
     ticks = 0;
     assert_int_equal(cs_step(f->ws, &f->scene, &far, NULL, &f->res), CS_CONVERGED);
-    const int64_t R = ticks;
-    // Late-start check, timestamp, the solver's checks (one at least), closing timestamp.
+    const int64_t R = ticks + 1;
+    // Start, late-start check, the solver's checks (one at least), closing timestamp.
     assert_true(R >= 4);
     const cs_options opt = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = 1000 * R - 500,
                             .clock_ns = ticking_clock};
@@ -283,8 +283,9 @@ static int64_t stalling_clock(void) {
     return 1000 * ticks + (ticks >= stall_at ? 1000000000 : 0);
 }
 
-/* A stall after the solver is kept at most doubled, and a kept time longer than the budget
- * comes down again: a step it skips measures its fallback. */
+/* A stall after the solver is kept at most doubled, a kept time takes at most half of what a
+ * step has left (the solver still runs), and a deadline long passed stays passed whatever is
+ * kept. */
 static void stalled_certificate_is_not_kept(void **state) {
     (void)state;
     t_fixture *f = t_fixture_load("peg_in_hole.json");
@@ -292,23 +293,20 @@ static void stalled_certificate_is_not_kept(void **state) {
                             .clock_ns = ticking_clock};
     ticks = 0;
     assert_int_equal(cs_step(f->ws, &f->scene, &far, NULL, &f->res), CS_CONVERGED);
-    const int64_t R = ticks; // the solver's closing timestamp
+    const int64_t R = ticks + 1; // the solver's closing timestamp, after the timed step's start
     // The first time kept: the step's own read after R comes after the stall, kept whole.
     const cs_options stalled = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = INT64_MAX,
                                 .clock_ns = stalling_clock};
     ticks = 0;
     stall_at = R + 1;
     assert_int_equal(cs_step(f->ws, &f->scene, &stalled, f->warm, &f->res), CS_CONVERGED);
-    // A budget far beyond the solve's but shorter than the stall: the solver is skipped, and its
-    // fallback (one read) is kept.
+    // A budget far beyond the solve's but shorter than the stall: the stall is kept as half of
+    // what the step has left, so the solver still runs; then its own tail (one read) is kept.
     const cs_options opt = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = 1000 * R + 100000,
                             .clock_ns = ticking_clock};
     ticks = 0;
-    assert_int_equal(cs_step(f->ws, &f->scene, &opt, f->warm, &f->res), CS_DEADLINE);
-    assert_int_equal(f->res.stats.pivots, 0);
-    assert_int_equal(f->res.answer, CS_ANSWER_LAST_CERTIFIED);
-    ticks = 0;
     assert_int_equal(cs_step(f->ws, &f->scene, &opt, f->warm, &f->res), CS_CONVERGED);
+    assert_int_equal(f->res.answer, CS_ANSWER_SOLVER);
     // Now a stall after a solve kept 1000: 2000 is kept, which leaves the solver its time.
     ticks = 0;
     assert_int_equal(cs_step(f->ws, &f->scene, &stalled, f->warm, &f->res), CS_CONVERGED);
@@ -317,6 +315,12 @@ static void stalled_certificate_is_not_kept(void **state) {
     ticks = 0;
     assert_int_equal(cs_step(f->ws, &f->scene, &tight, f->warm, &f->res), CS_CONVERGED);
     assert_int_equal(f->res.answer, CS_ANSWER_SOLVER);
+    // Kept: 1000. A deadline long passed (INT64_MIN) does not wrap round to a far one.
+    const cs_options past = {.solver = CS_SOLVER_DANTZIG, .deadline_ns = INT64_MIN,
+                             .clock_ns = ticking_clock};
+    assert_int_equal(cs_step(f->ws, &f->scene, &past, f->warm, &f->res), CS_DEADLINE);
+    assert_int_equal(f->res.stats.pivots, 0);
+    assert_int_equal(f->res.answer, CS_ANSWER_LAST_CERTIFIED);
     t_fixture_free(f);
 }
 
