@@ -39,8 +39,8 @@
  * Errors too), so a client that does not read costs only itself. Three messages are must-send,
  * queued past the backlog: the Welcome (the client could not use its session without it), the
  * Error that ends the connection (a TCP Hello's refusal is one) and the Goodbye at shutdown. A
- * connection gets the Welcome at most once and only one of the other two (whichever comes first
- * closes it), so they hold the backlog over its limit by at most their bytes. */
+ * connection gets each at most once, so they hold the backlog over its limit by at most their
+ * bytes. */
 #include "io/server.h"
 
 #include <errno.h>
@@ -1052,8 +1052,8 @@ static bool tcp_admitted(struct conn *c, const char *token) {
     if (!why) {
         return true;
     }
-    // It ends the connection: must-send, like every final Error. Logged here once sent, at most
-    // once a second (not by send_error, which logs every Error it sends).
+    // It ends the connection: must-send, like every final Error. Logged here once queued, at
+    // most once a second (not by send_error, which logs every Error it sends).
     (void)conn_send_must(c, &cd_codec_error_build(&c->error_msg,
                                                   CONTACTD__V1__ERROR_CODE__ERROR_DENIED, 0,
                                                   why)->base);
@@ -2254,8 +2254,8 @@ void cd_server_close(cd_server *s, const char *goodbye) {
         conn_finish(c);
     }
     if (goodbye && s->conns) {
-        cd_log(CD_LOG_NOTICE, "Goodbye sent to %d connections; they have %d ms to take it", said,
-               LINGER_MS);
+        cd_log(CD_LOG_NOTICE, "Goodbye queued for %d connections; they have %d ms to take it",
+               said, LINGER_MS);
     }
     if (s->conns && goodbye && uv_timer_init(s->loop, &s->linger) == 0) {
         s->linger.data = s;

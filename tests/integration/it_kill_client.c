@@ -422,7 +422,7 @@ static void token_refusal_passes_the_backlog(void **state) {
 }
 
 // The Goodbye at shutdown comes after every Error the daemon queued, and then the close. The
-// client reads once the daemon has logged that it sent the Goodbyes (reading before would make
+// client reads once the daemon has logged that it queued the Goodbyes (reading before would make
 // room in the queue), within the LINGER_MS it has to take them.
 static void goodbye_passes_the_backlog(void **state) {
     (void)state;
@@ -431,7 +431,7 @@ static void goodbye_passes_the_backlog(void **state) {
     backlog b = backlog_fill(&second, NULL, NULL, NULL);
     assert_int_equal(kill(second.pid, SIGTERM), 0);
     int sent = 0;
-    log_wait(b.log_fd, &b.off, "Goodbye sent to", 1, &sent);
+    log_wait(b.log_fd, &b.off, "Goodbye queued for", 1, &sent);
     Contactd__V1__ServerMessage *m = backlog_read(&b, "Goodbye");
     assert_non_null(m);
     assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE);
