@@ -124,9 +124,9 @@
  * at zero with their equations checked); when that check fails the whole system is eliminated with
  * complete pivoting, which reveals the rank and says whether the equations beyond it hold (else no
  * direction exists: CS_RAY). So is it when the clamped normals' rows of da, their equations'
- * residuals, miss zero by more than REFINE_TOL of A's largest diagonal times the direction's size
- * (near-singular pivots leave the kept inverse inexact, and a step would carry the miss into their
- * w, where no drive looks again); maxstep reads them anyway. maxstep bounds the step by every set
+ * residuals, miss zero beyond rounding and the step would carry the miss into their w
+ * (near-singular pivots leave the kept inverse inexact, and no drive looks at a clamped row
+ * again); maxstep reads them anyway. maxstep bounds the step by every set
  * change, and by every face's slack (eq. 23: for the polygon a linear equation per edge, where the
  * circle gives Baraff a quadratic).
  *
@@ -1352,10 +1352,11 @@ static double inside_step(const mlcp *w, const group *g, const double *f) {
  * normal velocities >= 0, clamped face duals >= 0 and every face of a processed group inside (slack
  * >= 0: the polygon's form of eq. 23, linear in s per edge), and not passing the drive's target.
  * *ret_j: the row (< n) or face (n + k) that limits it, STEP_TARGET, or STEP_NONE. On ties the
- * target wins (the drive ends), then the first index. *ret_inexact: a clamped normal's da, its
- * equation's residual, is above REFINE_TOL of A's largest diagonal times the direction's size. */
+ * target wins (the drive ends), then the first index. *ret_miss: the largest |da| of a clamped
+ * normal (its equation's residual) above rounding (REFINE_TOL of A's largest diagonal times the
+ * direction's size), else 0. */
 static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int *ret_j,
-                           bool *ret_inexact) {
+                           double *ret_miss) {
     const int n = w->n;
     double scale = 0;
     for (int i = 0; i < n; i++)
@@ -1379,13 +1380,14 @@ static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int 
     }
     const int dn = kind == DRIVE_NORMAL ? d : -1;
     const double res_tol = REFINE_TOL * w->dmax * scale;
-    bool inexact = false;
+    double miss = 0;
     for (int i = 0; i < n; i++)
         if (w->p->kind[i] == CS_DANTZIG_NORMAL && i != dn) {
             bound_step(i, w->set[i], f[i], w->df[i], w->a[i], w->da[i], df_tol, da_tol, &s, &j);
-            inexact = inexact || (w->set[i] == CLAMPED && fabs(w->da[i]) > res_tol);
+            if (w->set[i] == CLAMPED && fabs(w->da[i]) > res_tol)
+                miss = max_d(miss, fabs(w->da[i]));
         }
-    *ret_inexact = inexact;
+    *ret_miss = miss;
     for (int q = 0; q < w->ng; q++) {
         const group *g = &w->g[q];
         const int room = g->non + (q == w->gdrive);
@@ -1651,9 +1653,10 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
             return CS_MAXITER;
         if (cs__meter_check(&w->meter))
             return CS_DEADLINE;
-        // A direction from the kept inverse whose clamped normals miss their equations (an
-        // inverse that near-singular pivots made inexact: the step would carry the miss into
-        // their w, where no drive looks again) is solved afresh by complete pivoting.
+        // A direction from the kept inverse whose clamped normals miss their equations beyond
+        // rounding (an inverse that near-singular pivots made inexact), where the step carries
+        // the miss into their w (as in the LCP's refinement, CARRY_TOL), is solved afresh by
+        // complete pivoting: no drive looks at a clamped row again. A zero step carries none.
         int j;
         double s;
         for (bool complete = false;; complete = true) {
@@ -1662,9 +1665,9 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
                 return CS_DEADLINE;
             if (dir < 0)
                 return kind == DRIVE_BILATERAL ? CS_SINGULAR : CS_RAY;
-            bool inexact;
-            s = mlcp_maxstep(w, f, kind, d, &j, &inexact);
-            if (!inexact || complete)
+            double miss;
+            s = mlcp_maxstep(w, f, kind, d, &j, &miss);
+            if (!(s * miss > CARRY_TOL * w->viol) || complete)
                 break;
         }
         st->pivots++;
