@@ -1890,13 +1890,14 @@ static bool answer_holds(mlcp *w, const double *f, double bmax) {
  * time (cs__meter_chunk: the whole at once where it reads no clock), so the loops between stay
  * plain. True when the meter's deadline passed (the state partly set). */
 static bool mlcp_reset(mlcp *w, double *f) {
+    // f first and whole: cut short, the pass still leaves the start as its iterate.
+    memset(f, 0, (size_t)w->n * sizeof(double));
     const int chunk = cs__meter_chunk(&w->meter, w->n + w->nf, 1);
     for (int i0 = 0; i0 < w->n; i0 += chunk) {
         const int k = w->n - i0 < chunk ? w->n - i0 : chunk;
         if (cs__meter_add(&w->meter, k))
             return true;
         for (int i = i0; i < i0 + k; i++) {
-            f[i] = 0;
             w->a[i] = w->p->b[i];
             w->set[i] = UNPROCESSED;
             w->on[i] = 0;
@@ -2116,6 +2117,13 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
     return status;
 }
 
+/* A deadline before the first drive: the iterate is the start, f = 0 (not the caller's values).
+ * Returns CS_DEADLINE. */
+static cs_status stopped_in_set_up(double *f, int n) {
+    memset(f, 0, (size_t)n * sizeof(double));
+    return CS_DEADLINE;
+}
+
 cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const cs_options *opt,
                           double *f, cs_stats *st) {
     *st = (cs_stats){0};
@@ -2125,6 +2133,8 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
     int ng, nf, nfric;
     double dmax;
     const cs_status valid = check_problem(p, &meter, &ng, &nf, &nfric, &dmax);
+    if (valid == CS_DEADLINE)
+        return stopped_in_set_up(f, p->n);
     if (valid != CS_CONVERGED)
         return valid;
     const int n = p->n, nd = nf > 2 * ng ? p->nd : 0;
@@ -2176,7 +2186,7 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
     for (int i = 0, q = 0, fk = 0; i < n; i++) {
         if (mt && cs__meter_add(mt, 1)) {
             cs__ws_release(ws, mark);
-            return CS_DEADLINE;
+            return stopped_in_set_up(f, n);
         }
         w.grp[i] = -1;
         bmax = max_d(bmax, fabs(p->b[i]));
@@ -2209,7 +2219,7 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
     }
     if (mt ? w.meter.passed : cs__meter_add(&w.meter, (int64_t)n + nf)) {
         cs__ws_release(ws, mark);
-        return CS_DEADLINE;
+        return stopped_in_set_up(f, n);
     }
     w.alpha = w.dmax > 0 ? w.dmax : 1;
     w.viol = VIOL_TOL * bmax;

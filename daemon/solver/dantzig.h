@@ -69,7 +69,8 @@ size_t cs_dantzig_mlcp_size(int n, int n_friction, int nd);
  * impulses), or the last iterate when the status is not CS_CONVERGED. opt may be NULL. st: out,
  * always set (pivots, peak bytes).
  * Returns CS_CONVERGED (every row's law holds, checked from scratch to 1e-9 of its scale);
- * CS_DEADLINE; CS_MAXITER (pivot cap, a cycle of the driven row itself, or an answer that fails
+ * CS_DEADLINE (f: 0 when it came before the first drive, which may be before every row was
+ * checked); CS_MAXITER (pivot cap, a cycle of the driven row itself, or an answer that fails
  * the final check); CS_RAY (a drive that can go on forever without reaching its target, Baraff
  * section 6's unbounded ray, or a drive whose direction does not exist); CS_SINGULAR (bilateral
  * rows whose velocities cannot all be zeroed); CS_EINPUT (bad kinds, bounds, nd or non-finite

@@ -1191,7 +1191,8 @@ static void start_reads_the_clock_as_it_works(void **state) {
  * system's slots, the state), at least three units each, before the first drive, and the check
  * over every face (its slack and support, 8 units). With every contact separating no drive
  * follows, so every read is theirs. Unmetered the set-up read none (25-35 us between two reads,
- * past the Delassus matrix, on the CI VM) and the check none (12-25 us). */
+ * past the Delassus matrix, on the CI VM) and the check none (12-25 us). A deadline in the
+ * set-up leaves f at the start, 0. */
 static void bounded_set_up_reads_the_clock(void **state) {
     (void)state;
     enum { NC = 256, N = 3 * NC, ND = 8 };
@@ -1219,6 +1220,13 @@ static void bounded_set_up_reads_the_clock(void **state) {
     for (int i = 0; i < N; i++)
         assert_near(f[i], 0, 0);
     assert_true(t_clock_reads * 2 * CS__METER_UNITS >= 3 * (N + NC * ND) + 8 * NC * ND);
+    // A deadline that passes in the set-up leaves the start, f = 0, not the caller's values.
+    const cs_options late = {.deadline_ns = 10, .clock_ns = clock_late};
+    for (int i = 0; i < N; i++)
+        f[i] = NAN;
+    assert_int_equal(cs_dantzig_mlcp(big, &p, &late, f, &st), CS_DEADLINE);
+    for (int i = 0; i < N; i++)
+        assert_true(f[i] == 0);
     cs_workspace_free(big);
 }
 
