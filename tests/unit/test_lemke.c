@@ -246,19 +246,32 @@ static void deadline_stops(void **state) {
 /* Order of the LCPs whose passes go down the columns of B^-1: its rows lie a page apart. */
 #define PAGE_ROWS 512
 
-/* The solver's state for the LCP (I, q) of order PAGE_ROWS, q_i = 1 + i, on a workspace sized
- * for it (*ret_ws, freed by the caller), with a clock that never passes. */
-static lemke_ws identity_lcp(cs_workspace **ret_ws, double *M, double *q) {
-    *ret_ws = cs_workspace_new(&(cs_limits){.max_bodies = 1, .max_contacts = 52, .max_dirs = 8});
-    assert_non_null(*ret_ws);
+/* The LCP (I, q) of order PAGE_ROWS, q_i = 1 + i, and the solver's state for it on a workspace
+ * sized for it, with a clock that never passes. Set up in place (L points into it); freed by
+ * page_lcp_free. */
+typedef struct page_lcp {
+    double *M;
+    double q[PAGE_ROWS];
+    cs_workspace *ws;
+    lemke_ws L;
+} page_lcp;
+
+static void page_lcp_init(page_lcp *P) {
+    P->ws = cs_workspace_new(&(cs_limits){.max_bodies = 1, .max_contacts = 52, .max_dirs = 8});
+    assert_non_null(P->ws);
+    P->M = calloc((size_t)PAGE_ROWS * PAGE_ROWS, sizeof(double));
+    assert_non_null(P->M);
     for (int i = 0; i < PAGE_ROWS; i++) {
-        M[(size_t)i * PAGE_ROWS + i] = 1;
-        q[i] = 1 + i;
+        P->M[(size_t)i * PAGE_ROWS + i] = 1;
+        P->q[i] = 1 + i;
     }
     static const cs_options opt = {.clock_ns = t_clock_counting, .deadline_ns = INT64_MAX};
-    lemke_ws L;
-    assert_true(lemke_ws_init(&L, *ret_ws, PAGE_ROWS, M, PAGE_ROWS, q, &opt));
-    return L;
+    assert_true(lemke_ws_init(&P->L, P->ws, PAGE_ROWS, P->M, PAGE_ROWS, P->q, &opt));
+}
+
+static void page_lcp_free(page_lcp *P) {
+    free(P->M);
+    cs_workspace_free(P->ws);
 }
 
 /* A w entering reads its column of B^-1 down the rows, each access a cache miss at a session's
@@ -268,21 +281,19 @@ static lemke_ws identity_lcp(cs_workspace **ret_ws, double *M, double *q) {
 static void w_column_reads_the_clock(void **state) {
     (void)state;
     enum { N = PAGE_ROWS };
-    double *M = calloc((size_t)N * N, sizeof(double)), q[N];
-    assert_non_null(M);
-    cs_workspace *big;
-    lemke_ws L = identity_lcp(&big, M, q);
+    static page_lcp P;
+    page_lcp_init(&P);
+    lemke_ws *const L = &P.L;
     for (int i = 0; i < N; i++) {
-        memset(L.binv + (size_t)i * N, 0, N * sizeof(double));
-        L.binv[(size_t)i * N + i] = 1;
+        memset(L->binv + (size_t)i * N, 0, N * sizeof(double));
+        L->binv[(size_t)i * N + i] = 1;
     }
     t_clock_reads = 0;
-    entering_column(&L, 7);
+    entering_column(L, 7);
     assert_true(t_clock_reads * 2 * CS__METER_UNITS >= 16 * N);
     for (int i = 0; i < N; i++)
-        assert_true(L.col[i] == (i == 7));
-    free(M);
-    cs_workspace_free(big);
+        assert_true(L->col[i] == (i == 7));
+    page_lcp_free(&P);
 }
 
 /* The refinement's residuals against a basis of w's (basis_residuals) visit every row twice:
@@ -293,23 +304,21 @@ static void w_column_reads_the_clock(void **state) {
 static void residual_rows_read_the_clock(void **state) {
     (void)state;
     enum { N = PAGE_ROWS };
-    double *M = calloc((size_t)N * N, sizeof(double)), q[N];
-    assert_non_null(M);
-    cs_workspace *big;
-    lemke_ws L = identity_lcp(&big, M, q);
+    static page_lcp P;
+    page_lcp_init(&P);
+    lemke_ws *const L = &P.L;
     for (int r = 0; r < N; r++) {
-        L.basic[r] = r;
-        L.x[r] = q[r];
-        L.col[r] = r == 7;
+        L->basic[r] = r;
+        L->x[r] = P.q[r];
+        L->col[r] = r == 7;
     }
     t_clock_reads = 0;
-    basis_residuals(&L, 7);
+    basis_residuals(L, 7);
     assert_true(t_clock_reads * 2 * CS__METER_UNITS >= 20 * N);
     // B = I holds x = q and col = e_7 exactly.
     for (int k = 0; k < N; k++)
-        assert_true(L.rx[k] == 0 && L.rc[k] == 0);
-    free(M);
-    cs_workspace_free(big);
+        assert_true(L->rx[k] == 0 && L->rc[k] == 0);
+    page_lcp_free(&P);
 }
 
 /* Rebuilding B^-1 writes B's columns down the columns of B^-1, searches each column for its
@@ -321,23 +330,21 @@ static void residual_rows_read_the_clock(void **state) {
 static void rebuild_reads_the_clock(void **state) {
     (void)state;
     enum { N = PAGE_ROWS };
-    double *M = calloc((size_t)N * N, sizeof(double)), q[N];
-    assert_non_null(M);
-    cs_workspace *big;
-    lemke_ws L = identity_lcp(&big, M, q);
+    static page_lcp P;
+    page_lcp_init(&P);
+    lemke_ws *const L = &P.L;
     // z_r basic in rows 0..3 (B's column -e_r), w_r in the others: B = diag(-1, .., -1, 1, ..).
     for (int r = 0; r < N; r++)
-        L.basic[r] = r < 4 ? N + r : r;
+        L->basic[r] = r < 4 ? N + r : r;
     t_clock_reads = 0;
-    assert_int_equal(rebuild(&L), CS_CONVERGED);
+    assert_int_equal(rebuild(L), CS_CONVERGED);
     assert_true(t_clock_reads * 2 * CS__METER_UNITS >= 16 * (int64_t)N * N * 5 / 2);
     for (int i = 0; i < N; i++) {
         for (int j = 0; j < N; j++)
-            assert_true(L.binv[(size_t)i * N + j] == (i != j ? 0 : i < 4 ? -1 : 1));
-        assert_true(L.x[i] == (i < 4 ? -q[i] : q[i]));
+            assert_true(L->binv[(size_t)i * N + j] == (i != j ? 0 : i < 4 ? -1 : 1));
+        assert_true(L->x[i] == (i < 4 ? -P.q[i] : P.q[i]));
     }
-    free(M);
-    cs_workspace_free(big);
+    page_lcp_free(&P);
 }
 
 /* A degenerate tie that the lexicographic rule breaks only at the last columns of B^-1 reads B^-1

@@ -551,6 +551,17 @@ static int64_t counting_clock(void) {
     return ++clock_reads;
 }
 
+/* A random scene of 256 contacts on four bodies (16 directions), its model m on a workspace
+ * sized for the session's limits (returned; the caller frees it). */
+static cs_workspace *random_256(t_gen_scene *g, uint64_t seed, cs_model *m) {
+    t_gen_random(g, 4, 256, 16, seed);
+    const cs_limits lim = {.max_bodies = 64, .max_contacts = 256, .max_dirs = 16};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    assert_non_null(ws);
+    assert_int_equal(cs_model_build(m, ws, &g->s), CS_CONVERGED);
+    return ws;
+}
+
 /* The set-up before the first pivot (the Jacobian table, the row scaling, the cold basis with
  * every friction block) reads the clock as it goes: at 256 contacts it holds at least 144
  * multiply-adds a contact (72 table entries and 72 scaling products for the moving side), so at
@@ -558,12 +569,8 @@ static int64_t counting_clock(void) {
 static void set_up_is_metered(void **state) {
     (void)state;
     static t_gen_scene g;
-    t_gen_random(&g, 4, 256, 16, 0x5e7);
-    const cs_limits lim = {.max_bodies = 64, .max_contacts = 256, .max_dirs = 16};
-    cs_workspace *ws = cs_workspace_new(&lim);
-    assert_non_null(ws);
     cs_model m;
-    assert_int_equal(cs_model_build(&m, ws, &g.s), CS_CONVERGED);
+    cs_workspace *ws = random_256(&g, 0x5e7, &m);
     const cs_options opt = {.clock_ns = t_clock_counting, .deadline_ns = INT64_MAX};
     t_clock_reads = 0;
     assert_int_equal(cs__lemke_structural_set_up(ws, &m, &opt, false), CS_CONVERGED);
@@ -580,12 +587,8 @@ static void set_up_is_metered(void **state) {
 static void check_is_metered(void **state) {
     (void)state;
     static t_gen_scene g;
-    t_gen_random(&g, 4, 256, 16, 0xc4ec);
-    const cs_limits lim = {.max_bodies = 64, .max_contacts = 256, .max_dirs = 16};
-    cs_workspace *ws = cs_workspace_new(&lim);
-    assert_non_null(ws);
     cs_model m;
-    assert_int_equal(cs_model_build(&m, ws, &g.s), CS_CONVERGED);
+    cs_workspace *ws = random_256(&g, 0xc4ec, &m);
     // Impulses of any size: the check's work does not depend on them.
     static double lambda[3 * 256];
     double v[6 * 4], want_v[6 * 4], scratch[6 * 4];
