@@ -69,7 +69,7 @@ int cs__bordered_init(cs__bordered *b, cs_workspace *ws, int cap, int nid, doubl
     // all set.
     const int chunk = cs__meter_chunk(meter, nid, 1);
     for (int i0 = 0; i0 < nid; i0 += chunk) {
-        const int k = nid - i0 < chunk ? nid - i0 : chunk;
+        const int k = cs__chunk_len(i0, chunk, nid);
         for (int i = i0; i < i0 + k; i++)
             b->slot[i] = -1;
         if (meter)

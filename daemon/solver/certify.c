@@ -164,7 +164,7 @@ static cs_status certify(cs_workspace *ws, const cs_model *m, const double *lamb
     // Six comparisons a contact.
     const int chunk = cs__meter_chunk(meter, nc, 6);
     for (int i0 = 0; i0 < nc; i0 += chunk) {
-        const int i1 = chunk < nc - i0 ? i0 + chunk : nc;
+        const int i1 = i0 + cs__chunk_len(i0, chunk, nc);
         for (int i = i0; i < i1; i++) {
             const double *l = lambda + 3 * i, *ui = u + 3 * i;
             iscale = maxn(iscale, maxn(fabs(l[0]), maxn(fabs(l[1]), fabs(l[2]))));
@@ -206,7 +206,7 @@ static cs_status certify(cs_workspace *ws, const cs_model *m, const double *lamb
     const int64_t units = residual_units(&set);
     const int rchunk = cs__meter_chunk(meter, nc, units);
     for (int i0 = 0; i0 < nc; i0 += rchunk) {
-        const int i1 = rchunk < nc - i0 ? i0 + rchunk : nc;
+        const int i1 = i0 + cs__chunk_len(i0, rchunk, nc);
         for (int i = i0; i < i1; i++) {
             const double ln = lambda[3 * i], lt1 = lambda[3 * i + 1], lt2 = lambda[3 * i + 2];
             const double gap = u[3 * i] - m->bias[i];

@@ -265,7 +265,7 @@ static bool mul_columns(int n, const double *A, int lda, const int *cols, int k,
                         double *y, cs__meter *meter) {
     const int step = n < CS__METER_UNITS ? 4 : 1;
     for (int q = 0; q < k; q += step) {
-        const int kq = k - q < step ? k - q : step;
+        const int kq = cs__chunk_len(q, step, k);
         cs__gaxpy_cols(n, A, lda, cols + q, kq, x, y);
         if (cs__meter_add(meter, (int64_t)kq * n))
             return true;
@@ -375,7 +375,7 @@ static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__mete
     // Each column's update counted at its end where the whole factorization (k^3 / 6 at most)
     // reads no clock, else two columns at a time: at k in the hundreds one column's update is
     // tens of us.
-    cs__meter *const mt = cs__meter_fits(meter, (int64_t)k * k * k / 6 + k) ? NULL : meter;
+    cs__meter *const mt = cs__meter_piecewise(meter, (int64_t)k * k * k / 6 + k);
     for (int j = 0; j < k; j++) {
         double *cj = K + (size_t)j * k;
         d[j] = cj[j] > tol ? 1 / cj[j] : 0;
@@ -431,7 +431,7 @@ static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__mete
  * (x unusable). */
 static bool ldl_solve(int k, const double *L, const double *d, const int *end, double *x,
                       cs__meter *meter) {
-    cs__meter *const mt = cs__meter_fits(meter, (int64_t)k * k) ? NULL : meter;
+    cs__meter *const mt = cs__meter_piecewise(meter, (int64_t)k * k);
     for (int j = 0; j < k; j++) {
         if (d[j] == 0) {
             x[j] = 0;
@@ -1779,7 +1779,7 @@ static cs_status check_problem(const cs_dantzig_problem *p, cs__meter *meter, in
     bool pairs = false;
     // A's diagonal is read here once: its entries lie a column apart, a page at a session's
     // limits, each a TLB miss. Row by row through the meter unless the whole reads no clock.
-    cs__meter *const mt = cs__meter_fits(meter, DIAGONAL_UNITS * (int64_t)p->n) ? NULL : meter;
+    cs__meter *const mt = cs__meter_piecewise(meter, DIAGONAL_UNITS * (int64_t)p->n);
     double dmax = 0;
     for (int i = 0; i < p->n; i++) {
         if (mt && cs__meter_add(mt, DIAGONAL_UNITS))
@@ -1858,8 +1858,7 @@ static bool answer_holds(mlcp *w, const double *f, double bmax) {
     }
     // The groups' faces (8 units each: the slack's and the support's products): at a session's
     // limits thousands, tens of us, so counted group by group where the pass does not fit.
-    cs__meter *const mt =
-        cs__meter_fits(&w->meter, FACE_CHECK_UNITS * (int64_t)w->nf) ? NULL : &w->meter;
+    cs__meter *const mt = cs__meter_piecewise(&w->meter, FACE_CHECK_UNITS * (int64_t)w->nf);
     for (int q = 0; q < w->ng; q++) {
         const group *g = &w->g[q];
         if (mt && cs__meter_add(mt, FACE_CHECK_UNITS * (int64_t)g->nf))
@@ -1894,7 +1893,7 @@ static bool mlcp_reset(mlcp *w, double *f) {
     memset(f, 0, (size_t)w->n * sizeof(double));
     const int chunk = cs__meter_chunk(&w->meter, w->n + w->nf, 1);
     for (int i0 = 0; i0 < w->n; i0 += chunk) {
-        const int k = w->n - i0 < chunk ? w->n - i0 : chunk;
+        const int k = cs__chunk_len(i0, chunk, w->n);
         if (cs__meter_add(&w->meter, k))
             return true;
         for (int i = i0; i < i0 + k; i++) {
@@ -1904,7 +1903,7 @@ static bool mlcp_reset(mlcp *w, double *f) {
         }
     }
     for (int k0 = 0; k0 < w->nf; k0 += chunk) {
-        const int k = w->nf - k0 < chunk ? w->nf - k0 : chunk;
+        const int k = cs__chunk_len(k0, chunk, w->nf);
         if (cs__meter_add(&w->meter, k))
             return true;
         for (int q = k0; q < k0 + k; q++) {
@@ -2181,7 +2180,7 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
     }
     const double cpair = nd ? w.tab[0] : 1;
     // A unit a row and a face, through the meter unless the whole reads no clock.
-    cs__meter *const mt = cs__meter_fits(&w.meter, (int64_t)n + nf) ? NULL : &w.meter;
+    cs__meter *const mt = cs__meter_piecewise(&w.meter, (int64_t)n + nf);
     double bmax = 0;
     for (int i = 0, q = 0, fk = 0; i < n; i++) {
         if (mt && cs__meter_add(mt, 1)) {

@@ -69,6 +69,18 @@ static inline int cs__meter_chunk(const cs__meter *m, int n, int64_t units) {
     return CS__METER_UNITS / units > 1 ? (int)(CS__METER_UNITS / units) : 1;
 }
 
+/* The meter to count a stretch of `units` piece by piece with: m, or NULL where the whole reads
+ * no clock (the caller then counts it once at its end, with no meter calls in its loops) or
+ * there is no deadline (m NULL). */
+static inline cs__meter *cs__meter_piecewise(cs__meter *m, int64_t units) {
+    return m && !cs__meter_fits(m, units) ? m : NULL;
+}
+
+/* Items in the piece of a chunked pass over n items that starts at item i. */
+static inline int cs__chunk_len(int i, int chunk, int n) {
+    return chunk < n - i ? chunk : n - i;
+}
+
 /* Reads the clock now (before a pivot or an iteration, whatever the work so far). */
 static inline bool cs__meter_check(cs__meter *m) {
     if (m->passed)

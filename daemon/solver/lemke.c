@@ -190,7 +190,7 @@ static void basis_residuals(lemke_ws *L, int v) {
     L->axmax = L->acmax = L->abmax = 0;
     const int chunk = cs__meter_chunk(&L->meter, n, 12);
     for (int k0 = 0; k0 < n; k0 += chunk) {
-        const int k1 = chunk < n - k0 ? k0 + chunk : n;
+        const int k1 = k0 + cs__chunk_len(k0, chunk, n);
         for (int k = k0; k < k1; k++) {
             L->axmax = fmax(L->axmax, L->ax[k]);
             L->acmax = fmax(L->acmax, L->ac[k]);
@@ -277,7 +277,7 @@ static cs_status rebuild(lemke_ws *L) {
         const double *b = u < n ? NULL : z_column(L, u);
         const int chunk = cs__meter_chunk(&L->meter, n, cu);
         for (int i0 = 0; i0 < n; i0 += chunk) {
-            const int i1 = chunk < n - i0 ? i0 + chunk : n;
+            const int i1 = i0 + cs__chunk_len(i0, chunk, n);
             for (int i = i0; i < i1; i++) {
                 A[(size_t)i * n + r] = b ? -b[i] : i == u;
                 amax = fmax(amax, fabs(A[(size_t)i * n + r]));
@@ -291,7 +291,7 @@ static cs_status rebuild(lemke_ws *L) {
         int p = k;
         const int chunk = cs__meter_chunk(&L->meter, n - k, cu);
         for (int i0 = k + 1; i0 < n; i0 += chunk) {
-            const int i1 = chunk < n - i0 ? i0 + chunk : n;
+            const int i1 = i0 + cs__chunk_len(i0, chunk, n);
             for (int i = i0; i < i1; i++)
                 if (fabs(A[(size_t)i * n + k]) > fabs(A[(size_t)p * n + k]))
                     p = i;
@@ -336,7 +336,7 @@ static cs_status rebuild(lemke_ws *L) {
         const int pk = L->piv[k];
         const int chunk = pk != k ? cs__meter_chunk(&L->meter, n, 2 * cu) : n;
         for (int i0 = 0; pk != k && i0 < n; i0 += chunk) {
-            const int i1 = chunk < n - i0 ? i0 + chunk : n;
+            const int i1 = i0 + cs__chunk_len(i0, chunk, n);
             for (int i = i0; i < i1; i++) {
                 double *ai = A + (size_t)i * n;
                 const double t = ai[k];
@@ -387,7 +387,7 @@ static int lexico_ratio(lemke_ws *L, int ncand, int z0_row) {
         const int64_t units = j < 0 ? 1 : L->col_units;
         const int chunk = cs__meter_chunk(&L->meter, n + ncand, units);
         for (int k0 = 0; k0 < n; k0 += chunk) {
-            const int k1 = chunk < n - k0 ? k0 + chunk : n;
+            const int k1 = k0 + cs__chunk_len(k0, chunk, n);
             for (int k = k0; j >= 0 && k < k1; k++)
                 scale = fmax(scale, fabs(L->binv[(size_t)k * n + j]));
             if (cs__meter_add(&L->meter, units * (k1 - k0 + (k1 == n ? ncand : 0))))

@@ -309,7 +309,7 @@ int cs_lu_factor(int n, double *A, int lda, int *piv, double *ret_growth, cs__me
         // The two steps' update is counted once at its end where that reads no clock, else
         // column by column: at n in the hundreds it is a stretch of hundreds of us.
         const int64_t units = (int64_t)(n - k) * (n - k) + (int64_t)(n - k - 1) * (n - k - 1);
-        cs__meter *const mt = meter && !cs__meter_fits(meter, units) ? meter : NULL;
+        cs__meter *const mt = cs__meter_piecewise(meter, units);
         for (int j = k + 2; j < n; j++) {
             double *cj = A + (size_t)j * lda;
             const double u0 = cj[k];

@@ -198,7 +198,7 @@ static void jv_rows(const cs_model *m, int rows, const double *v, int first, int
 bool cs__model_jv_metered(const cs_model *m, const double *v, double *out, cs__meter *meter) {
     const int chunk = cs__meter_chunk(meter, m->nc, CONTACT_UNITS);
     for (int i = 0; i < m->nc; i += chunk) {
-        const int end = chunk < m->nc - i ? i + chunk : m->nc;
+        const int end = i + cs__chunk_len(i, chunk, m->nc);
         jv_rows(m, 3, v, i, end, out);
         if (meter && cs__meter_add(meter, CONTACT_UNITS * (int64_t)(end - i)))
             return true;
@@ -246,7 +246,7 @@ bool cs__model_jt_metered(const cs_model *m, const double *lambda, double *gen, 
     memset(gen, 0, 6 * (size_t)m->nb * sizeof(double));
     const int chunk = cs__meter_chunk(meter, m->nc, CONTACT_UNITS);
     for (int i = 0; i < m->nc; i += chunk) {
-        const int end = chunk < m->nc - i ? i + chunk : m->nc;
+        const int end = i + cs__chunk_len(i, chunk, m->nc);
         jt_add(m, lambda, i, end, gen);
         if (meter && cs__meter_add(meter, CONTACT_UNITS * (int64_t)(end - i)))
             return true;
@@ -491,12 +491,12 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
     // A problem whose whole count reads no clock (a small one, or one early in its solve)
     // counts it once at the end instead, with no meter calls in the loops.
     units += (int64_t)nr * nr;
-    cs__meter *const mt = meter && cs__meter_fits(meter, units) ? NULL : meter;
+    cs__meter *const mt = cs__meter_piecewise(meter, units);
     // W zeroed some CS__METER_UNITS entries at a time (one column where ldw > nr): at a
     // session's limits it is megabytes, a stretch of hundreds of us in one memset.
     const int per = ldw == nr && nr > 0 && nr < CS__METER_UNITS ? CS__METER_UNITS / nr : 1;
     for (int q = 0; q < nr; q += per) {
-        const int k = per < nr - q ? per : nr - q;
+        const int k = cs__chunk_len(q, per, nr);
         memset(W + (size_t)q * ldw, 0, ((size_t)(k - 1) * ldw + (size_t)nr) * sizeof(double));
         if (mt && cs__meter_add(mt, (int64_t)k * nr)) {
             cs__ws_release(ws, mark);

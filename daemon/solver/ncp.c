@@ -244,7 +244,7 @@ static int meter_columns(const cs__meter *m, int n, int k) {
 static bool copy_metered(ncp *P, int m, const double *src, double *dst) {
     const int chunk = meter_columns(&P->meter, m, m);
     for (int q = 0; q < m; q += chunk) {
-        const int kq = chunk < m - q ? chunk : m - q;
+        const int kq = cs__chunk_len(q, chunk, m);
         memcpy(dst + (size_t)q * m, src + (size_t)q * m, (size_t)kq * m * sizeof(double));
         if (cs__meter_add(&P->meter, (int64_t)kq * m))
             return true;
@@ -262,7 +262,7 @@ static void w_mul(ncp *P, const double *y, double *out) {
     memset(out, 0, (size_t)P->n * sizeof(double));
     const int chunk = meter_columns(&P->meter, P->n, k);
     for (int q = 0; q < k && !P->meter.passed; q += chunk) {
-        const int kq = chunk < k - q ? chunk : k - q;
+        const int kq = cs__chunk_len(q, chunk, k);
         cs__gaxpy_cols(P->n, P->W, P->ldw, P->wcols + q, kq, y, out);
         if (cs__meter_add(&P->meter, (int64_t)kq * P->n))
             return;
@@ -379,7 +379,7 @@ static bool gemv_t_metered(ncp *P, int n, int k, const double *A, int lda, const
                            double *out) {
     const int chunk = meter_columns(&P->meter, n, k);
     for (int q = 0; q < k; q += chunk) {
-        const int kq = chunk < k - q ? chunk : k - q;
+        const int kq = cs__chunk_len(q, chunk, k);
         gemv_t(n, kq, A + (size_t)q * lda, lda, v, out + q);
         if (cs__meter_add(&P->meter, (int64_t)kq * n))
             return true;
@@ -974,7 +974,7 @@ static int stick_start(ncp *P) {
     for (double lam = P->reg; lam <= 1e18 * P->reg; lam *= 100) {
         const int chunk = meter_columns(&P->meter, n, n);
         for (int q = 0; q < n; q += chunk) {
-            const int kq = chunk < n - q ? chunk : n - q;
+            const int kq = cs__chunk_len(q, chunk, n);
             for (int j = q; j < q + kq; j++) {
                 memcpy(P->K + (size_t)j * n, P->W + (size_t)j * P->ldw,
                        (size_t)n * sizeof(double));

@@ -444,8 +444,7 @@ static int chol_columns(int n, double *H, int ldh, int *end, cs__meter *meter) {
         // scan of row j over the columns lo .. j - 1 counts too: one read a column apart each
         // (a cache miss at that n), and a sparse row has few updates to count.
         int64_t units = j - lo;
-        cs__meter *const mt =
-            meter && !cs__meter_fits(meter, (int64_t)(j - lo) * (n - j) + n) ? meter : NULL;
+        cs__meter *const mt = cs__meter_piecewise(meter, (int64_t)(j - lo) * (n - j) + n);
         for (int k = lo; k < j; k++) {
             l[q] = H[(size_t)k * ldh + j];
             ck[q] = H + (size_t)k * ldh + j;
