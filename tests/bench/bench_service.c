@@ -996,8 +996,8 @@ typedef struct findings {
     bench_summary cyc, dwake;
     bool req[3], req_granted[3]; /* uds, tcp, uds with a polling client */
     bench_summary req_lat[3], req_solve[3];
-    bool floor[2];               /* the echo floor: sleeping client, polling client */
-    bench_summary floor_lat[2];
+    bool floor[3];               /* the echo floor: uds, uds with a polling client, tcp */
+    bench_summary floor_lat[3];
     bool stream[4];
     int stream_n[4];
     bench_summary stream_worst[4], stream_solve[4];
@@ -1317,16 +1317,19 @@ static void case_wake(ctx *x) {
 
 /* ---- case 2: request mode, one session, UDS and TCP ----------------------------------------- */
 
-/* The echo floor (echo_floor.h) with frame's bytes, for a sleeping and a polling client, with the
- * worker CPU kept awake when the daemon's log says it keeps its own awake (keep_awake = on). */
+/* The echo floor (echo_floor.h) with frame's bytes, for a sleeping and a polling client over a
+ * Unix socket and a sleeping one over TCP, with the worker CPU kept awake when the daemon's log
+ * says it keeps its own awake (keep_awake = on). */
 static void request_floor(ctx *x, const uint8_t *frame, size_t len, int64_t base_p50) {
     const bool awake = strstr(x->d.tick_line, "kept awake") &&
                        !strstr(x->d.tick_line, " 0 CPU(s) kept awake");
-    for (int v = 0; v < 2; v++) {
-        const char *variant = v ? "request/floor-polling" : "request/floor";
+    static const char *const variants[3] = {"request/floor", "request/floor-polling",
+                                            "request/floor-tcp"};
+    for (int v = 0; v < 3; v++) {
+        const char *variant = variants[v];
         const echo_floor_opts o = {.frame = frame, .len = len, .warm_ns = (int64_t)(x->warm_s * SEC),
                                    .measure_ns = (int64_t)(x->case_s * SEC), .polling = v == 1,
-                                   .keep_awake = awake, .rng = &x->rng};
+                                   .tcp = v == 2, .keep_awake = awake, .rng = &x->rng};
         tally t = {0};
         char why[128];
         bool fifo = false;
@@ -1981,6 +1984,16 @@ static void targets(const ctx *x) {
                    f->floor_lat[v].p50 / 1e3,
                    (f->req_lat[r].p50 - f->req_solve[r].p50 - f->floor_lat[v].p50) / 1e3);
         }
+    }
+    if (f->floor[0] && f->floor[2] && f->req[0] && f->req[1]) {
+        // What TCP itself costs this host: the same bytes echoed over loopback TCP and over a
+        // Unix socket, against the daemon's tcp - uds difference.
+        printf("# request tcp: echo floor p50 %.1f us, %.1f us above the uds floor's; tcp p50 - "
+               "uds p50 beyond that = %.1f us\n",
+               f->floor_lat[2].p50 / 1e3, (f->floor_lat[2].p50 - f->floor_lat[0].p50) / 1e3,
+               ((f->req_lat[1].p50 - f->req_lat[0].p50) -
+                (f->floor_lat[2].p50 - f->floor_lat[0].p50)) /
+                   1e3);
     }
     for (int c = 0; c < 4; c++) {
         char what[96];

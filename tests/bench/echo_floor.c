@@ -3,6 +3,8 @@
 #include "echo_floor.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -106,6 +108,36 @@ static int start_echo(echo *e, int cpu, pthread_t *t, bool *ret_fifo) {
     return EINVAL;
 }
 
+// A connected pair of loopback TCP sockets, both TCP_NODELAY; 0, or -1 with errno set.
+static int tcp_pair(int sv[2]) {
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    const int one = 1;
+    const int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sv[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sv[1] = -1;
+    const bool ok = ls >= 0 && sv[0] >= 0 && bind(ls, (struct sockaddr *)&a, sizeof a) == 0 &&
+                    listen(ls, 1) == 0 && getsockname(ls, (struct sockaddr *)&a, &alen) == 0 &&
+                    connect(sv[0], (struct sockaddr *)&a, sizeof a) == 0 &&
+                    (sv[1] = accept4(ls, NULL, NULL, SOCK_CLOEXEC)) >= 0 &&
+                    setsockopt(sv[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0 &&
+                    setsockopt(sv[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0;
+    const int err = errno;
+    if (ls >= 0) {
+        close(ls);
+    }
+    if (!ok) {
+        for (int k = 0; k < 2; k++) {
+            if (sv[k] >= 0) {
+                close(sv[k]);
+            }
+        }
+        errno = err;
+        return -1;
+    }
+    return 0;
+}
+
 int echo_floor_run(const echo_floor_opts *o, bench_samples *lat, bool *ret_fifo, char *why,
                    size_t whylen) {
     int sv[2];
@@ -114,8 +146,8 @@ int echo_floor_run(const echo_floor_opts *o, bench_samples *lat, bool *ret_fifo,
         snprintf(why, whylen, "frame of %zu bytes or no CPU", o->len);
         return -1;
     }
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-        snprintf(why, whylen, "socketpair: %s", strerror(errno));
+    if ((o->tcp ? tcp_pair(sv) : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) < 0) {
+        snprintf(why, whylen, "%s: %s", o->tcp ? "loopback TCP" : "socketpair", strerror(errno));
         return -1;
     }
     echo e = {.fd = sv[1], .len = o->len};

@@ -5,8 +5,9 @@
  * daemon keeps its workers' CPUs with keep_awake = on (awake.h) when asked; it waits in epoll as a
  * worker does, reads one frame's bytes and writes as many back. The client writes a frame's bytes
  * at 1 kHz at a random phase (the request case's schedule) and times write -> whole reply read,
- * sleeping or polling in between. No protobuf on either side, so the floor is if anything low: the
- * daemon's own share of a request is at least its p50 - solve p50 - this floor's p50. */
+ * sleeping or polling in between, over a Unix socket pair or loopback TCP. No protobuf on either
+ * side, so the floor is if anything low: the daemon's own share of a request is at least its p50 -
+ * solve p50 - this floor's p50. */
 #ifndef CONTACTD_BENCH_ECHO_FLOOR_H
 #define CONTACTD_BENCH_ECHO_FLOOR_H
 #include <stdbool.h>
@@ -22,6 +23,8 @@ typedef struct echo_floor_opts {
     int64_t warm_ns;      /* sent first and not counted */
     int64_t measure_ns;   /* sent and counted */
     bool polling;         /* the client polls its socket while the reply is due */
+    bool tcp;             /* over a loopback TCP connection (TCP_NODELAY, as the daemon's and
+                             the client library's) rather than a Unix socket pair */
     bool keep_awake;      /* the echo CPU is kept awake, as the daemon's keep_awake = on does */
     t_rng *rng;           /* the phase */
 } echo_floor_opts;
