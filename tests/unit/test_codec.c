@@ -59,6 +59,15 @@ static Contactd__V1__ClientMessage *wire_copy(const cs_scene *s) {
     return m;
 }
 
+// The test scene (make_scene) as a decoded wire message, freed with free_unpacked.
+static Contactd__V1__ClientMessage *scene_message(void) {
+    cs_scene s;
+    cs_body b[NB];
+    cs_contact c[NC];
+    make_scene(&s, b, c);
+    return wire_copy(&s);
+}
+
 static void scene_round_trip(void **state) {
     (void)state;
     cs_scene s;
@@ -227,11 +236,7 @@ static void absent_fields_take_defaults(void **state) {
 // conversion fails with status want and a message starting with prefix.
 static void expect_error(void (*edit)(Contactd__V1__Frame *), const cs_limits *l, int want,
                          const char *prefix) {
-    cs_scene s;
-    cs_body b[NB];
-    cs_contact c[NC];
-    make_scene(&s, b, c);
-    Contactd__V1__ClientMessage *m = wire_copy(&s);
+    Contactd__V1__ClientMessage *m = scene_message();
     edit(m->frame);
     cs_body b2[NB];
     cs_contact c2[NC];
@@ -357,11 +362,7 @@ static void invalid_frames_name_the_field(void **state) {
 // scene, with its message in err, and the normal z of contact 0 as converted in *nz.
 static int convert_only(void (*edit)(Contactd__V1__Frame *), char *err, size_t errlen,
                         double *nz) {
-    cs_scene s;
-    cs_body b[NB];
-    cs_contact c[NC];
-    make_scene(&s, b, c);
-    Contactd__V1__ClientMessage *m = wire_copy(&s);
+    Contactd__V1__ClientMessage *m = scene_message();
     edit(m->frame);
     cs_body b2[NB];
     cs_contact c2[NC];
@@ -403,11 +404,7 @@ static void limits_name_count_and_limit(void **state) {
 }
 
 static cs_solver convert_choice(cs_solver e, const char *name, int *r, char *err, size_t errlen) {
-    cs_scene s;
-    cs_body b[NB];
-    cs_contact c[NC];
-    make_scene(&s, b, c);
-    Contactd__V1__ClientMessage *m = wire_copy(&s);
+    Contactd__V1__ClientMessage *m = scene_message();
     m->frame->solver = (Contactd__V1__Solver)e;
     m->frame->solver_name = strdup(name);
     cs_body b2[NB];
