@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Configuration: defaults, INI file, overrides (see config.h). Every key is one row of `keys`
- * with a parser that checks its range, so the file, the command line and the documentation in
- * config/contactd.conf all describe the same set. */
+/* Configuration: defaults, INI file, overrides (see config.h). Every key is one row of `keys`:
+ * a parser that checks its value, or an integer's range, unit and field, so the file, the command
+ * line and the documentation in config/contactd.conf all describe the same set. */
 #include "sys/config.h"
 
 #include <arpa/inet.h>
@@ -10,6 +10,8 @@
 #include <ini.h>
 #include <math.h>
 #include <pwd.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,56 +166,6 @@ static int set_tcp(cd_config *c, const char *v, char *why, size_t len) {
     return 0;
 }
 
-static int set_max_sessions(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 1, 4096, &x, why, len);
-    c->max_sessions = r < 0 ? c->max_sessions : (int)x;
-    return r;
-}
-
-static int set_max_message_bytes(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    // 1 KiB holds a Hello and a small frame; 64 MiB bounds what one client can make us buffer.
-    int r = parse_int(v, 1024, 64 << 20, &x, why, len);
-    c->max_message_bytes = r < 0 ? c->max_message_bytes : (uint32_t)x;
-    return r;
-}
-
-static int set_max_queued_bytes(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 1024, 1LL << 30, &x, why, len);
-    c->max_queued_bytes = r < 0 ? c->max_queued_bytes : (size_t)x;
-    return r;
-}
-
-static int set_max_connections(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 1, 1 << 20, &x, why, len);
-    c->max_connections = r < 0 ? c->max_connections : (int)x;
-    return r;
-}
-
-static int set_max_connections_per_uid(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 1, 1 << 20, &x, why, len);
-    c->max_connections_per_uid = r < 0 ? c->max_connections_per_uid : (int)x;
-    return r;
-}
-
-static int set_max_sessions_per_uid(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_auto_int(v, 1, 4096, &x, why, len);
-    c->max_sessions_per_uid = r < 0 ? c->max_sessions_per_uid : (int)x;
-    return r;
-}
-
-static int set_hello_timeout_ms(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 10, 600000, &x, why, len);
-    c->hello_timeout_ns = r < 0 ? c->hello_timeout_ns : x * 1000000;
-    return r;
-}
-
 static int set_socket_mode(cd_config *c, const char *v, char *why, size_t len) {
     char *end;
     errno = 0;
@@ -335,13 +287,6 @@ static int set_tcp_allow_any_local_user(cd_config *c, const char *v, char *why, 
     return parse_switch(v, "yes", "no", &c->tcp_allow_any_local_user, why, len);
 }
 
-static int set_rate_hz(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 1, 100000, &x, why, len);
-    c->rate_hz = r < 0 ? c->rate_hz : (int)x;
-    return r;
-}
-
 static int set_deadline_fraction(cd_config *c, const char *v, char *why, size_t len) {
     char *end;
     const double x = strtod(v, &end);
@@ -361,56 +306,6 @@ static int set_keep_awake(cd_config *c, const char *v, char *why, size_t len) {
     return parse_switch(v, "on", "off", &c->keep_awake, why, len);
 }
 
-static int set_priority(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    // The background workers run one priority below, and SCHED_FIFO starts at 1.
-    int r = parse_int(v, 2, 99, &x, why, len);
-    c->priority = r < 0 ? c->priority : (int)x;
-    return r;
-}
-
-static int set_cpu(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_auto_int(v, 0, 1023, &x, why, len);
-    c->cpu = r < 0 ? c->cpu : (int)x;
-    return r;
-}
-
-static int set_workers(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_auto_int(v, 1, 256, &x, why, len);
-    c->workers = r < 0 ? c->workers : (int)x;
-    return r;
-}
-
-static int set_long_solve_us(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 1, 10000000, &x, why, len);
-    c->long_solve_ns = r < 0 ? c->long_solve_ns : x * 1000;
-    return r;
-}
-
-static int set_max_budget_us(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 1, 10000000, &x, why, len);
-    c->max_budget_ns = r < 0 ? c->max_budget_ns : x * 1000;
-    return r;
-}
-
-static int set_max_session_mb(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 1, 1 << 20, &x, why, len);
-    c->max_session_bytes = r < 0 ? c->max_session_bytes : (size_t)x << 20;
-    return r;
-}
-
-static int set_memory_budget_mb(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 1, 1 << 24, &x, why, len);
-    c->memory_budget_bytes = r < 0 ? c->memory_budget_bytes : (size_t)x << 20;
-    return r;
-}
-
 static int set_default_solver(cd_config *c, const char *v, char *why, size_t len) {
     cs_solver s;
     char avail[128];
@@ -426,27 +321,6 @@ static int set_default_solver(cd_config *c, const char *v, char *why, size_t len
     }
     c->default_solver = s;
     return 0;
-}
-
-static int set_max_bodies(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 1, 100000, &x, why, len);
-    c->limits.max_bodies = r < 0 ? c->limits.max_bodies : (int)x;
-    return r;
-}
-
-static int set_max_contacts(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 1, 100000, &x, why, len);
-    c->limits.max_contacts = r < 0 ? c->limits.max_contacts : (int)x;
-    return r;
-}
-
-static int set_max_joints(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 0, 100000, &x, why, len);
-    c->limits.max_joints = r < 0 ? c->limits.max_joints : (int)x;
-    return r;
 }
 
 static int set_max_dirs(cd_config *c, const char *v, char *why, size_t len) {
@@ -482,20 +356,6 @@ static int set_record_all(cd_config *c, const char *v, char *why, size_t len) {
     return parse_switch(v, "yes", "no", &c->record_all, why, len);
 }
 
-static int set_record_buffer_kb(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 64, 1 << 20, &x, why, len);
-    c->record_buffer_bytes = r < 0 ? c->record_buffer_bytes : (size_t)x << 10;
-    return r;
-}
-
-static int set_record_max_file_mb(cd_config *c, const char *v, char *why, size_t len) {
-    long long x;
-    int r = parse_int(v, 1, 1 << 24, &x, why, len);
-    c->record_max_file_bytes = r < 0 ? c->record_max_file_bytes : (uint64_t)x << 20;
-    return r;
-}
-
 static int set_log_level(cd_config *c, const char *v, char *why, size_t len) {
     if (cd_log_level_from_name(v, &c->log_level) < 0) {
         snprintf(why, len, "expected err, warning, notice, info or debug, got '%s'", v);
@@ -504,47 +364,86 @@ static int set_log_level(cd_config *c, const char *v, char *why, size_t len) {
     return 0;
 }
 
+/* An integer key: the value written, in [lo, hi] (or "auto", stored as -1, where autoable), times
+ * unit (ms to ns, MiB to bytes, ...), goes to the cd_config field at off, of size bytes: an int
+ * or uint32_t, or an int64_t, size_t or uint64_t, whose values here all fit an int64_t. */
+typedef struct int_key {
+    long long lo, hi, unit;
+    bool autoable;
+    size_t off, size;
+} int_key;
+
+#define INT_KEY(field, lo, hi, unit)                                                               \
+    {lo, hi, unit, false, offsetof(cd_config, field), sizeof(((cd_config *)0)->field)}
+#define AUTO_INT_KEY(field, lo, hi, unit)                                                          \
+    {lo, hi, unit, true, offsetof(cd_config, field), sizeof(((cd_config *)0)->field)}
+
+// Parses an integer key's value and stores it, times its unit, in its field. Returns 0, or
+// -EINVAL with the reason in why.
+static int set_int(cd_config *c, const int_key *k, const char *v, char *why, size_t len) {
+    long long x;
+    const int r = k->autoable ? parse_auto_int(v, k->lo, k->hi, &x, why, len)
+                              : parse_int(v, k->lo, k->hi, &x, why, len);
+    if (r < 0) {
+        return r;
+    }
+    x = x < 0 ? x : x * k->unit; // "auto" stays -1
+    char *field = (char *)c + k->off;
+    if (k->size == sizeof(int32_t)) {
+        const int32_t x32 = (int32_t)x;
+        memcpy(field, &x32, sizeof x32);
+    } else {
+        const int64_t x64 = x;
+        memcpy(field, &x64, sizeof x64);
+    }
+    return 0;
+}
+
+/* Every key: its own parser (set), or an integer (num, where set is NULL). */
 static const struct key {
     const char *section;
     const char *name;
     int (*set)(cd_config *c, const char *v, char *why, size_t len);
+    int_key num;
 } keys[] = {
-    {"server", "socket", set_socket},
-    {"server", "tcp", set_tcp},
-    {"server", "max_sessions", set_max_sessions},
-    {"server", "max_message_bytes", set_max_message_bytes},
-    {"server", "max_queued_bytes", set_max_queued_bytes},
-    {"server", "memory_budget_mb", set_memory_budget_mb},
-    {"server", "max_connections", set_max_connections},
-    {"server", "max_connections_per_uid", set_max_connections_per_uid},
-    {"server", "max_sessions_per_uid", set_max_sessions_per_uid},
-    {"server", "hello_timeout_ms", set_hello_timeout_ms},
-    {"server", "socket_mode", set_socket_mode},
-    {"server", "socket_group", set_socket_group},
-    {"server", "allow_uids", set_allow_uids},
-    {"server", "allow_gids", set_allow_gids},
-    {"server", "auth_token_file", set_auth_token_file},
-    {"server", "tcp_allow_any_local_user", set_tcp_allow_any_local_user},
-    {"loop", "rate_hz", set_rate_hz},
-    {"loop", "deadline_fraction", set_deadline_fraction},
-    {"loop", "realtime", set_realtime},
-    {"loop", "keep_awake", set_keep_awake},
-    {"loop", "priority", set_priority},
-    {"loop", "cpu", set_cpu},
-    {"loop", "workers", set_workers},
-    {"loop", "long_solve_us", set_long_solve_us},
-    {"session", "default_solver", set_default_solver},
-    {"session", "max_bodies", set_max_bodies},
-    {"session", "max_contacts", set_max_contacts},
-    {"session", "max_joints", set_max_joints},
-    {"session", "max_dirs", set_max_dirs},
-    {"session", "max_budget_us", set_max_budget_us},
-    {"session", "max_session_mb", set_max_session_mb},
-    {"record", "dir", set_record_dir},
-    {"record", "all_sessions", set_record_all},
-    {"record", "buffer_kb", set_record_buffer_kb},
-    {"record", "max_file_mb", set_record_max_file_mb},
-    {"log", "level", set_log_level},
+    {"server", "socket", .set = set_socket},
+    {"server", "tcp", .set = set_tcp},
+    {"server", "max_sessions", .num = INT_KEY(max_sessions, 1, 4096, 1)},
+    // 1 KiB holds a Hello and a small frame; 64 MiB bounds what one client can make us buffer.
+    {"server", "max_message_bytes", .num = INT_KEY(max_message_bytes, 1024, 64 << 20, 1)},
+    {"server", "max_queued_bytes", .num = INT_KEY(max_queued_bytes, 1024, 1LL << 30, 1)},
+    {"server", "memory_budget_mb", .num = INT_KEY(memory_budget_bytes, 1, 1 << 24, 1LL << 20)},
+    {"server", "max_connections", .num = INT_KEY(max_connections, 1, 1 << 20, 1)},
+    {"server", "max_connections_per_uid", .num = INT_KEY(max_connections_per_uid, 1, 1 << 20, 1)},
+    {"server", "max_sessions_per_uid", .num = AUTO_INT_KEY(max_sessions_per_uid, 1, 4096, 1)},
+    {"server", "hello_timeout_ms", .num = INT_KEY(hello_timeout_ns, 10, 600000, 1000000)},
+    {"server", "socket_mode", .set = set_socket_mode},
+    {"server", "socket_group", .set = set_socket_group},
+    {"server", "allow_uids", .set = set_allow_uids},
+    {"server", "allow_gids", .set = set_allow_gids},
+    {"server", "auth_token_file", .set = set_auth_token_file},
+    {"server", "tcp_allow_any_local_user", .set = set_tcp_allow_any_local_user},
+    {"loop", "rate_hz", .num = INT_KEY(rate_hz, 1, 100000, 1)},
+    {"loop", "deadline_fraction", .set = set_deadline_fraction},
+    {"loop", "realtime", .set = set_realtime},
+    {"loop", "keep_awake", .set = set_keep_awake},
+    // The background workers run one priority below, and SCHED_FIFO starts at 1.
+    {"loop", "priority", .num = INT_KEY(priority, 2, 99, 1)},
+    {"loop", "cpu", .num = AUTO_INT_KEY(cpu, 0, 1023, 1)},
+    {"loop", "workers", .num = AUTO_INT_KEY(workers, 1, 256, 1)},
+    {"loop", "long_solve_us", .num = INT_KEY(long_solve_ns, 1, 10000000, 1000)},
+    {"session", "default_solver", .set = set_default_solver},
+    {"session", "max_bodies", .num = INT_KEY(limits.max_bodies, 1, 100000, 1)},
+    {"session", "max_contacts", .num = INT_KEY(limits.max_contacts, 1, 100000, 1)},
+    {"session", "max_joints", .num = INT_KEY(limits.max_joints, 0, 100000, 1)},
+    {"session", "max_dirs", .set = set_max_dirs},
+    {"session", "max_budget_us", .num = INT_KEY(max_budget_ns, 1, 10000000, 1000)},
+    {"session", "max_session_mb", .num = INT_KEY(max_session_bytes, 1, 1 << 20, 1LL << 20)},
+    {"record", "dir", .set = set_record_dir},
+    {"record", "all_sessions", .set = set_record_all},
+    {"record", "buffer_kb", .num = INT_KEY(record_buffer_bytes, 64, 1 << 20, 1LL << 10)},
+    {"record", "max_file_mb", .num = INT_KEY(record_max_file_bytes, 1, 1 << 24, 1LL << 20)},
+    {"log", "level", .set = set_log_level},
 };
 
 int cd_config_set(cd_config *c, const char *section, const char *key, const char *value,
@@ -561,7 +460,9 @@ int cd_config_set(cd_config *c, const char *section, const char *key, const char
         section_known = true;
         if (strcmp(key, keys[i].name) == 0) {
             char why[256] = "invalid value";
-            if (keys[i].set(c, value, why, sizeof why) < 0) {
+            const int r = keys[i].set ? keys[i].set(c, value, why, sizeof why)
+                                      : set_int(c, &keys[i].num, value, why, sizeof why);
+            if (r < 0) {
                 snprintf(err, errlen, "[%s] %s: %s", section, key, why);
                 return -EINVAL;
             }

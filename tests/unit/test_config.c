@@ -3,6 +3,8 @@
  * section, key, reason) for bad values, unknown keys and sections, syntax errors and missing
  * files. */
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +182,79 @@ static void each_error_kind(void **state) {
         char err[512], path[64];
         assert_int_equal(load_text(&c, cases[i].text, err, sizeof err, path), -EINVAL);
         assert_error_at(err, path, cases[i].line, cases[i].msg);
+    }
+}
+
+/* Every integer key at both ends of its range lands in its own field, times its unit, and nothing
+ * else in the configuration changes; one past either end is refused naming the range. */
+static void integer_keys_take_their_range(void **state) {
+    (void)state;
+#define FIELD(f) offsetof(cd_config, f), sizeof(((cd_config *)0)->f)
+    static const struct {
+        const char *section, *key;
+        long long lo, hi, unit;
+        bool autoable;
+        size_t off, size;
+    } keys[] = {
+        {"server", "max_sessions", 1, 4096, 1, false, FIELD(max_sessions)},
+        {"server", "max_message_bytes", 1024, 64 << 20, 1, false, FIELD(max_message_bytes)},
+        {"server", "max_queued_bytes", 1024, 1LL << 30, 1, false, FIELD(max_queued_bytes)},
+        {"server", "memory_budget_mb", 1, 1 << 24, 1 << 20, false, FIELD(memory_budget_bytes)},
+        {"server", "max_connections", 1, 1 << 20, 1, false, FIELD(max_connections)},
+        {"server", "max_connections_per_uid", 1, 1 << 20, 1, false,
+         FIELD(max_connections_per_uid)},
+        {"server", "max_sessions_per_uid", 1, 4096, 1, true, FIELD(max_sessions_per_uid)},
+        {"server", "hello_timeout_ms", 10, 600000, 1000000, false, FIELD(hello_timeout_ns)},
+        {"loop", "rate_hz", 1, 100000, 1, false, FIELD(rate_hz)},
+        {"loop", "priority", 2, 99, 1, false, FIELD(priority)},
+        {"loop", "cpu", 0, 1023, 1, true, FIELD(cpu)},
+        {"loop", "workers", 1, 256, 1, true, FIELD(workers)},
+        {"loop", "long_solve_us", 1, 10000000, 1000, false, FIELD(long_solve_ns)},
+        {"session", "max_bodies", 1, 100000, 1, false, FIELD(limits.max_bodies)},
+        {"session", "max_contacts", 1, 100000, 1, false, FIELD(limits.max_contacts)},
+        {"session", "max_joints", 0, 100000, 1, false, FIELD(limits.max_joints)},
+        {"session", "max_budget_us", 1, 10000000, 1000, false, FIELD(max_budget_ns)},
+        {"session", "max_session_mb", 1, 1 << 20, 1 << 20, false, FIELD(max_session_bytes)},
+        {"record", "buffer_kb", 64, 1 << 20, 1 << 10, false, FIELD(record_buffer_bytes)},
+        {"record", "max_file_mb", 1, 1 << 24, 1 << 20, false, FIELD(record_max_file_bytes)},
+    };
+#undef FIELD
+    cd_config d, c;
+    char err[512], v[32], want[128];
+    memset(&d, 0, sizeof d);
+    assert_int_equal(cd_config_defaults(&d), 0);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        for (int end = 0; end < 3; end++) {
+            const long long x = end == 0 ? keys[i].lo : end == 1 ? keys[i].hi : -1;
+            if (end == 2 && !keys[i].autoable) {
+                continue;
+            }
+            snprintf(v, sizeof v, end == 2 ? "auto" : "%lld", x);
+            memcpy(&c, &d, sizeof c);
+            assert_int_equal(cd_config_set(&c, keys[i].section, keys[i].key, v, err, sizeof err),
+                             0);
+            int64_t got;
+            if (keys[i].size == sizeof(int32_t)) {
+                int32_t g;
+                memcpy(&g, (char *)&c + keys[i].off, sizeof g);
+                got = g;
+            } else {
+                memcpy(&got, (char *)&c + keys[i].off, sizeof got);
+            }
+            print_message("# [%s] %s = %s\n", keys[i].section, keys[i].key, v);
+            assert_int_equal(got, end == 2 ? -1 : x * keys[i].unit);
+            memcpy((char *)&c + keys[i].off, (char *)&d + keys[i].off, keys[i].size);
+            assert_memory_equal(&c, &d, sizeof c);
+        }
+        for (int end = 0; end < 2; end++) {
+            snprintf(v, sizeof v, "%lld", end ? keys[i].hi + 1 : keys[i].lo - 1);
+            assert_int_equal(cd_config_set(&c, keys[i].section, keys[i].key, v, err, sizeof err),
+                             -EINVAL);
+            snprintf(want, sizeof want, "[%s] %s: expected %san integer in [%lld, %lld], got",
+                     keys[i].section, keys[i].key, keys[i].autoable ? "'auto' or " : "",
+                     keys[i].lo, keys[i].hi);
+            assert_memory_equal(err, want, strlen(want));
+        }
     }
 }
 
@@ -427,6 +502,7 @@ int main(void) {
         cmocka_unit_test(full_file),
         cmocka_unit_test(bad_value_names_file_line_key),
         cmocka_unit_test(each_error_kind),
+        cmocka_unit_test(integer_keys_take_their_range),
         cmocka_unit_test(long_socket_path_refused),
         cmocka_unit_test(overrides_and_off),
         cmocka_unit_test(missing_file),
