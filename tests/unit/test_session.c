@@ -244,6 +244,29 @@ static void a_late_job_is_labelled_not_silent(void **state) {
     cd_session_table_free(t);
 }
 
+// A solve that starts after its deadline had none of its budget: however promptly it started
+// by the late-start bound, the miss is not the solver's. A 10 us budget, a wake-up 30 us late.
+static void a_start_past_the_deadline_is_not_the_solvers_miss(void **state) {
+    (void)state;
+    cd_counts wc = {0};
+    cd_session_table *t = cd_session_table_new(1);
+    cd_session_params p = stream_params;
+    p.budget_ns = 10000;
+    cd_session *s = admit(t, &p);
+    publish_box(s, 1, EPOCH + 3 * PERIOD + 5);
+    fake_now = EPOCH + 4 * PERIOD + 30000;
+    cd_job job;
+    assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+    cd_run run = {.clock_ns = fake_clock, .counts = &wc, .wake_late_ns = 30000};
+    assert_int_equal(cd_session_run(s, &job, &run), 1);
+    const cd_output *o = cd_session_result_peek(s);
+    assert_false(o->timing.deadline_met);
+    assert_true(o->timing.solve_start_ns > o->timing.deadline_ns);
+    assert_int_equal(o->timing.miss, CD_MISS_HOST);
+    cd_session_result_pop(s, false, NULL);
+    cd_session_table_free(t);
+}
+
 static void request_answers_every_frame_in_order(void **state) {
     (void)state;
     cd_counts wc = {0};
@@ -464,6 +487,7 @@ int main(void) {
         cmocka_unit_test(stream_solves_newest_at_the_next_tick),
         cmocka_unit_test(a_frame_found_at_a_tick_counts_for_it),
         cmocka_unit_test(a_late_job_is_labelled_not_silent),
+        cmocka_unit_test(a_start_past_the_deadline_is_not_the_solvers_miss),
         cmocka_unit_test(request_answers_every_frame_in_order),
         cmocka_unit_test(a_request_always_has_room_for_its_answer),
         cmocka_unit_test(full_ring_drops_and_counts),
