@@ -1468,11 +1468,18 @@ static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
     }
     Contactd__V1__ClientMessage *m = contactd__v1__client_message__unpack(&a->allocator, len, data);
     if (!m && a->exhausted) {
-        // A worker's fixed arena holds a frame within the session's limits (attach_size).
+        // A worker's fixed arena holds a frame within the session's limits (attach_arena_bytes):
+        // a frame beyond them is refused as any frame over a limit is, with its seq, and counted.
         cd_arena_reset(a, 0);
-        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, 0,
-                   "message: %zu bytes decode to more than a frame within this session's limits "
-                   "(bodies, contacts, joints) takes", len);
+        uint64_t seq = 0;
+        const bool frame = cd_frame_seq(data, len, &seq);
+        send_error(c, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT, seq,
+                   "%s: %zu bytes decode to more than a frame within this session's limits "
+                   "(bodies, contacts, joints) takes",
+                   frame ? "frame" : "message", len);
+        if (frame) {
+            frame_refused(c, c->session, false); // only an attached connection's arena is fixed
+        }
         return;
     }
     if (!m) {

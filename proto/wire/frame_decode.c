@@ -206,3 +206,29 @@ int cd_frame_decode(const uint8_t *data, size_t len, const cs_limits *lim,
     out->nj = (int)nj;
     return 1;
 }
+
+int cd_frame_seq(const uint8_t *data, size_t len, uint64_t *ret) {
+    cd_reader env = {data, data + len}, r, skip;
+    unsigned field, wt;
+    if (!rd_tag(&env, &field, &wt) || field != CLIENT_FRAME || wt != WT_LEN || !rd_len(&env, &r)) {
+        return 0;
+    }
+    uint64_t seq = 0, v;
+    while (r.p < r.end) {
+        bool ok = rd_tag(&r, &field, &wt);
+        if (ok && field == FRAME_SEQ) {
+            ok = rd_u64(&r, wt, &seq);
+        } else if (ok && (wt == WT_FIXED64 || wt == WT_FIXED32)) {
+            const size_t n = wt == WT_FIXED64 ? 8 : 4;
+            ok = (size_t)(r.end - r.p) >= n;
+            r.p += ok ? n : 0;
+        } else if (ok) {
+            ok = wt == WT_VARINT ? rd_varint(&r, &v) : wt == WT_LEN && rd_len(&r, &skip);
+        }
+        if (!ok) {
+            return 0;
+        }
+    }
+    *ret = seq;
+    return 1;
+}

@@ -25,4 +25,10 @@
 int cd_frame_decode(const uint8_t *data, size_t len, const cs_limits *lim,
                     cs_solver default_solver, cs_scene *out);
 
+/* The seq of a ClientMessage{frame} that is not decoded (too large for the decoding arena of the
+ * worker serving its session): 1 and *ret (0 when absent; the last one when given twice, as
+ * protobuf-c keeps it) when data[0, len) is a frame whose fields are well-formed wire fields,
+ * else 0. thread: any. rt-safe: yes (bounded by len). */
+int cd_frame_seq(const uint8_t *data, size_t len, uint64_t *ret);
+
 #endif /* CONTACTD_WIRE_FRAME_DECODE_H */

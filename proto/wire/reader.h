@@ -12,7 +12,7 @@
 #include <string.h>
 
 // Wire types (protobuf encoding).
-enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
+enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2, WT_FIXED32 = 5 };
 
 typedef struct cd_reader {
     const uint8_t *p, *end;

@@ -4,7 +4,8 @@
  * undecodable bytes ERROR_DECODE, a frame before Hello or a wrong version ERROR_PROTOCOL, each
  * followed by a clean close; a Hello naming an unknown solver gets ERROR_INVALID and may be
  * retried, as may one with a solver's name holding a NUL byte; a message field given twice in a
- * frame gets ERROR_INVALID naming it; a Hello beyond max_sessions gets ERROR_BUSY. A Hello may
+ * frame gets ERROR_INVALID naming it; a frame too large for its worker's decoding arena gets
+ * ERROR_LIMIT with its seq and is counted; a Hello beyond max_sessions gets ERROR_BUSY. A Hello may
  * lower max_message_bytes for its session, a session granted fewer friction directions than the
  * default solves frames that name none, and a client that shuts its sending side after its Hello
  * or its frames is still answered (every request; the newest stream frame, at its tick). Through
@@ -181,6 +182,45 @@ static void hello_lowers_max_message_bytes(void **state) {
         contactd__v1__server_message__free_unpacked(m, NULL);
         close(f);
     }
+    stream_one();
+}
+
+// A frame far beyond its session's limits (1500 contacts for a session of one): too much for the
+// decoding arena of the worker that serves the socket. Like any frame refused for a limit, it
+// gets ERROR_LIMIT carrying its seq and is counted in the session's frames_refused; the session
+// goes on.
+static void frame_beyond_the_decoding_arena_is_a_refused_frame(void **state) {
+    (void)state;
+    enum { CONTACTS = 1500, SEQ = 77 };
+    cdc_conn *c =
+        it_session_open(&d, false, &(cdc_hello){.limits = {.max_bodies = 1, .max_contacts = 1}});
+    // Frame{seq, dt = 1e-3, contacts: CONTACTS empty ones} in its envelope, behind its prefix.
+    static uint8_t msg[2 * CONTACTS + 32];
+    const size_t frame_len = 2 + 9 + 2 * CONTACTS;
+    size_t n = cd_varint_encode(frame_len + 3, msg);
+    msg[n++] = 0x12; // ClientMessage.frame
+    n += cd_varint_encode(frame_len, msg + n);
+    msg[n++] = 0x08; // seq
+    msg[n++] = SEQ;
+    msg[n++] = 0x11; // dt
+    const double dt = 1e-3;
+    memcpy(msg + n, &dt, sizeof dt);
+    n += sizeof dt;
+    for (int i = 0; i < CONTACTS; i++) {
+        msg[n++] = 0x32; // contacts, empty
+        msg[n++] = 0;
+    }
+    assert_true(n <= MAX_MESSAGE);
+    assert_int_equal(cdc_wire_send_packed(c, msg, n), 0);
+    Contactd__V1__ServerMessage *m = it_session_recv(c, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+    assert_int_equal(m->error->code, CONTACTD__V1__ERROR_CODE__ERROR_LIMIT);
+    assert_int_equal(m->error->seq, SEQ);
+    cdc_wire_free(m);
+    m = it_stats_fetch(c);
+    assert_int_equal(m->stats->n_session_stats, 1);
+    assert_int_equal(m->stats->session_stats[0]->frames_refused, 1);
+    cdc_wire_free(m);
+    cdc_conn_close(c);
     stream_one();
 }
 
@@ -516,6 +556,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(invalid_frame_named_session_goes_on),
         cmocka_unit_test(oversized_message_closes_only_its_connection),
         cmocka_unit_test(hello_lowers_max_message_bytes),
+        cmocka_unit_test(frame_beyond_the_decoding_arena_is_a_refused_frame),
         cmocka_unit_test(few_friction_directions_are_the_frames_default),
         cmocka_unit_test(solver_name_with_nul_is_invalid),
         cmocka_unit_test(hello_then_shutdown_is_answered),

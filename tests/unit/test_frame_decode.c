@@ -4,7 +4,8 @@
  * takes the frames clients send (every field present, or proto3's omissions), and declines what
  * the general path must word, skip or take the last of (unknown fields, fields given twice,
  * unpacked inertia, anything over the limits or refused by the codec, malformed bytes), and on
- * bytes mutated at random it never disagrees. */
+ * bytes mutated at random it never disagrees; the seq of a frame that is not decoded is read as
+ * protobuf-c reads it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,12 +316,52 @@ static void mutants_agree(void **state) {
     assert_true(taken > tried / 20);
 }
 
+// The seq of a frame that is not decoded (cd_frame_seq) is the one protobuf-c reads, for the
+// codec's frames and their mutants; a message that is no frame has none.
+static void seq_read_without_decoding(void **state) {
+    (void)state;
+    static uint8_t buf[BUF], mut[BUF];
+    static t_gen_scene g;
+    t_rng rng = t_rng_seed(11);
+    uint64_t seq;
+    int read = 0;
+    for (int k = 0; k < 20; k++) {
+        t_gen_random(&g, 1 + k % 4, 1 + (k * 13) % 64, 8, 2000 + (uint64_t)k);
+        g.s.seq = UINT64_MAX - (uint64_t)k;
+        const size_t n = pack_scene(&g.s, buf);
+        assert_int_equal(cd_frame_seq(buf, n, &seq), 1);
+        assert_true(seq == g.s.seq);
+        for (int t = 0; t < 200; t++) {
+            memcpy(mut, buf, n);
+            const size_t m = t_mutate(&rng, mut, n);
+            Contactd__V1__ClientMessage *cm = contactd__v1__client_message__unpack(NULL, m, mut);
+            if (cd_frame_seq(mut, m, &seq) == 1 && cm &&
+                cm->msg_case == CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME) {
+                assert_true(seq == cm->frame->seq);
+                read++;
+            }
+            if (cm) {
+                contactd__v1__client_message__free_unpacked(cm, NULL);
+            }
+        }
+    }
+    printf("# %d mutants' seq read as protobuf-c reads it\n", read);
+    assert_true(read > 0);
+    Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    Contactd__V1__ClientMessage env = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+    env.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
+    env.hello = &h;
+    assert_int_equal(cd_frame_seq(buf, pack_env(&env, buf), &seq), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(codec_frames_taken_alike),
         cmocka_unit_test(sparse_frames_taken_alike),
         cmocka_unit_test(unusual_frames_declined),
         cmocka_unit_test(mutants_agree),
+        cmocka_unit_test(seq_read_without_decoding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
