@@ -266,8 +266,15 @@ static void on_reload(uv_signal_t *h, int signum) {
         cd_log(CD_LOG_ERR, "reload: the configuration above is refused; the running one stays");
         return;
     }
-    char changed[512];
+    char changed[512], err[512];
     cd_config_keep_restart(&next, &d->cfg, changed, sizeof changed);
+    // Checked again with the running values it keeps: a file that moves a listener beyond
+    // loopback to loopback and drops the token is fine alone, not beside the listener that stays.
+    if (cd_config_check(&next, err, sizeof err) < 0) {
+        cd_log(CD_LOG_ERR, "reload: %s (beside the running value of a key that needs a restart); "
+               "the running one stays", err);
+        return;
+    }
     d->cfg = next;
     cd_log_init(d->cfg.log_level);
     cd_log(CD_LOG_NOTICE, "reload: %s read; new sessions get its values%s%s%s",

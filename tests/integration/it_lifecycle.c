@@ -3,9 +3,9 @@
  * before READY=1; command-line options override the config file; READY=1 carries the bound
  * addresses; the watchdog is petted while the tick thread runs; a socket held by a live daemon is
  * refused and a stale one replaced; SIGTERM with sessions open gives STOPPING=1, exit 0, closed
- * connections and no socket file left behind; sockets from socket activation are used (and left
- * in place). Arguments: the contactd and contactctl
- * executables. */
+ * connections and no socket file left behind; SIGHUP applies a new file, but not one that would
+ * leave a listener beyond loopback without a token; sockets from socket activation are used (and
+ * left in place). Arguments: the contactd and contactctl executables. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -250,6 +250,47 @@ static void sighup_reloads_config(void **state) {
     assert_int_equal(it_daemon_stop(&d), 0);
 }
 
+// The reply to a TCP Hello without a token.
+static Contactd__V1__ServerMessage__MsgCase tcp_hello_reply(void) {
+    const int fd = it_connect_tcp(d.tcp);
+    assert_true(fd >= 0);
+    assert_int_equal(it_send_hello(fd, 1), 0);
+    Contactd__V1__ServerMessage *m = it_recv(fd, IT_TIMEOUT_MS);
+    assert_non_null(m);
+    const Contactd__V1__ServerMessage__MsgCase kind = m->msg_case;
+    assert_true(kind == CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME ||
+                m->error->code == CONTACTD__V1__ERROR_CODE__ERROR_DENIED);
+    contactd__v1__server_message__free_unpacked(m, NULL);
+    close(fd);
+    return kind;
+}
+
+// A TCP listener beyond loopback needs the token, after a reload too: the listener needs a
+// restart to change, so a file that moves it to loopback and drops the token is judged with the
+// listener that stays, and refused, rather than opening it to every host without a token.
+static void sighup_keeps_the_token_of_a_listener_beyond_loopback(void **state) {
+    (void)state;
+    char token[] = "/tmp/contactd-it-token-XXXXXX";
+    const int fd = mkstemp(token);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "0123456789abcdef0123\n", 21), 21);
+    close(fd);
+    char ini[256];
+    snprintf(ini, sizeof ini, "[server]\ntcp = 0.0.0.0:0\nauth_token_file = %s\n", token);
+    const int started = it_daemon_start(&d, contactd_path, ini, 0);
+    if (started == 0) {
+        assert_int_equal(tcp_hello_reply(), CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+        config_append("[server]\ntcp = 127.0.0.1:0\nauth_token_file =\n"
+                      "tcp_allow_any_local_user = yes\n");
+        assert_int_equal(kill(d.pid, SIGHUP), 0);
+        log_wait("reload: ");
+        assert_int_equal(tcp_hello_reply(), CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+        assert_int_equal(it_daemon_stop(&d), 0);
+    }
+    unlink(token);
+    assert_int_equal(started, 0);
+}
+
 static void socket_activation(void **state) {
     (void)state;
     static const char activate[] = "/usr/bin/systemd-socket-activate";
@@ -328,6 +369,7 @@ int main(int argc, char **argv) {
         TEST(live_socket_refused_stale_socket_replaced),
         TEST(sigterm_with_sessions_open),
         TEST(sighup_reloads_config),
+        TEST(sighup_keeps_the_token_of_a_listener_beyond_loopback),
         TEST(socket_activation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
