@@ -277,6 +277,8 @@ static void on_reload(uv_signal_t *h, int signum) {
     }
     d->cfg = next;
     cd_log_init(d->cfg.log_level);
+    // A live key: the connections it lets in need their descriptors now, as at start.
+    raise_fd_limit(d->cfg.max_connections);
     cd_log(CD_LOG_NOTICE, "reload: %s read; new sessions get its values%s%s%s",
            d->config_path ? d->config_path : "(no config file: built-in defaults)",
            changed[0] ? "; needs a restart to change: " : "", changed,

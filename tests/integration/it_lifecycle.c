@@ -3,9 +3,10 @@
  * before READY=1; command-line options override the config file; READY=1 carries the bound
  * addresses; the watchdog is petted while the tick thread runs; a socket held by a live daemon is
  * refused and a stale one replaced; SIGTERM with sessions open gives STOPPING=1, exit 0, closed
- * connections and no socket file left behind; SIGHUP applies a new file, but not one that would
- * leave a listener beyond loopback without a token; sockets from socket activation are used (and
- * left in place). Arguments: the contactd and contactctl executables. */
+ * connections and no socket file left behind; SIGHUP applies a new file (a higher
+ * max_connections with the open files to take them), but not one that would leave a listener
+ * beyond loopback without a token; sockets from socket activation are used (and left in place).
+ * Arguments: the contactd and contactctl executables. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -291,6 +293,55 @@ static void sighup_keeps_the_token_of_a_listener_beyond_loopback(void **state) {
     assert_int_equal(started, 0);
 }
 
+// The open-files limit is raised to fit max_connections, also when a reload raises it: a daemon
+// started under a limit of LIMIT files with room for FEW connections takes MANY once reloaded,
+// each answered (none shed by an accept that ran out of descriptors).
+static void sighup_raises_the_open_files_limit(void **state) {
+    (void)state;
+    enum { LIMIT = 200, FEW = 100, MANY = 300 };
+    struct rlimit was;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+    if (was.rlim_max != RLIM_INFINITY && was.rlim_max < 2 * MANY) {
+        printf("# the open-files hard limit (%llu) is too low\n", (unsigned long long)was.rlim_max);
+        skip();
+    }
+    // The daemon inherits the low limit; this test takes its own back at once.
+    struct rlimit low = {.rlim_cur = LIMIT, .rlim_max = was.rlim_max};
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    // One worker CPU: the daemon's own descriptors (two per worker thread) stay few on any host.
+    char ini[96];
+    snprintf(ini, sizeof ini, "[server]\nmax_connections = %d\n[loop]\nworkers = 1\n", FEW);
+    const int started = it_daemon_start(&d, contactd_path, ini, 0);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+    assert_int_equal(started, 0);
+    char more[64];
+    snprintf(more, sizeof more, "[server]\nmax_connections = %d\n", 2 * MANY);
+    config_append(more);
+    assert_int_equal(kill(d.pid, SIGHUP), 0);
+    log_wait("reload: ");
+    static int fds[MANY];
+    for (int i = 0; i < MANY; i++) {
+        fds[i] = it_connect_unix(d.socket);
+        assert_true(fds[i] >= 0);
+    }
+    size_t len;
+    uint8_t *request = it_stats_requests(1, &len);
+    for (int i = 0; i < MANY; i++) {
+        assert_int_equal(it_write_all(fds[i], request, len), 0);
+        Contactd__V1__ServerMessage *m = it_recv(fds[i], IT_TIMEOUT_MS);
+        if (!m) {
+            fail_msg("connection %d of %d was not answered", i + 1, MANY);
+        }
+        assert_int_equal(m->msg_case, CONTACTD__V1__SERVER_MESSAGE__MSG_STATS);
+        contactd__v1__server_message__free_unpacked(m, NULL);
+    }
+    free(request);
+    for (int i = 0; i < MANY; i++) {
+        close(fds[i]);
+    }
+    assert_int_equal(it_daemon_stop(&d), 0);
+}
+
 static void socket_activation(void **state) {
     (void)state;
     static const char activate[] = "/usr/bin/systemd-socket-activate";
@@ -370,6 +421,7 @@ int main(int argc, char **argv) {
         TEST(sigterm_with_sessions_open),
         TEST(sighup_reloads_config),
         TEST(sighup_keeps_the_token_of_a_listener_beyond_loopback),
+        TEST(sighup_raises_the_open_files_limit),
         TEST(socket_activation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
