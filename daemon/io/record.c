@@ -318,12 +318,17 @@ void cd_recording_discard(cd_recording *rec) {
     free(rec);
 }
 
-cd_recording *cd_recording_open(const char *path, size_t buffer_bytes, uint64_t max_file_bytes,
-                                const uint8_t *header, size_t len, char *err, size_t errlen) {
+size_t cd_recording_buffer_bytes(size_t buffer_bytes) {
     size_t cap = RING_MIN;
     while (cap < buffer_bytes && cap < RING_MAX) {
         cap *= 2;
     }
+    return cap;
+}
+
+cd_recording *cd_recording_open(const char *path, size_t buffer_bytes, uint64_t max_file_bytes,
+                                const uint8_t *header, size_t len, char *err, size_t errlen) {
+    const size_t cap = cd_recording_buffer_bytes(buffer_bytes);
     cd_recording *rec = calloc(1, sizeof *rec);
     uint8_t *buf = malloc(cap);
     if (!rec || !buf || strlen(path) >= sizeof rec->path) {

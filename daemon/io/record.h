@@ -49,6 +49,10 @@ void cd_recorder_free(cd_recorder *r);
 cd_recording *cd_recording_open(const char *path, size_t buffer_bytes, uint64_t max_file_bytes,
                                 const uint8_t *header, size_t len, char *err, size_t errlen);
 
+/* The bytes of the buffer cd_recording_open makes for buffer_bytes: rounded up to a power of two,
+ * at least 64 KiB. What a recorded session holds for it. thread: any. */
+size_t cd_recording_buffer_bytes(size_t buffer_bytes);
+
 /* Hands rec to r, which writes it from now on. thread: io. */
 void cd_recording_start(cd_recorder *r, cd_recording *rec);
 

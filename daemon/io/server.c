@@ -704,7 +704,7 @@ static size_t direct_bytes(const struct direct_sizes *z) {
 static size_t held_bytes(const struct conn *c, const cd_session_params *p, bool recorded) {
     const struct direct_sizes z = direct_sizes(c, p);
     return cd_session_bytes(p) + direct_bytes(&z) +
-           (recorded ? c->srv->cfg->record_buffer_bytes : 0);
+           (recorded ? cd_recording_buffer_bytes(c->srv->cfg->record_buffer_bytes) : 0);
 }
 
 // The most contacts a session like p on c may declare and still hold at most cap bytes (0: none).
@@ -822,7 +822,7 @@ static void record_plan(cd_server *srv, struct admission *a) {
     h.tick_period_ns = cd_loop_period_ns(srv->ticker);
     h.tick_epoch_ns = cd_loop_epoch_ns(srv->ticker);
     h.warm_start = true;
-    h.buffer_bytes = srv->cfg->record_buffer_bytes;
+    h.buffer_bytes = cd_recording_buffer_bytes(srv->cfg->record_buffer_bytes);
     const size_t n = protobuf_c_message_get_packed_size(&h.base);
     a->rec_header = malloc(n);
     if (!a->rec_header) {

@@ -4,7 +4,8 @@
  * `contactctl replay` with zero differences, bit for bit, and a replay with another solver
  * reports its differences in force; `contactctl record` records a request session and a stream
  * faster than the ticks (its superseded frames left out of the replay too); a daemon with
- * recording off refuses a Hello that asks for it; `contactctl convert`
+ * recording off refuses a Hello that asks for it; a recording's buffer, rounded up to a power of
+ * two, is what its session is counted for; `contactctl convert`
  * turns a scene into delimited Frames and back (solving to the same answer), a recording into
  * scene JSON and a scene into an FCLIB problem `contactctl fclib` solves; the exit statuses are
  * the documented ones, every command's --help has an example, and --version names the protocol.
@@ -22,6 +23,7 @@
 #include <cjson/cJSON.h>
 
 #include "harness.h"
+#include "wire/framing.h"
 #include "wire/scene_json.h"
 #include "solver/contact.h"
 #include "testlib.h"
@@ -265,6 +267,49 @@ static void record_off_refuses_the_hello(void **state) {
     it_daemon_cleanup(&off);
 }
 
+// The recording's buffer is what the session holds for it: [record] buffer_kb rounded up to a
+// power of two (65 KiB: a 128 KiB ring), counted so in Welcome.workspace_bytes (the memory
+// budget's count) and said so in the file's RecordHeader.buffer_bytes.
+static void recording_buffer_is_counted_as_made(void **state) {
+    (void)state;
+    enum { RING = 128 << 10 };
+    it_daemon odd;
+    char ini[128];
+    snprintf(ini, sizeof ini, "[record]\ndir = %s\nbuffer_kb = 65\n", dir);
+    assert_int_equal(it_daemon_start(&odd, contactd_path, ini, 0), 0);
+    uint64_t bytes[2];
+    char path[512] = "";
+    for (int k = 0; k < 2; k++) {
+        cdc_conn *c = NULL;
+        char msg[512];
+        const cdc_hello hello = {.client_name = "it_record", .record = k == 1};
+        assert_int_equal(cdc_conn_open_unix(odd.socket, &hello, (int64_t)IT_TIMEOUT_MS * 1000000,
+                                            &c, msg, sizeof msg),
+                         0);
+        bytes[k] = cdc_wire_welcome(c)->workspace_bytes;
+        snprintf(path, sizeof path, "%s", cdc_wire_welcome(c)->record_path);
+        cdc_conn_close(c);
+    }
+    assert_int_equal(bytes[1] - bytes[0], RING);
+    assert_int_equal(it_daemon_stop(&odd), 0);
+    it_daemon_cleanup(&odd);
+    // The daemon has stopped: its recorder wrote and closed the file. Its first entry is the
+    // header.
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static uint8_t buf[1 << 16];
+    const size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    uint64_t len;
+    const int used = cd_varint_decode(buf, n, &len);
+    assert_true(used > 0 && (size_t)used + len <= n);
+    Contactd__V1__RecordEntry *e = contactd__v1__record_entry__unpack(NULL, len, buf + used);
+    assert_non_null(e);
+    assert_int_equal(e->entry_case, CONTACTD__V1__RECORD_ENTRY__ENTRY_HEADER);
+    assert_int_equal(e->header->buffer_bytes, RING);
+    contactd__v1__record_entry__free_unpacked(e, NULL);
+}
+
 // Scene JSON -> frames -> JSON solves to the same answer; a recording -> JSON holds its frames;
 // a scene -> FCLIB is a problem contactctl fclib solves; what cannot convert says so.
 static void convert_round_trips(void **state) {
@@ -376,6 +421,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(another_solver_differs),
         cmocka_unit_test(contactctl_record_command),
         cmocka_unit_test(record_off_refuses_the_hello),
+        cmocka_unit_test(recording_buffer_is_counted_as_made),
         cmocka_unit_test(convert_round_trips),
         cmocka_unit_test(exit_statuses_and_help),
         IT_SIGTERM_TEST(&d),
