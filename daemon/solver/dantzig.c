@@ -146,7 +146,11 @@
  * keeps its force while the polygon shrinks round it) it is released too, not zeroed at once,
  * which would move the velocities of clamped rows that no drive takes up again. Such a freed
  * row's force can also leave the polygon while its group stays processed: before each drive it
- * is then released alone, its group's processed rows and clamped faces kept (stray_group).
+ * is then released alone, its group's processed rows and clamped faces kept (stray_group), and
+ * its group's other faces bound the step (its force slides along a clamped face, which can carry
+ * it past a vertex): there it turns the corner when the new face can hold the processed rows in
+ * the old one's place, else those rows cannot keep their conditions with the free force at zero,
+ * and the group is given up, its whole force released.
  * A face of the driven row's own group cycles when friction tied to the normal tilts it
  * against the group's processed row (its Schur pivot in the clamped system is negative: clamped,
  * its dual falls; free, its slack does): those other rows are given up, and the face then holds or
@@ -1388,9 +1392,14 @@ static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int 
                 miss = max_d(miss, fabs(w->da[i]));
         }
     *ret_miss = miss;
+    // A processed group whose free force is released (stray_group) keeps it inside too, as the
+    // driven row's group does: its force slides along its clamped faces, which can carry it past a
+    // vertex.
+    const int stray = kind == DRIVE_RELEASE && w->g[d].non > 0 ? d : -1;
+    const int gopen = kind == DRIVE_RELEASE ? stray : w->gdrive;
     for (int q = 0; q < w->ng; q++) {
         const group *g = &w->g[q];
-        const int room = g->non + (q == w->gdrive);
+        const int room = g->non + (q == gopen);
         if (room == 0)
             continue;
         // An unclamped face can bound the step only while the group has room for one more face
@@ -1415,6 +1424,10 @@ static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int 
                 // that are free to move (a vertex fixes f_t; a third face can only touch it as r ->
                 // 0, which the normal's own bound reports).
                 if (!open)
+                    continue;
+                // A face the released force violates already is one it comes into, not one it
+                // leaves by.
+                if (q == stray && face_violated(w, g, k, f))
                     continue;
                 const double ds = dslack(w, g, k);
                 if (!(ds < -df_tol))
@@ -1504,12 +1517,25 @@ static void set_duals(mlcp *w, const group *g, int skip, const double sig[2]) {
             w->sigma[g->face + k] = sig[q++];
 }
 
+/* Face knew of g became clamped, one more than g's processed rows: an old face leaves when the new
+ * one can hold the processed rows with it (their duals, read from the velocities, >= 0), and the
+ * force goes on round the polygon's corner. True when one did. */
+static bool turn_corner(mlcp *w, group *g, int knew) {
+    double sig[2];
+    for (int k = 0; k < g->nf; k++)
+        if (w->fset[g->face + k] && k != knew && face_duals(w, g, k, sig)) {
+            set_duals(w, g, k, sig);
+            face_off(w, g, g->face + k);
+            return true;
+        }
+    return false;
+}
+
 /* A face of the group being driven became clamped, one more than the group's processed rows: the
- * drive can go on round the polygon's corner when an old face can leave with the new one holding
- * the processed rows (its dual takes over, >= 0); otherwise the driven force has reached its bound
- * (Baraff 5.3: NC+ / NC-) and row d is done, held by the faces, whose duals carry what is left of
- * its velocity. A face whose dual would be negative does not hold: it is unclamped and the row's
- * velocity left to a later drive. Returns true when the drive goes on. */
+ * drive can go on round the polygon's corner (turn_corner); otherwise the driven force has reached
+ * its bound (Baraff 5.3: NC+ / NC-) and row d is done, held by the faces, whose duals carry what is
+ * left of its velocity. A face whose dual would be negative does not hold: it is unclamped and the
+ * row's velocity left to a later drive. Returns true when the drive goes on. */
 static bool corner(mlcp *w, group *g, int d, int knew) {
     double sig[2];
     // Row d held by all the faces (a vertex whose normal cone holds the velocity): done.
@@ -1521,12 +1547,8 @@ static bool corner(mlcp *w, group *g, int d, int knew) {
     }
     w->on[d] = 0;
     g->non--;
-    for (int k = 0; k < g->nf; k++)
-        if (w->fset[g->face + k] && k != knew && face_duals(w, g, k, sig)) {
-            set_duals(w, g, k, sig);
-            face_off(w, g, g->face + k);
-            return true;
-        }
+    if (turn_corner(w, g, knew))
+        return true;
     w->on[d] = 1;
     g->non++;
     for (int k = 0; k < g->nf; k++)
@@ -1745,6 +1767,15 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
                 g->nact++;
                 if (g == gd && g->nact > g->non && !corner(w, g, d, k - g->face))
                     return CS_CONVERGED;
+                // A released free force reached a vertex of its processed group's polygon: it
+                // goes on round it, or, where the faces cannot hand over, the processed rows'
+                // conditions do not hold with it at zero: the group is given up and its whole
+                // force released, as a give-up's.
+                if (kind == DRIVE_RELEASE && g == &w->g[d] && g->nact > g->non &&
+                    !turn_corner(w, g, k - g->face)) {
+                    group_unprocess(w, g);
+                    w->lost = true;
+                }
             }
         }
         // A clamped set seen before in this drive: the path closed on itself (cycling, Baraff 5.4).
