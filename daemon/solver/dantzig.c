@@ -168,7 +168,11 @@
  * failed final check) is pivoted once more from scratch with the drives in index order
  * (least-index rule, mlcp_pivot); what fails both ways keeps its label. The pivot cap is
  * 4 p (p + 1) + 8 for p = rows + friction rows. Whatever the path, a converged answer is checked
- * from scratch at the end (answer_holds): every law to 1e-9 of its scale, or CS_MAXITER.
+ * from scratch at the end (answer_holds): every law to 1e-9 of its scale, the dissipation of a
+ * contact that slides (above 1e-6 of the velocity scale) per unit of its slip, as the certificate
+ * judges it. An answer that fails is refined once (the residuals of the final sets' equations
+ * solved with the clamped system, one step of iterative refinement, which removes the drift of
+ * the f and w carried through the pivots) and judged again, else CS_MAXITER.
  *
  * COST. A step updates the clamped system's inverse and solves with it, O(p^2) for p clamped rows
  * and faces, plus da = A df, O(n p); the deadline is read before each step and through the meter
@@ -200,6 +204,9 @@ enum { UNPROCESSED = 0, CLAMPED = 1, NOT_CLAMPED = 2 };
 /* The final checks' relative tolerance (answer_holds, lcp_holds): three orders above what the
  * converged answers show (<= 1e-13 on contact scenes), three below the certificate's default. */
 #define ANSWER_TOL 1e-9
+/* A friction velocity above this fraction of the velocity scale is a slip, whose direction the
+ * final check judges (answer_holds): the certificate's threshold (certify.c). */
+#define SLIP_TOL 1e-6
 /* Members the polish takes out of the clamped set, one solve each, before it stops: 2,100 stacks
  * with masses alternating by 1e6 take out at most 6, 400,000 random near-dependent LCPs (n <= 12)
  * at most 7; stacks at 1e9 ratios still gain from a ninth (their failed answers miss by less),
@@ -1092,9 +1099,10 @@ static inline double dslack(const mlcp *w, const group *g, int k) {
     return s;
 }
 
-/* w of row r of group g: the velocity plus the clamped faces' duals along their normals. */
-static double group_w(const mlcp *w, const group *g, int r) {
-    double v = w->a[g->row + r];
+/* w of row r of group g at velocities a: the velocity plus the clamped faces' duals along their
+ * normals. */
+static double group_w(const mlcp *w, const group *g, int r, const double *a) {
+    double v = a[g->row + r];
     for (int k = 0; k < g->nf && g->nact > 0; k++)
         if (w->fset[g->face + k])
             v += w->sigma[g->face + k] * face_n(w, g, k, r);
@@ -1245,6 +1253,27 @@ static void mlcp_sync(mlcp *w) {
     cs__bordered_refresh(b);
 }
 
+/* w->x = the clamped system's inverse times w->rhs (both by id; rmax: max |rhs|), from the kept
+ * inverse unless complete; where that cannot answer (a deferred equation fails) or complete, the
+ * whole system eliminated with complete pivoting. Returns 0, -1 when the system has no solution, 1
+ * at the deadline. */
+static int clamped_solve(mlcp *w, double rmax, bool complete) {
+    cs__bordered *b = &w->sys;
+    int st = complete ? -1 : cs__bordered_solve(b, w->rhs, w->x, CONSISTENT_TOL * rmax);
+    if (st < 0) {
+        const int m = b->m;
+        for (int c = 0; c < m; c++) {
+            for (int e = 0; e < m; e++)
+                w->K[(size_t)c * m + e] = b->K[(size_t)c * b->cap + e];
+            w->rk[c] = w->rhs[b->id[c]];
+        }
+        st = solve_complete(m, w->K, w->rk, w->xk, w->cp, &w->meter);
+        for (int c = 0; c < m && st == 0; c++)
+            w->x[b->id[c]] = w->xk[c];
+    }
+    return st;
+}
+
 /* fdirection (Baraff 4.3 and 5.5): the direction (df, dsigma) in which every clamped row keeps its
  * equation: da_i = 0 (clamped normal, bilateral), dw_i = 0 (processed friction rows), dslack_k = 0
  * (clamped face), while the drive's own quantity moves: df_d = 1 for a normal, df_d = dir for a
@@ -1290,18 +1319,7 @@ static int mlcp_direction(mlcp *w, const double *f, int kind, int d, bool comple
         w->rhs[u] = r;
         rmax = max_d(rmax, fabs(r));
     }
-    int st = complete ? -1 : cs__bordered_solve(b, w->rhs, w->x, CONSISTENT_TOL * rmax);
-    if (st < 0) {
-        const int m = b->m;
-        for (int c = 0; c < m; c++) {
-            for (int e = 0; e < m; e++)
-                w->K[(size_t)c * m + e] = b->K[(size_t)c * b->cap + e];
-            w->rk[c] = w->rhs[b->id[c]];
-        }
-        st = solve_complete(m, w->K, w->rk, w->xk, w->cp, &w->meter);
-        for (int c = 0; c < m && st == 0; c++)
-            w->x[b->id[c]] = w->xk[c];
-    }
+    const int st = clamped_solve(w, rmax, complete);
     if (st != 0)
         return st;
     memset(w->df, 0, (size_t)n * sizeof(double));
@@ -1378,7 +1396,7 @@ static double mlcp_maxstep(const mlcp *w, const double *f, int kind, int d, int 
         const group *g = &w->g[w->gdrive];
         const double dw = group_dw(w, g, d - g->row);
         if (dw * w->dir > da_tol) {
-            s = max_d(0.0, -group_w(w, g, d - g->row) / dw);
+            s = max_d(0.0, -group_w(w, g, d - g->row, w->a) / dw);
             j = STEP_TARGET;
         }
     }
@@ -1696,7 +1714,8 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
         // A row whose velocity is zero already (to the tolerance the drives are chosen by: a step
         // that tied with its own limit) is done, whatever the direction that would follow: one
         // that moves forces without moving any velocity has no bound, and is no ray.
-        if (j == STEP_NONE && kind == DRIVE_ROW && fabs(group_w(w, gd, d - gd->row)) <= w->viol) {
+        if (j == STEP_NONE && kind == DRIVE_ROW &&
+            fabs(group_w(w, gd, d - gd->row, w->a)) <= w->viol) {
             w->on[d] = 1;
             gd->non++;
             return CS_CONVERGED;
@@ -1860,7 +1879,8 @@ static cs_status check_problem(const cs_dantzig_problem *p, cs__meter *meter, in
 /* The final check of an answer from scratch: a = A f + b (into w->da), each row's law to ANSWER_TOL
  * of the problem's scales (forces: max |f|; velocities: max |b| and max |a|), and for friction the
  * maximal-dissipation gap f_t . a_t + r h(-a_t) (h: support function of the unit set), which is 0
- * exactly when f_t minimises f_t . a_t over r P. */
+ * exactly when f_t minimises f_t . a_t over r P: to ANSWER_TOL max |f| |a_t| where the contact
+ * slides (|a_t| above SLIP_TOL of the velocity scale), else max |f| times the velocity scale. */
 static bool answer_holds(mlcp *w, const double *f, double bmax) {
     const cs_dantzig_problem *P = w->p;
     const int n = w->n;
@@ -1908,12 +1928,56 @@ static bool answer_holds(mlcp *w, const double *f, double bmax) {
             }
             h = max_d(h, hv);
         }
-        for (int rr = 0; rr < g->m; rr++)
+        double at = 0;
+        for (int rr = 0; rr < g->m; rr++) {
             fa += f[g->row + rr] * w->da[g->row + rr];
-        if (fabs(fa + r * h) > tfa)
+            at += w->da[g->row + rr] * w->da[g->row + rr];
+        }
+        // A contact that slides (above SLIP_TOL of the velocity scale) is judged per unit of its
+        // slip, as the certificate judges it: a slow slip's direction, and with it the
+        // dissipation, turns with errors in w far below the velocity scale.
+        at = sqrt(at);
+        if (fabs(fa + r * h) > (at > SLIP_TOL * as ? ANSWER_TOL * fs * at : tfa))
             return false;
     }
     return true;
+}
+
+/* One step of iterative refinement of the drives' answer on its final sets: the
+ * residuals of the clamped rows' equations at the velocities answer_holds computed (w->da), of the
+ * processed rows' and of the clamped faces', solved with the clamped system as a direction is,
+ * and taken off f and the duals. The drives carry f and w through every pivot, and their drift
+ * (1e-12 of the scales) turns a slow slip's direction. Returns 0, -1 when the system has no
+ * solution, 1 at the deadline. */
+static int refine(mlcp *w, double *f) {
+    const int n = w->n;
+    const cs__bordered *b = &w->sys;
+    mlcp_sync(w);
+    double rmax = 0;
+    for (int q = 0; q < b->m; q++) {
+        const int u = b->id[q];
+        double r;
+        if (u >= n) {
+            const group *g = &w->g[w->fgrp[u - n]];
+            r = -w->alpha * slack(w, g, u - n - g->face, f);
+        } else if (w->grp[u] >= 0) {
+            const group *g = &w->g[w->grp[u]];
+            r = -group_w(w, g, u - g->row, w->da);
+        } else {
+            r = -w->da[u];
+        }
+        w->rhs[u] = r;
+        rmax = max_d(rmax, fabs(r));
+    }
+    const int st = clamped_solve(w, rmax, false);
+    for (int q = 0; q < b->m && st == 0; q++) {
+        const int u = b->id[q];
+        if (u < n)
+            f[u] += w->x[u];
+        else
+            w->sigma[u - n] += w->alpha * w->x[u];
+    }
+    return st;
 }
 
 /* The bounded problem's state before any drive: a unit a row and a face, counted a chunk at a
@@ -2097,7 +2161,7 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
             const bool bounded =
                 radius(g, f) > 0 && (g->normal < 0 || w->set[g->normal] == CLAMPED);
             for (int r = 0; r < g->m; r++) {
-                const double v = group_w(w, g, r);
+                const double v = group_w(w, g, r, w->a);
                 if ((w->on[g->row + r] || bounded) && fabs(v) > wmax) {
                     wmax = fabs(v);
                     wd = v;
@@ -2140,8 +2204,10 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
         for (int i = 0; i < n; i++)
             if (p->kind[i] == CS_DANTZIG_NORMAL)
                 f[i] = max_d(0.0, f[i]);
-        // Given-up indices and rounding are judged on the answer itself: never a silent one.
-        if (!answer_holds(w, f, bmax))
+        // Given-up indices and rounding are judged on the answer itself: never a silent one. An
+        // answer that fails is refined once and judged again.
+        if (!answer_holds(w, f, bmax) &&
+            (w->meter.passed || refine(w, f) != 0 || !answer_holds(w, f, bmax)))
             status = w->meter.passed ? CS_DEADLINE : CS_MAXITER;
     }
     return status;
