@@ -59,7 +59,9 @@
  * DEADLINE. Read before each step and, through a meter (deadline.h), inside the long stretches:
  * forming A (O(n^2)), updating A_CC's inverse (O(|C|^2)), da = A df (O(n |C|)), the start's
  * and the polish's factorizations (O(|C|^3)), the final check (O(n |C|)) and part 2's set-up
- * before its first drive (passes over the rows and faces, O(n + nf), one reading A's diagonal).
+ * before its first drive (passes over the rows and faces, O(n + nf), one reading A's diagonal);
+ * part 2's passes over the rows and faces at each pivot (the clamped system's sync, the ratio
+ * test, the step, the scans for the next drive: O(n + nf) each) are counted as they end.
  *
  * TOLERANCES. Directions smaller than 1e-11 (relative to the unit step of f_d, or to the largest
  * diagonal of A for w) are treated as zero, and w_d < -1e-10 |b|_inf counts as violated: both far
@@ -1286,6 +1288,9 @@ static int mlcp_direction(mlcp *w, const double *f, int kind, int d, bool comple
     const cs_dantzig_problem *P = w->p;
     const int n = w->n;
     cs__bordered *b = &w->sys;
+    // Its passes over the rows and faces outside the metered kernels: the sync's, the arrays'.
+    if (cs__meter_add(&w->meter, 2 * (int64_t)n + w->ng + w->nf))
+        return 1;
     mlcp_sync(w);
     const double al = w->alpha;
     double rmax = 0;
@@ -1575,11 +1580,16 @@ static bool corner(mlcp *w, group *g, int d, int knew) {
     return false;
 }
 
+/* Meter units of a face's test between drives (stray_group, violated_group): its slack's and its
+ * size's products. */
+#define FACE_TEST_UNITS 4
+
 /* The first processed group whose free rows keep a force (freed by a cycle in its own drive) that
  * violates a face of its polygon, or -1: its normal moved while nothing held that force, and the
  * drives, which keep the processed rows' equations only, would leave it outside (an answer the
  * final check refuses). Clears w->strays when no processed group keeps a free force at all. */
 static int stray_group(mlcp *w, const double *f) {
+    (void)cs__meter_add(&w->meter, (int64_t)w->n + FACE_TEST_UNITS * (int64_t)w->nf);
     bool any = false;
     for (int q = 0; q < w->ng; q++) {
         const group *g = &w->g[q];
@@ -1598,7 +1608,8 @@ static int stray_group(mlcp *w, const double *f) {
 }
 
 /* The first group given up with a force that violates a face of its polygon, or -1. */
-static int violated_group(const mlcp *w, const double *f) {
+static int violated_group(mlcp *w, const double *f) {
+    (void)cs__meter_add(&w->meter, FACE_TEST_UNITS * (int64_t)w->nf);
     for (int q = 0; q < w->ng; q++) {
         const group *g = &w->g[q];
         for (int k = 0; g->non == 0 && g->nact == 0 && k < g->nf; k++)
@@ -1710,6 +1721,9 @@ static cs_status mlcp_drive(mlcp *w, double *f, int kind, int d, int cap, cs_sta
             if (!(s * miss > CARRY_TOL * w->viol) || complete)
                 break;
         }
+        // The ratio test's passes over the rows and faces, and the step's.
+        if (cs__meter_add(&w->meter, 3 * (int64_t)n + w->nf))
+            return CS_DEADLINE;
         st->pivots++;
         // A row whose velocity is zero already (to the tolerance the drives are chosen by: a step
         // that tied with its own limit) is done, whatever the direction that would follow: one
@@ -2024,7 +2038,8 @@ static bool mlcp_reset(mlcp *w, double *f) {
 }
 
 /* FNV-1a of every row's and face's set. */
-static uint64_t sets_hash(const mlcp *w) {
+static uint64_t sets_hash(mlcp *w) {
+    (void)cs__meter_add(&w->meter, (int64_t)w->n + w->nf);
     uint64_t h = 0xcbf29ce484222325ull;
     for (int i = 0; i < w->n; i++)
         h = (h ^ (uint64_t)(w->set[i] | w->on[i] << 2)) * 0x100000001b3ull;
@@ -2046,6 +2061,7 @@ static bool noted_before(uint64_t *mem, int *nmem, uint64_t h) {
  * forces (to MOVE_TOL of their scale, through one weighted sum) at this drive's start met at the
  * start of an earlier drive of the record. Notes them otherwise. O(n). */
 static bool went_round(mlcp *w, const double *f) {
+    (void)cs__meter_add(&w->meter, 2 * (int64_t)w->n);
     double x = 0, scale = 0;
     for (int i = 0; i < w->n; i++) {
         x += (i + 1) * f[i];
@@ -2107,6 +2123,12 @@ static cs_status mlcp_pivot(mlcp *w, double *f, bool least_index, int cap, doubl
             break;
         }
     while (status == CS_CONVERGED) {
+        // The scans for the next drive pass over the rows and the clamped faces (group_w); those
+        // of rarer passes (stray_group, sets_hash, went_round, violated_group) count their own.
+        if (cs__meter_add(&w->meter, 2 * (int64_t)n + w->nf)) {
+            status = CS_DEADLINE;
+            break;
+        }
         // Baraff's unprocessed contacts carry no force: a group given up with one has it taken to
         // zero first, every other condition kept.
         int loose = -1;

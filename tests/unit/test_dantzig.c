@@ -1255,6 +1255,52 @@ static void bounded_set_up_reads_the_clock(void **state) {
     cs_workspace_free(big);
 }
 
+/* Clock reads of cs_dantzig_mlcp on 256 contacts (768 rows, A = I), the first `drives` of them
+ * closing (b_n = -1: one drive of one pivot each, no friction drive: b_t = 0), the rest
+ * separating. */
+static int reads_with_drives(int drives) {
+    enum { NC = 256, N = 3 * NC, ND = 8 };
+    static double A[N * N];
+    double b[N], bound[N], f[N];
+    uint8_t kind[N];
+    int normal[N];
+    for (int i = 0; i < N; i++) {
+        A[(size_t)i * N + i] = 1;
+        b[i] = i % 3 ? 0 : i / 3 < drives ? -1 : 1;
+        kind[i] = i % 3 ? CS_DANTZIG_PAIR : CS_DANTZIG_NORMAL;
+        normal[i] = i % 3 ? i - i % 3 : -1;
+        bound[i] = i % 3 ? 0.5 : 0;
+    }
+    const cs_dantzig_problem p = {
+        .n = N, .A = A, .lda = N, .b = b, .kind = kind, .normal = normal, .bound = bound, .nd = ND};
+    cs_workspace *big = cs_workspace_new(&(cs_limits){
+        .max_bodies = 1, .max_contacts = NC, .max_dirs = ND, .solvers = 1u << CS_SOLVER_DANTZIG});
+    assert_non_null(big);
+    const cs_options opt = {.deadline_ns = INT64_MAX, .clock_ns = t_clock_counting};
+    cs_stats st;
+    t_clock_reads = 0;
+    assert_int_equal(cs_dantzig_mlcp(big, &p, &opt, f, &st), CS_CONVERGED);
+    assert_int_equal(st.pivots, drives);
+    for (int i = 0; i < N; i++)
+        assert_near(f[i], i % 3 == 0 && i / 3 < drives ? 1 : 0, 1e-12);
+    cs_workspace_free(big);
+    return (int)t_clock_reads;
+}
+
+/* Besides its metered kernels a pivot passes over every row and face three times: the
+ * direction's (the clamped system's sync, its arrays: 2 n + groups + faces units), the ratio
+ * test's and the step's (3 n + faces) and, before the next drive, the scans for it (2 n + faces).
+ * On 768 rows, 256 groups and 2048 faces (reads_with_drives) each is above CS__METER_UNITS and
+ * reads the clock as it is counted, so a drive of one pivot reads at least 4 times with its own
+ * check, and 32 more drives at least 128 more times. Unmetered they read 96 more (measured; 192
+ * metered). */
+static void bounded_passes_read_the_clock(void **state) {
+    (void)state;
+    const int r16 = reads_with_drives(16), r48 = reads_with_drives(48);
+    if (r48 - r16 < 4 * 32)
+        fail_msg("32 more drives read the clock %d more times", r48 - r16);
+}
+
 /* Stacks of 1 to 4 boxes, straight and with interfaces turned 45 degrees (variants 0..3), mu
  * from 0.1 to 0.95, random wrenches, 100 seeds each (1100 solves): exact ties at every interface
  * and, at high mu, friction drives whose zero steps unclamp a face of the driven group that the
@@ -1486,6 +1532,7 @@ int main(void) {
         cmocka_unit_test(wrenched_stacks_converge),
         cmocka_unit_test(start_reads_the_clock_as_it_works),
         cmocka_unit_test(bounded_set_up_reads_the_clock),
+        cmocka_unit_test(bounded_passes_read_the_clock),
         cmocka_unit_test(stacks_never_run_to_the_pivot_cap),
         cmocka_unit_test(mass_ratio_stacks_converge_only_to_answers),
         cmocka_unit_test(frictionless_agrees_with_lemke),
