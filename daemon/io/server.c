@@ -1818,7 +1818,7 @@ static const char *const miss_names[] = {
     [CD_MISS_HOST] = "the worker was not running (host)",
     [CD_MISS_SOLVER] = "the solve used up the budget (solver)",
     [CD_MISS_SCHEDULING] = "the worker was solving other sessions first (scheduling)",
-    [CD_MISS_IO] = "the I/O thread handed the frame over late (io)",
+    [CD_MISS_IO] = "the frame was read and decoded late (io)",
 };
 
 // What a Result says beyond its status: where its forces come from and why the deadline did not
