@@ -1451,9 +1451,11 @@ static void on_stats(struct conn *c, const Contactd__V1__StatsRequest *req) {
 // True when what protobuf-c unpacked otherwise than sent (k at path) is a TCP Hello's token
 // that the daemon checks: a token holding a NUL byte is then a wrong one, refused and counted as
 // a failed authentication that ends the connection, not as invalid input the client may retry.
+// Only on this thread (not attached): a worker must not read the configuration a reload rewrites,
+// and an attached connection's Hello is refused for its session anyway.
 static bool token_is_cut(const struct conn *c, const Contactd__V1__ClientMessage *m, cd_strict k,
                          const char *path) {
-    return k == CD_STRICT_NUL && c->tcp && c->srv->cfg->auth_token[0] != '\0' &&
+    return k == CD_STRICT_NUL && c->tcp && !c->direct && c->srv->cfg->auth_token[0] != '\0' &&
            m->msg_case == CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO &&
            strcmp(path, "hello.token") == 0;
 }
