@@ -211,7 +211,9 @@ struct cd_server {
     uint64_t next_conn_id;
     _Atomic uint64_t hello_timeouts, refused; /* io writes; a worker answering Stats reads */
     _Atomic uint64_t stats_refused; /* StatsRequests over their rate: io and workers add */
-    int64_t denied_log_ns;    /* the last refused TCP Hello that was logged */
+    int64_t ends_window_ns;   /* log_end_due: when its window of a second began */
+    int ends_logged;          /* ... connection-ending Errors logged in it */
+    uint64_t ends_unlogged;   /* ... and those not logged since the last that was */
     char address[CD_SOCKET_PATH_MAX + 96];
     // One read buffer for every connection: libuv hands each read to on_read before the next,
     // and the framer copies what it keeps, so an idle connection holds none.
@@ -373,20 +375,52 @@ static int conn_send_must(struct conn *c, const ProtobufCMessage *msg) {
     return r;
 }
 
-// Logs an Error sent to c (final: one that ends the connection). Refusals of one message (invalid,
-// or over a limit while the connection goes on) can come at the tick rate or faster: they are
-// logged at debug only, and counted in Stats (frames_refused, stats_requests_refused). thread: io.
+/* Errors that end a connection logged a second at most: a client that connects again and again
+ * to be refused (connection caps, allow-list, token, memory budget) cannot flood the log. */
+#define ENDS_LOGGED_PER_SECOND 10
+
+// Logs the Error (code_name, text) that ends c, at most ENDS_LOGGED_PER_SECOND a second; the next
+// line logged says how many were not. thread: io.
+static void log_end(const struct conn *c, const char *code_name, const char *text) {
+    cd_server *s = c->srv;
+    const int64_t now = cd_clock_ns();
+    if (now - s->ends_window_ns >= 1000000000) {
+        s->ends_window_ns = now;
+        s->ends_logged = 0;
+    }
+    if (s->ends_logged >= ENDS_LOGGED_PER_SECOND) {
+        s->ends_unlogged++;
+        return;
+    }
+    s->ends_logged++;
+    char more[96] = "";
+    if (s->ends_unlogged) {
+        snprintf(more, sizeof more, " (%llu connection-ending Errors before it not logged)",
+                 (unsigned long long)s->ends_unlogged);
+        s->ends_unlogged = 0;
+    }
+    cd_log_event(CD_LOG_NOTICE, c->session ? cd_session_id(c->session) : 0, code_name,
+                 "connection %llu (%s): %s: %s%s", (unsigned long long)c->id, c->peer, code_name,
+                 text, more);
+}
+
+// Logs an Error sent to c (final: one that ends the connection, log_end). Refusals of one message
+// (invalid, or over a limit while the connection goes on) can come at the tick rate or faster:
+// they are logged at debug only, and counted in Stats (frames_refused, stats_requests_refused).
+// thread: io.
 static void log_error(const struct conn *c, Contactd__V1__ErrorCode code, bool final,
                       const char *text) {
     const ProtobufCEnumValue *name =
         protobuf_c_enum_descriptor_get_value(&contactd__v1__error_code__descriptor, (int)code);
     const char *code_name = name ? name->name : "ERROR_UNSPECIFIED";
-    const bool one_message = code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID ||
-                             (code == CONTACTD__V1__ERROR_CODE__ERROR_LIMIT && !final);
-    cd_log_event(one_message ? CD_LOG_DEBUG : CD_LOG_NOTICE,
-                 c->session ? cd_session_id(c->session) : 0, code_name,
-                 "connection %llu (%s): %s: %s", (unsigned long long)c->id, c->peer, code_name,
-                 text);
+    if (code == CONTACTD__V1__ERROR_CODE__ERROR_INVALID ||
+        (code == CONTACTD__V1__ERROR_CODE__ERROR_LIMIT && !final)) {
+        cd_log_event(CD_LOG_DEBUG, c->session ? cd_session_id(c->session) : 0, code_name,
+                     "connection %llu (%s): %s: %s", (unsigned long long)c->id, c->peer,
+                     code_name, text);
+        return;
+    }
+    log_end(c, code_name, text);
 }
 
 // Hands an Error its worker sent to this thread to log, and wakes it. thread: c's worker.
@@ -1038,8 +1072,8 @@ static bool same_secret(const char *a, const char *b) {
 
 // A TCP peer's Hello passes with the configured token, or with none configured when the
 // operator chose tcp_allow_any_local_user (a TCP peer's user is unknown: the Unix socket's mode
-// and allow-lists cannot apply). Otherwise it gets ERROR_DENIED saying what is missing; the log
-// names refusals at most once a second, so a guessing client cannot flood it.
+// and allow-lists cannot apply). Otherwise it gets ERROR_DENIED saying what is missing, logged as
+// every Error that ends a connection is (log_end), so a guessing client cannot flood the log.
 static bool tcp_admitted(struct conn *c, const char *token) {
     const cd_config *cfg = c->srv->cfg;
     const char *why = NULL;
@@ -1052,17 +1086,13 @@ static bool tcp_admitted(struct conn *c, const char *token) {
     if (!why) {
         return true;
     }
-    // It ends the connection: must-send, like every final Error. Logged here once queued, at
-    // most once a second (not by send_error, which logs every Error it sends).
+    // It ends the connection: must-send, like every final Error. Logged here once queued.
     (void)conn_send_must(c, &cd_codec_error_build(&c->error_msg,
                                                   CONTACTD__V1__ERROR_CODE__ERROR_DENIED, 0,
                                                   why)->base);
-    const int64_t now = cd_clock_ns();
-    if (now - c->srv->denied_log_ns >= 1000000000) {
-        c->srv->denied_log_ns = now;
-        cd_log_event(CD_LOG_NOTICE, 0, "ERROR_DENIED", "connection %llu (%s): TCP Hello "
-                     "refused: %s", (unsigned long long)c->id, c->peer, why);
-    }
+    char text[sizeof c->error_msg.text];
+    snprintf(text, sizeof text, "TCP Hello refused: %s", why);
+    log_end(c, "ERROR_DENIED", text);
     return false;
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -154,6 +155,71 @@ static void connections_per_uid_capped(void **state) {
     close(fds[1]);
     close(fds[2]);
     assert_int_equal(it_daemon_stop(&d), 0);
+}
+
+// Lines of log holding needle.
+static int log_lines(const char *log, const char *needle) {
+    int n = 0;
+    for (const char *p = strstr(log, needle); p; p = strstr(p + 1, needle)) {
+        n++;
+    }
+    return n;
+}
+
+// The sum of N over the log's "(N connection-ending Errors before it not logged)".
+static long log_unlogged(const char *log) {
+    static const char tail[] = " connection-ending Errors before it not logged)";
+    long sum = 0;
+    for (const char *p = strstr(log, tail); p; p = strstr(p + 1, tail)) {
+        const char *open = p;
+        while (open > log && open[-1] != '(') {
+            open--;
+        }
+        sum += strtol(open, NULL, 10);
+    }
+    return sum;
+}
+
+// A client that connects again and again to be refused cannot flood the log: connection-ending
+// Errors are logged at most 10 a second, and the next line logged says how many were not, so
+// every refusal is accounted for.
+static void refusals_are_logged_at_a_bounded_rate(void **state) {
+    (void)state;
+    enum { TRIES = 200 };
+    assert_int_equal(it_daemon_start(&d, contactd_path,
+                                     "[server]\nmax_connections_per_uid = 1\n"
+                                     "hello_timeout_ms = 600000\n",
+                                     0),
+                     0);
+    const int held = it_connect_unix(d.socket);
+    assert_true(held >= 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < TRIES; i++) {
+        const int fd = it_connect_unix(d.socket);
+        assert_true(fd >= 0);
+        expect_error_and_close(fd, CONTACTD__V1__ERROR_CODE__ERROR_BUSY,
+                               "max_connections_per_uid");
+        close(fd);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    // One more, a window later: its line counts those left unlogged since the last one.
+    usleep(1100 * 1000);
+    const int last = it_connect_unix(d.socket);
+    assert_true(last >= 0);
+    expect_error_and_close(last, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, "max_connections_per_uid");
+    close(last);
+    close(held);
+    assert_int_equal(it_daemon_stop(&d), 0);
+    static char log[1 << 20];
+    assert_true(it_daemon_log(&d, log, sizeof log) > 0);
+    const int logged = log_lines(log, "ERROR_BUSY: connection: uid");
+    const long unlogged = log_unlogged(log);
+    print_message("# %d refusals in %.2f s: %d logged, %ld said not logged\n", TRIES + 1, seconds,
+                  logged, unlogged);
+    assert_int_equal(logged + unlogged, TRIES + 1);
+    assert_true(logged <= 10 * ((int)seconds + 3));
 }
 
 // One uid holds at most max_sessions_per_uid sessions: the next Hello gets ERROR_BUSY naming the
@@ -422,6 +488,7 @@ int main(int argc, char **argv) {
         TEST(silent_connection_times_out),
         TEST(idle_connections_do_not_lock_out),
         TEST(connections_per_uid_capped),
+        TEST(refusals_are_logged_at_a_bounded_rate),
         TEST(sessions_per_uid_capped),
         TEST(silent_reader_is_closed),
         TEST(stats_flood_is_limited),
