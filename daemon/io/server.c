@@ -573,7 +573,8 @@ static void on_closed(uv_handle_t *h) {
     cd_framer_fini(&c->framer);
     cd_arena_fini(&c->arena);
     cd_ring_fini(&c->notes);
-    free(c->direct_mem); // only when never attached; otherwise the pool freed it
+    // Only when never attached; otherwise the pool freed them with the session.
+    free(c->direct_mem);
     result_msg_free(c->result_msg);
     free(c);
 }
@@ -734,10 +735,11 @@ static size_t direct_bytes(const struct direct_sizes *z) {
 }
 
 // What a session admitted with p on c holds of the daemon's memory: the session itself
-// (cd_session_bytes), the connection's buffers when attached and the recording's buffer.
+// (cd_session_bytes), the connection's buffers when attached, the holder its Results are built in
+// and the recording's buffer.
 static size_t held_bytes(const struct conn *c, const cd_session_params *p, bool recorded) {
     const struct direct_sizes z = direct_sizes(c, p);
-    return cd_session_bytes(p) + direct_bytes(&z) +
+    return cd_session_bytes(p) + direct_bytes(&z) + round64(cd_codec_result_msg_bytes(&p->lim)) +
            (recorded ? cd_recording_buffer_bytes(c->srv->cfg->record_buffer_bytes) : 0);
 }
 
@@ -1934,9 +1936,12 @@ static void on_wake(uv_async_t *a) {
     while ((gone = cd_session_table_reap(s->table))) {
         struct conn *c = cd_session_attached_ctx(gone);
         void *direct_mem = NULL;
+        cd_result_msg *result_msg = NULL; // a connection without its session builds no Result
         if (c) {
             direct_mem = c->direct_mem;
             c->direct_mem = NULL;
+            result_msg = c->result_msg;
+            c->result_msg = NULL;
             take_back(c);
         }
         const size_t bytes = cd_session_params_of(gone)->held_bytes;
@@ -1945,10 +1950,11 @@ static void on_wake(uv_async_t *a) {
             s->reserved_bytes -= bytes;
             cd_session_free(gone);
             free(direct_mem);
+            result_msg_free(result_msg);
             continue;
         }
         *f = (struct admission){.srv = s, .session = gone, .direct_mem = direct_mem,
-                                .bytes = bytes};
+                                .result_msg = result_msg, .bytes = bytes};
         free_later(f);
     }
 }

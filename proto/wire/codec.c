@@ -193,19 +193,30 @@ static bool limits_ok(const cs_limits *lim) {
     return lim->max_bodies >= 0 && lim->max_contacts >= 0 && lim->max_joints >= 0;
 }
 
+// The one allocation behind a result holder's arrays for lim (limits_ok).
+static size_t result_mem_bytes(const cs_limits *lim) {
+    const size_t nc = (size_t)lim->max_contacts, nb = (size_t)lim->max_bodies,
+                 nj = (size_t)lim->max_joints, nvec = 2 * nc + 2 * nb + 2 * nj;
+    return align_up(nc * sizeof(Contactd__V1__ContactForce *)) +
+           align_up(nc * sizeof(Contactd__V1__ContactForce)) +
+           align_up(nb * sizeof(Contactd__V1__BodyVelocity *)) +
+           align_up(nb * sizeof(Contactd__V1__BodyVelocity)) +
+           align_up(nj * sizeof(Contactd__V1__JointForce *)) +
+           align_up(nj * sizeof(Contactd__V1__JointForce)) +
+           align_up(nvec * sizeof(Contactd__V1__Vec3));
+}
+
+size_t cd_codec_result_msg_bytes(const cs_limits *lim) {
+    return limits_ok(lim) ? sizeof(cd_result_msg) + result_mem_bytes(lim) : 0;
+}
+
 int cd_codec_result_msg_init(cd_result_msg *m, const cs_limits *lim) {
     if (!limits_ok(lim)) {
         return -EINVAL;
     }
     const size_t nc = (size_t)lim->max_contacts, nb = (size_t)lim->max_bodies,
                  nj = (size_t)lim->max_joints, nvec = 2 * nc + 2 * nb + 2 * nj;
-    const size_t total = align_up(nc * sizeof(Contactd__V1__ContactForce *)) +
-                         align_up(nc * sizeof(Contactd__V1__ContactForce)) +
-                         align_up(nb * sizeof(Contactd__V1__BodyVelocity *)) +
-                         align_up(nb * sizeof(Contactd__V1__BodyVelocity)) +
-                         align_up(nj * sizeof(Contactd__V1__JointForce *)) +
-                         align_up(nj * sizeof(Contactd__V1__JointForce)) +
-                         align_up(nvec * sizeof(Contactd__V1__Vec3));
+    const size_t total = result_mem_bytes(lim);
     char *mem = malloc(total ? total : 1);
     if (!mem) {
         return -ENOMEM;

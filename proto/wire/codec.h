@@ -62,6 +62,9 @@ typedef struct cd_result_msg {
 int cd_codec_result_msg_init(cd_result_msg *m, const cs_limits *lim);
 /* Releases m's storage; accepts a zeroed or already finished holder. */
 void cd_codec_result_msg_fini(cd_result_msg *m);
+/* Bytes a holder for results within lim takes: the struct and what cd_codec_result_msg_init
+ * allocates (0 for limits it refuses). thread: any. */
+size_t cd_codec_result_msg_bytes(const cs_limits *lim);
 
 /* Fills m from r (contact, body and joint ids, forces, impulses, states, post-step velocities,
  * joint forces and torques, solver stats, residuals), the timing record t (may be NULL: all

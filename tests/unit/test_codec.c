@@ -495,6 +495,34 @@ static void make_result(cs_result *r, void *mem, cs_status st) {
     r->cert.momentum = 2e-12;
 }
 
+/* What a result holder is counted for (cd_codec_result_msg_bytes: Welcome.workspace_bytes and the
+ * memory budget) covers the struct and every array its one allocation holds. */
+static void result_holder_bytes_cover_its_arrays(void **state) {
+    (void)state;
+    const cs_limits lims[] = {lim_joints,
+                              {.max_bodies = 64, .max_contacts = 256, .max_dirs = 16},
+                              {.max_bodies = 1, .max_contacts = 0, .max_dirs = 4}};
+    for (size_t k = 0; k < sizeof lims / sizeof lims[0]; k++) {
+        cd_result_msg m;
+        assert_int_equal(cd_codec_result_msg_init(&m, &lims[k]), 0);
+        const char *mem = m.mem;
+        const char *ends[] = {
+            (const char *)(m.contact_ptrs + m.max_contacts),
+            (const char *)(m.contacts + m.max_contacts),
+            (const char *)(m.body_ptrs + m.max_bodies),
+            (const char *)(m.bodies + m.max_bodies),
+            (const char *)(m.joint_ptrs + m.max_joints),
+            (const char *)(m.joints + m.max_joints),
+            (const char *)(m.vecs + 2 * (m.max_contacts + m.max_bodies + m.max_joints))};
+        size_t used = 0;
+        for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++)
+            used = (size_t)(ends[e] - mem) > used ? (size_t)(ends[e] - mem) : used;
+        assert_true(sizeof m + used <= cd_codec_result_msg_bytes(&lims[k]));
+        cd_codec_result_msg_fini(&m);
+    }
+    assert_int_equal(cd_codec_result_msg_bytes(&(cs_limits){.max_contacts = -1}), 0);
+}
+
 static void result_carries_everything(void **state) {
     (void)state;
     void *mem = malloc(cs_result_size(&lim_joints));
@@ -638,6 +666,7 @@ int main(void) {
         cmocka_unit_test(limits_name_count_and_limit),
         cmocka_unit_test(solver_name_wins_over_enum),
         cmocka_unit_test(status_mapping),
+        cmocka_unit_test(result_holder_bytes_cover_its_arrays),
         cmocka_unit_test(result_carries_everything),
         cmocka_unit_test(frame_holder_refuses_oversize),
         cmocka_unit_test(error_message),
