@@ -28,8 +28,10 @@
  *    onto that edge (section III-D; the cone's projection in closed form).
  *  - Newton point. While the model is trusted (LM's lambda at its floor) and no edge is
  *    active: the plain Newton step J dx = -r, solved as ((W + reg I) D - V) dx = -r with reg
- *    ~1e-10 of W's scale (rank-deficient W): cheaper than J^T J (separating contacts, D = 0,
- *    are eliminated; Cholesky when every other contact sticks, else LU). Otherwise the paper's
+ *    max(1e-10, 1e-3 res) of W's scale (rank-deficient W; res the relative residual: a
+ *    regularized Newton step, short along W's near-null directions until r is small): cheaper
+ *    than J^T J (separating contacts, D = 0, are eliminated; Cholesky when every other contact
+ *    sticks, else LU). Otherwise the paper's
  *    Levenberg-Marquardt point with H = J^T J + lambda I restricted to the edges' tangent
  *    spaces (eq. 28): x_N = x + B xi, (B^T H B) xi = -B^T g, B block diagonal (I, or on an
  *    active edge 2 orthonormal columns: x_n fixed on the plane; on the cone its generator x_k
@@ -39,7 +41,8 @@
  *    g^T e + e^T H e / 2 predicts (eq. 23); lambda then drops 1000-fold (with a singular J,
  *    redundant contacts, any lambda left in place makes the convergence linear).
  *  - Otherwise: a rejected plain Newton point is first searched along x -> x_N (it starts
- *    downhill, g^T dx = -|r|^2); failing that lambda grows, x_N becomes the LM point of it, and
+ *    downhill, g^T dx = -|r|^2 but for reg): its edge crossings as below, then backtracking
+ *    from x_N (Armijo); failing that lambda grows, x_N becomes the LM point of it, and
  *    the dogleg x -> x_C -> x_N is searched, x_C the Cauchy point (eq. 24). Each leg is cut where
  *    a contact crosses an edge (section III-C; eq. 27 for the cone), those points are tried (so
  *    the search can stop on an edge), and in each piece the minimum of the parabola through its
@@ -60,8 +63,9 @@
  *
  * TERMINATION. Every accepted step lowers l, a restart may raise it (the best iterate is kept);
  * at most max_iterations iterations, each with at most two factorizations and line searches of
- * at most 3 (3 CROSS_MAX + 2) evaluations, and a restart of at most 16 max(20, 3 nc) sweeps per
- * STALL_ITS iterations. No descent with lambda at its cap: a local minimum, CS_RAY.
+ * at most 3 (3 CROSS_MAX + 2) + BACKTRACK_MAX evaluations, and a restart of at most
+ * 16 max(20, 3 nc) sweeps per STALL_ITS iterations. No descent with lambda at its cap: a local
+ * minimum, CS_RAY.
  *
  * DEADLINE. Read before each iteration and, through a meter, inside the products with W and the
  * factorizations (deadline.h). */
@@ -91,6 +95,19 @@ extern void dgetrs_(const char *trans, const int *n, const int *nrhs, const doub
  * enough that a step is exact to ~1e-10 on the stiff directions of a rank-deficient W, large
  * enough that W + reg I factors (rounding in a Cholesky of W is ~1e-16 of its scale). */
 #define REG 1e-10
+/* The plain Newton point's Tikhonov term grows with the residual: max(REG, PROX res) max diag
+ * W, res the relative residual (regularized Newton for singular problems: a term ~ |r| keeps the
+ * local convergence superlinear, Li, Fukushima, Qi and Yamashita 2004). It keeps the step short
+ * along W's near-null directions, which the residual barely sees: without it that step, about
+ * |r| over J's smallest singular value, ran far along a curved valley (slipping contacts near
+ * the cone whose friction turns while redundant loads trade against each other) and was refused.
+ * Measured on 4-box stacks and random redundant scenes: PROX from 1e-4 to 3e-3 all help, 1e-3
+ * the most; 1e-2 and above slow the convergence. */
+#define PROX 1e-3
+/* Backtracking along a refused plain Newton step: at most BACKTRACK_MAX evaluations, each step
+ * cut to a fraction in [0.1, 0.5] of the last (Armijo's sufficient decrease ARMIJO). */
+#define BACKTRACK_MAX 10
+#define ARMIJO 1e-4
 /* Levenberg-Marquardt's lam, relative to max diag J^T J: the plain Newton point is taken while
  * lam <= LM_PLAIN (the model trusted); a rejection raises lam to at least LM_RESTART; at LM_MAX
  * the step is a gradient step of 1e-8 of its scale. */
@@ -140,7 +157,8 @@ typedef struct ncp {
                             * then [m x m] B^T J^T J B (lower triangle) */
     int hm;                /* order of the H in Jb for the current x; -1: none yet */
     double *B;             /* [9 nc] each contact's tangent basis, columns (3 or 2 used) */
-    double reg;            /* Tikhonov term of the plain Newton point (rank-deficient W) */
+    double reg;            /* Tikhonov term of the stick start (rank-deficient W) */
+    double wscale;         /* largest diagonal of W' */
     double *x, *f, *r;     /* [n] iterate, f(x), r(x) */
     double *xn, *ft, *rt;  /* [n] Newton point and its f, r */
     double *a, *g;         /* [n] W^T r, J^T r */
@@ -498,8 +516,9 @@ static int factor_solve(ncp *P, int m, bool symmetric, double *rhs) {
 }
 
 /* dx from ((W + lam I) D - V) dx = -r over the contacts with D != 0; the others (D = 0, V = I)
- * then have dx_k = r_k + (W D dx)_k. Returns factor_solve()'s code. */
-static int newton(ncp *P) {
+ * then have dx_k = r_k + (W D dx)_k. lam: the Tikhonov term (see PROX). Returns factor_solve()'s
+ * code. */
+static int newton(ncp *P, double lam) {
     int na = 0;
     bool symmetric = true;
     for (int k = 0; k < P->nc; k++) {
@@ -513,7 +532,6 @@ static int newton(ncp *P) {
         }
     }
     const int m = 3 * na;
-    const double lam = P->reg;
     for (int q = 0; q < na; q++) {
         const int j = P->act[q];
         const double *Dj = P->D + 9 * j, *Vj = P->V + 9 * j;
@@ -773,6 +791,22 @@ static double leg_search(ncp *P, const double *p, const double *u, double lp, do
     return l_a0;
 }
 
+/* Backtracking along p -> p + u, given l0 at p, l1 at p + u and the slope s < 0 of l at p: each
+ * trial at the minimum of the parabola through l0, s and the last trial, kept within [0.1, 0.5]
+ * of the last step, until Armijo's sufficient decrease or BACKTRACK_MAX trials. The crossings and
+ * parabolas of leg_search() miss a minimum near p when l rises by orders of magnitude toward
+ * p + u (measured: a tenth of the way along, l 0.3 of l0, at the end 1e3 l0). Lower values than
+ * *best land in xb and *best. */
+static void backtrack(ncp *P, const double *p, const double *u, double l0, double l1, double s,
+                      double *best) {
+    double a = 1, la = l1;
+    for (int q = 0; q < BACKTRACK_MAX && !(la <= l0 + ARMIJO * a * s) && !P->meter.passed; q++) {
+        const double am = -s * a * a / (2 * (la - l0 - s * a));
+        a = fmin(fmax(am, 0.1 * a), 0.5 * a);
+        la = try_point(P, p, u, a, -1, best);
+    }
+}
+
 /* The dogleg x -> xc -> xn (xn absent: the first leg only). Returns the lowest l found (in xb),
  * l0 when nothing beats x. */
 static double dogleg_search(ncp *P, double l0, bool two_legs) {
@@ -961,7 +995,8 @@ static void scale_problem(ncp *P, const double *W, int ldw, const double *b) {
         }
         P->W = P->Ws, P->b = P->bs;
     }
-    P->reg = REG * (wscale > 0 ? wscale : 1);
+    P->wscale = wscale > 0 ? wscale : 1;
+    P->reg = REG * P->wscale;
 }
 
 /* The paper's start (section III-F): all contacts stick, v = 0, W f = -b, x = -f, solved as
@@ -1143,11 +1178,12 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
         // plain Newton step J dx = -r (eliminating separating contacts); else eq. 28's LM point.
         const bool plain = P.lam <= LM_PLAIN && !any_edge;
         double la = 0;
-        int nw = plain ? newton(&P) : lm_point(&P, P.lam, &la);
+        int nw = plain ? newton(&P, fmax(REG, PROX * res) * P.wscale) : lm_point(&P, P.lam, &la);
         if (nw > 0) {
             status = CS_DEADLINE;
             break;
         }
+        double ln = INFINITY;
         if (nw == 0) {
             trial_point(&P);
             for (int i = 0; i < n; i++)
@@ -1155,7 +1191,7 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             j_mul(&P, P.dx, P.je);
             const double pred = predicted(&P, P.dx, P.je, plain ? 0 : la);
             double rn;
-            const double ln = eval(&P, P.xn, P.ft, P.rt, &rn);
+            ln = eval(&P, P.xn, P.ft, P.rt, &rn);
             if (P.meter.passed) {
                 status = CS_DEADLINE;
                 break;
@@ -1175,10 +1211,14 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             }
         }
         if (plain && nw == 0) {
-            // The plain Newton point overshot (a contact changed region): search x -> x_N,
-            // on which l starts downhill (g^T dx = -|r|^2 with J dx = -r).
+            // The plain Newton point overshot (a contact changed region, or the step ran along a
+            // curved valley): search x -> x_N, on which l starts downhill (slope r^T J dx, -|r|^2
+            // but for the Tikhonov term), at its edge crossings and by backtracking from x_N.
             double best = l;
             leg_search(&P, P.x, P.dx, l, &best);
+            const double slope = dot(n, P.r, P.je);
+            if (slope < 0)
+                backtrack(&P, P.x, P.dx, l, ln, slope, &best);
             if (P.meter.passed) {
                 status = CS_DEADLINE;
                 break;

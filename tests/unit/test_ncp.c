@@ -30,12 +30,12 @@
 /* Cold iterations on the stacks below: at most 36 measured (1..5 boxes); the cap catches a fall
  * back to the gradient's crawl, which takes hundreds. */
 #define STACK_ITERATIONS_MAX 40
-/* 16-contact 4-box stacks, 200 seeds per mu: at most 21 (mu 0.2) and 25 (mu 0.5) iterations
- * measured, a median of 5 and 6; at most 13 % take more than 8 (the issue's target). The long
- * runs chatter: a contact with next to no impulse and velocity flips region at each Newton
- * point, and the searches along it crawl. */
-#define STACK16_ITERATIONS_MAX 30
-#define STACK16_OVER8_MAX 0.15
+/* 16-contact 4-box stacks, 200 seeds per mu: at most 9 (mu 0.2) and 13 (mu 0.5) iterations
+ * measured, a mean of 5.4 and 4.6; 2 and 10 of 200 take more than 8 (the issue's target; 7 and
+ * 25, at most 21 and 23 iterations, before the plain Newton point's Tikhonov term grew with the
+ * residual: its steps ran far along W's null space and were refused). */
+#define STACK16_ITERATIONS_MAX 15
+#define STACK16_OVER8_MAX 0.05
 
 /* One solve of a scene through the model: impulses, post-step velocities and the certificate
  * (exact cone, as cs_step judges ncp). */
@@ -236,7 +236,8 @@ static void box_on_incline(void **state) {
         double P[3];
         net_impulse(&g.s, r.lambda, P);
         assert_near(P[2], m * G * h * cos(th), 1e-9 * m * G * h);
-        assert_near(P[1], 0, 1e-12 * m * G * h);
+        // Within the solver's tolerance (1e-10 of the scale), as P[0] and P[2].
+        assert_near(P[1], 0, 1e-10 * m * G * h);
         if (k == 0) {
             assert_near(P[0], -m * G * h * sin(th), 1e-9 * m * G * h);
             for (int q = 0; q < 6; q++)
@@ -390,17 +391,19 @@ static void stack16_iterations(void **state) {
 }
 
 /* Random scenes whose contacts outnumber the bodies' freedoms (3 nc > 6 nb: W singular, many
- * contacts separating), seeds 1..400. Every answer has a usable status and a finite iterate;
- * the converged ones are certified. A few end in a local minimum of |r|^2 (section V-A) that
- * the Gauss-Seidel restarts do not leave within the 50 iterations: 4 of 332 measured (2 with
- * 100 iterations; 8 before a restart swept max(20, 3 nc) times rather than 20, 11 before the
- * restarts were bounded by the iteration cap alone and contacts' units brought into a band; the
- * first implementation: 40 %); REDUNDANT_FAILURES_MAX holds that line. */
-#define REDUNDANT_FAILURES_MAX 4
+ * contacts separating), seeds 1..REDUNDANT_SEEDS. Every answer has a usable status and a finite
+ * iterate; the converged ones are certified. A few end in a local minimum of |r|^2 (section
+ * V-A), or crawl along a curved valley, and the Gauss-Seidel restarts do not get them out within
+ * the 50 iterations: 35 of 1645 measured (51 before the plain Newton point's Tikhonov term grew
+ * with the residual and refused Newton steps were backtracked; on seeds 1..400 then 4 of 332, an
+ * unrepresentative few: 98 of 3241 on seeds 1..4000, now 61); REDUNDANT_FAILURES_MAX holds that
+ * line. */
+#define REDUNDANT_SEEDS 2000
+#define REDUNDANT_FAILURES_MAX 35
 static void redundant_random_scenes(void **state) {
     (void)state;
     int failures = 0, scenes = 0;
-    for (uint64_t seed = 1; seed <= 400; seed++) {
+    for (uint64_t seed = 1; seed <= REDUNDANT_SEEDS; seed++) {
         t_gen_scene g;
         t_rng rng = t_rng_seed(seed);
         const int nb = 1 + t_rng_below(&rng, 5), nc = 1 + t_rng_below(&rng, 32);
