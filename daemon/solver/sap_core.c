@@ -494,7 +494,7 @@ static int chol_columns(int n, double *H, int ldh, int *end, cs__meter *meter) {
 static int chol_blocked(int n, double *H, int *end) {
     const double one = 1, minus_one = -1;
     for (int k = 0; k < n; k += CHOL_BLOCK) {
-        const int b = n - k < CHOL_BLOCK ? n - k : CHOL_BLOCK, rest = n - k - b;
+        const int b = cs__chunk_len(k, CHOL_BLOCK, n), rest = n - k - b;
         double *diag = H + (size_t)k * n + k;
         if (chol_columns(b, diag, n, end + k, NULL) != 0)
             return -1;
