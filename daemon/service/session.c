@@ -569,9 +569,10 @@ bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t per
 
 // Why the deadline did not hold: a prompt start means the solve itself ran out of budget;
 // otherwise the largest share of the delay decides: the frame read and decoded after it was due
-// (by the I/O thread, or by the worker reading its sessions' sockets in turn), the worker's solves of other sessions (the scheduler), or the rest, when the worker
-// was not running at all (a late wake-up, or a host that took its CPU: the host). A start past
-// the deadline is never prompt: the solve had none of its budget (a budget under LATE_START_NS).
+// (by the I/O thread, or by the worker reading its sessions' sockets in turn), the worker's
+// solves of other sessions (the scheduler), or the rest, when the worker was not running at all
+// (a late wake-up, or a host that took its CPU: the host). A start past the deadline is never
+// prompt: the solve had none of its budget (a budget under LATE_START_NS).
 static cd_miss miss_reason(const cd_job *job, int64_t start_ns, int64_t others_ns) {
     const int64_t delay = start_ns - job->release_ns;
     if (delay <= LATE_START_NS && start_ns < job->deadline_ns) {
