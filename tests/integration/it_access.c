@@ -408,48 +408,61 @@ static void allow_list_by_uid(void **state) {
     assert_int_equal(it_daemon_stop(&d), 0);
 }
 
-static void tcp_needs_the_token(void **state) {
-    (void)state;
-    char token_file[] = "/tmp/contactd-token-XXXXXX";
+static const char the_token[] = "s3cret-token-of-the-test-0123456789";
+
+// Starts the daemon with the_token in a new file (its name in token_file, a mkstemp template)
+// and TCP open to that token only.
+static void start_with_token(char *token_file) {
     const int tfd = mkstemp(token_file);
     assert_true(tfd >= 0);
-    static const char token[] = "s3cret-token-of-the-test-0123456789";
-    assert_int_equal(write(tfd, token, sizeof token - 1), (ssize_t)sizeof token - 1);
+    assert_int_equal(write(tfd, the_token, sizeof the_token - 1), (ssize_t)sizeof the_token - 1);
     assert_int_equal(write(tfd, "\n", 1), 1);
     close(tfd);
     char ini[256];
     snprintf(ini, sizeof ini, "[server]\nauth_token_file = %s\ntcp_allow_any_local_user = no\n",
              token_file);
     assert_int_equal(it_daemon_start(&d, contactd_path, ini, 0), 0);
+}
+
+// Sends a Hello with token on fd, a "#x" in it sent as a NUL byte and an x (which protobuf-c
+// would cut off at the NUL).
+static void send_hello_token(int fd, const char *token) {
+    Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    h.token = (char *)token;
+    Contactd__V1__ClientMessage env = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+    env.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
+    env.hello = &h;
+    uint8_t *bytes;
+    size_t len;
+    it_pack(&env.base, &bytes, &len);
+    // protobuf-c packs a C string: the NUL byte goes in afterwards.
+    uint8_t *nul = memmem(bytes, len, "#x", 2);
+    if (nul) {
+        *nul = '\0';
+    }
+    assert_int_equal(it_write_all(fd, bytes, len), 0);
+    free(bytes);
+}
+
+static void tcp_needs_the_token(void **state) {
+    (void)state;
+    char token_file[] = "/tmp/contactd-token-XXXXXX";
+    start_with_token(token_file);
     // No token, a wrong one, then the right one followed by a NUL byte (which protobuf-c would
     // cut off, leaving the right token): each refused as a failed authentication, naming the
     // field, and the connection closes.
-    const char *wrong[] = {NULL, "s3cret-token-of-the-test-0123456788",
+    const char *wrong[] = {"", "s3cret-token-of-the-test-0123456788",
                            "s3cret-token-of-the-test-0123456789#x"};
     for (int k = 0; k < 3; k++) {
         const int fd = it_connect_tcp(d.tcp);
         assert_true(fd >= 0);
-        Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
-        h.protocol_version = 1;
-        h.token = (char *)(wrong[k] ? wrong[k] : "");
-        Contactd__V1__ClientMessage env = CONTACTD__V1__CLIENT_MESSAGE__INIT;
-        env.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
-        env.hello = &h;
-        uint8_t *bytes;
-        size_t len;
-        it_pack(&env.base, &bytes, &len);
-        // protobuf-c packs a C string: the NUL byte goes in afterwards.
-        uint8_t *nul = memmem(bytes, len, "#x", 2);
-        if (nul) {
-            *nul = '\0';
-        }
-        assert_int_equal(it_write_all(fd, bytes, len), 0);
-        free(bytes);
+        send_hello_token(fd, wrong[k]);
         expect_error_and_close(fd, CONTACTD__V1__ERROR_CODE__ERROR_DENIED, "hello.token");
         close(fd);
     }
     // The right token opens a session over TCP; the Unix socket needs none.
-    const cdc_hello hello = {.token = token};
+    const cdc_hello hello = {.token = the_token};
     cdc_conn *c = NULL;
     char err[256];
     assert_int_equal(cdc_conn_open_tcp(d.tcp, &hello, (int64_t)IT_TIMEOUT_MS * 1000000, &c, err,
@@ -459,6 +472,35 @@ static void tcp_needs_the_token(void **state) {
     Contactd__V1__ServerMessage *m = it_stats_fetch(c);
     assert_int_equal(m->stats->connections_refused, 3);
     cdc_wire_free(m);
+    cdc_conn_close(c);
+    assert_int_equal(it_daemon_stop(&d), 0);
+    unlink(token_file);
+}
+
+// A second Hello on a TCP connection that has a session ends it for that (ERROR_PROTOCOL), its
+// token cut by a NUL byte or not, and whether the I/O thread or the session's worker reads the
+// socket: a client cannot tell the two apart.
+static void second_hello_ends_an_attached_tcp_connection(void **state) {
+    (void)state;
+    char token_file[] = "/tmp/contactd-token-XXXXXX";
+    start_with_token(token_file);
+    const cdc_hello hello = {.token = the_token};
+    cdc_conn *c = it_session_open(&d, true, &hello);
+    char attached[96];
+    snprintf(attached, sizeof attached, "session %llu: its worker reads and answers the socket",
+             (unsigned long long)cdc_conn_welcome(c)->session_id);
+    static char log[1 << 20];
+    bool seen = false;
+    for (int tries = 0; !seen && tries < IT_TIMEOUT_MS / 10; tries++) {
+        seen = it_daemon_log(&d, log, sizeof log) > 0 && strstr(log, attached);
+        if (!seen) {
+            usleep(10000);
+        }
+    }
+    assert_true(seen);
+    send_hello_token(cdc_conn_fd(c), "s3cret-token-of-the-test-0123456789#x");
+    expect_error_and_close(cdc_conn_fd(c), CONTACTD__V1__ERROR_CODE__ERROR_PROTOCOL,
+                           "already has a session");
     cdc_conn_close(c);
     assert_int_equal(it_daemon_stop(&d), 0);
     unlink(token_file);
@@ -495,6 +537,7 @@ int main(int argc, char **argv) {
         TEST(client_name_cannot_forge_log_lines),
         TEST(allow_list_by_uid),
         TEST(tcp_needs_the_token),
+        TEST(second_hello_ends_an_attached_tcp_connection),
         TEST(tcp_without_token_needs_the_operators_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
