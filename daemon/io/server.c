@@ -1483,13 +1483,14 @@ static void on_stats(struct conn *c, const Contactd__V1__StatsRequest *req) {
 // True when what protobuf-c unpacked otherwise than sent (k at path) is a TCP Hello's token
 // that the daemon checks: a token holding a NUL byte is then a wrong one, refused and counted as
 // a failed authentication that ends the connection, not as invalid input the client may retry.
-// Only on this thread (not attached): a worker must not read the configuration a reload rewrites,
-// and an attached connection's Hello is refused for its session anyway.
+// On a connection with a session on_hello refuses the Hello for that, whatever its token, and
+// without reading the token setting: a reload rewrites it, and only this thread may read it (an
+// attached connection, which has a session, is its worker's).
 static bool token_is_cut(const struct conn *c, const Contactd__V1__ClientMessage *m, cd_strict k,
                          const char *path) {
-    return k == CD_STRICT_NUL && c->tcp && !c->direct && c->srv->cfg->auth_token[0] != '\0' &&
-           m->msg_case == CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO &&
-           strcmp(path, "hello.token") == 0;
+    return k == CD_STRICT_NUL && c->tcp && m->msg_case == CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO &&
+           strcmp(path, "hello.token") == 0 &&
+           (c->session || c->admitting || c->srv->cfg->auth_token[0] != '\0');
 }
 
 static void handle_message(struct conn *c, const uint8_t *data, size_t len) {
