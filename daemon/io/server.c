@@ -211,8 +211,8 @@ struct cd_server {
     uint64_t next_conn_id;
     _Atomic uint64_t hello_timeouts, refused; /* io writes; a worker answering Stats reads */
     _Atomic uint64_t stats_refused; /* StatsRequests over their rate: io and workers add */
-    int64_t ends_window_ns;   /* log_end_due: when its window of a second began */
-    int ends_logged;          /* ... connection-ending Errors logged in it */
+    int64_t ends_window_ns;   /* log_end: when its window of a second began */
+    int ends_logged;          /* ... Errors logged in it */
     uint64_t ends_unlogged;   /* ... and those not logged since the last that was */
     char address[CD_SOCKET_PATH_MAX + 96];
     // One read buffer for every connection: libuv hands each read to on_read before the next,
@@ -375,12 +375,14 @@ static int conn_send_must(struct conn *c, const ProtobufCMessage *msg) {
     return r;
 }
 
-/* Errors that end a connection logged a second at most: a client that connects again and again
- * to be refused (connection caps, allow-list, token, memory budget) cannot flood the log. */
+/* Errors logged at notice a second at most (all but a refusal of one message: log_error): a
+ * client refused again and again (connection caps, allow-list, token, memory budget) cannot flood
+ * the log. */
 #define ENDS_LOGGED_PER_SECOND 10
 
-// Logs the Error (code_name, text) that ends c, at most ENDS_LOGGED_PER_SECOND a second; the next
-// line logged says how many were not. thread: io.
+// Logs the Error (code_name, text) sent to c at notice, at most ENDS_LOGGED_PER_SECOND a second
+// (not all end c: a Hello's ERROR_MEMORY, an unknown message's ERROR_PROTOCOL); the next line
+// logged says how many were not. thread: io.
 static void log_end(const struct conn *c, const char *code_name, const char *text) {
     cd_server *s = c->srv;
     const int64_t now = cd_clock_ns();
@@ -395,7 +397,7 @@ static void log_end(const struct conn *c, const char *code_name, const char *tex
     s->ends_logged++;
     char more[96] = "";
     if (s->ends_unlogged) {
-        snprintf(more, sizeof more, " (%llu connection-ending Errors before it not logged)",
+        snprintf(more, sizeof more, " (%llu Errors before it not logged)",
                  (unsigned long long)s->ends_unlogged);
         s->ends_unlogged = 0;
     }
@@ -404,10 +406,10 @@ static void log_end(const struct conn *c, const char *code_name, const char *tex
                  text, more);
 }
 
-// Logs an Error sent to c (final: one that ends the connection, log_end). Refusals of one message
+// Logs an Error sent to c (final: one that ends the connection). Refusals of one message
 // (invalid, or over a limit while the connection goes on) can come at the tick rate or faster:
-// they are logged at debug only, and counted in Stats (frames_refused, stats_requests_refused).
-// thread: io.
+// they are logged at debug only, and counted in Stats (frames_refused, stats_requests_refused);
+// the rest at notice, a bounded number a second (log_end). thread: io.
 static void log_error(const struct conn *c, Contactd__V1__ErrorCode code, bool final,
                       const char *text) {
     const ProtobufCEnumValue *name =

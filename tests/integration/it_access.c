@@ -166,9 +166,9 @@ static int log_lines(const char *log, const char *needle) {
     return n;
 }
 
-// The sum of N over the log's "(N connection-ending Errors before it not logged)".
+// The sum of N over the log's "(N Errors before it not logged)".
 static long log_unlogged(const char *log) {
-    static const char tail[] = " connection-ending Errors before it not logged)";
+    static const char tail[] = " Errors before it not logged)";
     long sum = 0;
     for (const char *p = strstr(log, tail); p; p = strstr(p + 1, tail)) {
         const char *open = p;
@@ -180,9 +180,9 @@ static long log_unlogged(const char *log) {
     return sum;
 }
 
-// A client that connects again and again to be refused cannot flood the log: connection-ending
-// Errors are logged at most 10 a second, and the next line logged says how many were not, so
-// every refusal is accounted for.
+// A client that connects again and again to be refused cannot flood the log: Errors but refusals
+// of one message are logged at most 10 a second, and the next line logged says how many were
+// not, so every refusal is accounted for.
 static void refusals_are_logged_at_a_bounded_rate(void **state) {
     (void)state;
     enum { TRIES = 200 };
