@@ -19,7 +19,8 @@
  *             lemke, sent at 1 kHz from the client's clock, over UDS and over TCP; then over UDS
  *             by a client that polls its socket without sleeping while its Result is due; then
  *             the host's floor for both clients: the same bytes to an echo thread on the worker
- *             CPU (echo_floor.h), so the daemon's own share is p50 - solve p50 - floor p50
+ *             CPU (echo_floor.h), so the daemon's own share is p50 - solve p50 - floor p50; and
+ *             that floor over loopback TCP, what TCP itself adds to request/tcp - request/uds
  *   stream    MODE_STREAM, 1, 8, 16 and 32 sessions (16-contact peg, lemke), each frame sent
  *             150 us before its tick (Welcome.tick_epoch_ns + k tick_period_ns)
  *   capacity  the most stream sessions held at 1 kHz (aligned as above) with >= 99.9 % answered
