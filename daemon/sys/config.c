@@ -373,10 +373,13 @@ typedef struct int_key {
     size_t off, size;
 } int_key;
 
+// A field's offset and size; a size set_int does not store (4 or 8 bytes) fails to compile.
+#define INT_FIELD(field) offsetof(cd_config, field), INT_SIZE(sizeof(((cd_config *)0)->field))
+#define INT_SIZE(n) ((n) + 0 * sizeof(char[(n) == 4 || (n) == 8 ? 1 : -1]))
 #define INT_KEY(field, lo, hi, unit)                                                               \
-    {lo, hi, unit, false, offsetof(cd_config, field), sizeof(((cd_config *)0)->field)}
+    { lo, hi, unit, false, INT_FIELD(field) }
 #define AUTO_INT_KEY(field, lo, hi, unit)                                                          \
-    {lo, hi, unit, true, offsetof(cd_config, field), sizeof(((cd_config *)0)->field)}
+    { lo, hi, unit, true, INT_FIELD(field) }
 
 // Parses an integer key's value and stores it, times its unit, in its field. Returns 0, or
 // -EINVAL with the reason in why.
