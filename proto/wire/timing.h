@@ -14,12 +14,14 @@ typedef enum cd_miss {
     CD_MISS_HOST = 1,       /* the worker was not running: a late wake-up, or the host took it */
     CD_MISS_SOLVER = 2,     /* the solve started on time and used up the budget */
     CD_MISS_SCHEDULING = 3, /* the worker was solving other sessions first */
-    CD_MISS_IO = 4,         /* the I/O thread handed the frame over after it was due */
+    CD_MISS_IO = 4,         /* the frame was read and decoded after it was due (by the I/O
+                             * thread, or by the worker that serves its socket) */
 } cd_miss;
 
 /* thread: written by its producer, then handed over whole (copied through the ring). */
 typedef struct cd_timing {
-    int64_t received_ns;    /* frame reached the daemon (start of the I/O pass that read it) */
+    int64_t received_ns;    /* frame reached the daemon (start of the I/O pass, or of the
+                             * worker's wait, that found it) */
     int64_t solve_start_ns; /* tick thread began the solve */
     int64_t solve_ns;       /* wall time of the solve */
     int64_t deadline_ns;    /* absolute deadline the solve ran under */
