@@ -32,8 +32,8 @@
  *   churn     one light session (MODE_REQUEST, 16-contact peg, lemke, 1 kHz, as request/uds)
  *             for the case's length, then again, back to back on the same session, while a
  *             second client thread opens a session with the daemon's default limits (a Hello
- *             with no limits: 64 bodies, 256 contacts, 16 directions, lemke; about 5 MB) over UDS
- *             and closes it at once, 50 times a second: admission and teardown (allocation,
+ *             with no limits: 64 bodies, 256 contacts, 16 directions, lemke; about 6.6 MiB) over
+ *             UDS and closes it at once, 50 times a second: admission and teardown (allocation,
  *             page pre-fault, LAPACK warm-up) are to leave live sessions untouched. That thread
  *             times each connect + Hello -> Welcome and counts the Welcomes
  * --keep-awake on|off adds [loop] keep_awake = on|off to that configuration.
