@@ -124,13 +124,18 @@ int it_send(int fd, const ProtobufCMessage *msg) {
     return r;
 }
 
+Contactd__V1__ClientMessage it_hello_message(Contactd__V1__Hello *h) {
+    Contactd__V1__ClientMessage m = CONTACTD__V1__CLIENT_MESSAGE__INIT;
+    m.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
+    m.hello = h;
+    return m;
+}
+
 int it_send_hello(int fd, uint32_t protocol_version) {
     Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
     h.protocol_version = protocol_version;
     h.client_name = "it-raw";
-    Contactd__V1__ClientMessage m = CONTACTD__V1__CLIENT_MESSAGE__INIT;
-    m.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
-    m.hello = &h;
+    const Contactd__V1__ClientMessage m = it_hello_message(&h);
     return it_send(fd, &m.base);
 }
 

@@ -65,6 +65,9 @@ uint8_t *it_stats_requests(int n, size_t *ret_len);
 /* Sends a packed message. Returns 0 or -1. */
 int it_send(int fd, const ProtobufCMessage *msg);
 
+/* A ClientMessage carrying h (which it points to). */
+Contactd__V1__ClientMessage it_hello_message(Contactd__V1__Hello *h);
+
 /* Sends a Hello (protocol_version given, everything else default). Returns 0 or -1. */
 int it_send_hello(int fd, uint32_t protocol_version);
 

@@ -430,9 +430,7 @@ static void send_hello_token(int fd, const char *token) {
     Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
     h.protocol_version = 1;
     h.token = (char *)token;
-    Contactd__V1__ClientMessage env = CONTACTD__V1__CLIENT_MESSAGE__INIT;
-    env.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
-    env.hello = &h;
+    Contactd__V1__ClientMessage env = it_hello_message(&h);
     uint8_t *bytes;
     size_t len;
     it_pack(&env.base, &bytes, &len);

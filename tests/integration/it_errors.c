@@ -141,9 +141,7 @@ static Contactd__V1__ServerMessage *hello_with(int fd, const Contactd__V1__Limit
     Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
     h.protocol_version = 1;
     h.limits = (Contactd__V1__Limits *)lim;
-    Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
-    cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
-    cm.hello = &h;
+    Contactd__V1__ClientMessage cm = it_hello_message(&h);
     assert_int_equal(it_send(fd, &cm.base), 0);
     Contactd__V1__ServerMessage *m = it_recv(fd, IT_TIMEOUT_MS);
     assert_non_null(m);
@@ -257,9 +255,7 @@ static void solver_name_with_nul_is_invalid(void **state) {
     (void)state;
     Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
     h.protocol_version = 1;
-    Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
-    cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
-    cm.hello = &h;
+    Contactd__V1__ClientMessage cm = it_hello_message(&h);
     char *solvers[] = {"sap", "dantzig@x"};
     const int fd = it_connect_unix(d.socket);
     assert_true(fd >= 0);
@@ -314,9 +310,7 @@ static void hello_then_shutdown_is_answered(void **state) {
         Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
         h.protocol_version = 1;
         h.default_solver_name = k == 0 ? "" : "simplex"; // unknown: an Error
-        Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
-        cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
-        cm.hello = &h;
+        Contactd__V1__ClientMessage cm = it_hello_message(&h);
         assert_int_equal(it_send(fd, &cm.base), 0);
         assert_int_equal(shutdown(fd, SHUT_WR), 0);
         Contactd__V1__ServerMessage *m = it_recv(fd, IT_TIMEOUT_MS);
@@ -446,9 +440,7 @@ static void unknown_solver_in_hello_can_be_retried(void **state) {
     Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
     h.protocol_version = 1;
     h.default_solver_name = "simplex";
-    Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
-    cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
-    cm.hello = &h;
+    Contactd__V1__ClientMessage cm = it_hello_message(&h);
     assert_int_equal(it_send(fd, &cm.base), 0);
     Contactd__V1__ServerMessage *m = expect_error(fd, CONTACTD__V1__ERROR_CODE__ERROR_INVALID);
     assert_non_null(strstr(m->error->message, "hello.default_solver_name"));

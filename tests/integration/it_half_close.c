@@ -92,9 +92,7 @@ static int open_unread(const char *name, bool request, uint64_t *ret_id) {
     lim.max_contacts = 4;
     lim.max_friction_directions = 8;
     h.limits = &lim;
-    Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
-    cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
-    cm.hello = &h;
+    Contactd__V1__ClientMessage cm = it_hello_message(&h);
     assert_int_equal(it_send(fd, &cm.base), 0);
     // "session N opened on connection M (unix ..., client 'name')": the line begins with the id.
     char needle[96];

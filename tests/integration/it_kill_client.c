@@ -207,14 +207,6 @@ static void slow_reader_loses_only_its_own_results(void **state) {
 // logged just before it is sent, so once the log shows a batch, its first Error was sent.
 #define BAD_BATCH 3
 
-// A ClientMessage carrying h.
-static Contactd__V1__ClientMessage hello_message(Contactd__V1__Hello *h) {
-    Contactd__V1__ClientMessage cm = CONTACTD__V1__CLIENT_MESSAGE__INIT;
-    cm.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
-    cm.hello = h;
-    return cm;
-}
-
 // Lines of the daemon's log holding needle from *off on (whole lines only, each written at
 // once); *off moves past them.
 static int log_count(int log_fd, off_t *off, const char *needle) {
@@ -299,7 +291,7 @@ static backlog backlog_fill(const it_daemon *dm, const char *token, const Protob
     h.protocol_version = 1;
     h.budget_ns = BAD_BUDGET_NS;
     h.token = (char *)(token ? token : "");
-    Contactd__V1__ClientMessage cm = hello_message(&h);
+    Contactd__V1__ClientMessage cm = it_hello_message(&h);
     uint8_t *hello, *tail = NULL;
     size_t len, tail_len = 0;
     it_pack(&cm.base, &hello, &len);
@@ -357,7 +349,7 @@ static void welcome_passes_the_backlog(void **state) {
     (void)state;
     Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
     h.protocol_version = 1;
-    Contactd__V1__ClientMessage cm = hello_message(&h);
+    Contactd__V1__ClientMessage cm = it_hello_message(&h);
     // The daemon logs the session when it has sent the Welcome.
     backlog b = backlog_fill(&d, NULL, &cm.base, " opened on connection ");
     Contactd__V1__ServerMessage *m = backlog_read(&b, "Welcome");
@@ -408,7 +400,7 @@ static void token_refusal_passes_the_backlog(void **state) {
     Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
     h.protocol_version = 1;
     h.token = "token-of-the-backlog-tesT";
-    Contactd__V1__ClientMessage cm = hello_message(&h);
+    Contactd__V1__ClientMessage cm = it_hello_message(&h);
     backlog b = backlog_fill(&second, token, &cm.base, "TCP Hello refused");
     Contactd__V1__ServerMessage *m = backlog_read(&b, "the refusal");
     assert_non_null(m);

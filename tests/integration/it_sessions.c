@@ -204,9 +204,7 @@ static void request_session_served_by_its_worker(void **state) {
         // A second Hello is a protocol error after which the connection closes.
         Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
         h.protocol_version = 1;
-        Contactd__V1__ClientMessage env = CONTACTD__V1__CLIENT_MESSAGE__INIT;
-        env.msg_case = CONTACTD__V1__CLIENT_MESSAGE__MSG_HELLO;
-        env.hello = &h;
+        Contactd__V1__ClientMessage env = it_hello_message(&h);
         uint8_t *buf;
         size_t len;
         it_pack(&env.base, &buf, &len);
