@@ -58,39 +58,11 @@
 #include <string.h>
 
 #include "solver/deadline.h"
+#include "solver/lemke_passes.h"
 #include "solver/workspace.h"
 
 #define TIE_TOL 1e-12     /* value ties of the data itself, relative to the values */
 #define LOSS_TOL 0x1p-26 /* sqrt(DBL_EPSILON): half the digits */
-
-/* Variable ids: 0..n-1 are w_i, n..2n-1 are z_i, 2n is z0. */
-typedef struct lemke_ws {
-    int n;
-    const double *M; /* [n x n] column-major, leading dimension ldm */
-    int ldm;
-    const double *q; /* [n] */
-    double *cov;     /* [n] covering vector */
-    double *binv;    /* [n x n] row-major B^-1 */
-    double *x;       /* [n] basic values */
-    double *col;     /* [n] B^-1 times the entering column */
-    double *rx;      /* [n] q - B x */
-    double *rc;      /* [n] a - B col */
-    double *ax;      /* [n] |B| |x| + |q|: what the rounding of x scales with */
-    double *ac;      /* [n] |B| |col| + |a|: of col */
-    double *ab;      /* [n] |B| 1: of B^-1, row-wise (entry (i, j) with max_k |B^-1_kj|) */
-    double axmax, acmax, abmax; /* their largest entries */
-    double *norm1;   /* [n] |B^-1_i|_1 */
-    double *dx;      /* [n] error bound n eps |B^-1| ax of x; UNKNOWN until formed */
-    double *dcol;    /* [n] n eps |B^-1| ac, of col */
-    double *dbinv;   /* [n] n eps |B^-1| ab, of the rows of B^-1 */
-    int *piv;        /* [n] row interchanges while B^-1 is rebuilt */
-    int *basic;      /* [n] variable id basic in row i */
-    int *row_of;     /* [2n + 1] row of a basic variable, -1 when non-basic */
-    int *cand;       /* [n] ratio-test candidates */
-    int64_t col_units; /* meter units of one access down a column of B^-1 (column_units()) */
-    cs__meter meter; /* the deadline: every O(n^2) stretch reads it per row, and stops when it
-                      * has passed (the caller then sees meter.passed) */
-} lemke_ws;
 
 /* An error bound not formed yet in this pivot. */
 #define UNKNOWN (-1.0)
@@ -105,7 +77,7 @@ static int64_t column_units(int n) {
     return (size_t)n * sizeof(double) >= 4096 ? COLUMN_UNITS : 1;
 }
 
-/* Meter units of a w row of basis_residuals() (see there). */
+/* Meter units of a w row of cs__lemke_basis_residuals() (see there). */
 #define W_ROW_UNITS 8
 
 size_t cs_lemke_lcp_size(int n) {
@@ -115,7 +87,7 @@ size_t cs_lemke_lcp_size(int n) {
 }
 
 /* Column of z-variable or z0 v (v >= n) in [I, -M, -c], negated: M's column or c. */
-static const double *z_column(const lemke_ws *L, int v) {
+static const double *z_column(const cs__lemke_ws *L, int v) {
     return v < 2 * L->n ? L->M + (size_t)(v - L->n) * L->ldm : L->cov;
 }
 
@@ -132,8 +104,7 @@ static double dot(int n, const double *a, const double *b) {
     return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-/* col = B^-1 a for the column a of variable v in [I, -M, -c]. */
-static void entering_column(lemke_ws *L, int v) {
+void cs__lemke_entering_column(cs__lemke_ws *L, int v) {
     const int n = L->n;
     const double *a = v < n ? NULL : z_column(L, v);
     for (int i = 0; i < n; i++) {
@@ -145,10 +116,7 @@ static void entering_column(lemke_ws *L, int v) {
     }
 }
 
-/* Residuals of x and col against the basis itself, rx = q - B x and rc = a - B col (a: the
- * column of the entering variable v), and the magnitudes ax, ac, ab that bound their rounding.
- * B y is the sum of y_r times the column of basic[r]. */
-static void basis_residuals(lemke_ws *L, int v) {
+void cs__lemke_basis_residuals(cs__lemke_ws *L, int v) {
     const int n = L->n;
     const double *a = v < n ? NULL : z_column(L, v);
     for (int k = 0; k < n; k++) {
@@ -205,9 +173,9 @@ static void basis_residuals(lemke_ws *L, int v) {
  * for the cheap bounds; the componentwise bounds marked UNKNOWN. Returns true when a correction
  * exceeded LOSS_TOL of its vector: B^-1 has lost half its digits (false when the meter stopped
  * it). */
-static bool refine(lemke_ws *L, int v) {
+static bool refine(cs__lemke_ws *L, int v) {
     const int n = L->n;
-    basis_residuals(L, v);
+    cs__lemke_basis_residuals(L, v);
     if (L->meter.passed)
         return false;
     double fx = 0, fc = 0, xmax = 0, cmax = 0;
@@ -244,7 +212,7 @@ static bool refine(lemke_ws *L, int v) {
 /* Error bound n eps |B^-1_i| y of row i of a product with B^-1 whose rounding y (ax, ac or ab)
  * bounds; formed once per pivot into the cache d, and only for rows whose decision needs more
  * than the cheap bound n eps |B^-1_i|_1 |y|_inf >= it (row_cap()). */
-static double row_bound(lemke_ws *L, int i, const double *y, double *d) {
+static double row_bound(cs__lemke_ws *L, int i, const double *y, double *d) {
     // Past the deadline the caller's result is discarded: do not form any more bounds.
     if (d[i] == UNKNOWN && !L->meter.passed) {
         const double *bi = L->binv + (size_t)i * L->n;
@@ -258,16 +226,11 @@ static double row_bound(lemke_ws *L, int i, const double *y, double *d) {
 }
 
 /* The cheap bound n eps |B^-1_i|_1 |y|_inf >= row_bound(). */
-static double row_cap(const lemke_ws *L, int i, double ymax) {
+static double row_cap(const cs__lemke_ws *L, int i, double ymax) {
     return L->n * DBL_EPSILON * L->norm1[i] * ymax;
 }
 
-/* Rebuilds B^-1 and x = B^-1 q from the basis columns: Gauss-Jordan elimination with row
- * interchanges, in place in binv (its row interchanges undone as column interchanges in reverse
- * order at the end). O(n^3), so the meter is read per row of every elimination step. Returns
- * CS_CONVERGED, CS_SINGULAR (a pivot within the rounding n eps |B|_max of the elimination) or
- * CS_DEADLINE (B^-1 then lost). */
-static cs_status rebuild(lemke_ws *L) {
+cs_status cs__lemke_rebuild(cs__lemke_ws *L) {
     const int n = L->n;
     double *A = L->binv, amax = 0;
     const int64_t cu = L->col_units;
@@ -360,7 +323,7 @@ static cs_status rebuild(lemke_ws *L) {
 /* Whether row i, whose num_i - best col_i exceeds the band by excess, still ties within the
  * error bounds of that difference: scale times the bound of y (cache d, |y|_inf ymax) for num_i,
  * and the bound of col_i. */
-static bool within_bounds(lemke_ws *L, int i, double excess, double best, double scale,
+static bool within_bounds(cs__lemke_ws *L, int i, double excess, double best, double scale,
                           const double *y, double ymax, double *d) {
     if (excess <= 0)
         return true;
@@ -376,7 +339,7 @@ static bool within_bounds(lemke_ws *L, int i, double excess, double best, double
  * singular M lies there only to rounding). The bound of B^-1_ij is
  * n eps (|B^-1||B||B^-1|)_ij <= n eps (|B^-1||B| 1)_i max_k |B^-1_kj|. Prefers the z0 row when it
  * ties on the value (ends the run). Returns the chosen row. */
-static int lexico_ratio(lemke_ws *L, int ncand, int z0_row) {
+static int lexico_ratio(cs__lemke_ws *L, int ncand, int z0_row) {
     const int n = L->n;
     int *cand = L->cand;
     for (int j = -1; j < n && ncand > 1; j++) {
@@ -426,7 +389,7 @@ static int lexico_ratio(lemke_ws *L, int ncand, int z0_row) {
 
 /* Pivot on row r with the entering column in L->col: variable v becomes basic in row r. Stops
  * part-way, B^-1 lost, when the meter's deadline passes. */
-static void pivot(lemke_ws *L, int r, int v) {
+static void pivot(cs__lemke_ws *L, int r, int v) {
     if (L->meter.passed)
         return;
     const int n = L->n;
@@ -453,12 +416,10 @@ static void pivot(lemke_ws *L, int r, int v) {
     L->row_of[v] = r;
 }
 
-/* Points L's arrays into ws for the LCP (M, ldm, q) of order n (as cs_lemke_lcp()), with opt's
- * deadline on its meter; false when ws is short of them. */
-static bool lemke_ws_init(lemke_ws *L, cs_workspace *ws, int n, const double *M, int ldm,
-                          const double *q, const cs_options *opt) {
+bool cs__lemke_ws_init(cs__lemke_ws *L, cs_workspace *ws, int n, const double *M, int ldm,
+                       const double *q, const cs_options *opt) {
     const size_t N = (size_t)n;
-    *L = (lemke_ws){
+    *L = (cs__lemke_ws){
         .n = n,
         .M = M,
         .ldm = ldm,
@@ -493,9 +454,9 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
     *st = (cs_stats){0};
     memset(z, 0, (size_t)n * sizeof(double));
     const size_t mark = cs__ws_mark(ws);
-    lemke_ws L;
+    cs__lemke_ws L;
     cs_status status = CS_CONVERGED;
-    if (!lemke_ws_init(&L, ws, n, M, ldm, q, opt)) {
+    if (!cs__lemke_ws_init(&L, ws, n, M, ldm, q, opt)) {
         status = CS_ENOSPACE;
         goto out;
     }
@@ -533,7 +494,7 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
     int r = 0;
     while (-q[r] / L.cov[r] < worst - TIE_TOL * n * qmax)
         r++;
-    entering_column(&L, 2 * n);
+    cs__lemke_entering_column(&L, 2 * n);
     pivot(&L, r, 2 * n);
     st->pivots = 1;
     int driving = n + r; // complement of the w_r that left
@@ -551,12 +512,12 @@ cs_status cs_lemke_lcp(cs_workspace *ws, int n, const double *M, int ldm, const 
             status = CS_DEADLINE;
             break;
         }
-        entering_column(&L, driving);
+        cs__lemke_entering_column(&L, driving);
         if (refine(&L, driving)) {
-            status = rebuild(&L);
+            status = cs__lemke_rebuild(&L);
             if (status != CS_CONVERGED)
                 break;
-            entering_column(&L, driving);
+            cs__lemke_entering_column(&L, driving);
             refine(&L, driving);
         }
         // Basic values fall as the driving variable rises where the column is positive beyond

@@ -6,17 +6,17 @@
  * through nearly singular bases, and the degenerate frictional contact LCPs of a peg (Lloyd's
  * eq. 6) that once ended in a false ray. */
 #include "solver/lemke.h"
-/* The static passes over B^-1 (the *_read_the_clock tests). */
-#include "solver/lemke.c"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "scene_gen.h"
 #include "solver/contact.h"
 #include "solver/deadline.h"
 #include "solver/lemke_contact.h"
+#include "solver/lemke_passes.h"
 #include "testlib.h"
 
 static cs_workspace *ws;
@@ -253,7 +253,7 @@ typedef struct page_lcp {
     double *M;
     double q[PAGE_ROWS];
     cs_workspace *ws;
-    lemke_ws L;
+    cs__lemke_ws L;
 } page_lcp;
 
 static void page_lcp_init(page_lcp *P) {
@@ -266,7 +266,7 @@ static void page_lcp_init(page_lcp *P) {
         P->q[i] = 1 + i;
     }
     static const cs_options opt = {.clock_ns = t_clock_counting, .deadline_ns = INT64_MAX};
-    assert_true(lemke_ws_init(&P->L, P->ws, PAGE_ROWS, P->M, PAGE_ROWS, P->q, &opt));
+    assert_true(cs__lemke_ws_init(&P->L, P->ws, PAGE_ROWS, P->M, PAGE_ROWS, P->q, &opt));
 }
 
 static void page_lcp_free(page_lcp *P) {
@@ -283,13 +283,13 @@ static void w_column_reads_the_clock(void **state) {
     enum { N = PAGE_ROWS };
     static page_lcp P;
     page_lcp_init(&P);
-    lemke_ws *const L = &P.L;
+    cs__lemke_ws *const L = &P.L;
     for (int i = 0; i < N; i++) {
         memset(L->binv + (size_t)i * N, 0, N * sizeof(double));
         L->binv[(size_t)i * N + i] = 1;
     }
     t_clock_reads = 0;
-    entering_column(L, 7);
+    cs__lemke_entering_column(L, 7);
     assert_true(t_clock_reads * 2 * CS__METER_UNITS >= 16 * N);
     for (int i = 0; i < N; i++)
         assert_true(L->col[i] == (i == 7));
@@ -306,14 +306,14 @@ static void residual_rows_read_the_clock(void **state) {
     enum { N = PAGE_ROWS };
     static page_lcp P;
     page_lcp_init(&P);
-    lemke_ws *const L = &P.L;
+    cs__lemke_ws *const L = &P.L;
     for (int r = 0; r < N; r++) {
         L->basic[r] = r;
         L->x[r] = P.q[r];
         L->col[r] = r == 7;
     }
     t_clock_reads = 0;
-    basis_residuals(L, 7);
+    cs__lemke_basis_residuals(L, 7);
     assert_true(t_clock_reads * 2 * CS__METER_UNITS >= 20 * N);
     // B = I holds x = q and col = e_7 exactly.
     for (int k = 0; k < N; k++)
@@ -332,12 +332,12 @@ static void rebuild_reads_the_clock(void **state) {
     enum { N = PAGE_ROWS };
     static page_lcp P;
     page_lcp_init(&P);
-    lemke_ws *const L = &P.L;
+    cs__lemke_ws *const L = &P.L;
     // z_r basic in rows 0..3 (B's column -e_r), w_r in the others: B = diag(-1, .., -1, 1, ..).
     for (int r = 0; r < N; r++)
         L->basic[r] = r < 4 ? N + r : r;
     t_clock_reads = 0;
-    assert_int_equal(rebuild(L), CS_CONVERGED);
+    assert_int_equal(cs__lemke_rebuild(L), CS_CONVERGED);
     assert_true(t_clock_reads * 2 * CS__METER_UNITS >= 16 * (int64_t)N * N * 5 / 2);
     for (int i = 0; i < N; i++) {
         for (int j = 0; j < N; j++)
