@@ -348,6 +348,19 @@ int cdc_default_socket(char *buf, size_t len) {
     return cd_paths_client_socket(buf, len);
 }
 
+// A refused Hello's errno, from the Error's code: apart from connect's -ECONNREFUSED (no daemon
+// listening), so that a caller retries only what a later Hello may pass (-EBUSY).
+static int refusal_errno(Contactd__V1__ErrorCode code) {
+    switch (code) {
+    case CONTACTD__V1__ERROR_CODE__ERROR_DENIED: return -EACCES;
+    case CONTACTD__V1__ERROR_CODE__ERROR_BUSY: return -EBUSY;
+    case CONTACTD__V1__ERROR_CODE__ERROR_MEMORY: return -ENOSPC;
+    case CONTACTD__V1__ERROR_CODE__ERROR_INVALID: return -EINVAL;
+    case CONTACTD__V1__ERROR_CODE__ERROR_LIMIT: return -ETIMEDOUT;
+    default: return -EPROTO;
+    }
+}
+
 // Sends Hello and waits for Welcome; on success c->hello holds it and the frame holder is sized.
 static int handshake(cdc_conn *c, const cdc_hello *h, int64_t timeout_ns, char *err,
                      size_t errlen) {
@@ -398,8 +411,9 @@ static int handshake(cdc_conn *c, const cdc_hello *h, int64_t timeout_ns, char *
     }
     if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
         snprintf(err, errlen, "daemon refused the session: %s", m->error->message);
+        r = refusal_errno(m->error->code);
         cdc_wire_free(m);
-        return -ECONNREFUSED;
+        return r;
     }
     if (m->msg_case != CONTACTD__V1__SERVER_MESSAGE__MSG_WELCOME) {
         snprintf(err, errlen, "expected Welcome, got message case %d", (int)m->msg_case);

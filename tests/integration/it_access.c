@@ -4,7 +4,9 @@
  * connections and a flood of StatsRequests that must not lock out a real client, the uid
  * allow-list (checked with a peer of another uid, so that part needs root and is skipped without
  * it), and TCP's rule: the token (a wrong one, or one holding a NUL byte, is refused, counted
- * and the connection closed), or the operator's explicit tcp_allow_any_local_user. */
+ * and the connection closed), or the operator's explicit tcp_allow_any_local_user; a refused
+ * Hello is told from a daemon that is not there, by the client library and by contactctl.
+ * Arguments: the contactd and contactctl executables. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -19,7 +21,7 @@
 #include "wire/scene_json.h"
 #include "testlib.h"
 
-static const char *contactd_path;
+static const char *contactd_path, *contactctl_path;
 static it_daemon d;
 
 static int reset(void **state) {
@@ -514,12 +516,30 @@ static void tcp_without_token_needs_the_operators_choice(void **state) {
     expect_error_and_close(fd, CONTACTD__V1__ERROR_CODE__ERROR_DENIED,
                            "tcp_allow_any_local_user");
     close(fd);
+    // The client library tells the refusal from a daemon that is not there (connect's -ENOENT
+    // or -ECONNREFUSED), and contactctl says so instead of asking whether contactd runs.
+    cdc_conn *c = NULL;
+    char err[512];
+    assert_int_equal(cdc_conn_open_tcp(d.tcp, NULL, (int64_t)IT_TIMEOUT_MS * 1000000, &c, err,
+                                       sizeof err),
+                     -EACCES);
+    assert_non_null(strstr(err, "tcp_allow_any_local_user"));
+    char cmd[1024], out[1024];
+    snprintf(cmd, sizeof cmd, "'%s' send '%s' --tcp %s 2>&1", contactctl_path,
+             t_data_path("box_on_plane.json"), d.tcp);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    out[fread(out, 1, sizeof out - 1, p)] = '\0';
+    assert_int_equal(WEXITSTATUS(pclose(p)), 4);
+    if (!strstr(out, "refused the session") || strstr(out, "is contactd running")) {
+        fail_msg("contactctl on a refused Hello: %s", out);
+    }
     cdc_conn_close(it_session_open(&d, false, NULL));
     assert_int_equal(it_daemon_stop(&d), 0);
 }
 
 int main(int argc, char **argv) {
-    if (it_args(argc, argv, false, &contactd_path, NULL) < 0) {
+    if (it_args(argc, argv, true, &contactd_path, &contactctl_path) < 0) {
         return 2;
     }
 #define TEST(f) cmocka_unit_test_setup_teardown(f, reset, cleanup)

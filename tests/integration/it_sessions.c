@@ -502,7 +502,7 @@ static void memory_is_sized_and_budgeted(void **state) {
                                     .limits = {.max_bodies = 4, .max_contacts = 256,
                                                .max_joints = 8, .max_dirs = 16}};
     assert_int_equal(cdc_conn_open_unix(d.socket, &explicit_big, timeout, &c, err, sizeof err),
-                     -ECONNREFUSED);
+                     -ENOSPC);
     assert_non_null(strstr(err, "over the per-session cap of 16 MiB"));
     assert_non_null(strstr(err, "4 bodies, 256 contacts, 8 joints, 16 directions"));
     assert_non_null(strstr(err, "contacts fit"));

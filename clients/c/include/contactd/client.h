@@ -66,8 +66,12 @@ int cdc_default_socket(char *buf, size_t len);
 /* Connects to the daemon's Unix-domain socket at path, sends Hello (hello may be NULL for all
  * defaults) and waits up to timeout_ns (< 0: forever) for the Welcome. Returns 0 and sets *ret
  * (release with cdc_conn_close), or a negative errno with a message in err (errlen bytes): the
- * connect error, -ETIMEDOUT, -ECONNREFUSED when the daemon answered with an Error (its message is
- * copied), -EPROTO for any other reply, -ENOMEM. thread: any. */
+ * connect error (-ENOENT, -ECONNREFUSED: no daemon listening there), -ETIMEDOUT, -ENOMEM, or,
+ * when the daemon refused the Hello with an Error (its message is copied), by its code:
+ * -EACCES (ERROR_DENIED: token or allow-list), -EBUSY (ERROR_BUSY: no session slot or
+ * connection free, a later Hello may pass), -ENOSPC (ERROR_MEMORY: a smaller session may fit),
+ * -EINVAL (ERROR_INVALID: a field of the Hello), -ETIMEDOUT (ERROR_LIMIT: the Hello came after
+ * the daemon's hello_timeout_ms), -EPROTO (any other code or reply). thread: any. */
 int cdc_conn_open_unix(const char *path, const cdc_hello *hello, int64_t timeout_ns,
                        cdc_conn **ret, char *err, size_t errlen);
 
