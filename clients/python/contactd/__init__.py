@@ -13,14 +13,14 @@ Errors: ContactdError and its subclasses (DaemonError carries the daemon's code,
 message naming the field)."""
 from . import pb
 from .client import Client, default_socket
-from .errors import (ConnectionClosed, ContactdError, DaemonError, Goodbye, SessionRefused,
-                     Timeout)
+from .errors import (ConnectionClosed, ContactdError, DaemonError, Goodbye, ProtocolError,
+                     SessionRefused, Timeout)
 from .result import HAVE_NUMPY, Result, vectors
 from .scene import (as_frame, load_scene, message_to_dict, parse_scene, save_scene,
                     scene_to_json, set_kinematic)
 
 __version__ = "0.1.0"
 __all__ = ["pb", "Client", "default_socket", "ConnectionClosed", "ContactdError", "DaemonError",
-           "Goodbye", "SessionRefused", "Timeout", "HAVE_NUMPY", "Result", "vectors", "as_frame",
-           "load_scene", "message_to_dict", "parse_scene", "save_scene", "scene_to_json",
-           "set_kinematic"]
+           "Goodbye", "ProtocolError", "SessionRefused", "Timeout", "HAVE_NUMPY", "Result",
+           "vectors", "as_frame", "load_scene", "message_to_dict", "parse_scene", "save_scene",
+           "scene_to_json", "set_kinematic"]

@@ -6,8 +6,11 @@ import os
 import socket as _socket
 import time
 
+from google.protobuf.message import DecodeError
+
 from . import pb, wire
-from .errors import ConnectionClosed, DaemonError, Goodbye, SessionRefused, Timeout
+from .errors import (ConnectionClosed, DaemonError, Goodbye, ProtocolError, SessionRefused,
+                     Timeout)
 from .result import Result
 from .scene import as_frame
 
@@ -169,11 +172,9 @@ class Client:
             pass  # nothing more to read
         try:
             while True:
-                body = self._decoder.next_body()
-                if body is None:
+                msg = self._next_message()
+                if msg is None:
                     break
-                msg = pb.ServerMessage()
-                msg.ParseFromString(body)
                 if msg.WhichOneof("msg") == "goodbye":
                     self.close()
                     raise Goodbye(msg.goodbye.reason) from cause
@@ -181,14 +182,26 @@ class Client:
             self.close()
         raise ConnectionClosed(what) from cause
 
+    def _next_message(self):
+        """The next whole ServerMessage received, or None. Bytes that are not one close the
+        client and raise ProtocolError."""
+        try:
+            body = self._decoder.next_body()
+            if body is None:
+                return None
+            msg = pb.ServerMessage()
+            msg.ParseFromString(body)
+            return msg
+        except (ValueError, DecodeError) as e:
+            self.close()
+            raise ProtocolError("the peer does not speak contactd's protocol: %s" % e) from e
+
     def _recv(self, deadline):
         """The next ServerMessage, waiting until deadline (time.monotonic() s; None: forever).
         A Goodbye raises Goodbye and closes the client."""
         while True:
-            body = self._decoder.next_body()
-            if body is not None:
-                msg = pb.ServerMessage()
-                msg.ParseFromString(body)
+            msg = self._next_message()
+            if msg is not None:
                 if msg.WhichOneof("msg") == "goodbye":
                     self.close()
                     raise Goodbye(msg.goodbye.reason)

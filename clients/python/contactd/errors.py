@@ -42,5 +42,10 @@ class ConnectionClosed(ContactdError, ConnectionError):
     """The connection ended without a Goodbye (the daemon died, or closed it after an Error)."""
 
 
+class ProtocolError(ContactdError, ConnectionError):
+    """The peer sent bytes that are not contactd's protocol (another service at that address, or
+    a corrupted stream). The client is closed."""
+
+
 class Timeout(ContactdError, TimeoutError):
     """No answer within the timeout. The session stays open: a late answer is skipped by seq."""

@@ -377,6 +377,33 @@ class Timeouts(unittest.TestCase):
             finally:
                 srv.close()
 
+    def test_a_peer_of_another_protocol_is_a_protocol_error(self):
+        # Another service at the address: an undecodable message, a malformed length prefix.
+        # Each is a ContactdError that closes the client, not protobuf's or the framing's own.
+        import threading
+        for reply in (b"\x05\xff\xff\xff\xff\xff", b"\xff" * 12):
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "other.sock")
+                srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                srv.bind(path)
+                srv.listen(1)
+
+                def answer():
+                    peer, _ = srv.accept()
+                    peer.recv(4096)
+                    peer.sendall(reply)
+                    peer.recv(1)  # until the client closes
+                    peer.close()
+                t = threading.Thread(target=answer)
+                t.start()
+                try:
+                    with self.assertRaises(contactd.ProtocolError) as e:
+                        contactd.Client(socket=path, timeout=TIMEOUT_S)
+                    self.assertIsInstance(e.exception, contactd.ContactdError)
+                finally:
+                    t.join(TIMEOUT_S)
+                    srv.close()
+
     def test_no_daemon_is_an_oserror(self):
         with self.assertRaises(OSError):
             contactd.Client(socket="/nonexistent/contactd.sock")
