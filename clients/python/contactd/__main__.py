@@ -5,9 +5,14 @@ as JSON (exit 0 when STATUS_OK), or with --write rewrites the scene without a da
     python3 -m contactd tests/data/box_on_plane.json
     python3 -m contactd SCENE.json --tcp 127.0.0.1:7411 --token-file TOKEN --solver dantzig
     python3 -m contactd SCENE.json --kinematic 2 --write copy.json   # body 2 driven, no daemon
+
+Exit status: 0 STATUS_OK; 1 another status, or the daemon failed or refused; 2 usage; 3 a scene,
+token or output file that cannot be read or written, or a scene that is not a Frame.
 """
 import argparse
 import sys
+
+from google.protobuf import json_format
 
 from . import pb
 from .client import Client, default_socket
@@ -32,7 +37,11 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=2.0, help="seconds to wait (default 2)")
     a = ap.parse_args(argv)
 
-    frame = load_scene(a.scene)
+    try:
+        frame = load_scene(a.scene)
+    except (OSError, UnicodeDecodeError, json_format.ParseError) as e:
+        print("%s: %s: %s" % (_PROG, a.scene, e), file=sys.stderr)
+        return 3
     if a.solver:
         frame.solver_name = a.solver
     try:
@@ -41,13 +50,17 @@ def main(argv=None):
     except KeyError as e:
         print("%s: --kinematic: %s" % (_PROG, e.args[0]), file=sys.stderr)
         return 2
-    if a.write:
-        save_scene(frame, a.write)
-        return 0
     token = None
-    if a.token_file:
-        with open(a.token_file, encoding="utf-8") as f:
-            token = f.readline().strip()
+    try:
+        if a.write:
+            save_scene(frame, a.write)
+            return 0
+        if a.token_file:
+            with open(a.token_file, encoding="utf-8") as f:
+                token = f.readline().strip()
+    except (OSError, UnicodeDecodeError) as e:
+        print("%s: %s" % (_PROG, e), file=sys.stderr)
+        return 3
     try:
         # The session is sized for the solvers it declares: the frame's is its default.
         with Client(socket=a.socket, tcp=a.tcp, token=token, solver=a.solver,

@@ -264,6 +264,23 @@ class UnixSession(BoxOnPlane, unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("no body with id 9", p.stderr)
 
+    def test_command_line_on_unreadable_files(self):
+        # A missing or malformed scene, a missing token file: one line naming it, exit 3, no
+        # traceback.
+        run = [sys.executable, "-m", "contactd"]
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = os.path.join(tmp, "bad.json")
+            with open(bad, "w", encoding="utf-8") as f:
+                f.write('{"dt": 0.001,')
+            missing = os.path.join(tmp, "missing")
+            for args, needle in (([missing + ".json"], "missing.json"), ([bad], "bad.json"),
+                                 ([BOX, "--tcp", "127.0.0.1:1", "--token-file", missing],
+                                  "missing")):
+                p = subprocess.run(run + args, capture_output=True, text=True, timeout=30)
+                self.assertEqual(p.returncode, 3, p.stderr)
+                self.assertNotIn("Traceback", p.stderr)
+                self.assertIn(needle, p.stderr)
+
 
 class TcpSession(BoxOnPlane, unittest.TestCase):
     def connect(self, **kw):
