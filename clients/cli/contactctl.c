@@ -151,7 +151,8 @@ static const char usage_options_text[] =
     "  --rate HZ        stream: frames per second (default 1000)\n"
     "  --duration S     stream: seconds to stream (default 5)\n"
     "  --timeout MS     send/stats/top: how long to wait for the answer (default 2000)\n"
-    "  --session ID     stats/top: only this session's figures (the daemon's are always shown)\n"
+    "  --session ID     stats/top: only this session's figures (the daemon's are always shown;\n"
+    "                   stats exits 1 when that session is not open)\n"
     "  --iterations N   top: refreshes before it exits\n"
     "  --to FORM        convert: json, frames or fclib (default: from OUT's extension)\n"
     "  --request        send/stream: open the session in request mode (every frame answered as\n"
@@ -167,13 +168,17 @@ static const char usage_options_text[] =
     "                   OUT.hdf5 (fclib_write_solution); an existing file is not overwritten\n"
     "  -h, --help       this text; after a command, that command's usage and an example\n"
     "  --version        print the version and the protocol version\n"
-    "\n"
+    "\n";
+
+// Exit statuses and examples: a fourth literal, as above.
+static const char usage_exit_text[] =
     "Exit status:\n"
     "  0  success (solve/send: the Result is STATUS_OK; bench: every solve converged;\n"
     "     stream/record: no STATUS_FAILED/INVALID result; fclib: the solver converged;\n"
     "     replay: every frame reproduced bit for bit, nothing lost)\n"
     "  1  the solve failed or returned another status; replay: a difference, a frame not\n"
-    "     reproducible (deadline), or records the daemon dropped\n"
+    "     reproducible (deadline), or records the daemon dropped; stats --session: that\n"
+    "     session is not open\n"
     "  2  usage error (unknown command or option, bad value, --write-solution or convert\n"
     "     output that exists or whose directory does not)\n"
     "  3  data error: a file that cannot be read or holds bad data (scene file, FCLIB problem\n"
@@ -340,6 +345,7 @@ static void usage_print(void) {
            "                   daemon's default for send/stream)\n",
            names, cs_solver_name(SOLVER_DEFAULT));
     fputs(usage_options_text, stdout);
+    fputs(usage_exit_text, stdout);
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -1031,8 +1037,15 @@ static int cmd_stats(const args *a) {
         } else {
             print_stats(m->stats);
         }
-        cdc_wire_free(m);
+        // The daemon answers a session that is not open (closed, or a wrong id) with its own
+        // figures alone, which a reader would take for that session's.
         r = EXIT_OK;
+        if (a->session_id && m->stats->n_session_stats == 0) {
+            fprintf(stderr, "contactctl: session %ld is not open (only the daemon's figures "
+                    "shown)\n", a->session_id);
+            r = EXIT_FAIL;
+        }
+        cdc_wire_free(m);
     }
     cdc_conn_close(c);
     return r;

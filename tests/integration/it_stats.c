@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -223,6 +224,15 @@ static void contactctl_stats_json(void **state) {
     assert_string_equal(cJSON_GetStringValue(
                             cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "mode")),
                         "MODE_REQUEST");
+    cJSON_Delete(j);
+    // A session that is not open: the daemon's figures alone, and exit 1 to say so.
+    snprintf(args, sizeof args, "stats --json --session %llu",
+             (unsigned long long)(stream_id > request_id ? stream_id : request_id) + 1000);
+    j = cJSON_Parse(contactctl(args, &status));
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 1);
+    assert_non_null(j);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessionStats")), 0);
     cJSON_Delete(j);
 }
 
