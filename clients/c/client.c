@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,6 +87,24 @@ static int wait_fd(int fd, short events, int64_t left_ns) {
     const struct timespec ts = {.tv_sec = left_ns / 1000000000, .tv_nsec = left_ns % 1000000000};
     const int r = ppoll(&pfd, 1, left_ns < 0 ? NULL : &ts, NULL);
     return r < 0 && errno != EINTR ? -errno : r < 0 ? 0 : r;
+}
+
+// The time timeout_ns from now, saturated at INT64_MAX; -1 (none) when timeout_ns < 0.
+static int64_t deadline_after(int64_t timeout_ns) {
+    if (timeout_ns < 0) {
+        return -1;
+    }
+    const int64_t now = now_ns();
+    return timeout_ns > INT64_MAX - now ? INT64_MAX : now + timeout_ns;
+}
+
+// What is left until deadline (-1: none, forever), 0 once it has passed.
+static int64_t time_left(int64_t deadline) {
+    if (deadline < 0) {
+        return -1;
+    }
+    const int64_t left = deadline - now_ns();
+    return left > 0 ? left : 0;
 }
 
 static int set_nonblocking(int fd) {
@@ -362,7 +381,7 @@ static int refusal_errno(Contactd__V1__ErrorCode code) {
 }
 
 // Sends Hello and waits for Welcome; on success c->hello holds it and the frame holder is sized.
-static int handshake(cdc_conn *c, const cdc_hello *h, int64_t timeout_ns, char *err,
+static int handshake(cdc_conn *c, const cdc_hello *h, int64_t deadline, char *err,
                      size_t errlen) {
     Contactd__V1__ClientMessage env = CONTACTD__V1__CLIENT_MESSAGE__INIT;
     Contactd__V1__Hello hello = CONTACTD__V1__HELLO__INIT;
@@ -403,7 +422,7 @@ static int handshake(cdc_conn *c, const cdc_hello *h, int64_t timeout_ns, char *
         return r;
     }
     Contactd__V1__ServerMessage *m = NULL;
-    r = cdc_wire_recv(c, timeout_ns, &m);
+    r = cdc_wire_recv(c, time_left(deadline), &m);
     if (r <= 0) {
         r = r == 0 ? -ETIMEDOUT : r;
         snprintf(err, errlen, "waiting for Welcome: %s", strerror(-r));
@@ -456,8 +475,9 @@ static int handshake(cdc_conn *c, const cdc_hello *h, int64_t timeout_ns, char *
     return r;
 }
 
-// Takes ownership of the connected socket fd (closing it on failure).
-static int open_fd(int fd, const cdc_hello *h, int64_t timeout_ns, cdc_conn **ret, char *err,
+// Takes ownership of the connected, non-blocking socket fd (closing it on failure); the Welcome
+// must come by deadline.
+static int open_fd(int fd, const cdc_hello *h, int64_t deadline, cdc_conn **ret, char *err,
                    size_t errlen) {
     cdc_conn *c = calloc(1, sizeof *c);
     int r = c ? 0 : -ENOMEM;
@@ -471,17 +491,14 @@ static int open_fd(int fd, const cdc_hello *h, int64_t timeout_ns, cdc_conn **re
         close(fd);
         return r;
     }
-    r = set_nonblocking(fd);
-    if (r == 0 && h && h->no_session) {
+    if (h && h->no_session) {
         // Stats only: no frames, Results never come.
         r = size_recv(c, &(cs_limits){0});
         if (r < 0) {
             snprintf(err, errlen, "receive buffers: %s", strerror(-r));
         }
-    } else if (r == 0) {
-        r = handshake(c, h, timeout_ns, err, errlen);
     } else {
-        snprintf(err, errlen, "fcntl: %s", strerror(-r));
+        r = handshake(c, h, deadline, err, errlen);
     }
     if (r < 0) {
         cdc_conn_close(c);
@@ -491,8 +508,67 @@ static int open_fd(int fd, const cdc_hello *h, int64_t timeout_ns, cdc_conn **re
     return 0;
 }
 
+// Connects the non-blocking TCP socket fd to sa by deadline: the handshake goes on after
+// EINPROGRESS, and POLLOUT says it ended. Returns 0 or a negative errno (-ETIMEDOUT).
+static int connect_tcp(int fd, const struct sockaddr *sa, socklen_t len, int64_t deadline) {
+    if (connect(fd, sa, len) == 0) {
+        return 0;
+    }
+    if (errno != EINPROGRESS && errno != EINTR) {
+        return -errno;
+    }
+    for (;;) {
+        const int64_t left = time_left(deadline);
+        if (left == 0) {
+            return -ETIMEDOUT;
+        }
+        const int r = wait_fd(fd, POLLOUT, left);
+        if (r < 0) {
+            return r;
+        }
+        if (r > 0) {
+            break;
+        }
+    }
+    int e = 0;
+    socklen_t elen = sizeof e;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) < 0) {
+        return -errno;
+    }
+    return -e;
+}
+
+// Connects the blocking Unix socket fd to sa by deadline. A non-blocking connect to a listener
+// whose backlog is full fails with EAGAIN and nothing polls for room, so the wait is the
+// kernel's: a blocking connect gives up after SO_SNDTIMEO with EAGAIN. Returns 0 or a negative
+// errno (-ETIMEDOUT).
+static int connect_unix(int fd, const struct sockaddr_un *sa, int64_t deadline) {
+    for (;;) {
+        const int64_t left = time_left(deadline);
+        if (left >= 0) {
+            // A zero SO_SNDTIMEO means forever: a deadline already passed gets 1 us.
+            const int64_t us = left / 1000 > 0 ? left / 1000 : 1;
+            const struct timeval tv = {.tv_sec = (time_t)(us / 1000000),
+                                       .tv_usec = (suseconds_t)(us % 1000000)};
+            if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0) {
+                return -errno;
+            }
+        }
+        if (connect(fd, (const struct sockaddr *)sa, sizeof *sa) == 0) {
+            return 0;
+        }
+        if (errno == EAGAIN) {
+            return -ETIMEDOUT;
+        }
+        if (errno != EINTR) {
+            return -errno;
+        }
+    }
+}
+
 int cdc_conn_open_unix(const char *path, const cdc_hello *hello, int64_t timeout_ns,
                        cdc_conn **ret, char *err, size_t errlen) {
+    const int64_t deadline = deadline_after(timeout_ns);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof sa.sun_path) {
         snprintf(err, errlen, "%s: socket path too long", path);
@@ -500,19 +576,23 @@ int cdc_conn_open_unix(const char *path, const cdc_hello *hello, int64_t timeout
     }
     memcpy(sa.sun_path, path, strlen(path) + 1);
     const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (const struct sockaddr *)&sa, sizeof sa) < 0) {
-        const int e = errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
+    int r = fd < 0 ? -errno : connect_unix(fd, &sa, deadline);
+    if (r == 0) {
+        r = set_nonblocking(fd);
+    }
+    if (r < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(-r));
         if (fd >= 0) {
             close(fd);
         }
-        return -e;
+        return r;
     }
-    return open_fd(fd, hello, timeout_ns, ret, err, errlen);
+    return open_fd(fd, hello, deadline, ret, err, errlen);
 }
 
 int cdc_conn_open_tcp(const char *hostport, const cdc_hello *hello, int64_t timeout_ns,
                       cdc_conn **ret, char *err, size_t errlen) {
+    const int64_t deadline = deadline_after(timeout_ns);
     // HOST:PORT, with the host in brackets when it is an IPv6 literal.
     char host[256];
     const char *colon = strrchr(hostport, ':');
@@ -536,25 +616,24 @@ int cdc_conn_open_tcp(const char *hostport, const cdc_hello *hello, int64_t time
         snprintf(err, errlen, "%s: %s", hostport, gai_strerror(g));
         return -EINVAL;
     }
-    int fd = -1, e = ECONNREFUSED;
-    for (const struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
-            e = errno;
+    // Each address in turn, all of them within the one deadline.
+    int fd = -1, r = -ECONNREFUSED;
+    for (const struct addrinfo *a = ai; a && fd < 0 && r != -ETIMEDOUT; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+        r = fd < 0 ? -errno : connect_tcp(fd, a->ai_addr, a->ai_addrlen, deadline);
+        if (r < 0 && fd >= 0) {
             close(fd);
             fd = -1;
-        } else if (fd < 0) {
-            e = errno;
         }
     }
     freeaddrinfo(ai);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", hostport, strerror(e));
-        return -e;
+        snprintf(err, errlen, "%s: %s", hostport, strerror(-r));
+        return r;
     }
     const int one = 1;
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return open_fd(fd, hello, timeout_ns, ret, err, errlen);
+    return open_fd(fd, hello, deadline, ret, err, errlen);
 }
 
 const cdc_welcome *cdc_conn_welcome(const cdc_conn *c) {

@@ -6,13 +6,19 @@
  * executable) across the 1000 sends and receives; a hinge and a kinematic body; the
  * non-blocking mode (poll on cdc_conn_fd,
  * then cdc_msg_recv with timeout 0); an Error naming the bad field, after which the session
- * goes on; Stats; and the Goodbye at SIGTERM followed by -ECONNRESET.
+ * goes on; Stats; an open's timeout bounding a connect that cannot complete; and the Goodbye
+ * at SIGTERM followed by -ECONNRESET.
  * Arguments: the contactd executable. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <contactd/client.h>
 
@@ -285,6 +291,52 @@ static void default_socket_path(void **state) {
     assert_string_equal(cdc_status_name(CDC_STATUS_DEADLINE), "deadline");
 }
 
+// A listener with backlog 0 that never accepts: the first connection fills its queue, so the
+// next connect waits for room (Unix socket) or has its SYN dropped (TCP). Returns the listener
+// and its one queued connection in fds[0], fds[1]; a TCP listener's "127.0.0.1:PORT" in hostport.
+static void full_listener(bool tcp, const char *path, int fds[2], char *hostport, size_t len) {
+    struct sockaddr_un un = {.sun_family = AF_UNIX};
+    struct sockaddr_in in = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = tcp ? sizeof in : sizeof un;
+    struct sockaddr *sa = tcp ? (struct sockaddr *)&in : (struct sockaddr *)&un;
+    snprintf(un.sun_path, sizeof un.sun_path, "%s", path);
+    fds[0] = socket(tcp ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fds[0] >= 0);
+    assert_int_equal(bind(fds[0], sa, alen), 0);
+    assert_int_equal(listen(fds[0], 0), 0);
+    assert_int_equal(getsockname(fds[0], sa, &alen), 0);
+    snprintf(hostport, len, "127.0.0.1:%u", (unsigned)ntohs(in.sin_port));
+    fds[1] = socket(tcp ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fds[1] >= 0);
+    assert_int_equal(connect(fds[1], sa, alen), 0);
+}
+
+// An open whose connect cannot complete (a remote host that does not answer; here a listener
+// whose backlog is full) gives up at the timeout with -ETIMEDOUT, over TCP and the Unix socket.
+// A connect that ignored it would wait for the kernel (minutes of SYN retries over TCP, forever
+// on the Unix socket): the alarm ends the test long before.
+static void open_times_out_on_a_full_backlog(void **state) {
+    (void)state;
+    char path[sizeof d.dir + 16], hostport[64], err[512];
+    snprintf(path, sizeof path, "%s/full.sock", d.dir);
+    for (int tcp = 0; tcp <= 1; tcp++) {
+        int fds[2];
+        full_listener(tcp, path, fds, hostport, sizeof hostport);
+        cdc_conn *c = NULL;
+        const int64_t timeout_ns = 200000000;
+        alarm(30);
+        const int r = tcp ? cdc_conn_open_tcp(hostport, NULL, timeout_ns, &c, err, sizeof err)
+                          : cdc_conn_open_unix(path, NULL, timeout_ns, &c, err, sizeof err);
+        alarm(0);
+        assert_int_equal(r, -ETIMEDOUT);
+        assert_null(c);
+        assert_non_null(strstr(err, tcp ? hostport : path));
+        close(fds[1]);
+        close(fds[0]);
+        unlink(path);
+    }
+}
+
 // Last: SIGTERM gives each session a Goodbye naming the signal, then the close.
 static void goodbye_at_sigterm(void **state) {
     (void)state;
@@ -307,6 +359,7 @@ int main(int argc, char **argv) {
         return 2;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(default_socket_path),
+        cmocka_unit_test(open_times_out_on_a_full_backlog),
         cmocka_unit_test(uds_frames_allocate_nothing),
         cmocka_unit_test(tcp_frames_allocate_nothing),
         cmocka_unit_test(nonblocking_receive),

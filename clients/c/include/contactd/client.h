@@ -64,9 +64,10 @@ typedef struct cdc_hello {
 int cdc_default_socket(char *buf, size_t len);
 
 /* Connects to the daemon's Unix-domain socket at path, sends Hello (hello may be NULL for all
- * defaults) and waits up to timeout_ns (< 0: forever) for the Welcome. Returns 0 and sets *ret
- * (release with cdc_conn_close), or a negative errno with a message in err (errlen bytes): the
- * connect error (-ENOENT, -ECONNREFUSED: no daemon listening there), -ETIMEDOUT, -ENOMEM, or,
+ * defaults) and waits for the Welcome, all within timeout_ns (< 0: forever). Returns 0 and sets
+ * *ret (release with cdc_conn_close), or a negative errno with a message in err (errlen bytes):
+ * the connect error (-ENOENT, -ECONNREFUSED: no daemon listening there), -ETIMEDOUT (no
+ * connection, its backlog full, or no Welcome in time), -ENOMEM, or,
  * when the daemon refused the Hello with an Error (its message is copied), by its code:
  * -EACCES (ERROR_DENIED: token or allow-list), -EBUSY (ERROR_BUSY: no session slot or
  * connection free, a later Hello may pass), -ENOSPC (ERROR_MEMORY: a smaller session may fit),
@@ -76,8 +77,10 @@ int cdc_conn_open_unix(const char *path, const cdc_hello *hello, int64_t timeout
                        cdc_conn **ret, char *err, size_t errlen);
 
 /* As cdc_conn_open_unix over TCP. hostport is "HOST:PORT" ("127.0.0.1:7411", "[::1]:7411");
- * a malformed one gives -EINVAL. The socket has TCP_NODELAY set: frames are small and latency
- * matters more than packet count. thread: any. */
+ * a malformed one gives -EINVAL. timeout_ns bounds the connect (an unreachable host gives
+ * -ETIMEDOUT then, not after the kernel's minutes of retries) and the Welcome, but not the name
+ * lookup of a HOST that is not an address literal. The socket has TCP_NODELAY set: frames are
+ * small and latency matters more than packet count. thread: any. */
 int cdc_conn_open_tcp(const char *hostport, const cdc_hello *hello, int64_t timeout_ns,
                       cdc_conn **ret, char *err, size_t errlen);
 
