@@ -168,7 +168,7 @@ static int send_msg(cdc_conn *c, const ProtobufCMessage *m) {
 // has arrived, < 0: forever). Returns 1 with *body, *len pointing into the framer (valid until
 // the next call), 0 on timeout, or a negative errno.
 static int next_message(cdc_conn *c, int64_t timeout_ns, const uint8_t **body, size_t *len) {
-    const int64_t deadline = timeout_ns > 0 ? now_ns() + timeout_ns : 0;
+    const int64_t deadline = deadline_after(timeout_ns);
     for (;;) {
         const int r = cd_framer_next(&c->in, body, len);
         if (r != 0) {
@@ -191,15 +191,9 @@ static int next_message(cdc_conn *c, int64_t timeout_ns, const uint8_t **body, s
         if (errno != EAGAIN && errno != EWOULDBLOCK) {
             return -errno;
         }
-        int64_t left = -1;
-        if (timeout_ns == 0) {
+        const int64_t left = time_left(deadline);
+        if (left == 0) {
             return 0;
-        }
-        if (timeout_ns > 0) {
-            left = deadline - now_ns();
-            if (left <= 0) {
-                return 0;
-            }
         }
         const int w = wait_fd(c->fd, POLLIN, left);
         if (w < 0) {

@@ -232,6 +232,25 @@ static void stats_count_the_frames(void **state) {
     cdc_conn_close(c);
 }
 
+// A timeout as long as int64_t holds means forever, as a negative one does: the open and the
+// receive wait for their message. (Adding it to the clock overflowed, which the sanitized build
+// stops at, and the plain build's wrapped deadline ended the wait at once.)
+static void longest_timeout_waits(void **state) {
+    (void)state;
+    const cdc_hello hello = {.client_name = "it_client", .request_mode = true};
+    cdc_conn *c = NULL;
+    char err[512];
+    assert_int_equal(cdc_conn_open_unix(d.socket, &hello, INT64_MAX, &c, err, sizeof err), 0);
+    static const int64_t longest[] = {INT64_MAX, INT64_MAX - 1};
+    for (size_t i = 0; i < sizeof longest / sizeof longest[0]; i++) {
+        assert_int_equal(cdc_stats_request(c), 0);
+        cdc_msg m;
+        assert_int_equal(cdc_msg_recv(c, longest[i], &m), 1);
+        assert_int_equal(m.kind, CDC_MSG_STATS);
+    }
+    cdc_conn_close(c);
+}
+
 // A hinge and a kinematic body go through the plain structs: the box hangs from a hinge above it
 // (axis x) with a torque about y applied, which the hinge must hold, and a kinematic probe body
 // (no mass) touches nothing. The hinge carries the weight and the torque; the probe's velocity
@@ -366,6 +385,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(error_names_the_field),
         cmocka_unit_test(joints_and_kinematic_bodies),
         cmocka_unit_test(stats_count_the_frames),
+        cmocka_unit_test(longest_timeout_waits),
         cmocka_unit_test(goodbye_at_sigterm),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
