@@ -3,6 +3,7 @@
 #include "recfile.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,10 +48,14 @@ void recfile_close(recfile *f) {
     *f = (recfile){0};
 }
 
-// A varint at p (at most end - p bytes) into *ret; returns its length, or 0 when malformed.
-static size_t varint(const uint8_t *p, const uint8_t *end, uint64_t *ret) {
+// A varint at p (at most end - p bytes) into *ret; returns its length, 0 when malformed (more
+// than 10 bytes), or -1 when the bytes end inside it.
+static ptrdiff_t varint(const uint8_t *p, const uint8_t *end, uint64_t *ret) {
     uint64_t v = 0;
-    for (size_t i = 0; i < 10 && p + i < end; i++) {
+    for (ptrdiff_t i = 0; i < 10; i++) {
+        if (p + i == end) {
+            return -1;
+        }
         v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
         if (!(p[i] & 0x80)) {
             *ret = v;
@@ -65,13 +70,18 @@ int recfile_next(recfile *f, const char *path, const uint8_t **ret, size_t *ret_
     if (f->off == f->len) {
         return 0;
     }
-    uint64_t len;
+    uint64_t len = 0;
     const uint8_t *p = f->data + f->off, *end = f->data + f->len;
-    const size_t n = varint(p, end, &len);
-    if (n == 0 || len > (uint64_t)(end - p - (ptrdiff_t)n)) {
-        snprintf(err, errlen, "%s: message %zu (byte %zu): %s", path, f->index + 1, f->off,
-                 n == 0 ? "bad length prefix" : "runs past the end of the file (truncated?)");
+    const ptrdiff_t n = varint(p, end, &len);
+    if (n == 0) {
+        snprintf(err, errlen, "%s: message %zu (byte %zu): bad length prefix", path,
+                 f->index + 1, f->off);
         return -1;
+    }
+    if (n < 0 || len > (uint64_t)(end - p - n)) {
+        snprintf(err, errlen, "%s: message %zu (byte %zu): the file ends inside it (truncated)",
+                 path, f->index + 1, f->off);
+        return -2;
     }
     *ret = p + n;
     *ret_len = (size_t)len;
@@ -83,7 +93,7 @@ int recfile_next(recfile *f, const char *path, const uint8_t **ret, size_t *ret_
 bool recfile_is_recording(const recfile *f) {
     uint64_t len;
     const uint8_t *end = f->data + f->len;
-    const size_t n = varint(f->data, end, &len);
+    const ptrdiff_t n = varint(f->data, end, &len);
     // RecordEntry.header is field 1, length-delimited: tag 0x0a.
-    return n > 0 && n < f->len && f->data[n] == 0x0a;
+    return n > 0 && (size_t)n < f->len && f->data[n] == 0x0a;
 }

@@ -23,8 +23,9 @@ int recfile_open(recfile *f, const char *path, char *err, size_t errlen);
 void recfile_close(recfile *f);
 
 /* The next message's bytes (*ret, *ret_len, pointing into the file). Returns 1, 0 at the end of
- * the file, or -1 with "PATH: message N: reason" in err when the length prefix is bad or runs
- * past the end (a truncated file). */
+ * the file, -1 with "PATH: message N (byte B): reason" in err when the length prefix is bad, or
+ * -2 with the same when the file ends inside the message (truncated: its writer stopped
+ * mid-write); f->off is then B, the bytes before it whole messages. */
 int recfile_next(recfile *f, const char *path, const uint8_t **ret, size_t *ret_len, char *err,
                  size_t errlen);
 

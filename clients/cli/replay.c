@@ -12,8 +12,10 @@
  * solvers take their interruptible kernels then) but far away. A solve the daemon's deadline may
  * have cut cannot be reproduced without the same cut: when the recorded Result missed its
  * deadline and the replay differs, the frame is reported as "not reproducible: deadline", never
- * as agreeing; later frames are still compared (their warm start may differ from then on, which
- * the summary says). */
+ * as agreeing (its differences are listed apart); later frames are still compared (their warm
+ * start may differ from then on, which the summary says). A file that ends inside an entry (the
+ * daemon stopped while writing it) is replayed up to that entry, and the summary says where it
+ * was cut. */
 #include "replay.h"
 
 #include <inttypes.h>
@@ -47,6 +49,8 @@ struct replay {
     bool json;
     cJSON *diffs_json;            /* json: the differences */
     cJSON *deadline_json;         /* json: the seq of each frame not reproducible (deadline) */
+    cJSON *deadline_diffs_json;   /* json: their differences */
+    cJSON *held;                  /* this deadline frame's differences, until it is judged */
     // The session as recorded.
     cs_limits lim;
     cs_solver default_solver, solver; /* solver: the override, or CS_SOLVER_DEFAULT */
@@ -61,13 +65,15 @@ struct replay {
     uint64_t seq;
     size_t record;
     size_t frame_diffs[K_COUNT];
-    bool quiet;                   /* the frame is a deadline one: its fields are not listed */
+    bool hold;                    /* a deadline frame: its differences go to held */
     // Totals.
     size_t solved, identical, different, deadline, superseded, orphans, rejected;
     size_t diffs[K_COUNT];
     uint64_t dropped, missing;
     bool after_deadline;          /* a frame could not be reproduced: warm starts may differ */
     bool have_end, complete;
+    bool truncated;               /* the file ends inside the entry truncated_record */
+    size_t truncated_record, truncated_byte;
     struct pending *pend;
     size_t npend, cappend;
 };
@@ -76,10 +82,7 @@ struct replay {
 static void note(struct replay *rp, enum kind k, const char *field, const char *recorded,
                  const char *replayed) {
     rp->frame_diffs[k]++;
-    if (rp->quiet) {
-        return;
-    }
-    if (rp->json) {
+    if (rp->json || rp->hold) {
         cJSON *d = cJSON_CreateObject();
         cJSON_AddNumberToObject(d, "seq", (double)rp->seq);
         cJSON_AddNumberToObject(d, "record", (double)rp->record);
@@ -87,7 +90,7 @@ static void note(struct replay *rp, enum kind k, const char *field, const char *
         cJSON_AddStringToObject(d, "field", field);
         cJSON_AddStringToObject(d, "recorded", recorded);
         cJSON_AddStringToObject(d, "replayed", replayed);
-        cJSON_AddItemToArray(rp->diffs_json, d);
+        cJSON_AddItemToArray(rp->hold ? rp->held : rp->diffs_json, d);
         return;
     }
     printf("seq %" PRIu64 " (record %zu): %s: %s: recorded %s, replayed %s\n", rp->seq,
@@ -230,11 +233,12 @@ static void replay_frame(struct replay *rp, const Contactd__V1__Frame *f,
         rp->different++;
         return;
     }
-    // A solve that missed its deadline may have been cut: its differences are not listed.
+    // A solve that missed its deadline may have been cut: its differences are held, and listed
+    // apart from the others once the frame is judged.
     const bool missed = r->timing && r->timing->deadline_ns != 0 && !r->timing->deadline_met;
-    rp->quiet = missed;
+    rp->hold = missed;
     compare(rp, r, wire->result);
-    rp->quiet = false;
+    rp->hold = false;
     contactd__v1__server_message__free_unpacked(wire, NULL);
     size_t n = 0;
     for (int k = 0; k < K_COUNT; k++) {
@@ -253,6 +257,19 @@ static void replay_frame(struct replay *rp, const Contactd__V1__Frame *f,
             printf("seq %" PRIu64 " (record %zu): not reproducible: deadline (the daemon's solve "
                    "missed its deadline and may have been cut; %zu fields differ)\n",
                    rp->seq, rp->record, n);
+        }
+        cJSON *d;
+        while ((d = cJSON_DetachItemFromArray(rp->held, 0))) {
+            if (rp->json) {
+                cJSON_AddItemToArray(rp->deadline_diffs_json, d);
+                continue;
+            }
+            printf("  %s: %s: recorded %s, replayed %s\n",
+                   cJSON_GetStringValue(cJSON_GetObjectItem(d, "kind")),
+                   cJSON_GetStringValue(cJSON_GetObjectItem(d, "field")),
+                   cJSON_GetStringValue(cJSON_GetObjectItem(d, "recorded")),
+                   cJSON_GetStringValue(cJSON_GetObjectItem(d, "replayed")));
+            cJSON_Delete(d);
         }
         return;
     }
@@ -365,6 +382,11 @@ static void summary(struct replay *rp) {
         cJSON_AddNumberToObject(o, "resultsMissing", (double)rp->missing);
         cJSON_AddNumberToObject(o, "resultsWithoutFrame", (double)rp->orphans);
         cJSON_AddBoolToObject(o, "complete", complete);
+        cJSON_AddBoolToObject(o, "truncated", rp->truncated);
+        if (rp->truncated) {
+            cJSON_AddNumberToObject(o, "truncatedAtRecord", (double)rp->truncated_record);
+            cJSON_AddNumberToObject(o, "truncatedAtByte", (double)rp->truncated_byte);
+        }
         cJSON *k = cJSON_AddObjectToObject(o, "differencesByKind");
         for (int i = 0; i < K_COUNT; i++) {
             cJSON_AddNumberToObject(k, kind_names[i], (double)rp->diffs[i]);
@@ -373,6 +395,8 @@ static void summary(struct replay *rp) {
         rp->diffs_json = NULL;
         cJSON_AddItemToObject(o, "deadlineFrames", rp->deadline_json);
         rp->deadline_json = NULL;
+        cJSON_AddItemToObject(o, "deadlineDifferences", rp->deadline_diffs_json);
+        rp->deadline_diffs_json = NULL;
         char *txt = cJSON_Print(o);
         if (txt) {
             puts(txt);
@@ -404,7 +428,10 @@ static void summary(struct replay *rp) {
         printf("note: differences after a frame that was not reproducible may come from it (the "
                "warm start follows each answer)\n");
     }
-    if (!complete) {
+    if (rp->truncated) {
+        printf("note: the recording is truncated inside record %zu (byte %zu): the records "
+               "before it were replayed\n", rp->truncated_record, rp->truncated_byte);
+    } else if (!complete) {
         printf("note: the recording has no end (%s)\n",
                rp->have_end ? "the daemon stopped before the session ended"
                             : "the daemon is still writing it, or was killed");
@@ -462,9 +489,15 @@ static int replay_entries(struct replay *rp, recfile *f) {
     }
     if (r < 0) {
         fprintf(stderr, "contactctl: %s\n", err);
-        return CTL_EXIT_DATA;
     }
-    return -1;
+    if (r == -2) {
+        // What came before the cut is whole: the summary covers it and says where it ends.
+        rp->truncated = true;
+        rp->truncated_record = f->index + 1;
+        rp->truncated_byte = f->off;
+        return -1;
+    }
+    return r < 0 ? CTL_EXIT_DATA : -1;
 }
 
 int replay_run(const char *path, const char *solver, bool json) {
@@ -489,20 +522,26 @@ int replay_run(const char *path, const char *solver, bool json) {
     }
     rp.diffs_json = json ? cJSON_CreateArray() : NULL;
     rp.deadline_json = json ? cJSON_CreateArray() : NULL;
+    rp.deadline_diffs_json = json ? cJSON_CreateArray() : NULL;
+    rp.held = cJSON_CreateArray();
     rc = setup(&rp, h->header, solver);
     if (rc < 0) {
         rc = replay_entries(&rp, &f);
     }
     if (rc < 0) {
         summary(&rp);
-        rc = rp.different || rp.deadline || rp.dropped || rp.orphans || rp.missing
-                 ? CTL_EXIT_FAIL : CTL_EXIT_OK;
+        // A difference is the finding replay is for; a cut file says only that it is cut.
+        rc = rp.different || rp.deadline || rp.dropped || rp.orphans || rp.missing ? CTL_EXIT_FAIL
+             : rp.truncated                                                        ? CTL_EXIT_DATA
+                                                                                   : CTL_EXIT_OK;
     }
 out:
     free_pending(&rp, 0, rp.npend);
     free(rp.pend);
     cJSON_Delete(rp.diffs_json);
     cJSON_Delete(rp.deadline_json);
+    cJSON_Delete(rp.deadline_diffs_json);
+    cJSON_Delete(rp.held);
     if (h) {
         contactd__v1__record_entry__free_unpacked(h, NULL);
     }

@@ -12,7 +12,8 @@
  * see contactctl(1)). Returns a CTL_EXIT_* status: OK when every solved frame was reproduced
  * bit for bit and nothing was lost, FAIL when any differs, could not be reproduced (a solve the
  * daemon's deadline cut) or the recording lost records, DATA for a file that is not a readable
- * recording, USAGE for an unknown solver. */
+ * recording or is truncated (its records before the cut are replayed and summed up first),
+ * USAGE for an unknown solver. */
 int replay_run(const char *path, const char *solver, bool json);
 
 #endif /* CONTACTD_CLI_REPLAY_H */

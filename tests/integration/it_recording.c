@@ -200,6 +200,128 @@ static void another_solver_differs(void **state) {
     assert_non_null(strstr(out, "different"));
 }
 
+static size_t file_read(const char *path, uint8_t *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    const size_t n = fread(buf, 1, cap, f);
+    assert_true(n < cap);
+    fclose(f);
+    return n;
+}
+
+static void file_write(const char *path, const uint8_t *buf, size_t n) {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+// A recording cut in the middle (the daemon killed while writing) is replayed up to the entry
+// the cut is in, and the summary says where that entry starts: the file cut there replays the
+// same frames and is whole. The cut file exits 3 (its frames agree), and says so in text too.
+static void truncated_recording_replays_its_prefix(void **state) {
+    (void)state;
+    static uint8_t buf[1 << 20];
+    const size_t n = file_read(request_rec, buf, sizeof buf);
+    char cut[128], prefix[128], args[1024];
+    snprintf(cut, sizeof cut, "%s/cut.cdrec", dir);
+    snprintf(prefix, sizeof prefix, "%s/prefix.cdrec", dir);
+    file_write(cut, buf, n / 2);
+    snprintf(args, sizeof args, "replay '%s' --json", cut);
+    const int st = run(args);
+    cJSON *j = cJSON_Parse(out);
+    if (!j) {
+        fail_msg("replay of a cut file printed no JSON (exit %d): %s", st, err);
+    }
+    assert_int_equal(st, num(j, "deadline") == 0 ? 3 : 1);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "truncated")));
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItem(j, "complete")));
+    const double solved = num(j, "solved"), at = num(j, "truncatedAtByte");
+    assert_true(solved >= 1 && solved < PER_SCENE * 4);
+    assert_int_equal(num(j, "different"), 0);
+    assert_true(at > 0 && at < n / 2);
+    assert_true(num(j, "truncatedAtRecord") > solved);
+    assert_non_null(strstr(err, "truncated"));
+    cJSON_Delete(j);
+    file_write(prefix, buf, (size_t)at);
+    snprintf(args, sizeof args, "replay '%s' --json", prefix);
+    const int pst = run(args);
+    j = cJSON_Parse(out);
+    assert_non_null(j);
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItem(j, "truncated")));
+    assert_int_equal(num(j, "solved"), solved);
+    assert_int_equal(pst, num(j, "deadline") == 0 ? 0 : 1);
+    cJSON_Delete(j);
+    snprintf(args, sizeof args, "replay '%s'", cut);
+    run(args);
+    assert_non_null(strstr(out, "frames solved"));
+    assert_non_null(strstr(out, "truncated"));
+}
+
+// A frame whose recorded solve missed its deadline lists its differing fields apart, in the
+// text and in --json alike (deadlineDifferences): the recording's Results marked as missed,
+// replayed with another solver.
+static void deadline_frames_list_their_differences(void **state) {
+    (void)state;
+    static uint8_t buf[1 << 20], rewritten[1 << 20];
+    const size_t n = file_read(request_rec, buf, sizeof buf);
+    size_t off = 0, w = 0;
+    while (off < n) {
+        uint64_t len;
+        const int used = cd_varint_decode(buf + off, n - off, &len);
+        assert_true(used > 0 && off + (size_t)used + len <= n);
+        Contactd__V1__RecordEntry *e =
+            contactd__v1__record_entry__unpack(NULL, len, buf + off + used);
+        assert_non_null(e);
+        off += (size_t)used + len;
+        if (e->entry_case == CONTACTD__V1__RECORD_ENTRY__ENTRY_SERVER &&
+            e->server->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
+            assert_non_null(e->server->result->timing);
+            e->server->result->timing->deadline_met = false;
+        }
+        const size_t size = contactd__v1__record_entry__get_packed_size(e);
+        assert_true(w + CD_VARINT_MAX + size <= sizeof rewritten);
+        w += cd_varint_encode(size, rewritten + w);
+        w += contactd__v1__record_entry__pack(e, rewritten + w);
+        contactd__v1__record_entry__free_unpacked(e, NULL);
+    }
+    char missed[128], args[1024];
+    snprintf(missed, sizeof missed, "%s/missed.cdrec", dir);
+    file_write(missed, rewritten, w);
+    snprintf(args, sizeof args, "replay '%s' --solver sap --json", missed);
+    assert_int_equal(run(args), 1);
+    cJSON *j = cJSON_Parse(out);
+    assert_non_null(j);
+    const int frames = cJSON_GetArraySize(cJSON_GetObjectItem(j, "deadlineFrames"));
+    const int fields = cJSON_GetArraySize(cJSON_GetObjectItem(j, "deadlineDifferences"));
+    assert_true(frames >= 1);
+    assert_int_equal(frames, num(j, "deadline"));
+    assert_true(fields >= frames);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "differences")), 0);
+    cJSON_Delete(j);
+    // The text: each such frame's "N fields differ", then its N fields, indented.
+    snprintf(args, sizeof args, "replay '%s' --solver sap", missed);
+    assert_int_equal(run(args), 1);
+    int said = 0, listed = 0, headers = 0;
+    for (const char *line = out; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
+        const char *differ = strstr(line, " fields differ)");
+        const char *eol = strchr(line, '\n');
+        if (differ && (!eol || differ < eol)) {
+            const char *count = differ;
+            while (count > line && count[-1] >= '0' && count[-1] <= '9') {
+                count--;
+            }
+            said += atoi(count);
+            headers++;
+        } else if (strncmp(line, "  ", 2) == 0) {
+            listed++;
+        }
+    }
+    assert_int_equal(headers, frames);
+    assert_int_equal(said, fields);
+    assert_int_equal(listed, fields);
+}
+
 // contactctl record: a stream the daemon records, replayed without a difference.
 static void contactctl_record_command(void **state) {
     (void)state;
@@ -419,6 +541,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(request_session_replays_bit_for_bit),
         cmocka_unit_test(stream_session_replays_bit_for_bit),
         cmocka_unit_test(another_solver_differs),
+        cmocka_unit_test(truncated_recording_replays_its_prefix),
+        cmocka_unit_test(deadline_frames_list_their_differences),
         cmocka_unit_test(contactctl_record_command),
         cmocka_unit_test(record_off_refuses_the_hello),
         cmocka_unit_test(recording_buffer_is_counted_as_made),
