@@ -70,10 +70,11 @@ static const char usage_text[] =
     "      In-process: N timed solves (CLOCK_MONOTONIC) after the warm-up solves. Each solve\n"
     "      starts cold unless --warm, where it starts from the previous answer as a session at\n"
     "      rest would. Prints min/p50/p99/max solve time and pivot/iteration counts.\n"
-    "  send SCENE.json [--socket PATH | --tcp HOST:PORT] [--solver NAME] [--timeout MS] [--json]\n"
+    "  send SCENE.json [--socket PATH | --tcp HOST:PORT] [--solver NAME] [--timeout MS]\n"
+    "       [--request] [--budget US] [--token-file PATH] [--json]\n"
     "      Send one frame to the daemon and print its Result.\n"
     "  stream SCENE.json [--socket PATH | --tcp HOST:PORT] [--solver NAME] [--rate HZ]\n"
-    "         [--duration S] [--json]\n"
+    "         [--duration S] [--request] [--budget US] [--token-file PATH] [--json]\n"
     "      Send the scene at a fixed rate (seq 1, 2, ...) while receiving results, then print\n"
     "      frames sent, results received, deadline misses and p50/p99/p99.9/max of the daemon's\n"
     "      solve time and of the latency (frame sent to result received, measured here).\n"
@@ -99,15 +100,16 @@ static const char usage_text[] =
 
 // The daemon's own figures: a third literal, as above.
 static const char usage_daemon_text[] =
-    "  stats [--socket PATH | --tcp HOST:PORT] [--session ID] [--json]\n"
+    "  stats [--socket PATH | --tcp HOST:PORT] [--timeout MS] [--session ID] [--json]\n"
     "      Print the daemon's counters (ticks, frames, deadline misses by cause, solver\n"
     "      statuses, sessions) and count/p50/p99/p99.9/max of solve time, latency (frame\n"
     "      received to result handed to the socket, measured in the daemon) and wake-up\n"
     "      lateness, for the daemon and per open session (--session: that one only).\n"
-    "  top [--socket PATH | --tcp HOST:PORT] [--session ID] [--iterations N]\n"
+    "  top [--socket PATH | --tcp HOST:PORT] [--timeout MS] [--session ID] [--iterations N]\n"
     "      The same per session, one row each, redrawn every second like top(1); stops after\n"
     "      N refreshes (default: when interrupted).\n"
-    "  record SCENE.json [the options of stream]\n"
+    "  record SCENE.json [--socket PATH | --tcp HOST:PORT] [--solver NAME] [--rate HZ]\n"
+    "         [--duration S] [--request] [--budget US] [--token-file PATH] [--json]\n"
     "      As stream, with the session recorded by the daemon (Hello.record): its frames and\n"
     "      results go to a file in the daemon's [record] dir, whose path is printed.\n"
     "  replay RECORDING [--solver NAME] [--json]\n"
@@ -120,7 +122,8 @@ static const char usage_daemon_text[] =
     "      record (truncated) is replayed up to it, and the summary names that record and byte.\n"
     "      --solver: solve every frame with NAME instead.\n"
     "      --json: {\"solved\",\"identical\",\"different\",\"deadline\",\"superseded\",\n"
-    "      \"unanswered\",\"recordsDropped\",\"resultsMissing\",\"complete\",\"truncated\",\n"
+    "      \"unanswered\",\"recordsDropped\",\"resultsMissing\",\"resultsWithoutFrame\",\n"
+    "      \"complete\",\"truncated\",\n"
     "      \"truncatedAtRecord\",\"truncatedAtByte\" (when truncated),\"differencesByKind\",\n"
     "      \"deadlineFrames\" (their seq),\n"
     "      \"differences\",\"deadlineDifferences\":[{\"seq\",\"record\",\"kind\",\"field\",\n"
@@ -149,24 +152,26 @@ static const char usage_options_text[] =
     "  --repeat N       timed solves for bench (default 1000)\n"
     "  --warmup N       untimed solves before them (default 100)\n"
     "  --warm           bench: warm-start each solve from the previous answer\n"
-    "  --socket PATH    the daemon's Unix-domain socket (default: /run/contactd/contactd.sock as\n"
-    "                   root, else $XDG_RUNTIME_DIR/contactd.sock, else /tmp/contactd-$UID.sock)\n"
+    "  --socket PATH    the daemon's Unix-domain socket (default: /run/contactd/contactd.sock\n"
+    "                   when it exists, else $XDG_RUNTIME_DIR/contactd.sock, else\n"
+    "                   /tmp/contactd-$UID.sock)\n"
     "  --tcp HOST:PORT  connect over TCP instead (the daemon listens on 127.0.0.1:7411)\n"
-    "  --rate HZ        stream: frames per second (default 1000)\n"
-    "  --duration S     stream: seconds to stream (default 5)\n"
+    "  --rate HZ        stream/record: frames per second (default 1000)\n"
+    "  --duration S     stream/record: seconds to stream (default 5)\n"
     "  --timeout MS     send/stats/top: how long to wait for the answer (default 2000)\n"
     "  --session ID     stats/top: only this session's figures (the daemon's are always shown;\n"
     "                   stats exits 1 when that session is not open)\n"
     "  --iterations N   top: refreshes before it exits\n"
     "  --to FORM        convert: json, frames or fclib (default: from OUT's extension)\n"
-    "  --request        send/stream: open the session in request mode (every frame answered as\n"
-    "                   soon as it arrives; at most one frame per tick period on average)\n"
-    "                   instead of stream mode (the newest frame solved at the next tick)\n"
-    "  --budget US      send/stream: the session's solve time per frame (default: the\n"
+    "  --request        send/stream/record: open the session in request mode (every frame\n"
+    "                   answered as soon as it arrives; at most one frame per tick period on\n"
+    "                   average) instead of stream mode (the newest frame solved at the next\n"
+    "                   tick)\n"
+    "  --budget US      send/stream/record: the session's solve time per frame (default: the\n"
     "                   daemon's, 80 % of its tick period)\n"
     "  --token-file PATH\n"
-    "                   send/stream over --tcp: present the token on the file's first line\n"
-    "                   (the daemon's [server] auth_token_file)\n"
+    "                   send/stream/record over --tcp: present the token on the file's first\n"
+    "                   line (the daemon's [server] auth_token_file)\n"
     "  --write-solution OUT.hdf5\n"
     "                   fclib: write the problem and the answer (v, r, u) to the new FCLIB file\n"
     "                   OUT.hdf5 (fclib_write_solution); an existing file is not overwritten\n"
@@ -288,16 +293,19 @@ static const struct {
                   "contactctl send tests/data/box_on_plane.json --tcp 127.0.0.1:7411"},
     [CMD_STREAM] = {"stream", OPT_STREAM, 1, "SCENE.json",
                     "stream SCENE.json [--socket PATH | --tcp HOST:PORT] [--solver NAME]\n"
-                    "       [--rate HZ] [--duration S] [--request] [--budget US] [--json]\n"
+                    "       [--rate HZ] [--duration S] [--request] [--budget US]\n"
+                    "       [--token-file PATH] [--json]\n"
                     "Send the scene at a fixed rate and print results, misses and latencies.",
                     "contactctl stream tests/data/box_on_plane.json --rate 1000 --duration 5"},
     [CMD_STATS] = {"stats", OPT_JSON | OPT_SOCKET | OPT_TCP | OPT_TIMEOUT | OPT_SESSION, 0, NULL,
-                   "stats [--socket PATH | --tcp HOST:PORT] [--session ID] [--json]\n"
+                   "stats [--socket PATH | --tcp HOST:PORT] [--timeout MS] [--session ID]\n"
+                   "      [--json]\n"
                    "Print the daemon's counters and histograms, and each open session's.",
                    "contactctl stats --session 3 --json"},
     [CMD_TOP] = {"top", OPT_SOCKET | OPT_TCP | OPT_TIMEOUT | OPT_SESSION | OPT_ITERATIONS, 0,
                  NULL,
-                 "top [--socket PATH | --tcp HOST:PORT] [--session ID] [--iterations N]\n"
+                 "top [--socket PATH | --tcp HOST:PORT] [--timeout MS] [--session ID]\n"
+                 "    [--iterations N]\n"
                  "Show the sessions' figures, one row each, refreshed every second.",
                  "contactctl top --iterations 10"},
     [CMD_FCLIB] = {"fclib", OPT_SOLVER | OPT_JSON | OPT_WRITE_SOLUTION, 1, "PROBLEM.hdf5",
@@ -306,7 +314,9 @@ static const struct {
                    "Solve an FCLIB problem in-process and print Siconos' residual.",
                    "contactctl fclib ../shared/fclib/TwoRods/GFC3D_TwoRods1.hdf5 --json"},
     [CMD_RECORD] = {"record", OPT_STREAM, 1, "SCENE.json",
-                    "record SCENE.json [the options of stream]\n"
+                    "record SCENE.json [--socket PATH | --tcp HOST:PORT] [--solver NAME]\n"
+                    "       [--rate HZ] [--duration S] [--request] [--budget US]\n"
+                    "       [--token-file PATH] [--json]\n"
                     "Stream the scene with the session recorded by the daemon; print the file.",
                     "contactctl record tests/data/box_on_plane.json --request --rate 100 "
                     "--duration 1"},

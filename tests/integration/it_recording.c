@@ -533,6 +533,128 @@ static void exit_statuses_and_help(void **state) {
     assert_int_equal(run(args), 4);
 }
 
+// The set of --options named in text[0, len), as " --a --b " (each once; --help left out).
+static void options_named(const char *text, size_t len, char *ret, size_t cap) {
+    snprintf(ret, cap, " ");
+    for (const char *p = text; (p = strstr(p, "--")) && p < text + len;) {
+        const char *q = p + 2;
+        while ((*q >= 'a' && *q <= 'z') || *q == '-') {
+            q++;
+        }
+        char name[64];
+        snprintf(name, sizeof name, " %.*s ", (int)(q - p), p);
+        if (strcmp(name, " --help ") != 0 && !strstr(ret, name)) {
+            strncat(ret, name + 1, cap - strlen(ret) - 1);
+        }
+        p = q;
+    }
+}
+
+// Whether two " --a --b " sets hold the same options.
+static bool same_options(const char *a, const char *b) {
+    char name[64];
+    for (int k = 0; k < 2; k++) {
+        const char *x = k ? b : a, *y = k ? a : b;
+        for (const char *p = x; (p = strstr(p, "--"));) {
+            const size_t n = strcspn(p, " ");
+            snprintf(name, sizeof name, " %.*s ", (int)n, p);
+            if (!strstr(y, name)) {
+                return false;
+            }
+            p += n;
+        }
+    }
+    return true;
+}
+
+// Every command's usage, in `contactctl COMMAND --help` and in `contactctl --help`, names
+// exactly the options the command takes: each option of the general help's option list is
+// given to each command (with operands that cannot be read, or a socket that does not exist, so
+// nothing runs), and the ones it refuses as not its own are told apart from the rest.
+static void help_names_the_options_taken(void **state) {
+    (void)state;
+    static const char *const cmds[] = {"solve", "bench", "send", "stream", "stats", "top",
+                                       "fclib", "record", "replay", "convert"};
+    static char general[sizeof out];
+    assert_int_equal(run("--help"), 0);
+    snprintf(general, sizeof general, "%s", out);
+    // The options: the "  --name" lines of the list, with a value when an upper-case word
+    // follows the name.
+    const char *list = strstr(general, "\nOptions:\n");
+    assert_non_null(list);
+    char all[64][32];
+    bool valued[64];
+    int nall = 0;
+    for (const char *line = list + 1; (line = strchr(line, '\n')) && nall < 64;) {
+        line++;
+        const char *dash = strncmp(line, "  -h, ", 6) == 0 ? line + 6 : line + 2;
+        if (strncmp(line, "  ", 2) != 0 || strncmp(dash, "--", 2) != 0) {
+            continue;
+        }
+        const size_t n = strcspn(dash, " \n");
+        snprintf(all[nall], sizeof all[nall], "%.*s", (int)n, dash);
+        valued[nall] = dash[n] == ' ' && dash[n + 1] >= 'A' && dash[n + 1] <= 'Z';
+        nall++;
+    }
+    assert_true(nall >= 17);
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+        char args[1024], taken[1024] = " ", synopsis[1024], listed[1024];
+        // The command's own usage line(s), up to the blank line before the example.
+        snprintf(args, sizeof args, "%s --help", cmds[c]);
+        assert_int_equal(run(args), 0);
+        const char *u = strstr(out, cmds[c]);
+        assert_non_null(u);
+        const char *end = strstr(u, "\n\n");
+        options_named(u, end ? (size_t)(end - u) : strlen(u), synopsis, sizeof synopsis);
+        // Its operands: the words before the first '[' of the usage line.
+        int operands = 0;
+        for (const char *w = u + strlen(cmds[c]); *w == ' ' && w[1] != '['; operands++) {
+            w = strchr(w + 1, ' ');
+            if (!w) {
+                break;
+            }
+        }
+        char base[512] = "";
+        for (int i = 0; i < operands; i++) {
+            snprintf(base + strlen(base), sizeof base - strlen(base), " '%s/none%d'", dir, i);
+        }
+        if (operands == 0) {
+            snprintf(base, sizeof base, " --socket '%s/none.sock'", dir);
+        }
+        for (int o = 0; o < nall; o++) {
+            if (strcmp(all[o], "--help") == 0 || strcmp(all[o], "--version") == 0) {
+                continue;
+            }
+            snprintf(args, sizeof args, "%s%s %.31s%s", cmds[c], base, all[o],
+                     valued[o] ? " 1" : "");
+            run(args);
+            char refused[64];
+            snprintf(refused, sizeof refused, "does not take %.31s", all[o]);
+            if (!strstr(err, refused)) {
+                snprintf(taken + strlen(taken), sizeof taken - strlen(taken), "%.31s ", all[o]);
+            }
+        }
+        if (!same_options(taken, synopsis)) {
+            fail_msg("contactctl %s --help names%s; the command takes%s", cmds[c], synopsis,
+                     taken);
+        }
+        // The general help's entry: its line "  COMMAND ..." and the lines of '[...]' after it.
+        char head[64];
+        snprintf(head, sizeof head, "\n  %s ", cmds[c]);
+        const char *g = strstr(strstr(general, "Commands:"), head);
+        assert_non_null(g);
+        const char *ge = strchr(g + 1, '\n');
+        while (ge && strspn(ge + 1, " ") > 2 && ge[1 + strspn(ge + 1, " ")] == '[') {
+            ge = strchr(ge + 1, '\n');
+        }
+        options_named(g, ge ? (size_t)(ge - g) : strlen(g), listed, sizeof listed);
+        if (!same_options(taken, listed)) {
+            fail_msg("contactctl --help lists %s with%s; the command takes%s", cmds[c], listed,
+                     taken);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     if (it_args(argc, argv, true, &contactd_path, &contactctl_path) < 0) {
         return 2;
@@ -548,6 +670,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(recording_buffer_is_counted_as_made),
         cmocka_unit_test(convert_round_trips),
         cmocka_unit_test(exit_statuses_and_help),
+        cmocka_unit_test(help_names_the_options_taken),
         IT_SIGTERM_TEST(&d),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
