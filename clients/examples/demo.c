@@ -158,15 +158,17 @@ static void world_advance(world *w, const cdc_body_velocity *bv, double dt) {
 }
 
 static const char usage_text[] =
-    "Usage: contactd-demo [--socket PATH | --tcp HOST:PORT] [--rate HZ] [--duration S] [--stream]\n"
+    "Usage: contactd-demo [--socket PATH | --tcp HOST:PORT [--token-file PATH]] [--rate HZ]\n"
+    "                     [--duration S] [--stream]\n"
     "\n"
     "Streams a box-on-a-plane scene to a running contactd, pushed sideways by a virtual-coupling\n"
     "haptic probe, integrates the box with the returned velocities and prints forces and timing\n"
     "about ten times a second until Ctrl-C (or --duration), then a summary.\n"
     "\n"
-    "  --socket PATH    daemon socket (default: as contactd: /run/contactd/contactd.sock as root,\n"
+    "  --socket PATH    daemon socket (default: /run/contactd/contactd.sock when it exists,\n"
     "                   else $XDG_RUNTIME_DIR/contactd.sock, else /tmp/contactd-$UID.sock)\n"
-    "  --tcp HOST:PORT  connect over TCP (the daemon's default is 127.0.0.1:7411)\n"
+    "  --tcp HOST:PORT  connect over TCP (the daemon's default is 127.0.0.1:7411);\n"
+    "                   --token-file: the daemon's auth token, on the file's first line\n"
     "  --rate HZ        loop rate (default 1000)\n"
     "  --duration S     stop after S seconds (default: run until Ctrl-C)\n"
     "  --stream         stream mode: the newest frame is solved at the daemon's next tick\n"
@@ -177,10 +179,12 @@ static const char usage_text[] =
     "normal forces (N), the probe's push (N), the box's x (m), the daemon's solve time and the\n"
     "latency from send to receive over the last interval (p50/max, us), deadline misses so far.\n";
 
-static int connect_daemon(const char *socket, const char *tcp, bool stream, cdc_conn **ret) {
+static int connect_daemon(const char *socket, const char *tcp, const char *token, bool stream,
+                          cdc_conn **ret) {
     char path[256], err[512];
     const cdc_hello hello = {
         .client_name = "contactd-demo",
+        .token = token,
         .request_mode = !stream,
         .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8},
     };
@@ -311,10 +315,10 @@ int main(int argc, char **argv) {
     static const struct option longopts[] = {
         {"socket", required_argument, NULL, 's'}, {"tcp", required_argument, NULL, 't'},
         {"rate", required_argument, NULL, 'r'},   {"duration", required_argument, NULL, 'd'},
-        {"stream", no_argument, NULL, 'S'},       {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"stream", no_argument, NULL, 'S'},       {"token-file", required_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
-    const char *socket = NULL, *tcp = NULL;
+    const char *socket = NULL, *tcp = NULL, *token_file = NULL;
     double rate = 1000.0, duration = 0.0;
     bool stream = false;
     for (int c; (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1;) {
@@ -324,6 +328,7 @@ int main(int argc, char **argv) {
         case 'r': rate = strtod(optarg, NULL); break;
         case 'd': duration = strtod(optarg, NULL); break;
         case 'S': stream = true; break;
+        case 'k': token_file = optarg; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
         }
@@ -332,6 +337,19 @@ int main(int argc, char **argv) {
         fputs(usage_text, stderr);
         return 2;
     }
+    char token[512] = "";
+    if (token_file) {
+        FILE *f = fopen(token_file, "r");
+        if (!f || !fgets(token, sizeof token, f)) {
+            fprintf(stderr, "contactd-demo: --token-file %s: cannot read it\n", token_file);
+            if (f) {
+                fclose(f);
+            }
+            return 1;
+        }
+        fclose(f);
+        token[strcspn(token, "\r\n")] = '\0';
+    }
 
     // No SA_RESTART: Ctrl-C must interrupt the tick sleep at once.
     struct sigaction sa = {.sa_handler = on_signal};
@@ -339,7 +357,7 @@ int main(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
 
     cdc_conn *c = NULL;
-    if (connect_daemon(socket, tcp, stream, &c) < 0) {
+    if (connect_daemon(socket, tcp, token_file ? token : NULL, stream, &c) < 0) {
         return 1;
     }
     const cdc_welcome *wel = cdc_conn_welcome(c);

@@ -18,7 +18,7 @@ check() { # check DESCRIPTION COMMAND...
   n=$((n + 1)) d=$1; shift
   if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; failed=1; fi
 }
-echo "1..12"
+echo "1..13"
 i=0
 while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 "$demo" --socket "$sock" --rate 500 --duration 1 >"$dir/demo.out" 2>&1
@@ -80,10 +80,13 @@ if command -v gnuplot >/dev/null; then
 else
   n=$((n + 1)); echo "ok $n # SKIP gnuplot not installed"
 fi
-# A daemon that refuses the demo's Hello (TCP with no token and no tcp_allow_any_local_user):
-# the demo says so and stops, where it waits out its start-up retries only for a daemon that is
-# not there yet (one refusal in the daemon's log, not one every 100 ms for 5 s).
-"$contactd" --socket "$dir/refusing.sock" --tcp 127.0.0.1:0 2>"$dir/refusing.log" &
+# A daemon that refuses the demo's Hello (TCP without its token): the demo says so and stops,
+# where it waits out its start-up retries only for a daemon that is not there yet (one refusal
+# in the daemon's log, not one every 100 ms for 5 s). With --token-file it is let in.
+echo 0123456789abcdef0123 >"$dir/token"
+printf '[server]\nauth_token_file = %s\n' "$dir/token" >"$dir/token.conf"
+"$contactd" -c "$dir/token.conf" --socket "$dir/refusing.sock" --tcp 127.0.0.1:0 \
+  2>"$dir/refusing.log" &
 pid2=$!
 trap 'kill $pid $pid2 2>/dev/null; wait $pid $pid2 2>/dev/null; rm -rf "$dir"' EXIT
 i=0
@@ -95,8 +98,12 @@ port=$(sed -n 's/.*listening on .*tcp:127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/refu
 check "a refused demo exits, saying why" sh -c "[ $? != 0 ] &&
   grep -q 'refused the session' '$dir/refused.out' &&
   ! grep -q 'is contactd running' '$dir/refused.out'"
+"$demo" --tcp "127.0.0.1:$port" --token-file "$dir/token" --rate 500 --duration 0.5 \
+  >"$dir/token.out" 2>&1
+check "the demo with --token-file runs over TCP, every frame answered" sh -c "[ $? = 0 ] &&
+  grep -Eq '^([0-9]+) frames in .*: \\1 results' '$dir/token.out'"
 kill $pid2; wait $pid2
 check "the refused demo said Hello once" [ "$(grep -c ERROR_DENIED "$dir/refusing.log")" = 1 ]
 [ $failed = 0 ] || cat "$dir/demo.out" "$dir/grasp.out" "$dir/haptic.out" "$dir/contactd.log" \
-  "$dir/gnuplot.err" "$dir/refused.out" "$dir/refusing.log" >&2
+  "$dir/gnuplot.err" "$dir/refused.out" "$dir/token.out" "$dir/refusing.log" >&2
 exit $failed
