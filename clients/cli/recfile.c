@@ -18,6 +18,7 @@ int recfile_open(recfile *f, const char *path, char *err, size_t errlen) {
     size_t cap = 1 << 16;
     uint8_t *buf = malloc(cap);
     size_t n = 0, got;
+    errno = 0;
     while (buf && (got = fread(buf + n, 1, cap - n, in)) > 0) {
         n += got;
         if (n == cap) {
@@ -31,10 +32,11 @@ int recfile_open(recfile *f, const char *path, char *err, size_t errlen) {
             cap *= 2;
         }
     }
-    const bool bad = buf && ferror(in);
+    // read(2)'s reason, such as EISDIR for a directory, which fopen opens.
+    const int e = !buf ? ENOMEM : !ferror(in) ? 0 : errno ? errno : EIO;
     fclose(in);
-    if (!buf || bad) {
-        snprintf(err, errlen, "%s: cannot read: %s", path, buf ? "read error" : "out of memory");
+    if (e) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(e));
         free(buf);
         return -1;
     }

@@ -463,10 +463,12 @@ static int read_file(const char *path, char **ret) {
             buf = bigger;
             cap *= 2;
         }
+        errno = 0;
         const size_t n = fread(buf + len, 1, cap - len - 1, fp);
         len += n;
         if (n == 0) {
-            r = ferror(fp) ? -EIO : 1;
+            // read(2)'s reason, such as EISDIR for a directory, which fopen opens.
+            r = !ferror(fp) ? 1 : errno ? -errno : -EIO;
         }
     }
     fclose(fp);

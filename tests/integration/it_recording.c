@@ -527,6 +527,16 @@ static void exit_statuses_and_help(void **state) {
     assert_non_null(strstr(err, "not a contactd recording"));
     snprintf(args, sizeof args, "solve '%s/none.json'", dir);
     assert_int_equal(run(args), 3);
+    // A directory says so (read(2)'s EISDIR, not an I/O error).
+    static const char *const reads[] = {"solve", "replay", "convert"};
+    for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
+        snprintf(args, sizeof args, "%s '%s' %s", reads[i], dir,
+                 strcmp(reads[i], "convert") == 0 ? "/dev/null/none.json" : "");
+        assert_int_equal(run(args), 3);
+        if (!strstr(err, "Is a directory")) {
+            fail_msg("contactctl %s: %s", args, err);
+        }
+    }
     // No daemon there: a daemon error.
     snprintf(args, sizeof args, "send '%s' --socket '%s/none.sock'",
              t_data_path("box_on_plane.json"), dir);
