@@ -1156,7 +1156,7 @@ typedef struct stream_log {
     int64_t *sent_ns;     // [frames] 0 until sent
     int64_t *latency_ns;  // [results]
     int64_t *solve_ns;    // [results]
-    bool *answered;       // [frames]
+    bool *settled;        // [frames] its Result came, or the Error refusing it
     size_t results, deadline_misses, failed, errors;
 } stream_log;
 
@@ -1175,6 +1175,11 @@ static int stream_drain(cdc_conn *c, stream_log *log, int64_t wait_ns) {
             if (log->errors++ == 0) {
                 print_daemon_error(m->error);
             }
+            // A refused frame gets no Result.
+            const uint64_t k = m->error->seq - 1;
+            if (m->error->seq >= 1 && k < log->frames && log->sent_ns[k]) {
+                log->settled[k] = true;
+            }
         } else if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_GOODBYE) {
             print_goodbye(m->goodbye);
             cdc_wire_free(m);
@@ -1182,8 +1187,8 @@ static int stream_drain(cdc_conn *c, stream_log *log, int64_t wait_ns) {
         } else if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
             const Contactd__V1__Result *res = m->result;
             const uint64_t k = res->seq - 1; // seq = frame index + 1
-            if (res->seq >= 1 && k < log->frames && log->sent_ns[k] && !log->answered[k]) {
-                log->answered[k] = true;
+            if (res->seq >= 1 && k < log->frames && log->sent_ns[k] && !log->settled[k]) {
+                log->settled[k] = true;
                 log->latency_ns[log->results] = t - log->sent_ns[k];
                 log->solve_ns[log->results] = res->timing ? res->timing->solve_ns : 0;
                 log->results++;
@@ -1231,15 +1236,15 @@ static int cmd_stream(const args *a) {
     log.sent_ns = calloc(log.frames, sizeof *log.sent_ns);
     log.latency_ns = calloc(log.frames, sizeof *log.latency_ns);
     log.solve_ns = calloc(log.frames, sizeof *log.solve_ns);
-    log.answered = calloc(log.frames, sizeof *log.answered);
-    if (!log.sent_ns || !log.latency_ns || !log.solve_ns || !log.answered) {
+    log.settled = calloc(log.frames, sizeof *log.settled);
+    if (!log.sent_ns || !log.latency_ns || !log.solve_ns || !log.settled) {
         fprintf(stderr, "contactctl: out of memory\n");
         r = EXIT_FAIL;
         goto out;
     }
     const int64_t period_ns = (int64_t)llround(1e9 / a->rate);
     const int64_t start = cd_clock_ns() + period_ns;
-    size_t sent = 0;
+    size_t sent = 0, unsent = 0; // unsent: the frame whose send failed
     int broken = 0;
     for (size_t k = 0; k < log.frames && !broken; k++) {
         // Absolute targets (start + k period) keep the rate exact however long each step takes.
@@ -1254,23 +1259,32 @@ static int cmd_stream(const args *a) {
         log.sent_ns[k] = cd_clock_ns();
         const int w = cdc_wire_frame_send(c, &s);
         if (w < 0) {
-            fprintf(stderr, "contactctl: sending frame %zu: %s\n", k + 1, strerror(-w));
-            broken = w;
+            // What the daemon sent before it went (a Goodbye, results) is still to be read.
+            const int d = stream_drain(c, &log, 0);
+            broken = d < 0 ? d : w;
+            unsent = k + 1;
             break;
         }
         sent++;
         broken = stream_drain(c, &log, 0);
     }
-    // Outstanding results: the last frames were sent less than a tick ago.
-    const int64_t grace_end = cd_clock_ns() + 100 * period_ns + INT64_C(100000000);
-    for (int64_t left = grace_end - cd_clock_ns(); !broken && log.results < sent && left > 0;
+    // The last frame was sent less than a tick ago. Once its Result (or the Error refusing it)
+    // is in, nothing more comes: the frames before it were answered, refused, or superseded by
+    // a newer one before their tick (stream mode). The daemon answers within a few of its tick
+    // periods; the bound covers a loaded machine.
+    const int64_t grace_end =
+        cd_clock_ns() + 100 * (int64_t)cdc_wire_welcome(c)->tick_period_ns + INT64_C(100000000);
+    for (int64_t left = grace_end - cd_clock_ns();
+         !broken && sent > 0 && !log.settled[sent - 1] && left > 0;
          left = grace_end - cd_clock_ns()) {
         broken = stream_drain(c, &log, left);
     }
-    if (broken < 0 && broken != -ECONNRESET) {
-        fprintf(stderr, "contactctl: connection: %s\n", strerror(-broken));
-    } else if (broken == -ECONNRESET) {
+    if (broken == -ECONNRESET || broken == -EPIPE) {
         fprintf(stderr, "contactctl: the daemon closed the connection\n");
+    } else if (broken < 0 && unsent) {
+        fprintf(stderr, "contactctl: sending frame %zu: %s\n", unsent, strerror(-broken));
+    } else if (broken < 0) {
+        fprintf(stderr, "contactctl: connection: %s\n", strerror(-broken));
     }
 
     if (a->json) {
@@ -1305,7 +1319,7 @@ out:
     free(log.sent_ns);
     free(log.latency_ns);
     free(log.solve_ns);
-    free(log.answered);
+    free(log.settled);
     cdc_conn_close(c);
     cd_scene_json_free(&s);
     return r;
