@@ -65,7 +65,9 @@ class Client:
     session is sized for; the daemon may lower them: see welcome.limits). budget_ns: solve time
     per frame (0: the daemon's default). record: ask the daemon to record the session to a file
     (welcome.record_path names it; the daemon must have [record] dir set, else SessionRefused).
-    timeout: seconds any one wait may take (connect, Hello, each answer). Raises SessionRefused
+    timeout: seconds any one wait may take (connect, Hello, each send and answer); None or 0:
+    no limit, every wait as long as it takes (as for receive(), solve() and stats()). Raises
+    ValueError for a negative timeout, SessionRefused
     (a DaemonError) when the daemon refuses the Hello, OSError when it cannot be reached, Timeout
     when it does not answer."""
 
@@ -77,19 +79,23 @@ class Client:
             raise ValueError("mode: 'request' or 'stream', not %r" % (mode,))
         if socket and tcp:
             raise ValueError("socket or tcp, not both")
+        if timeout is not None and not timeout >= 0:
+            raise ValueError("timeout: seconds >= 0 (0 or None: no limit), not %r" % (timeout,))
         unknown = set(limits or {}) - set(_LIMITS)
         if unknown:
             raise ValueError("limits: unknown key(s) %s; known: %s"
                              % (", ".join(sorted(unknown)), ", ".join(_LIMITS)))
         self.timeout = timeout
+        # The socket's own timeout: 0 would make it non-blocking, not unlimited.
+        self._sock_timeout = timeout or None
         self._decoder = wire.Decoder()
         self._seq = 0
         if tcp:
-            s = _socket.create_connection(_split_hostport(tcp), timeout=timeout)
+            s = _socket.create_connection(_split_hostport(tcp), timeout=self._sock_timeout)
             s.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
         else:
             s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-            s.settimeout(timeout)
+            s.settimeout(self._sock_timeout)
             try:
                 s.connect(socket or default_socket())
             except OSError:
@@ -150,7 +156,7 @@ class Client:
     def _send(self, msg):
         if self._sock is None:
             raise ConnectionClosed("the client is closed")
-        self._sock.settimeout(self.timeout)
+        self._sock.settimeout(self._sock_timeout)
         try:
             self._sock.sendall(wire.frame_message(msg.SerializeToString()))
         except _socket.timeout as e:
@@ -248,8 +254,8 @@ class Client:
     def receive(self, seq, timeout=None):
         """The Result of frame seq, skipping Results of earlier frames (late answers after a
         Timeout, stream ticks). Raises DaemonError for an Error from the daemon (its seq says
-        which frame), Goodbye, ConnectionClosed, or Timeout after timeout s (default: the
-        client's)."""
+        which frame), Goodbye, ConnectionClosed, or Timeout after timeout s (default None: the
+        client's; 0: no limit)."""
         timeout = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout if timeout else None
         while True:

@@ -421,6 +421,17 @@ class Timeouts(unittest.TestCase):
                     t.join(TIMEOUT_S)
                     srv.close()
 
+    def test_zero_or_none_is_no_limit_for_every_wait(self):
+        # Over TCP, where a socket timeout of 0 made the connect non-blocking (BlockingIOError)
+        # while a receive's 0 waited without limit.
+        for t in (0, None):
+            with contactd.Client(tcp=DAEMON.tcp, timeout=t) as c:
+                solve_ok(self, c, contactd.load_scene(BOX))
+                seq = c.send(contactd.load_scene(BOX))
+                self.assertEqual(c.receive(seq, timeout=0).seq, seq)
+        with self.assertRaises(ValueError):
+            contactd.Client(tcp=DAEMON.tcp, timeout=-1)
+
     def test_no_daemon_is_an_oserror(self):
         with self.assertRaises(OSError):
             contactd.Client(socket="/nonexistent/contactd.sock")
