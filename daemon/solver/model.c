@@ -360,6 +360,29 @@ static inline __attribute__((always_inline)) void row_vector(double *const g[6],
     g[0][x] = v[0], g[1][x] = v[1], g[2][x] = v[2], g[3][x] = w[0], g[4][x] = w[1], g[5][x] = w[2];
 }
 
+/* Every row's entries (one a side on a body) into the 6-vectors gw by component, in row order:
+ * pos[b] is body b's next entry, row[x] entry x's row. Inlined with rows constant. */
+static inline __attribute__((always_inline)) void fill_entries(const cs_model *m, int rows,
+                                                               double *const gw[6], int *pos,
+                                                               int *row) {
+    for (int i = 0; i < m->nc; i++) {
+        const int a = m->ia[i], b = m->ib[i];
+        for (int k = 0; k < rows; k++) {
+            const double *t = m->frame + 9 * i + 3 * k;
+            if (a >= 0) {
+                const int x = pos[a]++;
+                row_vector(gw, x, t, m->ra + 3 * i, 1);
+                row[x] = rows * i + k;
+            }
+            if (b >= 0) {
+                const int x = pos[b]++;
+                row_vector(gw, x, t, m->rb + 3 * i, -1);
+                row[x] = rows * i + k;
+            }
+        }
+    }
+}
+
 /* dst[y] (+)= entry x's 6-vector . entry y's image for y = x .. end - 1, from the 6-vectors g
  * and images mk by component: added when add (into W's column), stored otherwise. Two entries
  * at a time, each lane summing the six products in the scalar order. Inlined with add constant,
@@ -439,22 +462,10 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
     double *const gw[6] = {g0, g1, g2, g3, g4, g5};
     // The 6-vectors, row by row. The fill moves pos[b] from body b's first entry to body b + 1's:
     // start[b + 1] then, as the images and pairs below read it, with start[0] = 0.
-    for (int i = 0; i < m->nc; i++) {
-        const int a = m->ia[i], b = m->ib[i];
-        for (int k = 0; k < rows; k++) {
-            const double *t = m->frame + 9 * i + 3 * k;
-            if (a >= 0) {
-                const int x = pos[a]++;
-                row_vector(gw, x, t, m->ra + 3 * i, 1);
-                row[x] = rows * i + k;
-            }
-            if (b >= 0) {
-                const int x = pos[b]++;
-                row_vector(gw, x, t, m->rb + 3 * i, -1);
-                row[x] = rows * i + k;
-            }
-        }
-    }
+    if (rows == 1)
+        fill_entries(m, 1, gw, pos, row);
+    else
+        fill_entries(m, rows, gw, pos, row);
     // Their images, body by body: one 1 / mass (0 for a kinematic body, whose Ii is 0 too: its
     // images vanish and it takes no part in W) and one Ii a body, two entries at a time, each
     // lane in the scalar order of row_side().
@@ -529,20 +540,22 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
             }
         }
     }
-    // The upper half is the lower's copy: W is symmetric to the last bit. Strided stores, read
-    // through the meter like the sums.
-    for (int c = 0; c < nr; c++) {
-        const double *lo = W + (size_t)c * ldw;
+    // The upper half is the lower's copy: W is symmetric to the last bit. Two columns at a time,
+    // in 2 x 2 tiles (two rows of both columns become two columns of both rows), read through
+    // the meter like the sums.
+    for (int c = 0; c + 1 < nr; c += 2) {
+        const double *lo0 = W + (size_t)c * ldw, *lo1 = lo0 + ldw;
         double *up = W + c;
-        int r = c + 1;
+        up[(size_t)(c + 1) * ldw] = lo0[c + 1];
+        int r = c + 2;
         for (; r + 2 <= nr; r += 2) {
-            const cs__v2 v = cs__ld2(lo + r);
-            up[(size_t)r * ldw] = v[0];
-            up[(size_t)(r + 1) * ldw] = v[1];
+            const cs__v2 a = cs__ld2(lo0 + r), b = cs__ld2(lo1 + r);
+            cs__st2(up + (size_t)r * ldw, (cs__v2){a[0], b[0]});
+            cs__st2(up + (size_t)(r + 1) * ldw, (cs__v2){a[1], b[1]});
         }
         if (r < nr)
-            up[(size_t)r * ldw] = lo[r];
-        if (mt && cs__meter_add(mt, nr - c)) {
+            cs__st2(up + (size_t)r * ldw, (cs__v2){lo0[r], lo1[r]});
+        if (mt && cs__meter_add(mt, 2 * (int64_t)(nr - c) - 1)) {
             cs__ws_release(ws, mark);
             return CS_DEADLINE;
         }
