@@ -398,9 +398,10 @@ static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__mete
         const double inv = d[j];
         // The trailing columns c take column j's part, u(c..e) u_c / d_j, two at a time over the
         // rows they share (one load of u for both), and u_c / d_j is L's entry (c, j): rows below
-        // still read u unscaled. Rows past u's last non-zero (e) take nothing, nor do their
-        // columns: contacts meet through shared bodies only, so a stack's matrix is banded and
-        // keeps its band.
+        // still read u unscaled. Both columns of a pair start at row c, two rows at a time: the
+        // second's row c is in K's upper half, which nothing reads. Rows past u's last non-zero
+        // (e) take nothing, nor do their columns: contacts meet through shared bodies only, so a
+        // stack's matrix is banded and keeps its band.
         double *u = cj;
         int e = k;
         while (e > j + 1 && u[e - 1] == 0)
@@ -410,17 +411,14 @@ static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__mete
         for (; c + 1 < e; c += 2) {
             double *y0 = K + (size_t)c * k, *y1 = y0 + k;
             const double l0 = u[c] * inv, l1 = u[c + 1] * inv;
-            y0[c] -= u[c] * l0;
-            y0[c + 1] -= u[c + 1] * l0;
-            y1[c + 1] -= u[c + 1] * l1;
             const cs__v2 v0 = {l0, l0}, v1 = {l1, l1};
-            int r = c + 2;
+            int r = c;
             for (; r + 2 <= e; r += 2) {
                 const cs__v2 ur = cs__ld2(u + r);
                 cs__st2(y0 + r, cs__ld2(y0 + r) - ur * v0);
                 cs__st2(y1 + r, cs__ld2(y1 + r) - ur * v1);
             }
-            for (; r < e; r++) {
+            if (r < e) {
                 y0[r] -= u[r] * l0;
                 y1[r] -= u[r] * l1;
             }
@@ -650,12 +648,16 @@ static int solve_subset(cs_workspace *ws, int n, const double *A, int lda, const
     // Every index in G (a resting scene) takes A whole, in one copy where that reads no clock
     // (at n in the hundreds the copy alone is tens of us).
     const bool whole = ok && k == n && lda == n && cs__meter_fits(meter, (int64_t)n * n);
-    if (whole)
+    if (whole) {
+        // G is every index, in order.
         memcpy(K, A, (size_t)n * n * sizeof(double));
-    for (int c = 0; ok && c < k; c++) {
-        if (!whole)
-            for (int r = c; r < k; r++)
-                K[(size_t)c * k + r] = A[(size_t)g[c] * lda + g[r]];
+        for (int c = 0; c < k; c++)
+            x[c] = -b[c];
+        ok = !cs__meter_add(meter, (int64_t)k * (k + 1) / 2);
+    }
+    for (int c = 0; ok && !whole && c < k; c++) {
+        for (int r = c; r < k; r++)
+            K[(size_t)c * k + r] = A[(size_t)g[c] * lda + g[r]];
         x[c] = -b[g[c]];
         ok = !cs__meter_add(meter, k - c);
     }
