@@ -385,10 +385,10 @@ static void clamp(lcp_ws *w, int i, const double *df_i) {
  * one past the last non-zero of L's column j. True when the meter's deadline passed (K partly
  * factored). */
 static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__meter *meter) {
-    // Each column's update counted at its end where the whole factorization (k^3 / 6 at most)
-    // reads no clock, else two columns at a time: at k in the hundreds one column's update is
-    // tens of us.
+    // The whole factorization (k^3 / 6 at most) counted at its end where it reads no clock, else
+    // two columns' updates at a time: at k in the hundreds one column's update is tens of us.
     cs__meter *const mt = cs__meter_piecewise(meter, (int64_t)k * k * k / 6 + k);
+    int64_t units = 0;
     for (int j = 0; j < k; j++) {
         double *cj = K + (size_t)j * k;
         d[j] = cj[j] > tol ? 1 / cj[j] : 0;
@@ -431,10 +431,9 @@ static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__mete
             K[(size_t)c * k + c] -= u[c] * l0;
             u[c] = l0;
         }
-        if (!mt && cs__meter_add(meter, (int64_t)(e - j) * (e - j) / 2))
-            return true;
+        units += (e - j) * (e - j) / 2;
     }
-    return false;
+    return !mt && cs__meter_add(meter, units);
 }
 
 /* x = K^+ x by ldl_skip's factors: the skipped members' unknowns zero. Counted through the
