@@ -30,21 +30,37 @@ void cs_quat_to_mat3(double R[9], const double q[4]) {
     R[8] = 1 - 2 * (x * x + y * y);
 }
 
+/* Row i of R A R^T from row r = (r0, r1, r2) of R (see cs_mat3_rotate). */
+static inline void rotate_row(double out[3], double r0, double r1, double r2, const cs__v2 a[3],
+                              const double ac[3], const cs__v2 t[3], const double tc[3]) {
+    const cs__v2 ra = (cs__v2){r0, r0} * a[0] + (cs__v2){r1, r1} * a[1] + (cs__v2){r2, r2} * a[2];
+    const double x = ra[0], y = ra[1], z = r0 * ac[0] + r1 * ac[1] + r2 * ac[2];
+    cs__st2(out, (cs__v2){x, x} * t[0] + (cs__v2){y, y} * t[1] + (cs__v2){z, z} * t[2]);
+    out[2] = x * tc[0] + y * tc[1] + z * tc[2];
+}
+
 void cs_mat3_rotate(double res[9], const double R[9], const double A[9]) {
-    double RA[9];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            RA[3 * i + j] = R[3 * i] * A[j] + R[3 * i + 1] * A[3 + j] + R[3 * i + 2] * A[6 + j];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            res[3 * i + j] = RA[3 * i] * R[3 * j] + RA[3 * i + 1] * R[3 * j + 1] +
-                             RA[3 * i + 2] * R[3 * j + 2];
+    // RA = R A, then res = RA R^T, each entry's three products summed in index order: columns 0
+    // and 1 of a row in the two lanes, column 2 alone. Every entry of R and A is read before
+    // res is written.
+    const cs__v2 a[3] = {cs__ld2(A), cs__ld2(A + 3), cs__ld2(A + 6)};
+    const double ac[3] = {A[2], A[5], A[8]};
+    // R^T's first two columns by row of R, and its third column.
+    const cs__v2 t[3] = {{R[0], R[3]}, {R[1], R[4]}, {R[2], R[5]}};
+    const double tc[3] = {R[6], R[7], R[8]};
+    const double r[9] = {R[0], R[1], R[2], R[3], R[4], R[5], R[6], R[7], R[8]};
+    rotate_row(res, r[0], r[1], r[2], a, ac, t, tc);
+    rotate_row(res + 3, r[3], r[4], r[5], a, ac, t, tc);
+    rotate_row(res + 6, r[6], r[7], r[8], a, ac, t, tc);
 }
 
 int cs_mat3_spd_inverse(double inv[9], const double A[9]) {
     // Cholesky A = L L^T; a pivot that is not clearly positive relative to the diagonal means
     // the inertia is not positive definite (1e-12: far above rounding, far below any real body).
-    const double scale = fmax(fmax(fabs(A[0]), fabs(A[4])), fabs(A[8]));
+    const double d0 = fabs(A[0]), d1 = fabs(A[4]), d2 = fabs(A[8]);
+    // fmax's value where no diagonal is NaN; else NaN or another diagonal, refused either way (a
+    // NaN pivot fails its test below).
+    const double d01 = d1 > d0 ? d1 : d0, scale = d2 > d01 ? d2 : d01;
     if (!(scale > 0) || !isfinite(scale))
         return -1;
     const double tol = 1e-12 * scale;
@@ -67,10 +83,15 @@ int cs_mat3_spd_inverse(double inv[9], const double A[9]) {
     const double i10 = -l10 * i00 * i11;
     const double i21 = -l21 * i11 * i22;
     const double i20 = -(l20 * i00 + l21 * i10) * i22;
-    const double Li[9] = {i00, 0, 0, i10, i11, 0, i20, i21, i22};
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            inv[3 * i + j] = Li[i] * Li[j] + Li[3 + i] * Li[3 + j] + Li[6 + i] * Li[6 + j];
+    // inv_ij = L^-1's column i . its column j, the zeros kept in the sums (a zero's sign can reach
+    // an entry); inv_ji is the same products in the same order, so inv is symmetric exactly.
+    const double c0[3] = {i00, i10, i20}, c1[3] = {0, i11, i21}, c2[3] = {0, 0, i22};
+    inv[0] = cs_dot3(c0, c0);
+    inv[1] = inv[3] = cs_dot3(c0, c1);
+    inv[2] = inv[6] = cs_dot3(c0, c2);
+    inv[4] = cs_dot3(c1, c1);
+    inv[5] = inv[7] = cs_dot3(c1, c2);
+    inv[8] = cs_dot3(c2, c2);
     return 0;
 }
 
