@@ -61,12 +61,18 @@ static inline void lever_arm(double r[3], const double point[3], const double *p
     r[2] = point[2] - pos[2];
 }
 
-/* Body index of id in the sorted map (-1 for the world), or -2 when unknown. */
-static int body_index(const cs_idpos *ids, int nb, uint32_t id) {
+/* Body index of id (-1 for the world), or -2 when unknown: one of the previous contact's bodies
+ * a and b (-1 or -2 when none) when it is (a scene tends to list a pair's contacts together),
+ * else from the sorted map. */
+static inline int body_index(const cs_scene *s, const cs_idpos *ids, uint32_t id, int a, int b) {
     if (id == 0)
         return -1;
-    const int b = cs__idmap_find(ids, nb, id);
-    return b < 0 ? -2 : b;
+    if (a >= 0 && s->bodies[a].id == id)
+        return a;
+    if (b >= 0 && s->bodies[b].id == id)
+        return b;
+    const int i = cs__idmap_find(ids, s->nb, id);
+    return i < 0 ? -2 : i;
 }
 
 cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
@@ -134,6 +140,7 @@ cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
     }
     cs__idmap_sort(ids, nb);
 
+    int pa = -1, pb = -1; // the previous contact's bodies
     for (int i = 0; i < nc; i++) {
         const cs_contact *C = &s->contacts[i];
         double *F = m->frame + 9 * i;
@@ -141,7 +148,9 @@ cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
         for (int k = 0; k < 3; k++)
             F[k] = C->normal[k] / nn;
         cs_model_tangents(F, F + 3, F + 6);
-        const int a = body_index(ids, nb, C->body_a), b = body_index(ids, nb, C->body_b);
+        const int a = body_index(s, ids, C->body_a, pa, pb);
+        const int b = body_index(s, ids, C->body_b, pa, pb);
+        pa = a, pb = b;
         if (a == -2 || b == -2)
             return CS_EINPUT;
         m->ia[i] = a;
