@@ -74,7 +74,10 @@ typedef struct polygon {
  * pi / 4 need libm: the rest are their mirror images about pi / 4 and pi / 2, so a certificate
  * costs d / 4 + 1 sincos calls instead of an atan2, a sincos and a cos per contact. */
 static polygon polygon_build(int d, double *tab) {
-    for (int k = 0; 4 * k <= d; k++) {
+    // Angle 0 is libm's cos 0 and sin 0 exactly.
+    tab[0] = 1;
+    tab[1] = 0;
+    for (int k = 1; 4 * k <= d; k++) {
         tab[2 * k] = cos(k * M_PI / d);
         tab[2 * k + 1] = sin(k * M_PI / d);
     }
@@ -151,13 +154,12 @@ static cs_status certify(cs_workspace *ws, const cs_model *m, const double *lamb
     // Scales. With joints v* is the free velocity without them, and their impulses count.
     const double *vstar = m->jt ? m->jt->vstar : m->vstar;
     double vscale = 0, iscale = 0, gdt = 0;
-    for (int k = 0; k < 6 * nb; k++)
-        vscale = maxn(vscale, maxn(fabs(v[k]), fabs(vstar[k])));
     cs_model_mul(m, vstar, mdv);
-    for (int k = 0; k < 6 * nb; k++)
+    for (int k = 0; k < 6 * nb; k++) {
+        vscale = maxn(vscale, maxn(fabs(v[k]), fabs(vstar[k])));
         iscale = maxn(iscale, fabs(mdv[k]));
-    for (int k = 0; k < 6 * nb; k++)
         gdt = maxn(gdt, fabs(vstar[k] - m->v0[k]));
+    }
     // Three passes of 6 a body and M v* (3 products and a 3 x 3 block).
     if ((meter && cs__meter_add(meter, 30 * (int64_t)nb)) || cs__model_jv_metered(m, v, u, meter))
         goto out;
@@ -196,15 +198,20 @@ static cs_status certify(cs_workspace *ws, const cs_model *m, const double *lamb
     for (int k = 0; k < 6 * nb; k++)
         dv[k] = v[k] - vstar[k];
     cs_model_mul(m, dv, mdv);
-    for (int k = 0; k < 6 * nb; k++)
-        if (!cs_model_is_kinematic(m, k / 6))
-            cert->momentum = maxn(cert->momentum, fabs(mdv[k] - gen[k]));
+    double momentum = 0;
+    for (int b = 0; b < nb; b++)
+        for (int k = 6 * b; k < 6 * b + 6 && !cs_model_is_kinematic(m, b); k++)
+            momentum = maxn(momentum, fabs(mdv[k] - gen[k]));
+    cert->momentum = momentum;
     // Two passes of 6 a body and M dv.
     if (meter && cs__meter_add(meter, 24 * (int64_t)nb))
         goto out;
 
     const int64_t units = residual_units(&set);
     const int rchunk = cs__meter_chunk(meter, nc, units);
+    // The residuals in locals (state[] is bytes, whose stores could alias cert's), stored after
+    // each chunk.
+    double cone = 0, normal_velocity = 0, complementarity = 0, dissipation = 0;
     for (int i0 = 0; i0 < nc; i0 += rchunk) {
         const int i1 = i0 + cs__chunk_len(i0, rchunk, nc);
         for (int i = i0; i < i1; i++) {
@@ -214,17 +221,17 @@ static cs_status certify(cs_workspace *ws, const cs_model *m, const double *lamb
             const double mu = m->mu[i];
             // The residuals start at 0, so a negative term leaves them as they are. A negative
             // normal impulse is a cone violation too.
-            cert->cone = maxn(cert->cone, outside(&set, lt1, lt2, mu * maxn(ln, 0.0)));
-            cert->cone = maxn(cert->cone, -ln);
-            cert->normal_velocity = maxn(cert->normal_velocity, -gap);
-            cert->complementarity = maxn(cert->complementarity, fabs(ln * gap));
+            cone = maxn(cone, outside(&set, lt1, lt2, mu * maxn(ln, 0.0)));
+            cone = maxn(cone, -ln);
+            normal_velocity = maxn(normal_velocity, -gap);
+            complementarity = maxn(complementarity, fabs(ln * gap));
             const bool sliding = ut > SLIP_ZERO * vscale;
             if (sliding && ln > 0) {
                 // Maximal dissipation: lambda_t . t_hat must reach its minimum over the friction
                 // set, -mu lambda_n h(t_hat); the gap is >= 0 whenever lambda_t lies in the set.
                 const double tx = u[3 * i + 1] / ut, ty = u[3 * i + 2] / ut;
                 const double gap = lt1 * tx + lt2 * ty + mu * ln * support(&set, tx, ty);
-                cert->dissipation = maxn(cert->dissipation, fabs(gap));
+                dissipation = maxn(dissipation, fabs(gap));
             }
             if (state) {
                 if (ln <= LAMBDA_ZERO * iscale)
@@ -233,6 +240,10 @@ static cs_status certify(cs_workspace *ws, const cs_model *m, const double *lamb
                     state[i] = sliding ? CS_STATE_SLIDE : CS_STATE_STICK;
             }
         }
+        cert->cone = cone;
+        cert->normal_velocity = normal_velocity;
+        cert->complementarity = complementarity;
+        cert->dissipation = dissipation;
         if (meter && cs__meter_add(meter, units * (i1 - i0)))
             goto out;
     }
