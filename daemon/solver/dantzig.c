@@ -251,10 +251,12 @@ size_t cs_dantzig_size(const cs_limits *lim) {
     const size_t mlcp =
         cs_dantzig_mlcp_size(3 * lim->max_contacts, 2 * lim->max_contacts, lim->max_dirs);
     const size_t fric = frictional_size(lim) + (del > mlcp ? del : mlcp);
-    // Between the two: the checks of the free velocities and of the frictionless answer.
-    const size_t check = 2 * cs__ws_bytes(6 * (size_t)lim->max_bodies * sizeof(double)) +
-                         2 * cs__ws_bytes(3 * n * sizeof(double));
-    const size_t most = plain > fric ? plain : fric;
+    // Under the frictionless solve with friction and the check of its answer: the free
+    // velocities. The check: the answer's velocities, their scratch and contact velocities.
+    const size_t vfree = cs__ws_bytes(3 * n * sizeof(double));
+    const size_t check = vfree + 2 * cs__ws_bytes(6 * (size_t)lim->max_bodies * sizeof(double)) +
+                         cs__ws_bytes(3 * n * sizeof(double));
+    const size_t most = vfree + plain > fric ? vfree + plain : fric;
     return most > check ? most : check;
 }
 
@@ -2361,9 +2363,12 @@ cs_status cs_dantzig_mlcp(cs_workspace *ws, const cs_dantzig_problem *p, const c
     return status;
 }
 
-/* The frictionless LCP of the normal rows alone (Baraff section 4): the fast path. */
+/* The frictionless LCP of the normal rows alone (Baraff section 4): the fast path. vfree: NULL,
+ * or the free contact velocities J v* [3 nc] (cs_model_free_velocity, 3 rows), whose normal
+ * rows are the LCP's (the same sums as with 1 row). */
 static cs_status solve_frictionless(cs_workspace *ws, const cs_model *m, const cs_options *opt,
-                                    cs__meter *meter, double *lambda, cs_stats *st) {
+                                    cs__meter *meter, const double *vfree, double *lambda,
+                                    cs_stats *st) {
     const int n = m->nc;
     double *A = cs__ws_alloc(ws, (size_t)n * n * sizeof(double));
     double *b = cs__ws_alloc(ws, (size_t)n * sizeof(double));
@@ -2373,9 +2378,14 @@ static cs_status solve_frictionless(cs_workspace *ws, const cs_model *m, const c
     cs_status status = cs_model_delassus(m, ws, 1, A, n, meter);
     if (status != CS_CONVERGED)
         return status;
-    cs_model_free_velocity(m, 1, b);
-    for (int i = 0; i < n; i++)
-        b[i] -= m->bias[i];
+    if (vfree) {
+        for (int i = 0; i < n; i++)
+            b[i] = vfree[3 * i] - m->bias[i];
+    } else {
+        cs_model_free_velocity(m, 1, b);
+        for (int i = 0; i < n; i++)
+            b[i] -= m->bias[i];
+    }
     // The solution goes into the normal entries of lambda (stride 3).
     status = cs_dantzig_lcp(ws, n, A, n, b, opt, fn, st);
     for (int i = 0; i < n; i++) {
@@ -2453,38 +2463,23 @@ static double max_abs(int n, const double *x) {
     return s;
 }
 
-/* Whether the free motion J v* moves no contact with friction tangentially. False when the
- * workspace is short. */
-static bool free_motion_still(cs_workspace *ws, const cs_model *m) {
-    const size_t mark = cs__ws_mark(ws);
-    double *vfree = cs__ws_alloc(ws, 3 * (size_t)m->nc * sizeof(double));
-    bool still = m->nc == 0;
-    if (vfree && m->nc > 0) {
-        cs_model_free_velocity(m, 3, vfree);
-        still = tangents_still(m, vfree, max_abs(3 * m->nc, vfree), NULL);
-    }
-    cs__ws_release(ws, mark);
-    return still;
-}
-
 /* Whether lambda, an answer of the frictionless LCP, leaves every contact that carries a load
- * with no tangential velocity (to ANSWER_TOL of the velocities' scale: the free ones and its
- * own): then f_t = 0 is its friction, inside every cone, and lambda answers the frictional
- * problem too. False when the workspace is short. */
-static bool no_friction_needed(cs_workspace *ws, const cs_model *m, const double *lambda) {
+ * with no tangential velocity (to ANSWER_TOL of the velocities' scale: fscale, the largest free
+ * one, and its own): then f_t = 0 is its friction, inside every cone, and lambda answers the
+ * frictional problem too. False when the workspace is short. */
+static bool no_friction_needed(cs_workspace *ws, const cs_model *m, const double *lambda,
+                               double fscale) {
     const size_t mark = cs__ws_mark(ws);
     const size_t nb6 = 6 * (size_t)m->nb;
     const int nc3 = 3 * m->nc;
     double *v = cs__ws_alloc(ws, nb6 * sizeof(double));
     double *scratch = cs__ws_alloc(ws, nb6 * sizeof(double));
     double *vc = cs__ws_alloc(ws, (size_t)nc3 * sizeof(double));
-    double *vfree = cs__ws_alloc(ws, (size_t)nc3 * sizeof(double));
     bool holds = nc3 == 0;
-    if (v && scratch && vc && vfree && nc3 > 0) {
+    if (v && scratch && vc && nc3 > 0) {
         cs_model_velocity(m, lambda, v, scratch);
         cs_model_jv(m, v, vc);
-        cs_model_free_velocity(m, 3, vfree);
-        holds = tangents_still(m, vc, max_d(max_abs(nc3, vc), max_abs(nc3, vfree)), lambda);
+        holds = tangents_still(m, vc, max_d(max_abs(nc3, vc), fscale), lambda);
     }
     cs__ws_release(ws, mark);
     return holds;
@@ -2501,16 +2496,26 @@ cs_status cs_dantzig_solve(cs_workspace *ws, const cs_model *m, const cs_options
     // The plain LCP first: it is the answer without friction, and with friction whenever no
     // loaded contact slides under it; tried with friction only when nothing moves tangentially
     // before the impulses either (otherwise friction is all but certain to act, and the try
-    // would cost a frictionless solve in vain).
+    // would cost a frictionless solve in vain). The free velocities J v* that decide it are kept
+    // for the try (its normal rows) and for the check of its answer (their scale).
+    double *vfree = friction ? cs__ws_alloc(ws, 3 * (size_t)m->nc * sizeof(double)) : NULL;
+    double fscale = 0;
+    if (vfree) {
+        cs_model_free_velocity(m, 3, vfree);
+        fscale = max_abs(3 * m->nc, vfree);
+    }
     cs_status status = CS_MAXITER;
     bool done = false;
-    if (!friction || free_motion_still(ws, m)) {
-        status = solve_frictionless(ws, m, opt, &meter, lambda, st);
-        cs__ws_release(ws, mark);
+    // A workspace too short for vfree takes the frictional problem at once.
+    if (!friction || (vfree && tangents_still(m, vfree, fscale, NULL))) {
+        const size_t plain = cs__ws_mark(ws);
+        status = solve_frictionless(ws, m, opt, &meter, vfree, lambda, st);
+        cs__ws_release(ws, plain);
         done = !friction || status == CS_DEADLINE ||
-               (status == CS_CONVERGED && no_friction_needed(ws, m, lambda));
+               (status == CS_CONVERGED && no_friction_needed(ws, m, lambda, fscale));
     }
     if (!done) {
+        cs__ws_release(ws, mark);
         const int pivots = st->pivots;
         status = solve_frictional(ws, m, opt, &meter, lambda, st);
         st->pivots += pivots;
