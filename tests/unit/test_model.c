@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The contact model: tangent frames, Jacobian adjointness, the Jacobian table and its clock
  * reads, the Delassus operator against its definition, free-motion velocities (gravity, applied
- * wrench, gyroscopic term) and the world inertia of a rotated body. Joints are not the model's
- * rows (test_joints.c). */
+ * wrench, gyroscopic term), the world inertia of a rotated body and each contact's bodies. Joints
+ * are not the model's rows (test_joints.c). */
 #include "solver/model.h"
 
 #include <math.h>
@@ -343,6 +343,36 @@ static void gap_bias(void **state) {
     cs__ws_release(ws, mark);
 }
 
+/* A contact's bodies are the right ones whatever the order of the contacts: the same pair again,
+ * the pair swapped, one side shared, the world on either side, and an unknown id refused. */
+static void bodies_found_in_any_contact_order(void **state) {
+    (void)state;
+    cs_body B[NB];
+    const uint32_t ids[NB] = {30, 10, 20}; // not in id order
+    for (int b = 0; b < NB; b++)
+        B[b] = (cs_body){.id = ids[b], .mass = 1, .inertia = {1, 0, 0, 0, 1, 0, 0, 0, 1},
+                         .quat = {1, 0, 0, 0}};
+    // body_a, body_b of each contact and the indices they must map to (-1: the world).
+    const uint32_t pairs[NC][2] = {{30, 10}, {30, 10}, {10, 30}, {10, 20}, {0, 20}, {20, 0}};
+    const int want[NC][2] = {{0, 1}, {0, 1}, {1, 0}, {1, 2}, {-1, 2}, {2, -1}};
+    cs_contact C[NC];
+    for (int i = 0; i < NC; i++)
+        C[i] = (cs_contact){.id = (uint64_t)i + 1, .body_a = pairs[i][0], .body_b = pairs[i][1],
+                            .normal = {0, 0, 1}};
+    cs_scene s = {.dt = 0.01, .nb = NB, .nc = NC, .bodies = B, .contacts = C};
+    const size_t mark = cs__ws_mark(ws);
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, ws, &s), CS_CONVERGED);
+    for (int i = 0; i < NC; i++) {
+        assert_int_equal(m.ia[i], want[i][0]);
+        assert_int_equal(m.ib[i], want[i][1]);
+    }
+    cs__ws_release(ws, mark);
+    C[NC - 1].body_b = 40;
+    assert_int_equal(cs_model_build(&m, ws, &s), CS_EINPUT);
+    cs__ws_release(ws, mark);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tangents_are_orthonormal),
@@ -354,6 +384,7 @@ int main(void) {
         cmocka_unit_test(free_motion),
         cmocka_unit_test(world_inertia_rotates),
         cmocka_unit_test(gap_bias),
+        cmocka_unit_test(bodies_found_in_any_contact_order),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
