@@ -15,25 +15,12 @@
 #include "solver/solvers.h"
 #include "solver/step.h"
 
-#define WS_ALIGN 64
-
-struct cs_workspace {
-    unsigned char *base; /* the stack: right after this struct, in the same block */
-    size_t cap;
-    size_t top;
-    size_t peak;
-    cs_limits lim;
-};
 
 /* Hard ceilings on limits, so the size arithmetic below cannot overflow. */
 #define LIM_BODIES_MAX 4096
 #define LIM_CONTACTS_MAX 8192
 #define LIM_JOINTS_MAX 8192
 #define LIM_DIRS_MAX 64
-
-size_t cs__ws_bytes(size_t n) {
-    return (n + WS_ALIGN - 1) & ~(size_t)(WS_ALIGN - 1);
-}
 
 /* Limits within the ceilings, declaring only solvers this build has. */
 static bool limits_ok(const cs_limits *lim) {
@@ -65,7 +52,7 @@ cs_workspace *cs_workspace_new(const cs_limits *lim) {
     const size_t bytes = cs_workspace_size(lim);
     if (bytes == 0)
         return NULL;
-    unsigned char *block = aligned_alloc(WS_ALIGN, bytes);
+    unsigned char *block = aligned_alloc(CS__WS_ALIGN, bytes);
     if (!block)
         return NULL;
     // Touch every page now so the first tick does not take page faults.
@@ -82,33 +69,6 @@ void cs_workspace_free(cs_workspace *ws) {
 
 size_t cs_workspace_capacity(const cs_workspace *ws) {
     return ws->cap;
-}
-
-size_t cs__ws_mark(const cs_workspace *ws) {
-    return ws->top;
-}
-
-void cs__ws_release(cs_workspace *ws, size_t mark) {
-    CS_ASSERT(mark <= ws->top);
-    ws->top = mark;
-}
-
-void *cs__ws_alloc(cs_workspace *ws, size_t n) {
-    const size_t bytes = cs__ws_bytes(n);
-    if (bytes > ws->cap - ws->top)
-        return NULL;
-    void *p = ws->base + ws->top;
-    ws->top += bytes;
-    if (ws->top > ws->peak)
-        ws->peak = ws->top;
-    return p;
-}
-
-void *cs__ws_zalloc(cs_workspace *ws, size_t n) {
-    void *p = cs__ws_alloc(ws, n);
-    if (p)
-        memset(p, 0, n);
-    return p;
 }
 
 const cs_limits *cs__ws_limits(const cs_workspace *ws) {
