@@ -217,36 +217,54 @@ static void file_write(const char *path, const uint8_t *buf, size_t n) {
 }
 
 // A recording cut in the middle (the daemon killed while writing) is replayed up to the entry
-// the cut is in, and the summary says where that entry starts: the file cut there replays the
-// same frames and is whole. The cut file exits 3 (its frames agree), and says so in text too.
+// the cut is in, and the summary names that entry and the byte it starts at: the file cut
+// there replays the same frames and is whole. The cuts are placed inside the middle entry
+// (after its first byte, and before its last), never between two entries, where the file would
+// read as one still being written. A cut file exits 3 (its frames agree), and says so in text
+// too.
 static void truncated_recording_replays_its_prefix(void **state) {
     (void)state;
     static uint8_t buf[1 << 20];
     const size_t n = file_read(request_rec, buf, sizeof buf);
+    // The entry holding byte n / 2: its start, its number (the header's is 1) and its end.
+    size_t start = 0, end = 0, record = 0;
+    while (end <= n / 2) {
+        uint64_t len;
+        start = end;
+        const int used = cd_varint_decode(buf + start, n - start, &len);
+        assert_true(used > 0 && start + (size_t)used + len <= n);
+        end = start + (size_t)used + len;
+        record++;
+    }
     char cut[128], prefix[128], args[1024];
     snprintf(cut, sizeof cut, "%s/cut.cdrec", dir);
     snprintf(prefix, sizeof prefix, "%s/prefix.cdrec", dir);
-    file_write(cut, buf, n / 2);
-    snprintf(args, sizeof args, "replay '%s' --json", cut);
-    const int st = run(args);
-    cJSON *j = cJSON_Parse(out);
-    if (!j) {
-        fail_msg("replay of a cut file printed no JSON (exit %d): %s", st, err);
+    double solved = -1;
+    const size_t cuts[] = {start + 1, end - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        file_write(cut, buf, cuts[i]);
+        snprintf(args, sizeof args, "replay '%s' --json", cut);
+        const int st = run(args);
+        cJSON *j = cJSON_Parse(out);
+        if (!j) {
+            fail_msg("replay of a cut file printed no JSON (exit %d): %s", st, err);
+        }
+        assert_int_equal(st, num(j, "deadline") == 0 ? 3 : 1);
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "truncated")));
+        assert_false(cJSON_IsTrue(cJSON_GetObjectItem(j, "complete")));
+        assert_int_equal(num(j, "truncatedAtRecord"), record);
+        assert_int_equal(num(j, "truncatedAtByte"), start);
+        assert_true(solved < 0 || num(j, "solved") == solved);
+        solved = num(j, "solved");
+        assert_true(solved >= 1 && solved < PER_SCENE * 4);
+        assert_int_equal(num(j, "different"), 0);
+        assert_non_null(strstr(err, "truncated"));
+        cJSON_Delete(j);
     }
-    assert_int_equal(st, num(j, "deadline") == 0 ? 3 : 1);
-    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "truncated")));
-    assert_false(cJSON_IsTrue(cJSON_GetObjectItem(j, "complete")));
-    const double solved = num(j, "solved"), at = num(j, "truncatedAtByte");
-    assert_true(solved >= 1 && solved < PER_SCENE * 4);
-    assert_int_equal(num(j, "different"), 0);
-    assert_true(at > 0 && at < n / 2);
-    assert_true(num(j, "truncatedAtRecord") > solved);
-    assert_non_null(strstr(err, "truncated"));
-    cJSON_Delete(j);
-    file_write(prefix, buf, (size_t)at);
+    file_write(prefix, buf, start);
     snprintf(args, sizeof args, "replay '%s' --json", prefix);
     const int pst = run(args);
-    j = cJSON_Parse(out);
+    cJSON *j = cJSON_Parse(out);
     assert_non_null(j);
     assert_false(cJSON_IsTrue(cJSON_GetObjectItem(j, "truncated")));
     assert_int_equal(num(j, "solved"), solved);
