@@ -511,12 +511,18 @@ int replay_run(const char *path, const char *solver, bool json) {
     Contactd__V1__RecordEntry *h = NULL;
     const uint8_t *msg;
     size_t len;
-    int rc = -1;
-    if (!recfile_is_recording(&f) || recfile_next(&f, path, &msg, &len, err, sizeof err) != 1 ||
+    int rc = -1, first = 0;
+    if (!recfile_is_recording(&f) ||
+        (first = recfile_next(&f, path, &msg, &len, err, sizeof err)) != 1 ||
         !(h = contactd__v1__record_entry__unpack(NULL, len, msg)) ||
         h->entry_case != CONTACTD__V1__RECORD_ENTRY__ENTRY_HEADER) {
-        fprintf(stderr, "contactctl: %s: not a contactd recording (no RecordHeader first)\n",
-                path);
+        // A file cut inside its header is a recording, and there is nothing before the cut.
+        if (first == -2) {
+            fprintf(stderr, "contactctl: %s\n", err);
+        } else {
+            fprintf(stderr, "contactctl: %s: not a contactd recording (no RecordHeader first)\n",
+                    path);
+        }
         rc = CTL_EXIT_DATA;
         goto out;
     }

@@ -274,6 +274,17 @@ static void truncated_recording_replays_its_prefix(void **state) {
     run(args);
     assert_non_null(strstr(out, "frames solved"));
     assert_non_null(strstr(out, "truncated"));
+    // Cut inside the header: nothing to replay, and the file is told to be a cut recording, not
+    // something else.
+    uint64_t header_len;
+    const int used = cd_varint_decode(buf, n, &header_len);
+    assert_true(used > 0);
+    file_write(cut, buf, (size_t)used + header_len / 2);
+    snprintf(args, sizeof args, "replay '%s' --json", cut);
+    assert_int_equal(run(args), 3);
+    if (!strstr(err, "message 1 (byte 0): the file ends inside it (truncated)")) {
+        fail_msg("replay of a file cut inside its header: %s", err);
+    }
 }
 
 // A frame whose recorded solve missed its deadline lists its differing fields apart, in the
