@@ -124,7 +124,8 @@ class Client:
             h.token = token
         h.record = bool(record)
         self._send(m)
-        reply = self._recv(time.monotonic() + self.timeout if self.timeout else None)
+        reply = self._recv(time.monotonic() + self.timeout if self.timeout else None,
+                           self.timeout)
         kind = reply.WhichOneof("msg")
         if kind == "error":
             raise _error(reply, SessionRefused)
@@ -202,9 +203,10 @@ class Client:
             self.close()
             raise ProtocolError("the peer does not speak contactd's protocol: %s" % e) from e
 
-    def _recv(self, deadline):
-        """The next ServerMessage, waiting until deadline (time.monotonic() s; None: forever).
-        A Goodbye raises Goodbye and closes the client."""
+    def _recv(self, deadline, timeout):
+        """The next ServerMessage, waiting until deadline (time.monotonic() s; None: forever),
+        which the caller set timeout s ahead (for the Timeout's message). A Goodbye raises
+        Goodbye and closes the client."""
         while True:
             msg = self._next_message()
             if msg is not None:
@@ -216,7 +218,7 @@ class Client:
                 raise ConnectionClosed("the client is closed")
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
-                raise Timeout("no answer from contactd within %s s" % self.timeout)
+                raise Timeout("no answer from contactd within %s s" % timeout)
             self._sock.settimeout(left)
             try:
                 chunk = self._sock.recv(65536)
@@ -259,7 +261,7 @@ class Client:
         timeout = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout if timeout else None
         while True:
-            msg = self._recv(deadline)
+            msg = self._recv(deadline, timeout)
             kind = msg.WhichOneof("msg")
             if kind == "result" and msg.result.seq == seq:
                 return Result(msg.result)
@@ -290,7 +292,7 @@ class Client:
         timeout = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout if timeout else None
         while True:
-            msg = self._recv(deadline)
+            msg = self._recv(deadline, timeout)
             kind = msg.WhichOneof("msg")
             if kind == "stats":
                 return msg.stats

@@ -432,6 +432,14 @@ class Timeouts(unittest.TestCase):
         with self.assertRaises(ValueError):
             contactd.Client(tcp=DAEMON.tcp, timeout=-1)
 
+    def test_a_timeout_names_its_own_wait(self):
+        # A receive's own timeout, not the client's (which said "within 0 s" or "None s").
+        for t in (0, None, 60):
+            with contactd.Client(tcp=DAEMON.tcp, timeout=t) as c:
+                with self.assertRaises(contactd.Timeout) as e:
+                    c.receive(1000, timeout=0.2)
+                self.assertIn("within 0.2 s", str(e.exception))
+
     def test_no_daemon_is_an_oserror(self):
         with self.assertRaises(OSError):
             contactd.Client(socket="/nonexistent/contactd.sock")
