@@ -494,8 +494,10 @@ static int parse_args(int argc, char **argv, args *a) {
             }
             break;
         case O_TIMEOUT:
-            if (!parse_long(optarg, 1, &a->timeout_ms)) {
-                return usage_error("--timeout: expected milliseconds >= 1, got '%s'", optarg);
+            // At most a day, as --duration: the deadline it sets stays far from overflow.
+            if (!parse_long(optarg, 1, &a->timeout_ms) || a->timeout_ms > 86400000) {
+                return usage_error("--timeout: expected milliseconds in [1, 86400000], got '%s'",
+                                   optarg);
             }
             break;
         case O_RATE:

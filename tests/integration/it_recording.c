@@ -566,6 +566,13 @@ static void exit_statuses_and_help(void **state) {
             fail_msg("contactctl %s: %s", args, err);
         }
     }
+    // A timeout of a day waits for the answer; a longer one is refused (its deadline in
+    // nanoseconds overflowed, and the answer was late "within -1 ms").
+    snprintf(args, sizeof args, "stats --socket '%s' --timeout 86400000", d.socket);
+    assert_int_equal(run(args), 0);
+    snprintf(args, sizeof args, "stats --socket '%s' --timeout 9223372036854775807", d.socket);
+    assert_int_equal(run(args), 2);
+    assert_non_null(strstr(err, "--timeout"));
     // No daemon there: a daemon error.
     snprintf(args, sizeof args, "send '%s' --socket '%s/none.sock'",
              t_data_path("box_on_plane.json"), dir);
