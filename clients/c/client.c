@@ -115,13 +115,13 @@ static int set_nonblocking(int fd) {
     return 0;
 }
 
-static int write_all(cdc_conn *c, const uint8_t *p, size_t n) {
-    const int64_t deadline = now_ns() + SEND_TIMEOUT_NS;
-    while (n > 0) {
-        const ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
+// Writes the *n bytes at p until deadline; *n is left as what was not written.
+static int write_some(cdc_conn *c, const uint8_t *p, size_t *n, int64_t deadline) {
+    while (*n > 0) {
+        const ssize_t w = send(c->fd, p, *n, MSG_NOSIGNAL);
         if (w > 0) {
             p += w;
-            n -= (size_t)w;
+            *n -= (size_t)w;
             continue;
         }
         if (w < 0 && errno == EINTR) {
@@ -140,6 +140,21 @@ static int write_all(cdc_conn *c, const uint8_t *p, size_t n) {
         }
     }
     return 0;
+}
+
+// Writes the n bytes at p within SEND_TIMEOUT_NS. A failure after part of them went (the daemon
+// not reading, or gone) shuts the sending side: the daemon could not frame what came after the
+// cut, so it sees the end of the stream instead (it answers the frames before, refuses the
+// unfinished message with ERROR_DECODE and closes), and every later send fails with -EPIPE.
+// Returns 0 or a negative errno (-ETIMEDOUT).
+static int write_all(cdc_conn *c, const uint8_t *p, size_t n) {
+    const int64_t deadline = now_ns() + SEND_TIMEOUT_NS;
+    const size_t len = n;
+    const int r = write_some(c, p, &n, deadline);
+    if (r < 0 && n < len) {
+        (void)shutdown(c->fd, SHUT_WR);
+    }
+    return r;
 }
 
 // Makes the send buffer hold at least need bytes. Returns 0 or -ENOMEM.

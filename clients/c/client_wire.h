@@ -21,8 +21,9 @@ int cdc_wire_frame_send(cdc_conn *c, const cs_scene *s);
 
 /* Sends len bytes the caller packed beforehand: whole ClientMessages, each with its varint
  * length prefix (what cd_codec_pack writes), so that at send time only the write is left.
- * Blocks like cdc_frame_send; the bytes are not checked. Returns 0, -ETIMEDOUT or the socket's
- * negative errno. thread: the one sending thread of c. */
+ * Blocks, and shuts the sending side after a cut, like cdc_frame_send; the bytes are not
+ * checked. Returns 0, -ETIMEDOUT or the socket's negative errno. thread: the one sending thread
+ * of c. */
 int cdc_wire_send_packed(cdc_conn *c, const uint8_t *buf, size_t len);
 
 /* Receives the next ServerMessage as cdc_msg_recv does, but as a generated message the caller

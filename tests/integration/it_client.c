@@ -6,8 +6,8 @@
  * executable) across the 1000 sends and receives; a hinge and a kinematic body; the
  * non-blocking mode (poll on cdc_conn_fd,
  * then cdc_msg_recv with timeout 0); an Error naming the bad field, after which the session
- * goes on; Stats; an open's timeout bounding a connect that cannot complete; and the Goodbye
- * at SIGTERM followed by -ECONNRESET.
+ * goes on; Stats; an open's timeout bounding a connect that cannot complete; a send cut by its
+ * timeout shutting the sending side; and the Goodbye at SIGTERM followed by -ECONNRESET.
  * Arguments: the contactd executable. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -356,6 +356,55 @@ static void open_times_out_on_a_full_backlog(void **state) {
     }
 }
 
+// A send cut by its timeout leaves a stream the daemon cannot frame any more, so the client
+// shuts its sending side: the peer (here the test's own listener, which reads nothing until the
+// send has given up) reads the cut message's first bytes and then the end of the stream, and the
+// next send fails at once with -EPIPE rather than writing a message that would be read from the
+// middle of the cut one. The frame is several times what the socket holds unread.
+static void cut_send_shuts_the_sending_side(void **state) {
+    (void)state;
+    enum { BODIES = 4000 };
+    char path[sizeof d.dir + 16], err[512];
+    snprintf(path, sizeof path, "%s/mute.sock", d.dir);
+    struct sockaddr_un un = {.sun_family = AF_UNIX};
+    snprintf(un.sun_path, sizeof un.sun_path, "%s", path);
+    const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(listener >= 0);
+    assert_int_equal(bind(listener, (struct sockaddr *)&un, sizeof un), 0);
+    assert_int_equal(listen(listener, 1), 0);
+    cdc_conn *c = NULL;
+    const cdc_hello no_hello = {.no_session = true};
+    assert_int_equal(cdc_conn_open_unix(path, &no_hello, (int64_t)IT_TIMEOUT_MS * 1000000, &c,
+                                        err, sizeof err),
+                     0);
+    const int peer = accept(listener, NULL, NULL);
+    assert_true(peer >= 0);
+    static cdc_body bodies[BODIES];
+    for (int i = 0; i < BODIES; i++) {
+        bodies[i] = (cdc_body){.id = (uint64_t)(i + 1), .mass = 1, .quat = {1, 0, 0, 0},
+                               .inertia = {0.1, 0, 0, 0, 0.1, 0, 0, 0, 0.1}, .pos = {i, 0, 1}};
+    }
+    cdc_frame f = {.seq = 1, .dt = 1e-3, .gravity = {0, 0, -G}, .nb = BODIES, .bodies = bodies};
+    alarm(30);
+    assert_int_equal(cdc_frame_send(c, &f), -ETIMEDOUT);
+    f = (cdc_frame){.seq = 2, .dt = 1e-3, .nb = 1, .bodies = bodies};
+    assert_int_equal(cdc_frame_send(c, &f), -EPIPE);
+    assert_int_equal(cdc_stats_request(c), -EPIPE);
+    alarm(0);
+    size_t got = 0;
+    ssize_t n;
+    static char buf[1 << 16];
+    while ((n = recv(peer, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+        got += (size_t)n;
+    }
+    assert_int_equal(n, 0);
+    assert_true(got > 0);
+    cdc_conn_close(c);
+    close(peer);
+    close(listener);
+    unlink(path);
+}
+
 // Last: SIGTERM gives each session a Goodbye naming the signal, then the close.
 static void goodbye_at_sigterm(void **state) {
     (void)state;
@@ -379,6 +428,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(default_socket_path),
         cmocka_unit_test(open_times_out_on_a_full_backlog),
+        cmocka_unit_test(cut_send_shuts_the_sending_side),
         cmocka_unit_test(uds_frames_allocate_nothing),
         cmocka_unit_test(tcp_frames_allocate_nothing),
         cmocka_unit_test(nonblocking_receive),

@@ -66,7 +66,8 @@ class Client:
     per frame (0: the daemon's default). record: ask the daemon to record the session to a file
     (welcome.record_path names it; the daemon must have [record] dir set, else SessionRefused).
     timeout: seconds any one wait may take (connect, Hello, each send and answer); None or 0:
-    no limit, every wait as long as it takes (as for receive(), solve() and stats()). Raises
+    no limit, every wait as long as it takes (as for receive(), solve() and stats()). A send
+    that times out after part of its message went closes the client (see Timeout). Raises
     ValueError for a negative timeout, SessionRefused
     (a DaemonError) when the daemon refuses the Hello, OSError when it cannot be reached, Timeout
     when it does not answer."""
@@ -155,13 +156,27 @@ class Client:
         self.close()
 
     def _send(self, msg):
+        """Writes msg within the client's timeout. A Timeout after part of it went closes the
+        client: the daemon could not tell where a later message starts."""
         if self._sock is None:
             raise ConnectionClosed("the client is closed")
-        self._sock.settimeout(self._sock_timeout)
+        data = memoryview(wire.frame_message(msg.SerializeToString()))
+        deadline = time.monotonic() + self.timeout if self.timeout else None
+        sent = 0
         try:
-            self._sock.sendall(wire.frame_message(msg.SerializeToString()))
+            while sent < len(data):
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise _socket.timeout("timed out")
+                self._sock.settimeout(left)
+                sent += self._sock.send(data[sent:])
         except _socket.timeout as e:
-            raise Timeout("contactd did not take a message within %s s" % self.timeout) from e
+            if not sent:
+                raise Timeout("contactd did not take a message within %s s" % self.timeout) from e
+            self.close()
+            raise Timeout("contactd took %d of a message's %d bytes within %s s: the client is "
+                          "closed (the stream was cut inside a message)"
+                          % (sent, len(data), self.timeout)) from e
         except OSError as e:
             self._goodbye_or_closed("sending to contactd failed: %s" % e, e)
 

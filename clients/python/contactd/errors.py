@@ -48,4 +48,7 @@ class ProtocolError(ContactdError, ConnectionError):
 
 
 class Timeout(ContactdError, TimeoutError):
-    """No answer within the timeout. The session stays open: a late answer is skipped by seq."""
+    """No answer within the timeout. The session stays open: a late answer is skipped by seq.
+    Except after a send that timed out with part of its message gone (the daemon reading
+    nothing): the daemon could not tell where a later message starts, so the client is closed,
+    and a later call raises ConnectionClosed."""

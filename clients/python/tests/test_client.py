@@ -421,6 +421,55 @@ class Timeouts(unittest.TestCase):
                     t.join(TIMEOUT_S)
                     srv.close()
 
+    def test_a_send_cut_by_its_timeout_closes_the_client(self):
+        # A peer that welcomes the client and then reads nothing: a frame several times what
+        # the socket holds goes in part, then times out. The stream is cut inside a message,
+        # so the client is closed and the peer reads the end of the stream after the cut.
+        import threading
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "mute.sock")
+            srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            srv.bind(path)
+            srv.listen(1)
+            srv.settimeout(TIMEOUT_S)
+            welcomed = []
+
+            def welcome():
+                peer, _ = srv.accept()
+                peer.recv(4096)
+                m = pb.ServerMessage()
+                m.welcome.session_id = 1
+                peer.sendall(wire.frame_message(m.SerializeToString()))
+                welcomed.append(peer)
+            t = threading.Thread(target=welcome, daemon=True)
+            t.start()
+            try:
+                c = contactd.Client(socket=path, timeout=0.5)
+                t.join(TIMEOUT_S)
+                frame = pb.Frame(dt=1e-3)
+                for i in range(10000):
+                    b = frame.bodies.add(id=i + 1, mass=1.0, inertia=[0.1, 0, 0, 0, 0.1, 0, 0, 0,
+                                                                       0.1])
+                    b.position.x, b.orientation.w = float(i), 1.0
+                with self.assertRaises(contactd.Timeout) as e:
+                    c.send(frame)
+                self.assertIn("closed", str(e.exception))
+                self.assertTrue(c.closed)
+                with self.assertRaises(contactd.ConnectionClosed):
+                    c.send(contactd.load_scene(BOX))
+                peer = welcomed[0]
+                peer.settimeout(TIMEOUT_S)
+                got = 0
+                while True:
+                    chunk = peer.recv(65536)
+                    if not chunk:
+                        break
+                    got += len(chunk)
+                self.assertGreater(got, 0)
+                peer.close()
+            finally:
+                srv.close()
+
     def test_zero_or_none_is_no_limit_for_every_wait(self):
         # Over TCP, where a socket timeout of 0 made the connect non-blocking (BlockingIOError)
         # while a receive's 0 waited without limit.

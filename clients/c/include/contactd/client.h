@@ -99,10 +99,15 @@ void cdc_conn_close(cdc_conn *c);
 
 /* Sends f as a Frame. Within the granted limits this allocates nothing. A frame beyond them is
  * sent anyway (after growing the connection's buffers once), so that the daemon's Error names
- * the limit. Blocks until the bytes are written, at most a few seconds. Returns 0, -EINVAL
- * (negative counts, or a count > 0 with a NULL array), -ETIMEDOUT, -ENOMEM or the socket's
- * negative errno (-EPIPE when the daemon closed the connection). thread: the one sending thread
- * of c. */
+ * the limit. Blocks until the bytes are written, at most 5 s (a daemon that reads nothing for
+ * that long is stuck). Returns 0, -EINVAL (negative counts, or a count > 0 with a NULL array),
+ * -ETIMEDOUT, -ENOMEM or the socket's negative errno (-EPIPE when the daemon closed the
+ * connection). A send that fails after part of the message went (-ETIMEDOUT or another errno)
+ * shuts the connection's sending side, since the daemon could not tell where the next message
+ * starts: every later send gives -EPIPE, while cdc_msg_recv still takes what the daemon answers
+ * before it closes (the Results of earlier frames, an ERROR_DECODE for the cut one); close the
+ * connection and open another. A -ETIMEDOUT with nothing sent leaves the connection usable.
+ * thread: the one sending thread of c. */
 int cdc_frame_send(cdc_conn *c, const cdc_frame *f);
 
 /* Asks for the daemon's Stats; the answer arrives through cdc_msg_recv as CDC_MSG_STATS. Returns
