@@ -426,16 +426,24 @@ static int handshake(cdc_conn *c, const cdc_hello *h, int64_t deadline, char *er
         hello.solvers = (char **)h->solver_names;
     }
     int r = send_msg(c, &env.base);
-    if (r < 0) {
-        snprintf(err, errlen, "sending Hello: %s", strerror(-r));
-        return r;
-    }
     Contactd__V1__ServerMessage *m = NULL;
-    r = cdc_wire_recv(c, time_left(deadline), &m);
-    if (r <= 0) {
-        r = r == 0 ? -ETIMEDOUT : r;
-        snprintf(err, errlen, "waiting for Welcome: %s", strerror(-r));
-        return r;
+    if (r < 0) {
+        // A daemon that refused the connection at accept may have closed it before the Hello
+        // went (-EPIPE): its Error, already received, says why.
+        const bool refused = cdc_wire_recv(c, 0, &m) > 0 &&
+                             m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR;
+        if (!refused) {
+            cdc_wire_free(m);
+            snprintf(err, errlen, "sending Hello: %s", strerror(-r));
+            return r;
+        }
+    } else {
+        r = cdc_wire_recv(c, time_left(deadline), &m);
+        if (r <= 0) {
+            r = r == 0 ? -ETIMEDOUT : r;
+            snprintf(err, errlen, "waiting for Welcome: %s", strerror(-r));
+            return r;
+        }
     }
     if (m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR) {
         snprintf(err, errlen, "daemon refused the session: %s", m->error->message);

@@ -5,7 +5,8 @@
  * allow-list (checked with a peer of another uid, so that part needs root and is skipped without
  * it), and TCP's rule: the token (a wrong one, or one holding a NUL byte, is refused, counted
  * and the connection closed), or the operator's explicit tcp_allow_any_local_user; a refused
- * Hello is told from a daemon that is not there, by the client library and by contactctl.
+ * Hello is told from a daemon that is not there, by the client library and by contactctl, also
+ * when the refusal closed the connection before the Hello was written.
  * Arguments: the contactd and contactctl executables. */
 #include <errno.h>
 #include <poll.h>
@@ -150,6 +151,21 @@ static void connections_per_uid_capped(void **state) {
     expect_error_and_close(extra, CONTACTD__V1__ERROR_CODE__ERROR_BUSY,
                            "max_connections_per_uid");
     close(extra);
+    // The client library reports that Error, not the send's -EPIPE, when the daemon has closed
+    // the connection before its Hello could be written: always so for a Hello bigger than the
+    // socket holds unread (a long client name), which waits for room the daemon never makes.
+    static char name[1 << 20];
+    memset(name, 'n', sizeof name - 1);
+    const cdc_hello big = {.client_name = name};
+    cdc_conn *c = NULL;
+    char err[512];
+    assert_int_equal(cdc_conn_open_unix(d.socket, &big, (int64_t)IT_TIMEOUT_MS * 1000000, &c,
+                                        err, sizeof err),
+                     -EBUSY);
+    assert_null(c);
+    if (!strstr(err, "refused the session") || !strstr(err, "max_connections_per_uid")) {
+        fail_msg("a refusal before the Hello went: %s", err);
+    }
     // A freed place is taken again: the client library's Hello gets its Welcome.
     close(fds[0]);
     // The daemon sees the close on its next loop pass; until then the cap still counts it.

@@ -103,6 +103,7 @@ class Client:
                 s.close()
                 raise
         self._sock = s
+        self.welcome = None
         try:
             self.welcome = self._hello(name, mode, token, solver, solvers, limits or {},
                                        budget_ns, record)
@@ -181,8 +182,10 @@ class Client:
             self._goodbye_or_closed("sending to contactd failed: %s" % e, e)
 
     def _goodbye_or_closed(self, what, cause):
-        """Raises the Goodbye the daemon left in the socket before it closed, if it did, else
-        ConnectionClosed(what); closes the client either way."""
+        """Raises the Goodbye or the Error that ends the session (SessionRefused before the
+        Welcome: a refusal at accept may close the connection before the Hello is written) which
+        the daemon left in the socket before it closed, if it did, else ConnectionClosed(what);
+        closes the client either way."""
         try:
             self._sock.setblocking(False)
             while True:
@@ -197,9 +200,13 @@ class Client:
                 msg = self._next_message()
                 if msg is None:
                     break
-                if msg.WhichOneof("msg") == "goodbye":
+                kind = msg.WhichOneof("msg")
+                if kind == "goodbye":
                     self.close()
                     raise Goodbye(msg.goodbye.reason) from cause
+                if kind == "error" and msg.error.code not in _SESSION_GOES_ON:
+                    self.close()
+                    raise _error(msg, DaemonError if self.welcome else SessionRefused) from cause
         finally:
             self.close()
         raise ConnectionClosed(what) from cause

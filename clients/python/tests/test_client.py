@@ -321,6 +321,24 @@ class Token(unittest.TestCase):
             solve_ok(self, c, contactd.load_scene(BOX))
 
 
+class Refusal(unittest.TestCase):
+    def test_a_refusal_before_the_hello_went_is_session_refused(self):
+        # The daemon refuses the connection at accept and closes it; a Hello bigger than the
+        # socket holds unread is still being written then, so its send fails (EPIPE) with the
+        # daemon's Error waiting in the socket: that Error is what the client raises.
+        d = Daemon("[server]\nmax_connections_per_uid = 1\n")
+        held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            held.connect(d.socket)
+            with self.assertRaises(contactd.SessionRefused) as e:
+                contactd.Client(socket=d.socket, name="n" * (1 << 20), timeout=TIMEOUT_S)
+            self.assertEqual(e.exception.code_name, "ERROR_BUSY")
+            self.assertIn("max_connections_per_uid", e.exception.message)
+        finally:
+            held.close()
+            d.stop()
+
+
 class Record(unittest.TestCase):
     """Client(record=True) against a daemon with [record] dir set, and one with recording off."""
 

@@ -68,7 +68,8 @@ int cdc_default_socket(char *buf, size_t len);
  * *ret (release with cdc_conn_close), or a negative errno with a message in err (errlen bytes):
  * the connect error (-ENOENT, -ECONNREFUSED: no daemon listening there), -ETIMEDOUT (no
  * connection, its backlog full, or no Welcome in time), -ENOMEM, or,
- * when the daemon refused the Hello with an Error (its message is copied), by its code:
+ * when the daemon refused the Hello with an Error (its message is copied; also when it closed
+ * the connection before the Hello could be written), by its code:
  * -EACCES (ERROR_DENIED: token or allow-list), -EBUSY (ERROR_BUSY: no session slot or
  * connection free, a later Hello may pass), -ENOSPC (ERROR_MEMORY: a smaller session may fit),
  * -EINVAL (ERROR_INVALID: a field of the Hello), -ETIMEDOUT (ERROR_LIMIT: the Hello came after
