@@ -50,6 +50,7 @@ struct replay {
     cJSON *diffs_json;            /* json: the differences */
     cJSON *deadline_json;         /* json: the seq of each frame not reproducible (deadline) */
     cJSON *deadline_diffs_json;   /* json: their differences */
+    cJSON *refused_json;          /* json: the frames cd_ingest_frame refuses here */
     cJSON *held;                  /* this deadline frame's differences, until it is judged */
     // The session as recorded.
     cs_limits lim;
@@ -203,8 +204,16 @@ static void replay_frame(struct replay *rp, const Contactd__V1__Frame *f,
         // The daemon took it with the same code: only a different build gets here.
         rp->rejected++;
         rp->different++;
-        printf("seq %" PRIu64 " (record %zu): the frame is refused here: %s\n", rp->seq,
-               rp->record, err);
+        if (rp->json) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "seq", (double)rp->seq);
+            cJSON_AddNumberToObject(o, "record", (double)rp->record);
+            cJSON_AddStringToObject(o, "error", err);
+            cJSON_AddItemToArray(rp->refused_json, o);
+        } else {
+            printf("seq %" PRIu64 " (record %zu): the frame is refused here: %s\n", rp->seq,
+                   rp->record, err);
+        }
         return;
     }
     cs_options opt = {
@@ -397,6 +406,8 @@ static void summary(struct replay *rp) {
         rp->deadline_json = NULL;
         cJSON_AddItemToObject(o, "deadlineDifferences", rp->deadline_diffs_json);
         rp->deadline_diffs_json = NULL;
+        cJSON_AddItemToObject(o, "refusedFrames", rp->refused_json);
+        rp->refused_json = NULL;
         char *txt = cJSON_Print(o);
         if (txt) {
             puts(txt);
@@ -529,6 +540,7 @@ int replay_run(const char *path, const char *solver, bool json) {
     rp.diffs_json = json ? cJSON_CreateArray() : NULL;
     rp.deadline_json = json ? cJSON_CreateArray() : NULL;
     rp.deadline_diffs_json = json ? cJSON_CreateArray() : NULL;
+    rp.refused_json = json ? cJSON_CreateArray() : NULL;
     rp.held = cJSON_CreateArray();
     rc = setup(&rp, h->header, solver);
     if (rc < 0) {
@@ -547,6 +559,7 @@ out:
     cJSON_Delete(rp.diffs_json);
     cJSON_Delete(rp.deadline_json);
     cJSON_Delete(rp.deadline_diffs_json);
+    cJSON_Delete(rp.refused_json);
     cJSON_Delete(rp.held);
     if (h) {
         contactd__v1__record_entry__free_unpacked(h, NULL);

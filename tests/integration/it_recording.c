@@ -2,7 +2,8 @@
 /* Recordings end to end: sessions recorded by the real daemon (Hello.record; request and stream
  * mode, several scenes so the warm start carries from one answer to the next) are replayed by
  * `contactctl replay` with zero differences, bit for bit, and a replay with another solver
- * reports its differences in force; `contactctl record` records a request session and a stream
+ * reports its differences in force, and frames this build refuses are listed in its --json
+ * (refusedFrames); `contactctl record` records a request session and a stream
  * faster than the ticks (its superseded frames left out of the replay too); a daemon with
  * recording off refuses a Hello that asks for it; a recording's buffer, rounded up to a power of
  * two, is what its session is counted for; `contactctl convert`
@@ -287,11 +288,8 @@ static void truncated_recording_replays_its_prefix(void **state) {
     }
 }
 
-// A frame whose recorded solve missed its deadline lists its differing fields apart, in the
-// text and in --json alike (deadlineDifferences): the recording's Results marked as missed,
-// replayed with another solver.
-static void deadline_frames_list_their_differences(void **state) {
-    (void)state;
+// Writes the request session's recording to path with edit applied to each entry.
+static void rewrite_recording(const char *path, void (*edit)(Contactd__V1__RecordEntry *e)) {
     static uint8_t buf[1 << 20], rewritten[1 << 20];
     const size_t n = file_read(request_rec, buf, sizeof buf);
     size_t off = 0, w = 0;
@@ -303,20 +301,32 @@ static void deadline_frames_list_their_differences(void **state) {
             contactd__v1__record_entry__unpack(NULL, len, buf + off + used);
         assert_non_null(e);
         off += (size_t)used + len;
-        if (e->entry_case == CONTACTD__V1__RECORD_ENTRY__ENTRY_SERVER &&
-            e->server->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
-            assert_non_null(e->server->result->timing);
-            e->server->result->timing->deadline_met = false;
-        }
+        edit(e);
         const size_t size = contactd__v1__record_entry__get_packed_size(e);
         assert_true(w + CD_VARINT_MAX + size <= sizeof rewritten);
         w += cd_varint_encode(size, rewritten + w);
         w += contactd__v1__record_entry__pack(e, rewritten + w);
         contactd__v1__record_entry__free_unpacked(e, NULL);
     }
+    file_write(path, rewritten, w);
+}
+
+static void mark_missed(Contactd__V1__RecordEntry *e) {
+    if (e->entry_case == CONTACTD__V1__RECORD_ENTRY__ENTRY_SERVER &&
+        e->server->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
+        assert_non_null(e->server->result->timing);
+        e->server->result->timing->deadline_met = false;
+    }
+}
+
+// A frame whose recorded solve missed its deadline lists its differing fields apart, in the
+// text and in --json alike (deadlineDifferences): the recording's Results marked as missed,
+// replayed with another solver.
+static void deadline_frames_list_their_differences(void **state) {
+    (void)state;
     char missed[128], args[1024];
     snprintf(missed, sizeof missed, "%s/missed.cdrec", dir);
-    file_write(missed, rewritten, w);
+    rewrite_recording(missed, mark_missed);
     snprintf(args, sizeof args, "replay '%s' --solver sap --json", missed);
     assert_int_equal(run(args), 1);
     cJSON *j = cJSON_Parse(out);
@@ -349,6 +359,43 @@ static void deadline_frames_list_their_differences(void **state) {
     assert_int_equal(headers, frames);
     assert_int_equal(said, fields);
     assert_int_equal(listed, fields);
+}
+
+static void zero_dt(Contactd__V1__RecordEntry *e) {
+    if (e->entry_case == CONTACTD__V1__RECORD_ENTRY__ENTRY_CLIENT &&
+        e->client->msg_case == CONTACTD__V1__CLIENT_MESSAGE__MSG_FRAME) {
+        e->client->frame->dt = 0;
+    }
+}
+
+// A recorded frame this build refuses (only a build other than the recording daemon's gets
+// there; here every frame's dt made 0) is a difference, and --json lists it in refusedFrames,
+// with the field the refusal names, rather than in a line of text that would spoil the JSON.
+static void refused_frames_stay_in_the_json(void **state) {
+    (void)state;
+    char refused[128], args[1024];
+    snprintf(refused, sizeof refused, "%s/refused.cdrec", dir);
+    rewrite_recording(refused, zero_dt);
+    snprintf(args, sizeof args, "replay '%s' --json", refused);
+    assert_int_equal(run(args), 1);
+    cJSON *j = cJSON_Parse(out);
+    if (!j) {
+        fail_msg("replay --json printed no JSON: %s", out);
+    }
+    const cJSON *frames = cJSON_GetObjectItem(j, "refusedFrames");
+    assert_true(num(j, "solved") >= 1);
+    assert_int_equal(cJSON_GetArraySize(frames), num(j, "solved"));
+    assert_int_equal(num(j, "different"), num(j, "solved"));
+    const cJSON *first = cJSON_GetArrayItem(frames, 0);
+    assert_true(num(first, "seq") >= 1 && num(first, "record") >= 2);
+    const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(first, "error"));
+    if (!why || !strstr(why, "dt")) {
+        fail_msg("a refused frame's error: %s", why ? why : "(none)");
+    }
+    cJSON_Delete(j);
+    snprintf(args, sizeof args, "replay '%s'", refused);
+    assert_int_equal(run(args), 1);
+    assert_non_null(strstr(out, "the frame is refused here: dt"));
 }
 
 // contactctl record: a stream the daemon records, replayed without a difference.
@@ -711,6 +758,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(another_solver_differs),
         cmocka_unit_test(truncated_recording_replays_its_prefix),
         cmocka_unit_test(deadline_frames_list_their_differences),
+        cmocka_unit_test(refused_frames_stay_in_the_json),
         cmocka_unit_test(contactctl_record_command),
         cmocka_unit_test(record_off_refuses_the_hello),
         cmocka_unit_test(recording_buffer_is_counted_as_made),
