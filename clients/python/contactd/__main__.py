@@ -6,8 +6,9 @@ as JSON (exit 0 when STATUS_OK), or with --write rewrites the scene without a da
     python3 -m contactd SCENE.json --tcp 127.0.0.1:7411 --token-file TOKEN --solver dantzig
     python3 -m contactd SCENE.json --kinematic 2 --write copy.json   # body 2 driven, no daemon
 
-Exit status: 0 STATUS_OK; 1 another status, or the daemon failed or refused; 2 usage; 3 a scene,
-token or output file that cannot be read or written, or a scene that is not a Frame.
+Exit status: 0 STATUS_OK; 1 another status, or the daemon failed or refused; 2 usage (a
+--timeout out of [0, 86400] s among them); 3 a scene, token or output file that cannot be read
+or written, or a scene that is not a Frame.
 """
 import argparse
 import sys
@@ -15,11 +16,20 @@ import sys
 from google.protobuf import json_format
 
 from . import pb
-from .client import Client, default_socket
+from .client import MAX_TIMEOUT_S, Client, check_timeout, default_socket
 from .errors import ContactdError
 from .scene import load_scene, save_scene, set_kinematic
 
 _PROG = "python3 -m contactd"
+
+
+def _timeout(text):
+    """--timeout's seconds, or argparse's usage error (one line, exit 2)."""
+    try:
+        return check_timeout(float(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError("seconds in [0, %d] (0: no limit), not %r"
+                                         % (MAX_TIMEOUT_S, text)) from e
 
 
 def main(argv=None):
@@ -34,7 +44,8 @@ def main(argv=None):
     ap.add_argument("--write", metavar="OUT.json", help="write the scene back out and exit")
     ap.add_argument("--kinematic", metavar="ID", type=int, action="append", default=[],
                     help="make body ID kinematic (its velocity prescribed); repeatable")
-    ap.add_argument("--timeout", type=float, default=2.0, help="seconds to wait (default 2)")
+    ap.add_argument("--timeout", type=_timeout, default=2.0,
+                    help="seconds to wait, at most %d (default 2; 0: no limit)" % MAX_TIMEOUT_S)
     a = ap.parse_args(argv)
 
     try:

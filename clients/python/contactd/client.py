@@ -18,6 +18,16 @@ PROTOCOL_VERSION = 1
 _MODES = {"request": pb.MODE_REQUEST, "stream": pb.MODE_STREAM}
 _LIMITS = ("max_bodies", "max_contacts", "max_friction_directions", "max_message_bytes",
            "max_joints")
+# The longest timeout, s: a day, as contactctl's --timeout (a socket's overflows near 3e11 s).
+MAX_TIMEOUT_S = 86400
+
+
+def check_timeout(timeout):
+    """timeout when it is None or seconds in [0, MAX_TIMEOUT_S], else ValueError naming them."""
+    if timeout is not None and not 0 <= timeout <= MAX_TIMEOUT_S:
+        raise ValueError("timeout: seconds in [0, %d] (0 or None: no limit), not %r"
+                         % (MAX_TIMEOUT_S, timeout))
+    return timeout
 
 
 def default_socket():
@@ -66,9 +76,10 @@ class Client:
     per frame (0: the daemon's default). record: ask the daemon to record the session to a file
     (welcome.record_path names it; the daemon must have [record] dir set, else SessionRefused).
     timeout: seconds any one wait may take (connect, Hello, each send and answer); None or 0:
-    no limit, every wait as long as it takes (as for receive(), solve() and stats()). A send
+    no limit, every wait as long as it takes (as for receive(), solve() and stats()); at most
+    MAX_TIMEOUT_S, a day. A send
     that times out after part of its message went closes the client (see Timeout). Raises
-    ValueError for a negative timeout, SessionRefused
+    ValueError for a timeout out of that range, SessionRefused
     (a DaemonError) when the daemon refuses the Hello, OSError when it cannot be reached, Timeout
     when it does not answer."""
 
@@ -80,8 +91,7 @@ class Client:
             raise ValueError("mode: 'request' or 'stream', not %r" % (mode,))
         if socket and tcp:
             raise ValueError("socket or tcp, not both")
-        if timeout is not None and not timeout >= 0:
-            raise ValueError("timeout: seconds >= 0 (0 or None: no limit), not %r" % (timeout,))
+        check_timeout(timeout)
         unknown = set(limits or {}) - set(_LIMITS)
         if unknown:
             raise ValueError("limits: unknown key(s) %s; known: %s"

@@ -263,6 +263,13 @@ class UnixSession(BoxOnPlane, unittest.TestCase):
                            capture_output=True, text=True, timeout=30)
         self.assertEqual(p.returncode, 2)
         self.assertIn("no body with id 9", p.stderr)
+        # A timeout out of range is a usage error naming the option, not a traceback.
+        for t in ("-1", "nan", "1e300", "x"):
+            p = subprocess.run(run + [BOX, "--socket", DAEMON.socket, "--timeout", t],
+                               capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
+            self.assertIn("--timeout", p.stderr)
 
     def test_command_line_on_unreadable_files(self):
         # A missing or malformed scene, a missing token file: one line naming it, exit 3, no
@@ -496,8 +503,9 @@ class Timeouts(unittest.TestCase):
                 solve_ok(self, c, contactd.load_scene(BOX))
                 seq = c.send(contactd.load_scene(BOX))
                 self.assertEqual(c.receive(seq, timeout=0).seq, seq)
-        with self.assertRaises(ValueError):
-            contactd.Client(tcp=DAEMON.tcp, timeout=-1)
+        for t in (-1, float("nan"), 1e300):
+            with self.assertRaises(ValueError):
+                contactd.Client(tcp=DAEMON.tcp, timeout=t)
 
     def test_a_timeout_names_its_own_wait(self):
         # A receive's own timeout, not the client's (which said "within 0 s" or "None s").
