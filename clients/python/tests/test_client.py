@@ -429,14 +429,18 @@ class Timeouts(unittest.TestCase):
                 srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 srv.bind(path)
                 srv.listen(1)
+                # The peer gives up when no client comes (one that failed before connecting),
+                # and, a daemon thread, cannot keep the run from ending whatever it waits for.
+                srv.settimeout(TIMEOUT_S)
 
                 def answer():
                     peer, _ = srv.accept()
-                    peer.recv(4096)
-                    peer.sendall(reply)
-                    peer.recv(1)  # until the client closes
-                    peer.close()
-                t = threading.Thread(target=answer)
+                    peer.settimeout(TIMEOUT_S)
+                    with peer:
+                        peer.recv(4096)
+                        peer.sendall(reply)
+                        peer.recv(1)  # until the client closes
+                t = threading.Thread(target=answer, daemon=True)
                 t.start()
                 try:
                     with self.assertRaises(contactd.ProtocolError) as e:
