@@ -13,9 +13,10 @@
  * have cut cannot be reproduced without the same cut: when the recorded Result missed its
  * deadline and the replay differs, the frame is reported as "not reproducible: deadline", never
  * as agreeing (its differences are listed apart); later frames are still compared (their warm
- * start may differ from then on, which the summary says). A file that ends inside an entry (the
- * daemon stopped while writing it) is replayed up to that entry, and the summary says where it
- * was cut. */
+ * start may differ from then on, which the summary says). A file that ends early, inside an
+ * entry (the daemon stopped while writing it) or between two without its RecordEnd, is replayed
+ * up to where it ends, the summary says where, and it exits as bad data unless a difference
+ * came first. */
 #include "replay.h"
 
 #include <inttypes.h>
@@ -548,9 +549,13 @@ int replay_run(const char *path, const char *solver, bool json) {
     }
     if (rc < 0) {
         summary(&rp);
-        // A difference is the finding replay is for; a cut file says only that it is cut.
+        // A difference is the finding replay is for. A file that ends early, cut inside a
+        // record or between two without its RecordEnd (the daemon killed, or still writing),
+        // says only that: what it held agrees, but what it lacks (records not yet written, the
+        // end's count of Results missing) is unknown, so it is not "nothing lost".
+        const bool early = rp.truncated || !rp.have_end;
         rc = rp.different || rp.deadline || rp.dropped || rp.orphans || rp.missing ? CTL_EXIT_FAIL
-             : rp.truncated                                                        ? CTL_EXIT_DATA
+             : early                                                               ? CTL_EXIT_DATA
                                                                                    : CTL_EXIT_OK;
     }
 out:

@@ -12,7 +12,8 @@
  * see contactctl(1)). Returns a CTL_EXIT_* status: OK when every solved frame was reproduced
  * bit for bit and nothing was lost, FAIL when any differs, could not be reproduced (a solve the
  * daemon's deadline cut) or the recording lost records, DATA for a file that is not a readable
- * recording or is truncated (its records before the cut are replayed and summed up first),
+ * recording or ends early, truncated inside a record or without its RecordEnd (its records
+ * before the end are replayed and summed up first),
  * USAGE for an unknown solver. */
 int replay_run(const char *path, const char *solver, bool json);
 
