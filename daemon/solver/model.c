@@ -551,22 +551,27 @@ cs_status cs_model_delassus(const cs_model *m, cs_workspace *ws, int rows, doubl
     }
     // The upper half is the lower's copy: W is symmetric to the last bit. Two columns at a time,
     // in 2 x 2 tiles (two rows of both columns become two columns of both rows), read through
-    // the meter like the sums.
+    // the meter CS__METER_UNITS entries (half as many rows) at a time: at thousands of rows a
+    // column pair is tens of thousands of strided stores, hundreds of us.
+    const int span = mt ? CS__METER_UNITS / 2 : nr;
     for (int c = 0; c + 1 < nr; c += 2) {
         const double *lo0 = W + (size_t)c * ldw, *lo1 = lo0 + ldw;
         double *up = W + c;
         up[(size_t)(c + 1) * ldw] = lo0[c + 1];
-        int r = c + 2;
-        for (; r + 2 <= nr; r += 2) {
-            const cs__v2 a = cs__ld2(lo0 + r), b = cs__ld2(lo1 + r);
-            cs__st2(up + (size_t)r * ldw, (cs__v2){a[0], b[0]});
-            cs__st2(up + (size_t)(r + 1) * ldw, (cs__v2){a[1], b[1]});
-        }
-        if (r < nr)
-            cs__st2(up + (size_t)r * ldw, (cs__v2){lo0[r], lo1[r]});
-        if (mt && cs__meter_add(mt, 2 * (int64_t)(nr - c) - 1)) {
-            cs__ws_release(ws, mark);
-            return CS_DEADLINE;
+        for (int r0 = c + 2; r0 < nr; r0 += span) {
+            const int r1 = r0 + cs__chunk_len(r0, span, nr);
+            int r = r0;
+            for (; r + 2 <= r1; r += 2) {
+                const cs__v2 a = cs__ld2(lo0 + r), b = cs__ld2(lo1 + r);
+                cs__st2(up + (size_t)r * ldw, (cs__v2){a[0], b[0]});
+                cs__st2(up + (size_t)(r + 1) * ldw, (cs__v2){a[1], b[1]});
+            }
+            if (r < r1)
+                cs__st2(up + (size_t)r * ldw, (cs__v2){lo0[r], lo1[r]});
+            if (mt && cs__meter_add(mt, 2 * (int64_t)(r1 - r0))) {
+                cs__ws_release(ws, mark);
+                return CS_DEADLINE;
+            }
         }
     }
     if (mt != meter)

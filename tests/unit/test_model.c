@@ -291,6 +291,78 @@ static void jacobian_reads_the_clock_as_it_fills(void **state) {
     cs_workspace_free(w);
 }
 
+/* A clock that reads how many times it was read: a deadline at k passes at the k-th read. */
+static int64_t reads_so_far;
+static int64_t clock_reads_so_far(void) {
+    return ++reads_so_far;
+}
+
+/* W (rows 3, nr = 2100) with its deadline at read k; the entries above its diagonal that are
+ * set (the lower half has none zero: every contact meets every other on the one body). */
+static int64_t upper_set_at(const cs_model *m, cs_workspace *w, double *W, int nr, int64_t k) {
+    const cs_options opt = {.clock_ns = clock_reads_so_far, .deadline_ns = k};
+    cs__meter meter = cs__meter_start(&opt);
+    memset(W, 0, (size_t)nr * nr * sizeof(double)); // a stop in W's zeroing leaves no older W
+    reads_so_far = 0;
+    const cs_status st = cs_model_delassus(m, w, 3, W, nr, &meter);
+    assert_true(st == CS_DEADLINE || st == CS_CONVERGED);
+    int64_t set = 0;
+    for (int c = 1; c < nr; c++)
+        for (int r = 0; r < c; r++)
+            set += W[(size_t)c * nr + r] != 0;
+    return set;
+}
+
+/* The copy of W's upper half reads the clock within about CS__METER_UNITS of its stores, however
+ * large W is (deadline.h): at 2100 rows a pair of columns is 4199 strided stores, which were
+ * once counted in one piece. The first read of the copy is found by bisection on the deadline:
+ * the fewest reads whose deadline leaves part of the upper half set. */
+static void delassus_copy_reads_the_clock(void **state) {
+    (void)state;
+    enum { NCB = 700, NRB = 3 * NCB };
+    const cs_limits lim = {.max_bodies = 1, .max_contacts = NCB, .max_dirs = 8,
+                           .solvers = 1u << CS_SOLVER_SAP};
+    cs_workspace *w = cs_workspace_new(&lim);
+    assert_non_null(w);
+    cs_body B = {.id = 1, .mass = 1, .inertia = {0.01, 0, 0, 0, 0.02, 0, 0, 0, 0.03},
+                 .quat = {1, 0, 0, 0}};
+    static cs_contact C[NCB];
+    t_rng rng = t_rng_seed(3);
+    for (int i = 0; i < NCB; i++) {
+        C[i] = (cs_contact){.id = (uint64_t)i + 1, .body_a = 1, .mu = 0.5};
+        double n2 = 0;
+        for (int k = 0; k < 3; k++) {
+            C[i].point[k] = t_rng_range(&rng, -0.1, 0.1);
+            C[i].normal[k] = t_rng_range(&rng, 0.1, 1);
+            n2 += C[i].normal[k] * C[i].normal[k];
+        }
+        for (int k = 0; k < 3; k++)
+            C[i].normal[k] /= sqrt(n2);
+    }
+    const cs_scene s = {.dt = 1e-3, .nb = 1, .nc = NCB, .bodies = &B, .contacts = C};
+    cs_model m;
+    assert_int_equal(cs_model_build(&m, w, &s), CS_CONVERGED);
+    double *W = malloc((size_t)NRB * NRB * sizeof(double));
+    assert_non_null(W);
+    // Without a deadline: every entry above the diagonal set, and the reads of the whole.
+    const int64_t all = upper_set_at(&m, w, W, NRB, INT64_MAX), total = reads_so_far;
+    assert_int_equal(all, (int64_t)NRB * (NRB - 1) / 2);
+    int64_t lo = 1, hi = total; // none set at lo - 1 (no deadline read yet), some at hi
+    while (lo < hi) {
+        const int64_t k = lo + (hi - lo) / 2;
+        if (upper_set_at(&m, w, W, NRB, k) > 0)
+            hi = k;
+        else
+            lo = k + 1;
+    }
+    const int64_t first = upper_set_at(&m, w, W, NRB, lo);
+    print_message("# %d rows: %lld reads, the copy's first after %lld stores\n", NRB,
+                  (long long)total, (long long)first);
+    assert_true(first > 0 && first <= 2 * CS__METER_UNITS);
+    free(W);
+    cs_workspace_free(w);
+}
+
 /* v* = v0 + dt M^-1 (f + m g, tau - w x I w) on a body with an asymmetric inertia. */
 static void free_motion(void **state) {
     (void)state;
@@ -381,6 +453,7 @@ int main(void) {
         cmocka_unit_test(delassus_scratch_within_its_size),
         cmocka_unit_test(jacobian_table_matches_jt),
         cmocka_unit_test(jacobian_reads_the_clock_as_it_fills),
+        cmocka_unit_test(delassus_copy_reads_the_clock),
         cmocka_unit_test(free_motion),
         cmocka_unit_test(world_inertia_rotates),
         cmocka_unit_test(gap_bias),
