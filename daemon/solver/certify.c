@@ -160,7 +160,7 @@ static cs_status certify(cs_workspace *ws, const cs_model *m, const double *lamb
         iscale = maxn(iscale, fabs(mdv[k]));
         gdt = maxn(gdt, fabs(vstar[k] - m->v0[k]));
     }
-    // Three passes of 6 a body and M v* (3 products and a 3 x 3 block).
+    // One pass of 6 a body (three maxima each) and M v* (3 products and a 3 x 3 block).
     if ((meter && cs__meter_add(meter, 30 * (int64_t)nb)) || cs__model_jv_metered(m, v, u, meter))
         goto out;
     // Six comparisons a contact.

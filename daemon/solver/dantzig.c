@@ -387,9 +387,11 @@ static void clamp(lcp_ws *w, int i, const double *df_i) {
  * one past the last non-zero of L's column j. True when the meter's deadline passed (K partly
  * factored). */
 static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__meter *meter) {
-    // The whole factorization (k^3 / 6 at most) counted at its end where it reads no clock, else
-    // two columns' updates at a time: at k in the hundreds one column's update is tens of us.
-    cs__meter *const mt = cs__meter_piecewise(meter, (int64_t)k * k * k / 6 + k);
+    // The whole factorization (the sum of (e - j)^2 / 2 below, at most k (k + 1) (2 k + 1) / 12)
+    // counted at its end where it reads no clock, else two columns' updates at a time: at k in
+    // the hundreds one column's update is tens of us.
+    cs__meter *const mt =
+        cs__meter_piecewise(meter, (int64_t)k * (k + 1) * (2 * k + 1) / 12);
     int64_t units = 0;
     for (int j = 0; j < k; j++) {
         double *cj = K + (size_t)j * k;
@@ -433,7 +435,7 @@ static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__mete
             K[(size_t)c * k + c] -= u[c] * l0;
             u[c] = l0;
         }
-        units += (e - j) * (e - j) / 2;
+        units += (int64_t)(e - j) * (e - j) / 2;
     }
     return !mt && cs__meter_add(meter, units);
 }

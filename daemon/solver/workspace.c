@@ -15,7 +15,6 @@
 #include "solver/solvers.h"
 #include "solver/step.h"
 
-
 /* Hard ceilings on limits, so the size arithmetic below cannot overflow. */
 #define LIM_BODIES_MAX 4096
 #define LIM_CONTACTS_MAX 8192
