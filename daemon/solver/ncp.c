@@ -212,10 +212,28 @@ size_t cs_ncp_delassus_size(int nc) {
 
 /* ---- the maps (eqs. 10, 12, 13) --------------------------------------------------------- */
 
+/* Whether hypot(t1, t2) <= r is certain without computing it (most contacts stick, in the maps
+ * and in a sweep alike): the squares' rounding (a few ulps) lies far inside the margin, and a
+ * radius whose square is not a normal number is left to hypot. */
+static inline bool inside_disc(double t1, double t2, double r) {
+    const double r2 = r * r;
+    return r2 >= DBL_MIN && t1 * t1 + t2 * t2 < r2 * (1 - 1e-12);
+}
+
+/* fmax(acc, v) for an accumulator acc that is not NaN (a NaN v leaves acc), inline: libm's is a
+ * call per entry in the loops over n. */
+static inline double max_acc(double acc, double v) {
+    return v > acc ? v : acc;
+}
+
 static void contact_force(double mu, const double *x, double *f) {
-    const double fn = x[0] < 0 ? -x[0] : 0, t = hypot(x[1], x[2]);
+    const double fn = x[0] < 0 ? -x[0] : 0;
     // Inside the cone: stick, f_t = -x_t; outside, scaled onto it (t > mu fn >= 0 there).
-    const double s = t <= mu * fn ? 1 : mu * fn / t;
+    double s = 1;
+    if (!inside_disc(x[1], x[2], mu * fn)) {
+        const double t = hypot(x[1], x[2]);
+        s = t <= mu * fn ? 1 : mu * fn / t;
+    }
     f[0] = fn;
     f[1] = -s * x[1];
     f[2] = -s * x[2];
@@ -225,7 +243,9 @@ static int region_of(double mu, const double *x) {
     if (x[0] >= 0)
         return BREAK;
     // mu = 0 slides everywhere: f_t is identically zero, and so is its derivative.
-    return mu > 0 && hypot(x[1], x[2]) <= -mu * x[0] ? STICK : SLIP;
+    return mu > 0 && (inside_disc(x[1], x[2], -mu * x[0]) || hypot(x[1], x[2]) <= -mu * x[0])
+               ? STICK
+               : SLIP;
 }
 
 /* D = df/dx and V = D + I of region at x (the region's formula, continued up to its edges). */
@@ -302,9 +322,10 @@ static double eval(ncp *P, const double *x, double *f, double *r, double *ret_re
     double scale = 0, rmax = 0, l = 0;
     for (int i = 0; i < P->n; i++) {
         const double si = P->s[i / 3];
-        scale = fmax(scale, fmax(fabs(r[i]), fabs(P->b[i])) / si);
+        const double ri = fabs(r[i]), bi = fabs(P->b[i]);
+        scale = max_acc(scale, max_acc(bi, ri) / si);
         r[i] += P->b[i] - f[i] - x[i];
-        rmax = fmax(rmax, fabs(r[i]) / si);
+        rmax = max_acc(rmax, fabs(r[i]) / si);
         l += r[i] * r[i];
     }
     if (ret_res)
@@ -892,14 +913,6 @@ static void coupled_rows(const ncp *P, int k, const double *f, double v[3]) {
     v[2] = (lo2[0] + lo2[1]) + (hi2[0] + hi2[1]);
 }
 
-/* Whether hypot(t1, t2) <= r is certain without computing it (most contacts of a sweep stick):
- * the squares' rounding (a few ulps) lies far inside the margin, and a radius whose square is not
- * a normal number is left to hypot. */
-static inline bool inside_disc(double t1, double t2, double r) {
-    const double r2 = r * r;
-    return r2 >= DBL_MIN && t1 * t1 + t2 * t2 < r2 * (1 - 1e-12);
-}
-
 /* pgs() cut short by the deadline: x = -f, whose f(x) is the forces swept so far (each inside its
  * cone), so that x and f agree whatever the caller keeps. Returns true. */
 static bool pgs_stopped(ncp *P, const double *f) {
@@ -972,7 +985,7 @@ static void scale_problem(ncp *P, const double *W, int ldw, const double *b) {
         // Every contact inside the band: the caller's W and b as they are.
         P->W = W, P->ldw = ldw, P->b = b;
         for (int j = 0; j < n; j++)
-            wscale = fmax(wscale, W[(size_t)j * ldw + j]);
+            wscale = max_acc(wscale, W[(size_t)j * ldw + j]);
     } else {
         // Row scales by row, so that a column scales two rows at a time.
         for (int i = 0; i < n; i++)
@@ -987,7 +1000,7 @@ static void scale_problem(ncp *P, const double *W, int ldw, const double *b) {
                 cs__st2(out + i, cs__ld2(wj + i) * vj * cs__ld2(P->y + i));
             for (; i < n; i++)
                 out[i] = wj[i] * sj * P->y[i];
-            wscale = fmax(wscale, out[j]);
+            wscale = max_acc(wscale, out[j]);
             P->bs[j] = b[j] * sj;
             // Passed, the start and the loop see it at once and nothing reads W' unfinished.
             if (cs__meter_add(&P->meter, n))
