@@ -308,7 +308,8 @@ static void w_mul(ncp *P, const double *y, double *out) {
 }
 
 /* f = f(x), r = r(x) (eq. 15); returns l = |r|^2 / 2 and *ret_res = the relative residual, both
- * infinite (not known) when the deadline passed during the product with W. */
+ * infinite (not known) when the deadline passed during the product with W, and both NaN when r
+ * has a NaN entry (an iterate gone non-finite is never below a tolerance). */
 static double eval(ncp *P, const double *x, double *f, double *r, double *ret_res) {
     for (int i = 0; i < P->nc; i++)
         contact_force(P->mu[i], x + 3 * i, f + 3 * i);
@@ -328,8 +329,9 @@ static double eval(ncp *P, const double *x, double *f, double *r, double *ret_re
         rmax = max_acc(rmax, fabs(r[i]) / si);
         l += r[i] * r[i];
     }
+    // A NaN entry of r, which the maxima drop, makes l NaN.
     if (ret_res)
-        *ret_res = scale > 0 ? rmax / scale : rmax;
+        *ret_res = l != l ? l : scale > 0 ? rmax / scale : rmax;
     return l / 2;
 }
 
@@ -1279,8 +1281,8 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
             break;
         }
     }
-    if (l > l_best) {
-        // A restart left the best iterate behind: return that one.
+    if (!(l <= l_best)) {
+        // A restart left the best iterate behind (or a non-finite one): return that one.
         memcpy(P.x, P.xbest, (size_t)n * sizeof(double));
         l = eval(&P, P.x, P.f, P.r, &res);
     }

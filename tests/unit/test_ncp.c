@@ -5,9 +5,11 @@
  * eq. 15 and the project's cone certificate on stacks and random scenes (redundant contacts too),
  * iteration counts on 16-contact stacks, units far from 1 (W x 1e-5, 1e5), FCLIB local files
  * (../shared/fclib, skipped when absent), exact ties without regularization, warm start, the
- * deadline, the LAPACK/BLAS and the plain kernels agreeing at order 390, non-finite input, and
- * no allocation. */
+ * deadline, the LAPACK/BLAS and the plain kernels agreeing at order 390, non-finite input, a
+ * non-finite iterate's residual, and no allocation. */
 #include "solver/ncp.h"
+/* The static residual (eval) of nan_residual_is_not_converged. */
+#include "solver/ncp.c"
 
 #include <math.h>
 #include <stdio.h>
@@ -134,6 +136,36 @@ static void particle_separates(void **state) {
 /* A clock long past any deadline. */
 static int64_t clock_past(void) {
     return INT64_MAX / 2;
+}
+
+/* The solver's state for the Delassus problem (W, b, mu) of nc contacts, as cs_ncp_delassus()
+ * sets it up before its start. */
+static void setup_state(ncp *P, void *scratch, int nc, const double *W, const double *b,
+                        const double *mu) {
+    *P = (ncp){.nc = nc, .n = 3 * nc, .ldw = 3 * nc, .mu = mu, .lam = LM_MIN, .hm = -1,
+               .meter = cs__meter_start(NULL)};
+    layout(P, scratch, nc);
+    scale_problem(P, W, 3 * nc, b);
+}
+
+/* An iterate gone non-finite (here one NaN tangential entry of x: f(x) takes it, and the product
+ * with W spreads it to every row) has a NaN residual, never one below the tolerance: the
+ * residual's maximum dropped NaN entries, so this x measured 0, as if converged. */
+static void nan_residual_is_not_converged(void **state) {
+    (void)state;
+    const double W[36] = {1, 0, 0, 0.5, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+                          0.5, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1};
+    const double b[6] = {-1, 0.1, 0, -1, 0, 0.1}, mu[2] = {0.5, 0.5};
+    void *scratch = aligned_alloc(64, (cs_ncp_delassus_size(2) + 63) & ~(size_t)63);
+    ncp P;
+    setup_state(&P, scratch, 2, W, b, mu);
+    for (int i = 0; i < 6; i++)
+        P.x[i] = i == 4 ? NAN : 0;
+    double res;
+    const double l = eval(&P, P.x, P.f, P.r, &res);
+    assert_true(isnan(l));
+    assert_false(res <= TOL_DEFAULT);
+    free(scratch);
 }
 
 /* Non-finite W, b, lambda0 or a negative / NaN mu: CS_EINPUT, lambda untouched. */
@@ -741,6 +773,7 @@ int main(void) {
         cmocka_unit_test(particle_incline_thresholds),
         cmocka_unit_test(particle_separates),
         cmocka_unit_test(non_finite_input),
+        cmocka_unit_test(nan_residual_is_not_converged),
         cmocka_unit_test(box_at_rest),
         cmocka_unit_test(box_on_incline),
         cmocka_unit_test(spinning_puck),
