@@ -6,9 +6,10 @@
  * iteration counts on 16-contact stacks, units far from 1 (W x 1e-5, 1e5), FCLIB local files
  * (../shared/fclib, skipped when absent), exact ties without regularization, warm start, the
  * deadline, the LAPACK/BLAS and the plain kernels agreeing at order 390, non-finite input, a
- * non-finite iterate's residual, and no allocation. */
+ * non-finite iterate's residual, Gauss-Seidel sweeps on blocks far from isotropic, and no
+ * allocation. */
 #include "solver/ncp.h"
-/* The static residual (eval) of nan_residual_is_not_converged. */
+/* The static residual (eval) and sweeps (pgs) of the *_sweeps and nan_residual tests. */
 #include "solver/ncp.c"
 
 #include <math.h>
@@ -146,6 +147,40 @@ static void setup_state(ncp *P, void *scratch, int nc, const double *W, const do
                .meter = cs__meter_start(NULL)};
     layout(P, scratch, nc);
     scale_problem(P, W, 3 * nc, b);
+}
+
+/* Gauss-Seidel sweeps (the restarts' and the start's) on one contact whose 3 x 3 block is far
+ * from isotropic: a stiff normal (the old common step 3 / tr W went past the normal row's
+ * minimum by nearly twice its distance, and f_n cycled between 0 and 3 times its answer), a stiff
+ * tangent coupled to the normal (the soft normal crawled), a soft tangent beside a stiff one. From
+ * f = 0, 400 sweeps end at the contact's answer: u = W f + b with f_n u_n = 0, u_n >= 0, and f_t
+ * on the cone against the slip (or, with no slip, inside it), to 1e-12 of the scale. */
+static void sweeps_on_anisotropic_blocks(void **state) {
+    (void)state;
+    const double W[3][9] = {{10, 0, 0, 0, 0.1, 0, 0, 0, 0.1},
+                            {0.1, 0.2, 0, 0.2, 10, 0, 0, 0, 1},
+                            {1, 0.1, 0.1, 0.1, 5, 0.3, 0.1, 0.3, 0.05}};
+    const double b[3][3] = {{-1, 0.05, 0}, {-0.2, 0.5, -0.3}, {-1, 0.2, 0.2}}, mu = 0.5;
+    void *scratch = aligned_alloc(64, (cs_ncp_delassus_size(1) + 63) & ~(size_t)63);
+    for (int c = 0; c < 3; c++) {
+        ncp P;
+        setup_state(&P, scratch, 1, W[c], b[c], &mu);
+        double f[3] = {0}, u[3];
+        assert_false(pgs(&P, f, 400));
+        for (int i = 0; i < 3; i++)
+            u[i] = b[c][i] + W[c][i] * f[0] + W[c][3 + i] * f[1] + W[c][6 + i] * f[2];
+        const double ft = hypot(f[1], f[2]), ut = hypot(u[1], u[2]), tol = 1e-12;
+        printf("# block %d: f (%.6g, %.6g, %.6g), u (%.3g, %.3g, %.3g)\n", c, f[0], f[1], f[2],
+               u[0], u[1], u[2]);
+        assert_true(f[0] > 0);
+        assert_near(u[0], 0, tol);
+        assert_true(ft <= mu * f[0] * (1 + tol));
+        if (ut > tol) {
+            assert_near(f[1], -mu * f[0] * u[1] / ut, tol);
+            assert_near(f[2], -mu * f[0] * u[2] / ut, tol);
+        }
+    }
+    free(scratch);
 }
 
 /* An iterate gone non-finite (here one NaN tangential entry of x: f(x) takes it, and the product
@@ -773,6 +808,7 @@ int main(void) {
         cmocka_unit_test(particle_incline_thresholds),
         cmocka_unit_test(particle_separates),
         cmocka_unit_test(non_finite_input),
+        cmocka_unit_test(sweeps_on_anisotropic_blocks),
         cmocka_unit_test(nan_residual_is_not_converged),
         cmocka_unit_test(box_at_rest),
         cmocka_unit_test(box_on_incline),
