@@ -33,11 +33,13 @@
 /* Cold iterations on the stacks below: at most 36 measured (1..5 boxes); the cap catches a fall
  * back to the gradient's crawl, which takes hundreds. */
 #define STACK_ITERATIONS_MAX 40
-/* 16-contact 4-box stacks, 200 seeds per mu: at most 9 (mu 0.2) and 13 (mu 0.5) iterations
- * measured, a mean of 5.4 and 4.6; 2 and 10 of 200 take more than 8 (the issue's target; 7 and
- * 25, at most 21 and 23 iterations, before the plain Newton point's Tikhonov term grew with the
- * residual: its steps ran far along W's null space and were refused). */
-#define STACK16_ITERATIONS_MAX 15
+/* 16-contact 4-box stacks, 200 seeds per mu: at most 8 (mu 0.2) and 11 (mu 0.5) iterations
+ * measured, a mean of 5.2 and 4.4; 0 and 8 of 200 take more than 8 (the issue's target; 0 and 9,
+ * at most 8 and 12, means 5.4 and 4.6, before a refused Newton point was followed by the Newton
+ * point of the regions it entered; 7 and 25, at most 21 and 23, before the plain Newton point's
+ * Tikhonov term grew with the residual: its steps ran far along W's null space and were
+ * refused). */
+#define STACK16_ITERATIONS_MAX 11
 #define STACK16_OVER8_MAX 0.05
 
 /* One solve of a scene through the model: impulses, post-step velocities and the certificate
