@@ -52,12 +52,18 @@ cs_status cs_ncp_delassus(int nc, const double *W, int ldw, const double *b, con
 size_t cs_ncp_size(const cs_limits *lim);
 
 /* The model path: W = J M^-1 J^T (cs_model_delassus) and b = J v* with each normal entry minus
- * m->bias (the velocity-level bound v_n >= bias), then cs_ncp_delassus(). lambda0: [3 nc] the
- * caller's warm start (the last certified impulses by contact id, zero for new contacts), or
- * NULL for a cold start. lambda: [3 nc] out, contact-frame impulses on body_a (n, t1, t2), N s.
- * st: out, always set (iterations, peak bytes). ret_info: may be NULL.
- * Returns cs_ncp_delassus()'s statuses, CS_DEADLINE while W is formed (lambda = lambda0, or 0),
- * or CS_ENOSPACE. thread: any, one caller per workspace. rt-safe: yes. */
+ * m->bias (the velocity-level bound v_n >= bias), then cs_ncp_delassus(). Where Gauss-Newton
+ * stalls a second time, has used three quarters of its iterations or ends at a local minimum,
+ * it restarts once, with the iterations left, from the pivoting solver's answer on the friction
+ * pyramid (cs_dantzig_solve_bounded, m->nd sides), and the better of the two answers is
+ * returned. lambda0: [3 nc] the caller's warm start (the last certified impulses by contact id,
+ * zero for new contacts), or NULL for a cold start. lambda: [3 nc] out, contact-frame impulses
+ * on body_a (n, t1, t2), N s. st: out, always set (iterations, the restart's pivots, peak
+ * bytes). ret_info: may be NULL.
+ * Returns cs_ncp_delassus()'s statuses, CS_DEADLINE while W is formed (lambda = lambda0, or 0)
+ * or during the restart's pivots (lambda: the best iterate before it), or CS_ENOSPACE.
+ * thread: any, one caller per workspace. rt-safe: yes (the pivoting solve has its own cap and
+ * reads the deadline). */
 cs_status cs_ncp_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
                        const cs_ncp_params *prm, const double *lambda0, double *lambda,
                        cs_stats *st, cs_ncp_info *ret_info);
