@@ -6,8 +6,14 @@
 
 #include "service/grid.h"
 
-// True when a should run before b: earlier deadline, then the cheaper session.
+// True when a should run before b: an answer solved ahead and due is sent first (it takes no
+// solve), a solve ahead of its tick waits for everything due; then the earlier deadline, then the
+// cheaper session.
 static bool before(const cd_job *a, const cd_session *sa, const cd_job *b, const cd_session *sb) {
+    if (a->kind != b->kind && (a->kind == CD_JOB_SEND || b->kind == CD_JOB_SEND ||
+                               a->kind == CD_JOB_AHEAD || b->kind == CD_JOB_AHEAD)) {
+        return a->kind == CD_JOB_SEND || b->kind == CD_JOB_AHEAD;
+    }
     if (a->deadline_ns != b->deadline_ns) {
         return a->deadline_ns < b->deadline_ns;
     }
@@ -60,7 +66,10 @@ int cd_sched_run(cd_sched *w, int64_t wake_late_ns, int64_t *ret_next_ns, int *r
         // serves: a result to send, or (its ring full) a frame settled that a client's EOF waits
         // for.
         (void)cd_session_run(best, &job, &run);
-        work += cd_session_is_attached(best) ? !cd_session_flush(best, w->epfd, &w->counts) : 1;
+        if (job.kind != CD_JOB_AHEAD) { // a solve ahead has nothing to send yet
+            work += cd_session_is_attached(best) ? !cd_session_flush(best, w->epfd, &w->counts)
+                                                 : 1;
+        }
         others += run.solve_ns;
         moved += place(w, best);
         now = w->clock_ns();

@@ -40,10 +40,16 @@ struct cd_session {
     cd_session_params p;
     cs_workspace *ws;        /* worker */
     cs_warmstart *warm;      /* worker */
+    cs_warmstart *warm_ahead; /* worker, stream: the warm start a solve ahead of its tick starts
+                               * from and leaves its answer in; it becomes warm when that answer
+                               * is sent, and is dropped with a frame that supersedes it */
     cd_slot in;              /* stream: producer io, consumer worker */
     cd_ring queue;           /* request: producer io, consumer worker; elements are cd_frame */
     cd_frame frames[3];      /* stream: the slot's buffers */
     cd_frame *held;          /* worker, stream: taken, waiting for the tick after its arrival */
+    bool ahead;              /* worker, stream: held is solved, its result claimed in out and
+                              * pushed at its tick */
+    int64_t ahead_tick_ns;   /* worker, stream: the tick of the last solve ahead (one a tick) */
     int64_t tat_ns;          /* io, request: the rate limit's theoretical arrival time */
     uint64_t asked;          /* io (the worker on an attached session): frames handed to the
                               * worker; in stream mode only those that superseded none */
@@ -110,8 +116,14 @@ static size_t arrays_bytes(const cd_session_params *p) {
            (CD_SESSION_RESULTS + 1) * result_bytes(&p->lim);
 }
 
+// Stream mode keeps a second warm start for its solves ahead of the tick.
+static int warmstarts_of(const cd_session_params *p) {
+    return p->mode == CD_MODE_STREAM ? 2 : 1;
+}
+
 size_t cd_session_bytes(const cd_session_params *p) {
-    return round64(cs_workspace_size(&p->lim)) + round64(cs_warmstart_size(&p->lim)) +
+    return round64(cs_workspace_size(&p->lim)) +
+           (size_t)warmstarts_of(p) * round64(cs_warmstart_size(&p->lim)) +
            arrays_bytes(p) + round64((CD_SESSION_RESULTS + 1) * sizeof(cd_output)) +
            round64(sizeof(cd_session));
 }
@@ -124,6 +136,7 @@ void cd_session_free(cd_session *s) {
     cd_ring_fini(&s->queue);
     cs_workspace_free(s->ws);
     cs_warmstart_free(s->warm);
+    cs_warmstart_free(s->warm_ahead);
     free(s->mem);
     free(s);
 }
@@ -188,7 +201,9 @@ cd_session *cd_session_new(const cd_session_params *p) {
     }
     s->ws = cs_workspace_new(&p->lim);
     s->warm = cs_warmstart_new(&p->lim);
-    if (!s->ws || !s->warm || session_alloc_arrays(s) < 0) {
+    s->warm_ahead = p->mode == CD_MODE_STREAM ? cs_warmstart_new(&p->lim) : NULL;
+    if (!s->ws || !s->warm || (p->mode == CD_MODE_STREAM && !s->warm_ahead) ||
+        session_alloc_arrays(s) < 0) {
         goto out_free;
     }
     // LAPACK and BLIS fill their internal buffers on first use: do it here, not on a worker.
@@ -539,18 +554,20 @@ bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t per
             return false;
         }
         *ret = (cd_job){.frame = f, .release_ns = f->received_ns,
-                        .deadline_ns = f->received_ns + s->p.budget_ns};
+                        .deadline_ns = f->received_ns + s->p.budget_ns, .kind = CD_JOB_SOLVE};
         return true;
     }
     cd_frame *f = cd_slot_take(&s->in);
     if (f) {
         if (s->held) {
-            // The newer frame wins; the one held for the tick never reaches it.
+            // The newer frame wins; the one held for the tick never reaches it (nor does its
+            // answer, when it was solved ahead: the claimed result is written over).
             cd_stat_inc(&s->counts.frames_passed);
             cd_stat_inc(&wc->frames_passed);
             settle(s);
         }
         s->held = f;
+        s->ahead = false;
     }
     if (!s->held) {
         return false;
@@ -560,10 +577,19 @@ bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t per
     const int64_t due = !h->tick_ns ? cd_grid_tick_after(h->received_ns, epoch_ns, period_ns)
                         : h->received_ns > h->tick_ns ? h->received_ns
                                                       : h->tick_ns;
-    if (due > now_ns) {
+    *ret = (cd_job){.frame = s->held, .release_ns = due, .deadline_ns = due + s->p.budget_ns};
+    if (due <= now_ns) {
+        ret->kind = s->ahead ? CD_JOB_SEND : CD_JOB_SOLVE;
+        return true;
+    }
+    // Before its tick the frame may be solved ahead, once a tick (a frame that supersedes it
+    // waits for the tick: the session costs at most one solve more a tick than without), and
+    // only when the solve, by the session's cost so far, ends before the tick: the worker's
+    // time at the tick belongs to what is due then. Its result is sent at the tick.
+    if (s->ahead || s->ahead_tick_ns == due || now_ns + cd_session_cost_ns(s) >= due) {
         return false;
     }
-    *ret = (cd_job){.frame = s->held, .release_ns = due, .deadline_ns = due + s->p.budget_ns};
+    ret->kind = CD_JOB_AHEAD;
     return true;
 }
 
@@ -589,31 +615,28 @@ static cd_miss miss_reason(const cd_job *job, int64_t start_ns, int64_t others_n
     return host >= sched ? CD_MISS_HOST : CD_MISS_SCHEDULING;
 }
 
-int cd_session_run(cd_session *s, const cd_job *job, cd_run *run) {
+// Solves job's frame into out from warm under the job's deadline (a solve ahead of its tick under
+// its own budget from its start: it may not take more than a solve at the tick would), and fills
+// out's timing and the session's cost.
+static void solve(cd_session *s, const cd_job *job, cd_run *run, cd_output *out,
+                  cs_warmstart *warm) {
     int64_t (*const clock_ns)(void) = run->clock_ns;
-    cd_counts *const wc = run->counts;
-    cd_output *out = cd_ring_claim(&s->out);
-    const bool overflow = out == NULL;
-    if (overflow) {
-        // Solve anyway, so the warm start follows the client's stream; the answer is dropped.
-        out = &s->spare;
-    }
     const cs_scene *scene = &job->frame->scene;
-    const cs_options opt = {
-        .solver = scene->solver != CS_SOLVER_DEFAULT ? scene->solver : s->p.default_solver,
-        .deadline_ns = job->deadline_ns,
-        .clock_ns = clock_ns,
-    };
     // A job that reaches its worker after the deadline still calls cs_step: with the deadline
     // past it returns the labelled fallback at once, so the client gets a Result saying so.
     const int64_t start_ns = clock_ns();
-    const cs_status st = cs_step(s->ws, scene, &opt, s->warm, &out->result);
+    const int64_t own_ns = start_ns + s->p.budget_ns;
+    const cs_options opt = {
+        .solver = scene->solver != CS_SOLVER_DEFAULT ? scene->solver : s->p.default_solver,
+        .deadline_ns = own_ns < job->deadline_ns ? own_ns : job->deadline_ns,
+        .clock_ns = clock_ns,
+    };
+    const cs_status st = cs_step(s->ws, scene, &opt, warm, &out->result);
     const int64_t end_ns = clock_ns();
     // A solve stopped by its deadline misses it even when it gave no answer at all (the status
     // is then CS_NOANSWER, the solver's own outcome CS_DEADLINE).
     const bool met = end_ns <= job->deadline_ns && st != CS_DEADLINE &&
                      out->result.primary != CS_DEADLINE;
-    out->tick = run->tick;
     run->solve_ns = end_ns - start_ns;
     out->timing = (cd_timing){
         .received_ns = job->frame->received_ns,
@@ -625,27 +648,37 @@ int cd_session_run(cd_session *s, const cd_job *job, cd_run *run) {
         .release_ns = job->release_ns,
         .wake_late_ns = run->wake_late_ns,
     };
-    if (s->p.mode == CD_MODE_REQUEST) {
-        cd_ring_pop(&s->queue);
-    } else {
-        s->held = NULL;
-    }
     // Peak-hold with decay: one long solve marks the session expensive at once; it counts as
     // cheap again only after about 8 solves' exponential average has come down.
     const int64_t cost = atomic_load_explicit(&s->cost_ns, memory_order_relaxed);
     const int64_t took = end_ns - start_ns;
     atomic_store_explicit(&s->cost_ns, took > cost ? took : cost + (took - cost) / 8,
                           memory_order_relaxed);
+}
+
+// The frame of out's solve is answered: counted, and out pushed to the ring (or, overflow,
+// dropped and counted).
+static int answer(cd_session *s, cd_run *run, cd_output *out, bool overflow) {
+    cd_counts *const wc = run->counts;
+    const cs_status st = out->result.status;
+    const int64_t took = out->timing.solve_ns;
+    out->tick = run->tick;
+    if (s->p.mode == CD_MODE_REQUEST) {
+        cd_ring_pop(&s->queue);
+    } else {
+        s->held = NULL;
+        s->ahead = false;
+    }
     cd_stat_inc(&s->counts.frames_solved);
     cd_stat_inc(&wc->frames_solved);
-    cd_counter_add(&s->counts.solve_ns, end_ns - start_ns);
-    cd_counter_add(&wc->solve_ns, end_ns - start_ns);
-    cd_hist_record(&s->counts.solve_hist, end_ns - start_ns);
-    cd_hist_record(&wc->solve_hist, end_ns - start_ns);
-    cd_hist_record(&s->counts.wake_late_hist, run->wake_late_ns);
+    cd_counter_add(&s->counts.solve_ns, took);
+    cd_counter_add(&wc->solve_ns, took);
+    cd_hist_record(&s->counts.solve_hist, took);
+    cd_hist_record(&wc->solve_hist, took);
+    cd_hist_record(&s->counts.wake_late_hist, out->timing.wake_late_ns);
     cd_stat_inc(&s->counts.statuses[st - CD_STATUS_MIN]);
     cd_stat_inc(&wc->statuses[st - CD_STATUS_MIN]);
-    if (!met) {
+    if (!out->timing.deadline_met) {
         cd_stat_inc(&s->counts.deadline_misses);
         cd_stat_inc(&wc->deadline_misses);
         cd_stat_inc(&s->counts.misses[out->timing.miss]);
@@ -661,6 +694,41 @@ int cd_session_run(cd_session *s, const cd_job *job, cd_run *run) {
         settle(s); // after the push: a reader that sees it settled finds its result
     }
     return !overflow;
+}
+
+int cd_session_run(cd_session *s, const cd_job *job, cd_run *run) {
+    cd_output *out = cd_ring_claim(&s->out);
+    switch (job->kind) {
+    case CD_JOB_AHEAD:
+        run->solve_ns = 0;
+        if (out) {
+            // From the warm start the answers sent so far left, which this solve must not
+            // change: a newer frame may yet replace this one.
+            cs_warmstart_copy(s->warm_ahead, s->warm);
+            solve(s, job, run, out, s->warm_ahead);
+            s->ahead = true;
+        }
+        // A full ring: no solve ahead, the tick solves it (and drops the answer, counted).
+        s->ahead_tick_ns = job->release_ns;
+        return 0;
+    case CD_JOB_SEND: {
+        // The answer solved ahead goes out, and its warm start becomes the session's.
+        cs_warmstart *w = s->warm;
+        s->warm = s->warm_ahead;
+        s->warm_ahead = w;
+        run->solve_ns = 0;
+        return answer(s, run, out, false);
+    }
+    case CD_JOB_SOLVE:
+        break;
+    }
+    const bool overflow = out == NULL;
+    if (overflow) {
+        // Solve anyway, so the warm start follows the client's stream; the answer is dropped.
+        out = &s->spare;
+    }
+    solve(s, job, run, out, s->warm);
+    return answer(s, run, out, overflow);
 }
 
 int64_t cd_session_cost_ns(const cd_session *s) {

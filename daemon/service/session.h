@@ -92,20 +92,29 @@ typedef struct cd_output {
     cs_result result;  /* arrays sized by the session's limits */
 } cd_output;
 
+/* What a job asks of its worker. */
+typedef enum cd_job_kind {
+    CD_JOB_SOLVE, /* solve the frame and send its answer */
+    CD_JOB_AHEAD, /* stream: solve the frame before its tick, keep the answer for the tick */
+    CD_JOB_SEND,  /* stream: the tick came; send the answer solved ahead */
+} cd_job_kind;
+
 /* A solve due for a session: when it became due and by when it must be answered. */
 typedef struct cd_job {
     cd_frame *frame;
     int64_t release_ns;  /* the tick (stream) or the frame's arrival (request) */
     int64_t deadline_ns; /* release + budget */
+    cd_job_kind kind;
 } cd_job;
 
 /* Bytes a session admitted with p holds: the formula the README documents and Welcome reports.
- *   cs_workspace_size(lim) + cs_warmstart_size(lim)              (solver, for lim.solvers only)
+ *   cs_workspace_size(lim) + K * cs_warmstart_size(lim)          (solver, for lim.solvers only)
  *   + F * (max_bodies * sizeof(cs_body) + max_contacts * sizeof(cs_contact)
  *          + max_joints * sizeof(cs_joint))                                 (input frames)
  *   + (CD_SESSION_RESULTS + 1) * (cs_result_size(lim) + sizeof(cd_output))    (output ring)
  *   + sizeof(cd_session), each term rounded up to 64 bytes,
- * with F = 3 in stream mode (triple buffer) and CD_REQUEST_QUEUE in request mode.
+ * with F = 3 in stream mode (triple buffer) and CD_REQUEST_QUEUE in request mode, K = 2 in stream
+ * mode (a solve ahead of the tick has a warm start of its own) and 1 in request mode.
  * thread: any. */
 size_t cd_session_bytes(const cd_session_params *p);
 
@@ -240,7 +249,9 @@ void cd_session_frame_rejected(cd_session *s, cd_counts *counts, bool limited);
 
 /* The solve due for s at now_ns on the tick grid (epoch_ns + k period_ns), if any: stream mode,
  * its newest frame once the tick after its arrival has come (an older held frame is superseded
- * and counted); request mode, the oldest queued frame. Returns true and fills *ret, or false.
+ * and counted), sent then if it was solved ahead; before that tick, a solve ahead of it (once a
+ * tick, and only when by the session's cost it ends before the tick); request mode, the oldest
+ * queued frame. Returns true and fills *ret, or false.
  * The same job is returned until cd_session_run answers it. wc: the worker's own counters, which
  * count what it does for the daemon-wide Stats. thread: the session's worker.
  * rt-safe: yes. */
@@ -261,7 +272,9 @@ typedef struct cd_run {
  * timing record (tick, release, wake lateness, and when the deadline did not hold why: a prompt
  * start means the solver; otherwise the largest share of the delay, the I/O thread's late
  * hand-over, the worker's other sessions (run->others_ns), or else the host) to the session's
- * ring, or drops and counts it when the ring is full. Returns 1 when a result was pushed, else 0.
+ * ring, or drops and counts it when the ring is full. CD_JOB_AHEAD solves into the ring's next
+ * element without pushing it (nothing, when the ring is full), under the session's budget from
+ * the solve's start; CD_JOB_SEND pushes that element. Returns 1 when a result was pushed, else 0.
  * thread: the session's worker. rt-safe: yes. */
 int cd_session_run(cd_session *s, const cd_job *job, cd_run *run);
 

@@ -56,6 +56,10 @@ void cs_warmstart_free(cs_warmstart *w);
 /* Forget the previous answer (the next step starts cold and has nothing to carry); the time
  * kept for the work after the solver stays. */
 void cs_warmstart_reset(cs_warmstart *w);
+/* Makes dst what src is (its answer, basis, joint frames and kept time), so that a step can
+ * start from src's state without changing it. Both made with the same limits. thread: any.
+ * rt-safe: yes (copies what src holds, not its capacity). */
+void cs_warmstart_copy(cs_warmstart *dst, const cs_warmstart *src);
 
 /* Checks s against lim and physics: finite numbers, dt > 0, mass > 0, inertia symmetric
  * positive definite (a kinematic body: mass and inertia all 0), unit quaternions and normals

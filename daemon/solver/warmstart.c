@@ -84,6 +84,21 @@ void cs_warmstart_reset(cs_warmstart *w) {
     w->nc = w->nb = w->nj = w->basis_d = 0;
 }
 
+void cs_warmstart_copy(cs_warmstart *dst, const cs_warmstart *src) {
+    dst->nc = src->nc;
+    dst->nb = src->nb;
+    dst->nj = src->nj;
+    dst->basis_d = src->basis_d;
+    dst->reserve = src->reserve;
+    memcpy(dst->cmap, src->cmap, (size_t)src->nc * sizeof(cs_idpos));
+    memcpy(dst->impulse, src->impulse, 3 * (size_t)src->nc * sizeof(double));
+    memcpy(dst->basis, src->basis, (size_t)src->nc * sizeof(uint32_t));
+    memcpy(dst->bmap, src->bmap, (size_t)src->nb * sizeof(cs_idpos));
+    memcpy(dst->v, src->v, 6 * (size_t)src->nb * sizeof(double));
+    memcpy(dst->jmap, src->jmap, (size_t)src->nj * sizeof(cs_idpos));
+    memcpy(dst->joint, src->joint, (size_t)src->nj * sizeof(warm_joint));
+}
+
 int64_t cs__warm_reserve(const cs_warmstart *w) {
     return w ? w->reserve : 0;
 }

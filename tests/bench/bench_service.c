@@ -48,8 +48,9 @@
  * results are counted by status (OK = solved and certified by the daemon), answer source and
  * miss reason. Under each row: the client's own send lag and write cost, the daemon's Stats over
  * the case, and the stages of send->result from Result.timing (in: send -> decoded, wait:
- * decoded -> solve start, solve, out: solve end -> handed to the socket, back: socket -> read
- * here), for aligned frames how many the daemon decoded after the tick they were aimed at and
+ * decoded -> solve start, solve, out: solve end -> handed to the socket, which for a stream frame
+ * solved ahead of its tick includes the wait for the tick, back: socket -> read here; solve start
+ * - release is negative for a frame solved ahead), for aligned frames how many the daemon decoded after the tick they were aimed at and
  * how far apart it decoded the frames of one burst. A case the daemon cannot serve (a refused
  * Hello, a mode not granted, a missing Welcome field) is reported as such in the table and the
  * run goes on; a daemon that exits is restarted for the next case and the exit reported.

@@ -272,6 +272,37 @@ static void a_solve_into_a_full_ring_wakes_the_io(void **state) {
     cd_session_table_free(t);
 }
 
+// A stream frame solved ahead of its tick takes only time nothing due wants: a request with a
+// later deadline than the stream frame's (release at the tick + budget) still goes first. The
+// stream frame's answer goes out at its tick, and the pass before it says the I/O has no work.
+static void a_solve_ahead_waits_for_what_is_due(void **state) {
+    (void)state;
+    cd_session_table *t = cd_session_table_new(2);
+    cd_session *a = admit(t, CD_MODE_STREAM, 300000, 0);
+    cd_session *b = admit(t, CD_MODE_REQUEST, 2 * PERIOD, 0);
+    cd_sched w = worker(t, 0, false);
+    int64_t next;
+    int moved;
+    fake_now = EPOCH + 5 * PERIOD + 100000;
+    fake_step = 1000;
+    publish_box(a, 1, fake_now);
+    publish_box(b, 2, fake_now);
+    assert_int_equal(cd_sched_run(&w, 0, &next, &moved), 1); /* b's result; a's is kept */
+    assert_int_equal(next, EPOCH + 6 * PERIOD);
+    assert_null(cd_session_result_peek(a));
+    const cd_timing tb = drain(b);
+    fake_now = EPOCH + 5 * PERIOD + 500000;
+    assert_int_equal(cd_sched_run(&w, 0, &next, &moved), 0);
+    fake_now = EPOCH + 6 * PERIOD;
+    assert_int_equal(cd_sched_run(&w, 0, &next, &moved), 1);
+    const cd_timing ta = drain(a);
+    assert_true(tb.solve_start_ns < ta.solve_start_ns);
+    assert_true(ta.solve_start_ns < EPOCH + 6 * PERIOD);
+    assert_int_equal(ta.release_ns, EPOCH + 6 * PERIOD);
+    assert_true(ta.deadline_met);
+    cd_session_table_free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(earliest_deadline_first),
@@ -279,6 +310,7 @@ int main(void) {
         cmocka_unit_test(misses_say_why),
         cmocka_unit_test(closed_sessions_are_let_go),
         cmocka_unit_test(a_solve_into_a_full_ring_wakes_the_io),
+        cmocka_unit_test(a_solve_ahead_waits_for_what_is_due),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

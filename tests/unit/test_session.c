@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Sessions without threads or sockets: the test plays the I/O thread (publish frames, drain
  * results) and the worker (cd_session_job, cd_session_run) with a fake clock, so each rule is
- * checked deterministically: stream mode solves the newest frame at the tick after its arrival
- * and counts superseded ones on both sides of the hand-off; request mode answers every frame in
+ * checked deterministically: stream mode answers the newest frame at the tick after its arrival
+ * (solved ahead of the tick once a tick, when the solve ends before it, from the warm start the
+ * answers sent so far left) and counts superseded ones on both sides of the hand-off; request mode answers every frame in
  * order, refuses a full queue, frames over the rate and frames with no room left for their
  * answer; a full output ring drops and counts; a session has unanswered frames until the newest
  * (stream) or every one (request) has its result taken or dropped; a
@@ -23,8 +24,15 @@
 
 static cs_scene box;
 static int64_t fake_now;
+static int64_t fake_step_once; /* added once, at the read after the next: a solve this long */
+static bool fake_step_armed;
 
 static int64_t fake_clock(void) {
+    if (fake_step_armed) {
+        fake_now += fake_step_once;
+        fake_step_once = 0;
+    }
+    fake_step_armed = fake_step_once != 0;
     return fake_now;
 }
 
@@ -129,13 +137,17 @@ static void stream_solves_newest_at_the_next_tick(void **state) {
     fake_now = EPOCH + 10 * PERIOD + 100;
     assert_int_equal(step(s, &wc), 0);
     assert_false(cd_session_has_unanswered(s));
-    // Three frames during period 10: none is due before tick 11, and the newest wins then.
+    // Three frames during period 10: none is answered before tick 11, and the newest wins then.
+    // 11 is solved ahead of the tick, but 12 supersedes it and waits for the tick (one solve
+    // ahead a tick).
     publish_box(s, 10, fake_now);
     publish_box(s, 11, fake_now + 10);
-    assert_int_equal(step(s, &wc), 0);
+    assert_int_equal(step(s, &wc), 1);
+    assert_null(cd_session_result_peek(s));
     publish_box(s, 12, fake_now + 20);
     fake_now = EPOCH + 11 * PERIOD - 1;
     assert_int_equal(step(s, &wc), 0);
+    assert_null(cd_session_result_peek(s));
     assert_true(cd_session_has_unanswered(s)); /* 12, held for its tick */
     fake_now = EPOCH + 11 * PERIOD + 30000;
     assert_int_equal(step(s, &wc), 1);
@@ -194,9 +206,11 @@ static void a_frame_found_at_a_tick_counts_for_it(void **state) {
     assert_int_equal(o->timing.received_ns, read);
     assert_int_equal(o->timing.deadline_ns, read + stream_params.budget_ns);
     cd_session_result_pop(s, false, NULL);
-    // The same frame read between ticks, in a pass of no tick: due at tick 12.
+    // The same frame read between ticks, in a pass of no tick: due at tick 12 (solved ahead of it,
+    // answered at it).
     publish_box(s, 21, read);
-    assert_int_equal(step(s, &wc), 0);
+    assert_int_equal(step(s, &wc), 1);
+    assert_null(cd_session_result_peek(s));
     fake_now = tick + PERIOD;
     assert_int_equal(step(s, &wc), 1);
     o = cd_session_result_peek(s);
@@ -207,6 +221,132 @@ static void a_frame_found_at_a_tick_counts_for_it(void **state) {
     cd_stats st = {0};
     cd_session_stats(s, &st);
     assert_int_equal(st.frames_superseded, 0);
+    cd_session_table_free(t);
+}
+
+// Publishes the box as frame seq at now, sliding at vx (0: resting) when slide, counting for tick
+// (0: the tick after now).
+static void publish_box_moving(cd_session *s, uint64_t seq, int64_t now, double vx, int64_t tick) {
+    cs_scene *sc = cd_session_frame_scene(s);
+    assert_non_null(sc);
+    t_scene_copy(sc, &box, seq);
+    sc->bodies[0].v[0] = vx;
+    cd_session_frame_publish(s, NULL, now, now, tick);
+}
+
+// Asserts that a and b are the same answer, bit for bit, pivots included.
+static void assert_same_answer(const cs_result *a, const cs_result *b) {
+    assert_int_equal(a->seq, b->seq);
+    assert_int_equal(a->status, b->status);
+    assert_int_equal(a->stats.pivots, b->stats.pivots);
+    assert_int_equal(a->stats.iterations, b->stats.iterations);
+    assert_int_equal(a->nc, b->nc);
+    assert_memory_equal(a->impulse, b->impulse, 3 * (size_t)a->nc * sizeof(double));
+    assert_memory_equal(a->v, b->v, 6 * (size_t)a->nb * sizeof(double));
+}
+
+/* A stream frame that arrives before its tick is solved then, and its answer is sent at the tick:
+ * the same answer, bit for bit, as a session that solves its frames at their ticks; and a solve
+ * ahead that a newer frame supersedes leaves the warm start as it was (lemke starts from the last
+ * answer's basis, so a sliding box's answer kept would change the pivots that follow). */
+static void a_stream_frame_is_solved_ahead_and_sent_at_its_tick(void **state) {
+    (void)state;
+    cd_session_params p = stream_params;
+    p.lim.solvers = 1u << CS_SOLVER_LEMKE;
+    p.default_solver = CS_SOLVER_LEMKE;
+    cd_counts wc = {0};
+    cd_session_table *t = cd_session_table_new(2);
+    cd_session *s = admit(t, &p), *at_tick = admit(t, &p);
+    const int64_t tick = EPOCH + 21 * PERIOD;
+    // Round 1: s gets its frame 400 us before the tick; at_tick finds the same frame at the tick.
+    fake_now = tick - 400000;
+    publish_box_moving(s, 1, fake_now, 0.0, 0);
+    assert_int_equal(step(s, &wc), 1);
+    assert_null(cd_session_result_peek(s)); /* solved, not sent */
+    assert_true(cd_session_has_unanswered(s));
+    assert_int_equal(step(s, &wc), 0); /* nothing more before the tick */
+    fake_now = tick;
+    publish_box_moving(at_tick, 1, tick, 0.0, tick);
+    assert_int_equal(step(s, &wc), 1);
+    assert_int_equal(step(at_tick, &wc), 1);
+    cd_output *o = cd_session_result_peek(s), *u = cd_session_result_peek(at_tick);
+    assert_non_null(o);
+    assert_non_null(u);
+    assert_same_answer(&o->result, &u->result);
+    assert_int_equal(o->timing.solve_start_ns, tick - 400000);
+    assert_int_equal(o->timing.release_ns, tick);
+    assert_int_equal(o->timing.deadline_ns, tick + p.budget_ns);
+    assert_true(o->timing.deadline_met);
+    cd_session_result_pop(s, false, NULL);
+    cd_session_result_pop(at_tick, false, NULL);
+    assert_false(cd_session_has_unanswered(s));
+    // Round 2: s solves a sliding box ahead, then a resting one supersedes it and is solved at the
+    // tick; at_tick only ever sees the resting one. Round 3: s solves a sliding box ahead (from a
+    // copy of its warm start), at_tick at the tick (from its own).
+    fake_now = tick + PERIOD / 2;
+    publish_box_moving(s, 2, fake_now, 0.5, 0);
+    assert_int_equal(step(s, &wc), 1);
+    publish_box_moving(s, 3, fake_now + 1000, 0.0, 0);
+    publish_box_moving(at_tick, 3, fake_now + 1000, 0.0, 0);
+    assert_int_equal(step(s, &wc), 0); /* one solve ahead a tick */
+    fake_now = tick + PERIOD;
+    assert_int_equal(step(s, &wc), 1);
+    assert_int_equal(step(at_tick, &wc), 1);
+    o = cd_session_result_peek(s);
+    u = cd_session_result_peek(at_tick);
+    assert_same_answer(&o->result, &u->result);
+    assert_int_equal(o->timing.solve_start_ns, tick + PERIOD);
+    cd_session_result_pop(s, false, NULL);
+    cd_session_result_pop(at_tick, false, NULL);
+    fake_now = tick + 3 * PERIOD / 2;
+    publish_box_moving(s, 4, fake_now, 0.2, 0);
+    assert_int_equal(step(s, &wc), 1);
+    fake_now = tick + 2 * PERIOD;
+    publish_box_moving(at_tick, 4, fake_now, 0.2, fake_now);
+    assert_int_equal(step(s, &wc), 1);
+    assert_int_equal(step(at_tick, &wc), 1);
+    assert_same_answer(&cd_session_result_peek(s)->result,
+                       &cd_session_result_peek(at_tick)->result);
+    cd_stats st = {0};
+    cd_session_stats(s, &st);
+    assert_int_equal(st.frames_received, 4);
+    assert_int_equal(st.frames_superseded, 1);
+    assert_int_equal(st.frames_solved, 3);
+    cd_session_table_free(t);
+}
+
+/* No solve ahead that would, by the session's cost so far, run into its tick: the worker's time
+ * at the tick belongs to the solves due then. The frame is solved at the tick instead. */
+static void no_solve_ahead_runs_into_the_tick(void **state) {
+    (void)state;
+    cd_counts wc = {0};
+    cd_session_table *t = cd_session_table_new(1);
+    cd_session *s = admit(t, &stream_params);
+    const int64_t tick = EPOCH + 31 * PERIOD;
+    // A first frame found at a tick, solved there: the clock moves 300 us during the solve.
+    fake_now = tick - PERIOD;
+    publish_box_moving(s, 1, fake_now, 0.0, fake_now);
+    cd_job job;
+    assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+    assert_int_equal(job.kind, CD_JOB_SOLVE);
+    fake_step_once = 300000;
+    (void)cd_session_run(s, &job, &(cd_run){.clock_ns = fake_clock, .counts = &wc});
+    assert_int_equal(cd_session_cost_ns(s), 300000);
+    cd_session_result_pop(s, false, NULL);
+    // 200 us before the tick: a 300 us solve would end after it.
+    fake_now = tick - 200000;
+    publish_box_moving(s, 2, fake_now, 0.0, 0);
+    assert_false(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+    fake_now = tick;
+    assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+    assert_int_equal(job.kind, CD_JOB_SOLVE);
+    // 400 us before the next tick it fits.
+    fake_now = tick + PERIOD - 400000;
+    (void)cd_session_run(s, &job, &(cd_run){.clock_ns = fake_clock, .counts = &wc});
+    cd_session_result_pop(s, false, NULL);
+    publish_box_moving(s, 3, fake_now, 0.0, 0);
+    assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+    assert_int_equal(job.kind, CD_JOB_AHEAD);
     cd_session_table_free(t);
 }
 
@@ -339,14 +479,21 @@ static void full_ring_drops_and_counts(void **state) {
     cd_counts wc = {0};
     cd_session_table *t = cd_session_table_new(1);
     cd_session *s = admit(t, &stream_params);
-    // The I/O thread does not drain: the ring fills, then results are dropped and counted.
+    // The I/O thread does not drain: the ring fills, then results are dropped and counted. Each
+    // frame is solved ahead of its tick and sent at it while the ring has room; then there is no
+    // room to solve ahead into, and the tick solves it (to keep the warm start) and drops it.
     const int extra = 5;
     for (int i = 0; i < CD_SESSION_RESULTS + extra; i++) {
-        publish_box(s, (uint64_t)i + 1, EPOCH + i * PERIOD + 1);
-        fake_now = EPOCH + (i + 1) * PERIOD;
+        fake_now = EPOCH + i * PERIOD + 1;
+        publish_box(s, (uint64_t)i + 1, fake_now);
         cd_job job;
-        assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
         cd_run run = {.clock_ns = fake_clock, .counts = &wc};
+        assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+        assert_int_equal(job.kind, CD_JOB_AHEAD);
+        assert_int_equal(cd_session_run(s, &job, &run), 0);
+        fake_now = EPOCH + (i + 1) * PERIOD;
+        assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+        assert_int_equal(job.kind, i < CD_SESSION_RESULTS ? CD_JOB_SEND : CD_JOB_SOLVE);
         assert_int_equal(cd_session_run(s, &job, &run), i < CD_SESSION_RESULTS ? 1 : 0);
     }
     cd_stats st = {0};
@@ -486,6 +633,8 @@ int main(void) {
         cmocka_unit_test(admission_checks),
         cmocka_unit_test(stream_solves_newest_at_the_next_tick),
         cmocka_unit_test(a_frame_found_at_a_tick_counts_for_it),
+        cmocka_unit_test(a_stream_frame_is_solved_ahead_and_sent_at_its_tick),
+        cmocka_unit_test(no_solve_ahead_runs_into_the_tick),
         cmocka_unit_test(a_late_job_is_labelled_not_silent),
         cmocka_unit_test(a_start_past_the_deadline_is_not_the_solvers_miss),
         cmocka_unit_test(request_answers_every_frame_in_order),
