@@ -1448,8 +1448,10 @@ static cs_status delassus(int nc, const double *W, int ldw, const double *b, con
             }
         }
     }
-    if (!(l <= l_best)) {
-        // A restart left the best iterate behind (or a non-finite one): return that one.
+    if (status != CS_CONVERGED && !(l <= l_best)) {
+        // A restart left the best iterate behind (or a non-finite one): return that one. Never
+        // over a converged x: l and the relative residual order iterates differently (an
+        // unconverged x of lower l went out under CS_CONVERGED), and the polish may raise l.
         memcpy(P.x, P.xbest, (size_t)n * sizeof(double));
         l = eval(&P, P.x, P.f, P.r, &res);
     }
