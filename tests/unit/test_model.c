@@ -297,6 +297,33 @@ static int64_t clock_reads_so_far(void) {
     return ++reads_so_far;
 }
 
+/* The model of nc contacts (C: [nc], filled here) with random points and normals on one body,
+ * which every contact meets every other through (W has no zero entry), in a workspace for them
+ * (returned). */
+static cs_workspace *one_body_model(int nc, cs_contact *C, cs_model *m) {
+    const cs_limits lim = {.max_bodies = 1, .max_contacts = nc, .max_dirs = 8,
+                           .solvers = 1u << CS_SOLVER_SAP};
+    cs_workspace *w = cs_workspace_new(&lim);
+    assert_non_null(w);
+    cs_body B = {.id = 1, .mass = 1, .inertia = {0.01, 0, 0, 0, 0.02, 0, 0, 0, 0.03},
+                 .quat = {1, 0, 0, 0}};
+    t_rng rng = t_rng_seed(3);
+    for (int i = 0; i < nc; i++) {
+        C[i] = (cs_contact){.id = (uint64_t)i + 1, .body_a = 1, .mu = 0.5};
+        double n2 = 0;
+        for (int k = 0; k < 3; k++) {
+            C[i].point[k] = t_rng_range(&rng, -0.1, 0.1);
+            C[i].normal[k] = t_rng_range(&rng, 0.1, 1);
+            n2 += C[i].normal[k] * C[i].normal[k];
+        }
+        for (int k = 0; k < 3; k++)
+            C[i].normal[k] /= sqrt(n2);
+    }
+    const cs_scene s = {.dt = 1e-3, .nb = 1, .nc = nc, .bodies = &B, .contacts = C};
+    assert_int_equal(cs_model_build(m, w, &s), CS_CONVERGED);
+    return w;
+}
+
 /* W (rows 3, nr = 2100) with its deadline at read k; the entries above its diagonal that are
  * set (the lower half has none zero: every contact meets every other on the one body). */
 static int64_t upper_set_at(const cs_model *m, cs_workspace *w, double *W, int nr, int64_t k) {
@@ -320,28 +347,9 @@ static int64_t upper_set_at(const cs_model *m, cs_workspace *w, double *W, int n
 static void delassus_copy_reads_the_clock(void **state) {
     (void)state;
     enum { NCB = 700, NRB = 3 * NCB };
-    const cs_limits lim = {.max_bodies = 1, .max_contacts = NCB, .max_dirs = 8,
-                           .solvers = 1u << CS_SOLVER_SAP};
-    cs_workspace *w = cs_workspace_new(&lim);
-    assert_non_null(w);
-    cs_body B = {.id = 1, .mass = 1, .inertia = {0.01, 0, 0, 0, 0.02, 0, 0, 0, 0.03},
-                 .quat = {1, 0, 0, 0}};
     static cs_contact C[NCB];
-    t_rng rng = t_rng_seed(3);
-    for (int i = 0; i < NCB; i++) {
-        C[i] = (cs_contact){.id = (uint64_t)i + 1, .body_a = 1, .mu = 0.5};
-        double n2 = 0;
-        for (int k = 0; k < 3; k++) {
-            C[i].point[k] = t_rng_range(&rng, -0.1, 0.1);
-            C[i].normal[k] = t_rng_range(&rng, 0.1, 1);
-            n2 += C[i].normal[k] * C[i].normal[k];
-        }
-        for (int k = 0; k < 3; k++)
-            C[i].normal[k] /= sqrt(n2);
-    }
-    const cs_scene s = {.dt = 1e-3, .nb = 1, .nc = NCB, .bodies = &B, .contacts = C};
     cs_model m;
-    assert_int_equal(cs_model_build(&m, w, &s), CS_CONVERGED);
+    cs_workspace *w = one_body_model(NCB, C, &m);
     double *W = malloc((size_t)NRB * NRB * sizeof(double));
     assert_non_null(W);
     // Without a deadline: every entry above the diagonal set, and the reads of the whole.
@@ -359,6 +367,40 @@ static void delassus_copy_reads_the_clock(void **state) {
     print_message("# %d rows: %lld reads, the copy's first after %lld stores\n", NRB,
                   (long long)total, (long long)first);
     assert_true(first > 0 && first <= 2 * CS__METER_UNITS);
+    free(W);
+    cs_workspace_free(w);
+}
+
+/* W's zeroing reads the clock within about CS__METER_UNITS of its stores, however large W is
+ * (deadline.h): at 4500 rows one column is 4500 stores, which were counted in one piece (at a
+ * session's 12288 rows, 10 us at the median between clock reads). With its deadline at the k-th
+ * read, a stop inside the zeroing: the entries zeroed since the (k - 1)-th, of the first columns
+ * (the rest of W is never written before these reads). */
+static void delassus_zeroing_reads_the_clock(void **state) {
+    (void)state;
+    enum { NCB = 1500, NRB = 3 * NCB, PROBE = 4 * NRB };
+    static cs_contact C[NCB];
+    cs_model m;
+    cs_workspace *w = one_body_model(NCB, C, &m);
+    double *W = malloc((size_t)NRB * NRB * sizeof(double));
+    assert_non_null(W);
+    int64_t before = 0;
+    for (int64_t k = 1; k <= 3; k++) {
+        for (int i = 0; i < PROBE; i++)
+            W[i] = NAN;
+        const cs_options opt = {.clock_ns = clock_reads_so_far, .deadline_ns = k};
+        cs__meter meter = cs__meter_start(&opt);
+        reads_so_far = 0;
+        assert_int_equal(cs_model_delassus(&m, w, 3, W, NRB, &meter), CS_DEADLINE);
+        int64_t zeroed = 0;
+        for (int i = 0; i < PROBE; i++)
+            zeroed += W[i] == 0;
+        print_message("# %d rows: %lld entries zeroed at read %lld\n", NRB, (long long)zeroed,
+                      (long long)k);
+        assert_true(zeroed > before && zeroed < PROBE);
+        assert_true(zeroed - before <= 2 * CS__METER_UNITS);
+        before = zeroed;
+    }
     free(W);
     cs_workspace_free(w);
 }
@@ -454,6 +496,7 @@ int main(void) {
         cmocka_unit_test(jacobian_table_matches_jt),
         cmocka_unit_test(jacobian_reads_the_clock_as_it_fills),
         cmocka_unit_test(delassus_copy_reads_the_clock),
+        cmocka_unit_test(delassus_zeroing_reads_the_clock),
         cmocka_unit_test(free_motion),
         cmocka_unit_test(world_inertia_rotates),
         cmocka_unit_test(gap_bias),
