@@ -537,6 +537,14 @@ static void project_edges(const ncp *P, double *x) {
     }
 }
 
+/* The point *p, its f and r in ft and rt, becomes the iterate: buffers swapped, not copied. */
+static void take_point(ncp *P, double **p) {
+    double *t;
+    t = P->x, P->x = *p, *p = t;
+    t = P->f, P->f = P->ft, P->ft = t;
+    t = P->r, P->r = P->rt, P->rt = t;
+}
+
 /* x_N = x + dx, kept on the active edges. */
 static void trial_point(ncp *P) {
     for (int i = 0; i < P->n; i++)
@@ -1335,11 +1343,7 @@ static cs_status delassus(int nc, const double *W, int ldw, const double *b, con
                 break;
             }
             if (pred > 0 && l - ln >= ACCEPT * pred) {
-                // Take x_N: swap it in with its f and r.
-                double *t;
-                t = P.x, P.x = P.xn, P.xn = t;
-                t = P.f, P.f = P.ft, P.ft = t;
-                t = P.r, P.r = P.rt, P.rt = t;
+                take_point(&P, &P.xn);
                 l = ln, res = rn;
                 // Back to full trust fast: with a singular J (redundant contacts) any lam left
                 // in place turns Gauss-Newton's local convergence linear.
@@ -1358,10 +1362,7 @@ static cs_status delassus(int nc, const double *W, int ldw, const double *b, con
                 break;
             }
             if (ls < (1 - 1e-3) * l) { // the bar of the line search below
-                double *t;
-                t = P.x, P.x = P.xb, P.xb = t;
-                t = P.f, P.f = P.ft, P.ft = t;
-                t = P.r, P.r = P.rt, P.rt = t;
+                take_point(&P, &P.xb);
                 l = ls, res = rs;
                 info.newton++;
                 polish = true;
@@ -1439,10 +1440,7 @@ static cs_status delassus(int nc, const double *W, int ldw, const double *b, con
             double rn;
             const double ln = eval(&P, P.xn, P.ft, P.rt, &rn);
             if (rn < res) {
-                double *t;
-                t = P.x, P.x = P.xn, P.xn = t;
-                t = P.f, P.f = P.ft, P.ft = t;
-                t = P.r, P.r = P.rt, P.rt = t;
+                take_point(&P, &P.xn);
                 l = ln, res = rn;
                 info.newton++;
             }

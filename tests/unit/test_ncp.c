@@ -400,6 +400,18 @@ static void stacks_converge_cold(void **state) {
     printf("# stacks: at most %d iterations\n", worst);
 }
 
+/* The random scene of seed as these tests draw it (t_gen_random: 1..5 bodies, 1..32 contacts)
+ * into g, when its contacts outnumber the bodies' freedoms (3 nc > 6 nb: W singular) or not as
+ * redundant asks; false, g untouched, when they do not. */
+static bool random_scene(t_gen_scene *g, uint64_t seed, bool redundant) {
+    t_rng rng = t_rng_seed(seed);
+    const int nb = 1 + t_rng_below(&rng, 5), nc = 1 + t_rng_below(&rng, 32);
+    if ((3 * nc > 6 * nb) != redundant)
+        return false;
+    t_gen_random(g, nb, nc, 8, seed);
+    return true;
+}
+
 /* Lloyd's single-body situations (edges, grooves, corners) and random multi-body scenes with
  * gaps and mu in [0, 1] whose contacts do not outnumber the bodies' freedoms (3 nc <= 6 nb):
  * converged and certified. */
@@ -418,11 +430,8 @@ static void random_scenes_converge(void **state) {
         }
     for (uint64_t seed = 1; seed <= 200; seed++) {
         t_gen_scene g;
-        t_rng rng = t_rng_seed(seed);
-        const int nb = 1 + t_rng_below(&rng, 5), nc = 1 + t_rng_below(&rng, 32);
-        if (3 * nc > 6 * nb)
+        if (!random_scene(&g, seed, false))
             continue;
-        t_gen_random(&g, nb, nc, 8, seed);
         solved r;
         solve(&g.s, NULL, NULL, &r);
         char what[64];
@@ -476,15 +485,12 @@ static void redundant_random_scenes(void **state) {
     int failures = 0, scenes = 0;
     for (uint64_t seed = 1; seed <= REDUNDANT_SEEDS; seed++) {
         t_gen_scene g;
-        t_rng rng = t_rng_seed(seed);
-        const int nb = 1 + t_rng_below(&rng, 5), nc = 1 + t_rng_below(&rng, 32);
-        if (3 * nc <= 6 * nb)
+        if (!random_scene(&g, seed, true))
             continue;
-        t_gen_random(&g, nb, nc, 8, seed);
         solved r;
         solve(&g.s, NULL, NULL, &r);
         scenes++;
-        for (int i = 0; i < 3 * nc; i++)
+        for (int i = 0; i < 3 * g.s.nc; i++)
             assert_true(isfinite(r.lambda[i]));
         if (r.status == CS_CONVERGED) {
             char what[64];
@@ -493,7 +499,8 @@ static void redundant_random_scenes(void **state) {
         } else {
             assert_true(r.status == CS_MAXITER || r.status == CS_RAY);
             printf("# redundant seed %llu (nb %d nc %d): %s, residual %.2g\n",
-                   (unsigned long long)seed, nb, nc, cs_status_name(r.status), r.info.residual);
+                   (unsigned long long)seed, g.s.nb, g.s.nc, cs_status_name(r.status),
+                   r.info.residual);
             failures++;
         }
     }
@@ -512,11 +519,8 @@ static void status_describes_the_iterate(void **state) {
     int converged = 0, scenes = 0;
     for (uint64_t seed = 1; seed <= 4000; seed++) {
         t_gen_scene g;
-        t_rng rng = t_rng_seed(seed);
-        const int nb = 1 + t_rng_below(&rng, 5), nc = 1 + t_rng_below(&rng, 32);
-        if (3 * nc <= 6 * nb)
+        if (!random_scene(&g, seed, true))
             continue;
-        t_gen_random(&g, nb, nc, 8, seed);
         solved r;
         solve_prm(&g.s, NULL, &prm, NULL, &r);
         scenes++;
@@ -664,11 +668,8 @@ static void restarts_from_pivots(void **state) {
     int restarted = 0, converged = 0, cut_late = 0;
     for (uint64_t seed = 1; seed <= 400; seed++) {
         t_gen_scene g;
-        t_rng rng = t_rng_seed(seed);
-        const int nb = 1 + t_rng_below(&rng, 5), nc = 1 + t_rng_below(&rng, 32);
-        if (3 * nc <= 6 * nb)
+        if (!random_scene(&g, seed, true))
             continue;
-        t_gen_random(&g, nb, nc, 8, seed);
         const cs_options far = {.deadline_ns = INT64_MAX / 2, .clock_ns = t_clock_counting};
         solved r;
         t_clock_reads = 0;
@@ -689,7 +690,7 @@ static void restarts_from_pivots(void **state) {
             solved c;
             solve(&g.s, &mid, NULL, &c);
             assert_true(c.status == CS_DEADLINE || c.status == r.status);
-            for (int i = 0; i < 3 * nc; i++)
+            for (int i = 0; i < 3 * g.s.nc; i++)
                 assert_true(isfinite(c.lambda[i]));
             cut_late += c.status == CS_DEADLINE && c.st.pivots > 0;
         }
