@@ -188,6 +188,7 @@
 #include <string.h>
 
 #include "solver/bordered.h"
+#include "solver/dantzig_ldl.h"
 #include "solver/deadline.h"
 #include "solver/lemke_contact.h"
 #include "solver/linalg.h"
@@ -381,12 +382,7 @@ static void clamp(lcp_ws *w, int i, const double *df_i) {
         cs__bordered_refresh(&w->acc);
 }
 
-/* K = L D L^T (k x k, column-major, lower triangle read; L's strict lower part written over it,
- * D^-1 into d) with the members in order, one whose pivot is at or below tol skipped: d = 0 and
- * its column unused, so its unknown is held at zero as a deferred member of bordered.h is. end[j]:
- * one past the last non-zero of L's column j. True when the meter's deadline passed (K partly
- * factored). */
-static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__meter *meter) {
+bool cs__ldl_skip(int k, double *K, double tol, double *d, int *end, cs__meter *meter) {
     // The whole factorization (the sum of (e - j)^2 / 2 below, at most k (k + 1) (2 k + 1) / 12)
     // counted at its end where it reads no clock, else two columns' updates at a time in pieces
     // of CS__METER_UNITS / 2 rows (an even count: the rows keep their pairs): at k in the hundreds
@@ -445,7 +441,7 @@ static bool ldl_skip(int k, double *K, double tol, double *d, int *end, cs__mete
     return !mt && cs__meter_add(meter, units);
 }
 
-/* x = K^+ x by ldl_skip's factors: the skipped members' unknowns zero. Counted through the
+/* x = K^+ x by cs__ldl_skip's factors: the skipped members' unknowns zero. Counted through the
  * meter column by column unless the whole, k^2, reads no clock; true when the deadline passed
  * (x unusable). */
 static bool ldl_solve(int k, const double *L, const double *d, const int *end, double *x,
@@ -641,7 +637,7 @@ static bool lcp_holds_plainly(int n, const double *A, int lda, const double *b, 
 }
 
 /* x_G = -A_GG^+ b_G for the k indices g [k], increasing (x [n] by index, others untouched):
- * A_GG formed in scratch and factored by ldl_skip, G's dependent members held at zero. An exact
+ * A_GG formed in scratch and factored by cs__ldl_skip, G's dependent members held at zero. An exact
  * tie leaves a rounding-sized force of either sign: zero, as the drives would leave it. Returns
  * how many forces are negative beyond that, or -1 (x_G unusable) when the workspace or the
  * meter's deadline ran short. Scratch from ws, given back. */
@@ -669,7 +665,7 @@ static int solve_subset(cs_workspace *ws, int n, const double *A, int lda, const
         x[c] = -b[g[c]];
         ok = !cs__meter_add(meter, k - c);
     }
-    ok = ok && !ldl_skip(k, K, rank_tol, d, end, meter) && !ldl_solve(k, K, d, end, x, meter);
+    ok = ok && !cs__ldl_skip(k, K, rank_tol, d, end, meter) && !ldl_solve(k, K, d, end, x, meter);
     int negative = -1;
     if (ok) {
         double fmax = 0;

@@ -9,8 +9,6 @@
  * degenerate and unsolvable input. The kept inverse of the clamped system (bordered.h): a deferred
  * member taken in once a later one makes room. */
 #include "solver/dantzig.h"
-/* The static LDL^T (ldl_skip) of ldl_skip_reads_the_clock. */
-#include "solver/dantzig.c"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +19,7 @@
 #include "solver/bordered.h"
 #include "solver/certify.h"
 #include "solver/contact.h"
+#include "solver/dantzig_ldl.h"
 #include "solver/deadline.h"
 #include "solver/lemke_structural.h"
 #include "solver/workspace.h"
@@ -1219,7 +1218,7 @@ static int64_t clock_reads_so_far(void) {
     return ++reads_so_far;
 }
 
-/* The LDL^T of the start (ldl_skip) reads the clock within about CS__METER_UNITS of its
+/* The LDL^T of the start (cs__ldl_skip) reads the clock within about CS__METER_UNITS of its
  * multiply-adds, however large its order k (deadline.h): at k = 2600 two columns' update is 5198
  * of them, which were counted in one piece (at k = 8192, 8 us between clock reads at the median
  * and 30 at p99). With its deadline at the j-th read, the entries of K changed since the
@@ -1243,7 +1242,7 @@ static void ldl_skip_reads_the_clock(void **state) {
         const cs_options opt = {.clock_ns = clock_reads_so_far, .deadline_ns = j};
         cs__meter meter = cs__meter_start(&opt);
         reads_so_far = 0;
-        assert_true(ldl_skip(K, Kf, 0, d, end, &meter));
+        assert_true(cs__ldl_skip(K, Kf, 0, d, end, &meter));
         int64_t changed = 0;
         for (size_t i = 0; i < (size_t)K * K; i++)
             changed += memcmp(Kf + i, K0 + i, sizeof(double)) != 0;
