@@ -167,7 +167,7 @@ static const char usage_options_text[] =
     "  --to FORM        convert: json, frames or fclib (default: from OUT's extension)\n"
     "  --request        send/stream/record: open the session in request mode (every frame\n"
     "                   answered as soon as it arrives; at most one frame per tick period on\n"
-    "                   average) instead of stream mode (the newest frame solved at the next\n"
+    "                   average) instead of stream mode (the newest frame answered at the next\n"
     "                   tick)\n"
     "  --budget US      send/stream/record: the session's solve time per frame (default: the\n"
     "                   daemon's, 80 % of its tick period)\n"

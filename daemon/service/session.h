@@ -53,7 +53,7 @@ typedef struct cd_endpoint_ops {
 #define CD_STREAM_FRAMES_PER_PERIOD 4
 
 typedef enum cd_mode {
-    CD_MODE_STREAM = 0,  /* newest frame before a tick is solved in that tick */
+    CD_MODE_STREAM = 0,  /* newest frame before a tick is answered at that tick */
     CD_MODE_REQUEST = 1, /* every frame solved as soon as it arrives */
 } cd_mode;
 

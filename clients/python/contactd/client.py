@@ -303,7 +303,7 @@ class Client:
 
     def solve(self, frame, timeout=None):
         """Sends frame and returns its Result (contactd.Result). In stream mode the frame is
-        solved at the next tick. Raises as receive() does."""
+        answered at the next tick. Raises as receive() does."""
         return self.receive(self.send(frame), timeout)
 
     def stream(self, frames, timeout=None):
