@@ -136,8 +136,8 @@ class Client:
             h.token = token
         h.record = bool(record)
         self._send(m)
-        reply = self._recv(time.monotonic() + self.timeout if self.timeout else None,
-                           self.timeout)
+        timeout, deadline = self._deadline(None)
+        reply = self._recv(deadline, timeout)
         kind = reply.WhichOneof("msg")
         if kind == "error":
             raise _error(reply, SessionRefused)
@@ -264,6 +264,12 @@ class Client:
                 raise ConnectionClosed("contactd closed the connection")
             self._decoder.feed(chunk)
 
+    def _deadline(self, timeout):
+        """A wait's timeout (None: the client's), in the client's range (check_timeout), and its
+        deadline (time.monotonic() s; None: no limit)."""
+        timeout = self.timeout if timeout is None else check_timeout(timeout)
+        return timeout, (time.monotonic() + timeout if timeout else None)
+
     def _raise_error(self, msg):
         err = _error(msg)
         if err.code not in _SESSION_GOES_ON:
@@ -289,9 +295,8 @@ class Client:
         """The Result of frame seq, skipping Results of earlier frames (late answers after a
         Timeout, stream ticks). Raises DaemonError for an Error from the daemon (its seq says
         which frame), Goodbye, ConnectionClosed, or Timeout after timeout s (default None: the
-        client's; 0: no limit)."""
-        timeout = self.timeout if timeout is None else timeout
-        deadline = time.monotonic() + timeout if timeout else None
+        client's; 0: no limit), ValueError for a timeout out of the client's range."""
+        timeout, deadline = self._deadline(timeout)
         while True:
             msg = self._recv(deadline, timeout)
             kind = msg.WhichOneof("msg")
@@ -303,7 +308,9 @@ class Client:
 
     def solve(self, frame, timeout=None):
         """Sends frame and returns its Result (contactd.Result). In stream mode the frame is
-        answered at the next tick. Raises as receive() does."""
+        answered at the next tick. Raises as receive() does (a bad timeout before the frame is
+        sent)."""
+        check_timeout(timeout)
         return self.receive(self.send(frame), timeout)
 
     def stream(self, frames, timeout=None):
@@ -317,12 +324,12 @@ class Client:
     def stats(self, session_id=0, timeout=None):
         """The daemon's Stats message (contactd.v1.Stats): its counters and histograms, with
         this session's (request mode: only its own) in session_stats. Results that arrive
-        while waiting for it (frames sent with send() and not yet received) are dropped."""
+        while waiting for it (frames sent with send() and not yet received) are dropped.
+        timeout as for receive()."""
         m = pb.ClientMessage()
         m.stats_request.session_id = session_id
+        timeout, deadline = self._deadline(timeout)
         self._send(m)
-        timeout = self.timeout if timeout is None else timeout
-        deadline = time.monotonic() + timeout if timeout else None
         while True:
             msg = self._recv(deadline, timeout)
             kind = msg.WhichOneof("msg")

@@ -511,6 +511,22 @@ class Timeouts(unittest.TestCase):
             with self.assertRaises(ValueError):
                 contactd.Client(tcp=DAEMON.tcp, timeout=t)
 
+    def test_a_wait_out_of_range_is_a_value_error(self):
+        # A receive's, solve's or stats' own timeout takes the client's range: a negative one
+        # ended the wait at once as a Timeout, a NaN one in the socket's ValueError about NaN.
+        with contactd.Client(tcp=DAEMON.tcp, timeout=TIMEOUT_S) as c:
+            seq = c.send(contactd.load_scene(BOX))
+            for t in (-1, -1e-9, float("nan"), float("inf"), 1e300):
+                for wait in (lambda: c.receive(seq, timeout=t), lambda: c.stats(timeout=t),
+                             lambda: c.solve(contactd.load_scene(BOX), timeout=t)):
+                    with self.assertRaises(ValueError) as e:
+                        wait()
+                    self.assertNotIsInstance(e.exception, contactd.ContactdError)
+                    self.assertIn("timeout: seconds in [0, 86400]", str(e.exception))
+            # Nothing was sent by a refused solve or stats: the frame's Result is the next.
+            self.assertEqual(c.receive(seq).seq, seq)
+            self.assertFalse(c.closed)
+
     def test_a_timeout_names_its_own_wait(self):
         # A receive's own timeout, not the client's (which said "within 0 s" or "None s").
         for t in (0, None, 60):
