@@ -583,9 +583,15 @@ static int connect_unix(int fd, const struct sockaddr_un *sa, int64_t deadline) 
     }
 }
 
+// An open's deadline: timeout_ns <= 0 is no limit (an open cannot end without waiting for its
+// Welcome, so a 0 that took only what has arrived, as a receive's does, would always time out).
+static int64_t open_deadline(int64_t timeout_ns) {
+    return deadline_after(timeout_ns > 0 ? timeout_ns : -1);
+}
+
 int cdc_conn_open_unix(const char *path, const cdc_hello *hello, int64_t timeout_ns,
                        cdc_conn **ret, char *err, size_t errlen) {
-    const int64_t deadline = deadline_after(timeout_ns);
+    const int64_t deadline = open_deadline(timeout_ns);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof sa.sun_path) {
         snprintf(err, errlen, "%s: socket path too long", path);
@@ -609,7 +615,7 @@ int cdc_conn_open_unix(const char *path, const cdc_hello *hello, int64_t timeout
 
 int cdc_conn_open_tcp(const char *hostport, const cdc_hello *hello, int64_t timeout_ns,
                       cdc_conn **ret, char *err, size_t errlen) {
-    const int64_t deadline = deadline_after(timeout_ns);
+    const int64_t deadline = open_deadline(timeout_ns);
     // HOST:PORT, with the host in brackets when it is an IPv6 literal.
     char host[256];
     const char *colon = strrchr(hostport, ':');

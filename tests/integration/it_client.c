@@ -6,8 +6,9 @@
  * executable) across the 1000 sends and receives; a hinge and a kinematic body; the
  * non-blocking mode (poll on cdc_conn_fd,
  * then cdc_msg_recv with timeout 0); an Error naming the bad field, after which the session
- * goes on; Stats; an open's timeout bounding a connect that cannot complete; a send cut by its
- * timeout shutting the sending side; and the Goodbye at SIGTERM followed by -ECONNRESET.
+ * goes on; Stats; an open's timeout bounding a connect that cannot complete, and its 0 meaning
+ * no limit; a send cut by its timeout shutting the sending side; and the Goodbye at SIGTERM
+ * followed by -ECONNRESET.
  * Arguments: the contactd executable. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -251,6 +252,28 @@ static void longest_timeout_waits(void **state) {
     cdc_conn_close(c);
 }
 
+// An open's timeout 0 is no limit, as the Python client's timeout=0: the open waits for its
+// Welcome, over the Unix socket and TCP, and the session answers. (It waited for nothing and
+// gave -ETIMEDOUT, the Welcome not having come yet.)
+static void open_with_timeout_0_waits(void **state) {
+    (void)state;
+    const cdc_hello hello = {.client_name = "it_client", .request_mode = true,
+                             .limits = {.max_bodies = 1, .max_contacts = 4}};
+    for (int tcp = 0; tcp <= 1; tcp++) {
+        cdc_conn *c = NULL;
+        char err[512];
+        const int r = tcp ? cdc_conn_open_tcp(d.tcp, &hello, 0, &c, err, sizeof err)
+                          : cdc_conn_open_unix(d.socket, &hello, 0, &c, err, sizeof err);
+        if (r < 0) {
+            fail_msg("open over %s with timeout 0: %d %s", tcp ? d.tcp : d.socket, r, err);
+        }
+        box_frame b;
+        box_frame_init(&b);
+        exchange(c, &b, 1);
+        cdc_conn_close(c);
+    }
+}
+
 // A hinge and a kinematic body go through the plain structs: the box hangs from a hinge above it
 // (axis x) with a torque about y applied, which the hinge must hold, and a kinematic probe body
 // (no mass) touches nothing. The hinge carries the weight and the torque; the probe's velocity
@@ -436,6 +459,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(joints_and_kinematic_bodies),
         cmocka_unit_test(stats_count_the_frames),
         cmocka_unit_test(longest_timeout_waits),
+        cmocka_unit_test(open_with_timeout_0_waits),
         cmocka_unit_test(goodbye_at_sigterm),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -64,11 +64,12 @@ typedef struct cdc_hello {
 int cdc_default_socket(char *buf, size_t len);
 
 /* Connects to the daemon's Unix-domain socket at path, sends Hello (hello may be NULL for all
- * defaults) and waits for the Welcome, all within timeout_ns (< 0: forever). Returns 0 and sets
- * *ret (release with cdc_conn_close), or a negative errno with a message in err (errlen bytes):
- * the connect error (-ENOENT, -ECONNREFUSED: no daemon listening there), -ETIMEDOUT (no
- * connection, its backlog full, or no Welcome in time), -ENOMEM, or,
- * when the daemon refused the Hello with an Error (its message is copied; also when it closed
+ * defaults) and waits for the Welcome, all within timeout_ns (0 or < 0: no limit, as the Python
+ * client's timeout=0; not cdc_msg_recv's 0, which waits for nothing: an open always waits).
+ * Returns 0 and sets *ret (release with cdc_conn_close), or a negative errno with a message in
+ * err (errlen bytes): the connect error (-ENOENT, -ECONNREFUSED: no daemon listening there),
+ * -ETIMEDOUT (no connection, its backlog full, or no Welcome in time), -ENOMEM, or, when the
+ * daemon refused the Hello with an Error (its message is copied; also when it closed
  * the connection before the Hello could be written), by its code:
  * -EACCES (ERROR_DENIED: token or allow-list), -EBUSY (ERROR_BUSY: no session slot or
  * connection free, a later Hello may pass), -ENOSPC (ERROR_MEMORY: a smaller session may fit),
