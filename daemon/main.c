@@ -177,14 +177,15 @@ static void raise_fd_limit(int max_connections) {
     if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
         return;
     }
-    const rlim_t want = (rlim_t)max_connections + 64;
+    const rlim_t want = (rlim_t)max_connections + CD_SERVER_LINGERING_MAX + 64;
     if (rl.rlim_cur >= want) {
         return;
     }
     rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
     if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want) {
         cd_log(CD_LOG_WARNING, "open files limited to %llu, below [server] max_connections "
-               "(%d) + 64", (unsigned long long)rl.rlim_cur, max_connections);
+               "(%d) + %d", (unsigned long long)rl.rlim_cur, max_connections,
+               CD_SERVER_LINGERING_MAX + 64);
     }
 }
 

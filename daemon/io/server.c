@@ -148,6 +148,8 @@ struct conn {
     bool closing;             /* no more reading or sending */
     bool eof;                 /* the client shut its sending side: it is answered, then ended */
     size_t cut;               /* at eof: bytes of a message it left unfinished (message_cut) */
+    bool lingering;           /* written and shut after conn_finish: reading and discarding
+                               * until the client closes (on_discard) or on_sweep ends it */
     int64_t finish_ns;        /* when conn_finish began; the connection ends LINGER_MS after,
                                * written or not */
     size_t queued;            /* bytes the unwritten replies hold: messages and requests */
@@ -207,6 +209,7 @@ struct cd_server {
     bool sweep_open, linger_open;
     struct conn *conns;
     int nconns;
+    int lingering;            /* of conns, at most CD_SERVER_LINGERING_MAX */
     cd_recorder *recorder;    /* started with the first recording */
     uint64_t next_conn_id;
     _Atomic uint64_t hello_timeouts, refused; /* io writes; a worker answering Stats reads */
@@ -567,6 +570,7 @@ static void on_closed(uv_handle_t *h) {
         c->next->prev = c->prev;
     }
     s->nconns--;
+    s->lingering -= c->lingering;
     if (s->closed && !s->conns && s->linger_open) {
         // Every connection took its Goodbye: nothing is left to wait for.
         uv_close((uv_handle_t *)&s->linger, NULL);
@@ -594,13 +598,43 @@ static void conn_abort(struct conn *c) {
     }
 }
 
-static void on_shutdown(uv_shutdown_t *req, int status) {
-    (void)status; // closed either way
-    conn_abort(req->data);
+// A lingering connection's reads all go to the server's buffer, and nowhere after.
+static void on_discard_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+    (void)suggested;
+    const struct conn *c = h->data;
+    *buf = uv_buf_init((char *)c->srv->rbuf, sizeof c->srv->rbuf);
 }
 
-// Ends a connection once what is queued (the Error that explains why) has been written, or
-// LINGER_MS after (on_sweep): a client that reads nothing must not keep it, and its place, open.
+// Ends a lingering connection when its client has closed (EOF, or a reset): nothing it sent is
+// left unread, so the close resets nothing.
+static void on_discard(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+    (void)buf;
+    if (nread < 0) {
+        conn_abort(stream->data);
+    }
+}
+
+// Once the last output is written and the sending side shut: closing now, with bytes the client
+// sent still unread (a refused connection's Hello, frames after a refused Hello), would make the
+// kernel reset the connection, and a reset drops what the client has not received yet, the
+// Error that says why last. So the connection reads and discards until the client closes, or
+// on_sweep ends it LINGER_MS after conn_finish began; CD_SERVER_LINGERING_MAX at a time, beyond
+// which (and when the server is closing) it closes at once.
+static void on_shutdown(uv_shutdown_t *req, int status) {
+    struct conn *c = req->data;
+    cd_server *s = c->srv;
+    if (status == 0 && !s->closed && s->lingering < CD_SERVER_LINGERING_MAX &&
+        uv_read_start(&c->h.stream, on_discard_alloc, on_discard) == 0) {
+        c->lingering = true;
+        s->lingering++;
+        return;
+    }
+    conn_abort(c);
+}
+
+// Ends a connection once what is queued (the Error that explains why) has been written and the
+// client has closed (on_shutdown), or LINGER_MS after (on_sweep): a client that reads nothing
+// must not keep it, and its place, open.
 static void conn_finish(struct conn *c) {
     if (c->direct) {
         // On the worker: it stops reading, writes what is queued and hands the connection back.

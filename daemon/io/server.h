@@ -17,6 +17,11 @@
 /* thread: io (everything, including the callbacks it registers on the loop). */
 typedef struct cd_server cd_server;
 
+/* Connections closed after an Error that may still be reading their client's last bytes (so
+ * that the close does not reset the connection and lose the Error), beyond max_connections at
+ * most: descriptors the daemon needs besides its connections. */
+#define CD_SERVER_LINGERING_MAX 32
+
 /* A server on loop for the sessions of t, configured by cfg (which must outlive it). It owns the
  * uv_async_t the workers wake it with (cd_server_wake). Sets *ret and returns 0, or a
  * negative errno. thread: io. */

@@ -6,13 +6,15 @@
  * it), and TCP's rule: the token (a wrong one, or one holding a NUL byte, is refused, counted
  * and the connection closed), or the operator's explicit tcp_allow_any_local_user; a refused
  * Hello is told from a daemon that is not there, by the client library and by contactctl, also
- * when the refusal closed the connection before the Hello was written.
+ * when the refusal closed the connection before the Hello was written; a TCP refusal's Error is
+ * not lost to a reset, and a refused client that keeps its connection open loses its place.
  * Arguments: the contactd and contactctl executables. */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -522,6 +524,84 @@ static void second_hello_ends_an_attached_tcp_connection(void **state) {
     unlink(token_file);
 }
 
+// The Error that refuses a TCP Hello reaches a client that has not read the daemon's earlier
+// replies and goes on sending: the daemon used to close the socket with the client's later bytes
+// unread, so the kernel reset the connection and dropped what the client's full window had kept
+// in the daemon's send queue, that Error last. Now it shuts its sending side and reads until the
+// client closes, so everything sent arrives. Each round: a receive buffer of a few KiB, 200
+// StatsRequests (16 answered, the rest refused with ERROR_LIMIT: some 20 KiB of replies), a Hello
+// without the token and 16 KiB more, all sent before reading.
+static void tcp_refusal_outlives_unread_replies(void **state) {
+    (void)state;
+    enum { ROUNDS = 10, REQUESTS = 200, AFTER = 16384 };
+    assert_int_equal(it_daemon_start(&d, contactd_path,
+                                     "[server]\ntcp_allow_any_local_user = no\n", 0), 0);
+    size_t nreq;
+    uint8_t *requests = it_stats_requests(REQUESTS, &nreq);
+    uint8_t *hello;
+    size_t nhello;
+    Contactd__V1__Hello h = CONTACTD__V1__HELLO__INIT;
+    h.protocol_version = 1;
+    const Contactd__V1__ClientMessage env = it_hello_message(&h);
+    it_pack(&env.base, &hello, &nhello);
+    static uint8_t after[AFTER];
+    int lost = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        const int fd = it_connect_tcp(d.tcp);
+        assert_true(fd >= 0);
+        const int rcvbuf = 2048;
+        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf), 0);
+        assert_int_equal(it_write_all(fd, requests, nreq), 0);
+        assert_int_equal(it_write_all(fd, hello, nhello), 0);
+        (void)it_write_all(fd, after, sizeof after); // fails once the connection is reset
+        int replies = 0;
+        bool refused = false;
+        Contactd__V1__ServerMessage *m;
+        while (!refused && (m = it_recv(fd, IT_TIMEOUT_MS))) {
+            replies++;
+            refused = m->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR &&
+                      m->error->code == CONTACTD__V1__ERROR_CODE__ERROR_DENIED &&
+                      strstr(m->error->message, "tcp_allow_any_local_user");
+            contactd__v1__server_message__free_unpacked(m, NULL);
+        }
+        if (refused) {
+            assert_true(it_wait_eof(fd, IT_TIMEOUT_MS));
+        } else {
+            print_message("# round %d: %d replies, then no Error\n", round, replies);
+            lost++;
+        }
+        close(fd);
+    }
+    free(requests);
+    free(hello);
+    print_message("# the refusal lost in %d of %d rounds\n", lost, ROUNDS);
+    assert_int_equal(lost, 0);
+    assert_int_equal(it_daemon_stop(&d), 0);
+}
+
+// A refused client that keeps its connection open cannot keep the daemon's end of it, and the
+// place it takes under max_connections: the daemon reads until the client closes, but for
+// LINGER_MS at most.
+static void refused_connection_left_open_ends(void **state) {
+    (void)state;
+    assert_int_equal(it_daemon_start(&d, contactd_path,
+                                     "[server]\nmax_connections = 1\nhello_timeout_ms = 600000\n",
+                                     0),
+                     0);
+    const int held = it_connect_tcp(d.tcp);
+    assert_true(held >= 0);
+    const int refused = it_connect_tcp(d.tcp);
+    assert_true(refused >= 0);
+    assert_int_equal(it_send_hello(refused, 1), 0);
+    expect_error_and_close(refused, CONTACTD__V1__ERROR_CODE__ERROR_BUSY, "max_connections");
+    close(held);
+    // The place is free once the refused connection's end is closed too (open_when_free gives
+    // up after 1 s).
+    cdc_conn_close(open_when_free(100));
+    close(refused);
+    assert_int_equal(it_daemon_stop(&d), 0);
+}
+
 static void tcp_without_token_needs_the_operators_choice(void **state) {
     (void)state;
     assert_int_equal(it_daemon_start(&d, contactd_path,
@@ -573,6 +653,8 @@ int main(int argc, char **argv) {
         TEST(tcp_needs_the_token),
         TEST(second_hello_ends_an_attached_tcp_connection),
         TEST(tcp_without_token_needs_the_operators_choice),
+        TEST(tcp_refusal_outlives_unread_replies),
+        TEST(refused_connection_left_open_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
