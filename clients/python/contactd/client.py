@@ -75,11 +75,11 @@ class Client:
     session is sized for; the daemon may lower them: see welcome.limits). budget_ns: solve time
     per frame (0: the daemon's default). record: ask the daemon to record the session to a file
     (welcome.record_path names it; the daemon must have [record] dir set, else SessionRefused).
-    timeout: seconds any one wait may take (connect, Hello, each send and answer); None or 0:
-    no limit, every wait as long as it takes (as for receive(), solve() and stats()); at most
-    MAX_TIMEOUT_S, a day. A send
-    that times out after part of its message went closes the client (see Timeout). Raises
-    ValueError for a timeout out of that range, SessionRefused
+    timeout: seconds any one wait may take (connect, Hello, each send and answer; not the lookup
+    of a tcp host name, which takes as long as the system's resolver allows); None or 0: no
+    limit, every wait as long as it takes (as for receive(), solve() and stats()); at most
+    MAX_TIMEOUT_S, a day. A send that times out after part of its message went closes the
+    client (see Timeout). Raises ValueError for a timeout out of that range, SessionRefused
     (a DaemonError) when the daemon refuses the Hello, OSError when it cannot be reached, Timeout
     when it does not answer."""
 

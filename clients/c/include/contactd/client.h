@@ -81,8 +81,13 @@ int cdc_conn_open_unix(const char *path, const cdc_hello *hello, int64_t timeout
 /* As cdc_conn_open_unix over TCP. hostport is "HOST:PORT" ("127.0.0.1:7411", "[::1]:7411");
  * a malformed one gives -EINVAL. timeout_ns bounds the connect (an unreachable host gives
  * -ETIMEDOUT then, not after the kernel's minutes of retries) and the Welcome, but not the name
- * lookup of a HOST that is not an address literal. The socket has TCP_NODELAY set: frames are
- * small and latency matters more than packet count. thread: any. */
+ * lookup of a HOST that is not an address literal: that is getaddrinfo's, which blocks as long as
+ * the system's resolver takes (bounded by its own settings, such as resolv.conf's timeout and
+ * attempts per nameserver: seconds each) and could be bounded only from another thread, which
+ * this library does not start. The lookup's time counts against timeout_ns: one that outlasts
+ * it leaves the connect no time (-ETIMEDOUT). A name that does not resolve gives -EINVAL. Give
+ * an address literal (or resolve the name yourself) for an open bounded whole. The socket has
+ * TCP_NODELAY set: frames are small and latency matters more than packet count. thread: any. */
 int cdc_conn_open_tcp(const char *hostport, const cdc_hello *hello, int64_t timeout_ns,
                       cdc_conn **ret, char *err, size_t errlen);
 
