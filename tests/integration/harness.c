@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -193,6 +194,18 @@ bool it_wait_eof(int fd, int timeout_ms) {
             return false;
         }
     }
+}
+
+int it_command_end(FILE *p, char *out, size_t len, const char *errpath, char *err,
+                   size_t errlen) {
+    out[fread(out, 1, len - 1, p)] = '\0';
+    const int st = pclose(p);
+    FILE *e = fopen(errpath, "r");
+    err[e ? fread(err, 1, errlen - 1, e) : 0] = '\0';
+    if (e) {
+        fclose(e);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
 cdc_conn *it_session_open(const it_daemon *d, bool tcp, const cdc_hello *hello) {

@@ -78,6 +78,13 @@ Contactd__V1__ServerMessage *it_recv(int fd, int timeout_ms);
 /* True when the peer closes the connection within timeout_ms (any bytes before are skipped). */
 bool it_wait_eof(int fd, int timeout_ms);
 
+/* Ends a command started with popen: reads its stdout from p into out (len bytes, NUL-terminated;
+ * the rest is dropped), closes p, and reads errpath, the file its stderr went to, into err
+ * (errlen bytes, NUL-terminated; empty when there is no such file). Returns its exit status, or
+ * 128 when it did not exit (a signal ended it). */
+int it_command_end(FILE *p, char *out, size_t len, const char *errpath, char *err,
+                   size_t errlen);
+
 /* Opens a session with the client library over the daemon's Unix socket or its TCP port.
  * Fails the test on error. */
 cdc_conn *it_session_open(const it_daemon *d, bool tcp, const cdc_hello *hello);

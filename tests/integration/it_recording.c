@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -70,16 +69,7 @@ static int run(const char *args) {
     snprintf(cmd, sizeof cmd, "%s %s 2>'%s'", contactctl_path, args, errpath);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
-    const size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    const int st = pclose(p);
-    FILE *e = fopen(errpath, "r");
-    const size_t m = e ? fread(err, 1, sizeof err - 1, e) : 0;
-    err[m] = '\0';
-    if (e) {
-        fclose(e);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    return it_command_end(p, out, sizeof out, errpath, err, sizeof err);
 }
 
 static double num(const cJSON *o, const char *name) {
@@ -313,6 +303,18 @@ static void rewrite_recording(const char *path, void (*edit)(Contactd__V1__Recor
     file_write(path, rewritten, w);
 }
 
+// The request session's recording rewritten by edit into dir/name (that path in ret_path, len
+// bytes) and replayed with extra: a difference (exit status 1), whose summary is returned.
+static cJSON *replay_rewritten(const char *name, void (*edit)(Contactd__V1__RecordEntry *e),
+                               const char *extra, char *ret_path, size_t len) {
+    snprintf(ret_path, len, "%s/%s", dir, name);
+    rewrite_recording(ret_path, edit);
+    int st;
+    cJSON *j = replay(ret_path, extra, &st);
+    assert_int_equal(st, 1);
+    return j;
+}
+
 static void mark_missed(Contactd__V1__RecordEntry *e) {
     if (e->entry_case == CONTACTD__V1__RECORD_ENTRY__ENTRY_SERVER &&
         e->server->msg_case == CONTACTD__V1__SERVER_MESSAGE__MSG_RESULT) {
@@ -327,12 +329,8 @@ static void mark_missed(Contactd__V1__RecordEntry *e) {
 static void deadline_frames_list_their_differences(void **state) {
     (void)state;
     char missed[128], args[1024];
-    snprintf(missed, sizeof missed, "%s/missed.cdrec", dir);
-    rewrite_recording(missed, mark_missed);
-    snprintf(args, sizeof args, "replay '%s' --solver sap --json", missed);
-    assert_int_equal(run(args), 1);
-    cJSON *j = cJSON_Parse(out);
-    assert_non_null(j);
+    cJSON *j = replay_rewritten("missed.cdrec", mark_missed, "--solver sap", missed,
+                                sizeof missed);
     const int frames = cJSON_GetArraySize(cJSON_GetObjectItem(j, "deadlineFrames"));
     const int fields = cJSON_GetArraySize(cJSON_GetObjectItem(j, "deadlineDifferences"));
     assert_true(frames >= 1);
@@ -376,14 +374,7 @@ static void zero_dt(Contactd__V1__RecordEntry *e) {
 static void refused_frames_stay_in_the_json(void **state) {
     (void)state;
     char refused[128], args[1024];
-    snprintf(refused, sizeof refused, "%s/refused.cdrec", dir);
-    rewrite_recording(refused, zero_dt);
-    snprintf(args, sizeof args, "replay '%s' --json", refused);
-    assert_int_equal(run(args), 1);
-    cJSON *j = cJSON_Parse(out);
-    if (!j) {
-        fail_msg("replay --json printed no JSON: %s", out);
-    }
+    cJSON *j = replay_rewritten("refused.cdrec", zero_dt, "", refused, sizeof refused);
     const cJSON *frames = cJSON_GetObjectItem(j, "refusedFrames");
     assert_true(num(j, "solved") >= 1);
     assert_int_equal(cJSON_GetArraySize(frames), num(j, "solved"));

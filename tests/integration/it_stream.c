@@ -14,7 +14,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -41,18 +40,9 @@ static FILE *stream_start(const it_daemon *t, const char *args) {
 // Waits for the command of stream_start; its stdout into out, its stderr into err. Returns the
 // exit status (137: the 30 s watchdog killed it).
 static int stream_wait(const it_daemon *t, FILE *p) {
-    const size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    const int st = pclose(p);
     char path[128];
     snprintf(path, sizeof path, "%s/ctl.err", t->dir);
-    FILE *e = fopen(path, "r");
-    const size_t m = e ? fread(err, 1, sizeof err - 1, e) : 0;
-    err[m] = '\0';
-    if (e) {
-        fclose(e);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    return it_command_end(p, out, sizeof out, path, err, sizeof err);
 }
 
 static double num(const cJSON *o, const char *name) {
