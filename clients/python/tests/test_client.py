@@ -3,6 +3,7 @@
 the test scenes, an Error naming the field, stream mode, Stats, the TCP token, Goodbye, timeouts,
 NumPy arrays and the path without NumPy, scene JSON both ways, the command line; and the framing
 alone. CONTACTD_EXE: the daemon; CONTACTD_DATA: tests/data. Run: python3 -m unittest."""
+import contextlib
 import glob
 import json
 import math
@@ -36,6 +37,19 @@ def weight(frame):
     """m g of the scene's dynamic bodies, N (gravity's magnitude)."""
     g = math.sqrt(frame.gravity.x ** 2 + frame.gravity.y ** 2 + frame.gravity.z ** 2)
     return sum(b.mass for b in frame.bodies) * g
+
+
+@contextlib.contextmanager
+def unix_listener(name):
+    """(path, srv): a Unix socket listening at a new temporary path, whose accept gives up after
+    TIMEOUT_S; closed on leaving."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, name)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as srv:
+            srv.bind(path)
+            srv.listen(1)
+            srv.settimeout(TIMEOUT_S)
+            yield path, srv
 
 
 LABELLED_MISS = ("STATUS_DEADLINE", "STATUS_FAILED")
@@ -407,32 +421,20 @@ class Goodbye(unittest.TestCase):
 class Timeouts(unittest.TestCase):
     def test_a_silent_peer_times_out(self):
         # A listener that accepts and never answers the Hello.
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "silent.sock")
-            srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            srv.bind(path)
-            srv.listen(1)
-            try:
-                with self.assertRaises(contactd.Timeout) as e:
-                    contactd.Client(socket=path, timeout=0.2)
-                self.assertIsInstance(e.exception, TimeoutError)
-            finally:
-                srv.close()
+        with unix_listener("silent.sock") as (path, _):
+            with self.assertRaises(contactd.Timeout) as e:
+                contactd.Client(socket=path, timeout=0.2)
+            self.assertIsInstance(e.exception, TimeoutError)
 
     def test_a_peer_of_another_protocol_is_a_protocol_error(self):
         # Another service at the address: an undecodable message, a malformed length prefix.
         # Each is a ContactdError that closes the client, not protobuf's or the framing's own.
         import threading
         for reply in (b"\x05\xff\xff\xff\xff\xff", b"\xff" * 12):
-            with tempfile.TemporaryDirectory() as tmp:
-                path = os.path.join(tmp, "other.sock")
-                srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                srv.bind(path)
-                srv.listen(1)
-                # The peer gives up when no client comes (one that failed before connecting),
-                # and, a daemon thread, cannot keep the run from ending whatever it waits for.
-                srv.settimeout(TIMEOUT_S)
-
+            # The peer gives up when no client comes (one that failed before connecting: the
+            # listener's timeout) and, a daemon thread, cannot keep the run from ending whatever
+            # it waits for.
+            with unix_listener("other.sock") as (path, srv):
                 def answer():
                     peer, _ = srv.accept()
                     peer.settimeout(TIMEOUT_S)
@@ -448,19 +450,13 @@ class Timeouts(unittest.TestCase):
                     self.assertIsInstance(e.exception, contactd.ContactdError)
                 finally:
                     t.join(TIMEOUT_S)
-                    srv.close()
 
     def test_a_send_cut_by_its_timeout_closes_the_client(self):
         # A peer that welcomes the client and then reads nothing: a frame several times what
         # the socket holds goes in part, then times out. The stream is cut inside a message,
         # so the client is closed and the peer reads the end of the stream after the cut.
         import threading
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "mute.sock")
-            srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            srv.bind(path)
-            srv.listen(1)
-            srv.settimeout(TIMEOUT_S)
+        with unix_listener("mute.sock") as (path, srv):
             welcomed = []
 
             def welcome():
@@ -472,32 +468,29 @@ class Timeouts(unittest.TestCase):
                 welcomed.append(peer)
             t = threading.Thread(target=welcome, daemon=True)
             t.start()
-            try:
-                c = contactd.Client(socket=path, timeout=0.5)
-                t.join(TIMEOUT_S)
-                frame = pb.Frame(dt=1e-3)
-                for i in range(10000):
-                    b = frame.bodies.add(id=i + 1, mass=1.0, inertia=[0.1, 0, 0, 0, 0.1, 0, 0, 0,
-                                                                       0.1])
-                    b.position.x, b.orientation.w = float(i), 1.0
-                with self.assertRaises(contactd.Timeout) as e:
-                    c.send(frame)
-                self.assertIn("closed", str(e.exception))
-                self.assertTrue(c.closed)
-                with self.assertRaises(contactd.ConnectionClosed):
-                    c.send(contactd.load_scene(BOX))
-                peer = welcomed[0]
-                peer.settimeout(TIMEOUT_S)
-                got = 0
-                while True:
-                    chunk = peer.recv(65536)
-                    if not chunk:
-                        break
-                    got += len(chunk)
-                self.assertGreater(got, 0)
-                peer.close()
-            finally:
-                srv.close()
+            c = contactd.Client(socket=path, timeout=0.5)
+            t.join(TIMEOUT_S)
+            frame = pb.Frame(dt=1e-3)
+            for i in range(10000):
+                b = frame.bodies.add(id=i + 1, mass=1.0, inertia=[0.1, 0, 0, 0, 0.1, 0, 0, 0,
+                                                                   0.1])
+                b.position.x, b.orientation.w = float(i), 1.0
+            with self.assertRaises(contactd.Timeout) as e:
+                c.send(frame)
+            self.assertIn("closed", str(e.exception))
+            self.assertTrue(c.closed)
+            with self.assertRaises(contactd.ConnectionClosed):
+                c.send(contactd.load_scene(BOX))
+            peer = welcomed[0]
+            peer.settimeout(TIMEOUT_S)
+            got = 0
+            while True:
+                chunk = peer.recv(65536)
+                if not chunk:
+                    break
+                got += len(chunk)
+            self.assertGreater(got, 0)
+            peer.close()
 
     def test_zero_or_none_is_no_limit_for_every_wait(self):
         # Over TCP, where a socket timeout of 0 made the connect non-blocking (BlockingIOError)
