@@ -626,23 +626,26 @@ static void solve(cd_session *s, const cd_job *job, cd_run *run, cd_output *out,
     // past it returns the labelled fallback at once, so the client gets a Result saying so.
     const int64_t start_ns = clock_ns();
     const int64_t own_ns = start_ns + s->p.budget_ns;
+    // The timing record gives this deadline, the one the solve ran under (a solve ahead stopped
+    // by its budget would otherwise say it missed a deadline it ended long before).
+    const int64_t deadline_ns = own_ns < job->deadline_ns ? own_ns : job->deadline_ns;
     const cs_options opt = {
         .solver = scene->solver != CS_SOLVER_DEFAULT ? scene->solver : s->p.default_solver,
-        .deadline_ns = own_ns < job->deadline_ns ? own_ns : job->deadline_ns,
+        .deadline_ns = deadline_ns,
         .clock_ns = clock_ns,
     };
     const cs_status st = cs_step(s->ws, scene, &opt, warm, &out->result);
     const int64_t end_ns = clock_ns();
     // A solve stopped by its deadline misses it even when it gave no answer at all (the status
     // is then CS_NOANSWER, the solver's own outcome CS_DEADLINE).
-    const bool met = end_ns <= job->deadline_ns && st != CS_DEADLINE &&
+    const bool met = end_ns <= deadline_ns && st != CS_DEADLINE &&
                      out->result.primary != CS_DEADLINE;
     run->solve_ns = end_ns - start_ns;
     out->timing = (cd_timing){
         .received_ns = job->frame->received_ns,
         .solve_start_ns = start_ns,
         .solve_ns = end_ns - start_ns,
-        .deadline_ns = job->deadline_ns,
+        .deadline_ns = deadline_ns,
         .deadline_met = met,
         .miss = met ? CD_MISS_NONE : miss_reason(job, start_ns, run->others_ns),
         .release_ns = job->release_ns,

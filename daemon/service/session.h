@@ -274,7 +274,8 @@ typedef struct cd_run {
  * hand-over, the worker's other sessions (run->others_ns), or else the host) to the session's
  * ring, or drops and counts it when the ring is full. CD_JOB_AHEAD solves into the ring's next
  * element without pushing it (nothing, when the ring is full), under the session's budget from
- * the solve's start; CD_JOB_SEND pushes that element. Returns 1 when a result was pushed, else 0.
+ * the solve's start (the deadline its timing record gives); CD_JOB_SEND pushes that element.
+ * Returns 1 when a result was pushed, else 0.
  * thread: the session's worker. rt-safe: yes. */
 int cd_session_run(cd_session *s, const cd_job *job, cd_run *run);
 

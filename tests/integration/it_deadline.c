@@ -44,11 +44,14 @@ static void every_frame_answered_past_the_deadline(void **state) {
         assert_non_null(strstr(r->detail, "deadline missed"));
         assert_false(r->timing->deadline_met);
         if (r->timing->solve_start_ns < r->timing->release_ns) {
-            // Solved ahead of its tick (stream mode): its 1 ns budget ran out there.
+            // Solved ahead of its tick (stream mode): its 1 ns budget from its start ran out there.
             assert_int_equal(r->timing->miss_reason, CONTACTD__V1__MISS_REASON__MISS_SOLVER);
+            assert_int_equal(r->timing->deadline_ns, r->timing->solve_start_ns + 1);
         } else {
             assert_true(r->timing->solve_start_ns > r->timing->deadline_ns);
         }
+        // The deadline given is the one the solve missed: the detail's "missed by" is positive.
+        assert_true(r->timing->solve_start_ns + r->timing->solve_ns > r->timing->deadline_ns);
         assert_true(r->timing->solve_start_ns + r->timing->solve_ns <= r->timing->sent_ns);
         assert_int_equal(r->n_contacts, 4);
         for (size_t i = 0; i < r->n_contacts; i++) {

@@ -275,7 +275,7 @@ static void a_stream_frame_is_solved_ahead_and_sent_at_its_tick(void **state) {
     assert_same_answer(&o->result, &u->result);
     assert_int_equal(o->timing.solve_start_ns, tick - 400000);
     assert_int_equal(o->timing.release_ns, tick);
-    assert_int_equal(o->timing.deadline_ns, tick + p.budget_ns);
+    assert_int_equal(o->timing.deadline_ns, tick - 400000 + p.budget_ns); /* from its start */
     assert_true(o->timing.deadline_met);
     cd_session_result_pop(s, false, NULL);
     cd_session_result_pop(at_tick, false, NULL);
@@ -347,6 +347,40 @@ static void no_solve_ahead_runs_into_the_tick(void **state) {
     publish_box_moving(s, 3, fake_now, 0.0, 0);
     assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
     assert_int_equal(job.kind, CD_JOB_AHEAD);
+    cd_session_table_free(t);
+}
+
+/* A solve ahead gets the session's budget from its start, and its timing record gives that
+ * deadline, the one it ran under: one its budget stopped ended past it (the Result's detail says
+ * by how much; by the tick's deadline it would have ended 100 us early and still missed). */
+static void a_solve_ahead_is_timed_by_its_own_deadline(void **state) {
+    (void)state;
+    cd_counts wc = {0};
+    cd_session_table *t = cd_session_table_new(1);
+    cd_session *s = admit(t, &stream_params);
+    const int64_t tick = EPOCH + 41 * PERIOD, start = tick - 900000;
+    fake_now = start;
+    publish_box(s, 1, fake_now);
+    cd_job job;
+    assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+    assert_int_equal(job.kind, CD_JOB_AHEAD);
+    // The clock passes the budget at the step's first read: the step stops there.
+    fake_step_once = stream_params.budget_ns + 1;
+    cd_run run = {.clock_ns = fake_clock, .counts = &wc};
+    assert_int_equal(cd_session_run(s, &job, &run), 0);
+    assert_true(fake_now < tick);
+    fake_now = tick;
+    assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+    assert_int_equal(job.kind, CD_JOB_SEND);
+    assert_int_equal(cd_session_run(s, &job, &run), 1);
+    const cd_output *o = cd_session_result_peek(s);
+    assert_int_equal(o->result.primary, CS_DEADLINE);
+    assert_false(o->timing.deadline_met);
+    assert_int_equal(o->timing.miss, CD_MISS_SOLVER);
+    assert_int_equal(o->timing.release_ns, tick);
+    assert_int_equal(o->timing.solve_start_ns, start);
+    assert_int_equal(o->timing.deadline_ns, start + stream_params.budget_ns);
+    assert_true(o->timing.solve_start_ns + o->timing.solve_ns > o->timing.deadline_ns);
     cd_session_table_free(t);
 }
 
@@ -635,6 +669,7 @@ int main(void) {
         cmocka_unit_test(a_frame_found_at_a_tick_counts_for_it),
         cmocka_unit_test(a_stream_frame_is_solved_ahead_and_sent_at_its_tick),
         cmocka_unit_test(no_solve_ahead_runs_into_the_tick),
+        cmocka_unit_test(a_solve_ahead_is_timed_by_its_own_deadline),
         cmocka_unit_test(a_late_job_is_labelled_not_silent),
         cmocka_unit_test(a_start_past_the_deadline_is_not_the_solvers_miss),
         cmocka_unit_test(request_answers_every_frame_in_order),
