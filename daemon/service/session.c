@@ -50,6 +50,7 @@ struct cd_session {
     bool ahead;              /* worker, stream: held is solved, its result claimed in out and
                               * pushed at its tick */
     int64_t ahead_tick_ns;   /* worker, stream: the tick of the last solve ahead (one a tick) */
+    bool costed;             /* worker: cost_ns is a solve's measure (none before the first) */
     int64_t tat_ns;          /* io, request: the rate limit's theoretical arrival time */
     uint64_t asked;          /* io (the worker on an attached session): frames handed to the
                               * worker; in stream mode only those that superseded none */
@@ -585,8 +586,10 @@ bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t per
     // Before its tick the frame may be solved ahead, once a tick (a frame that supersedes it
     // waits for the tick: the session costs at most one solve more a tick than without), and
     // only when the solve, by the session's cost so far, ends before the tick: the worker's
-    // time at the tick belongs to what is due then. Its result is sent at the tick.
-    if (s->ahead || s->ahead_tick_ns == due || now_ns + cd_session_cost_ns(s) >= due) {
+    // time at the tick belongs to what is due then (so not before a first solve has measured
+    // it). Its result is sent at the tick.
+    if (s->ahead || s->ahead_tick_ns == due || !s->costed ||
+        now_ns + cd_session_cost_ns(s) >= due) {
         return false;
     }
     ret->kind = CD_JOB_AHEAD;
@@ -657,6 +660,7 @@ static void solve(cd_session *s, const cd_job *job, cd_run *run, cd_output *out,
     const int64_t took = end_ns - start_ns;
     atomic_store_explicit(&s->cost_ns, took > cost ? took : cost + (took - cost) / 8,
                           memory_order_relaxed);
+    s->costed = true;
 }
 
 // The frame of out's solve is answered: counted, and out pushed to the ring (or, overflow,

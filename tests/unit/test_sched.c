@@ -283,9 +283,14 @@ static void a_solve_ahead_waits_for_what_is_due(void **state) {
     cd_sched w = worker(t, 0, false);
     int64_t next;
     int moved;
-    fake_now = EPOCH + 5 * PERIOD + 100000;
     fake_step = 1000;
-    publish_box(a, 1, fake_now);
+    // a's first frame, solved at its tick: a has a cost now (none before, no solve ahead).
+    publish_box(a, 1, EPOCH + 4 * PERIOD + 100000);
+    fake_now = EPOCH + 5 * PERIOD;
+    assert_int_equal(cd_sched_run(&w, 0, &next, &moved), 1);
+    drain(a);
+    fake_now = EPOCH + 5 * PERIOD + 100000;
+    publish_box(a, 3, fake_now);
     publish_box(b, 2, fake_now);
     assert_int_equal(cd_sched_run(&w, 0, &next, &moved), 1); /* b's result; a's is kept */
     assert_int_equal(next, EPOCH + 6 * PERIOD);

@@ -2,8 +2,8 @@
 /* Sessions without threads or sockets: the test plays the I/O thread (publish frames, drain
  * results) and the worker (cd_session_job, cd_session_run) with a fake clock, so each rule is
  * checked deterministically: stream mode answers the newest frame at the tick after its arrival
- * (solved ahead of the tick once a tick, when the solve ends before it, from the warm start the
- * answers sent so far left) and counts superseded ones on both sides of the hand-off; request mode answers every frame in
+ * (solved ahead of the tick once a tick, when by a measured cost the solve ends before it, from
+ * the warm start the answers sent so far left) and counts superseded ones on both sides of the hand-off; request mode answers every frame in
  * order, refuses a full queue, frames over the rate and frames with no room left for their
  * answer; a full output ring drops and counts; a session has unanswered frames until the newest
  * (stream) or every one (request) has its result taken or dropped; a
@@ -67,6 +67,16 @@ static void publish_box(cd_session *s, uint64_t seq, int64_t now) {
     cd_session_frame_publish(s, NULL, now, now, 0);
 }
 
+// Publishes the box as frame seq at now, sliding at vx (0: resting) when slide, counting for tick
+// (0: the tick after now).
+static void publish_box_moving(cd_session *s, uint64_t seq, int64_t now, double vx, int64_t tick) {
+    cs_scene *sc = cd_session_frame_scene(s);
+    assert_non_null(sc);
+    t_scene_copy(sc, &box, seq);
+    sc->bodies[0].v[0] = vx;
+    cd_session_frame_publish(s, NULL, now, now, tick);
+}
+
 static cd_session *admit(cd_session_table *t, const cd_session_params *p) {
     cd_session *s = cd_session_new(p);
     assert_non_null(s);
@@ -82,6 +92,16 @@ static int step(cd_session *s, cd_counts *wc) {
     }
     (void)cd_session_run(s, &job, &(cd_run){.clock_ns = fake_clock, .counts = wc});
     return 1;
+}
+
+// s's first solve, of the box found at tick (its answer taken): a session solves ahead of a tick
+// only once a solve has measured its cost.
+static void first_solve(cd_session *s, cd_counts *wc, int64_t tick) {
+    fake_now = tick;
+    publish_box_moving(s, 100, tick, 0.0, tick);
+    assert_int_equal(step(s, wc), 1);
+    assert_non_null(cd_session_result_peek(s));
+    cd_session_result_pop(s, false, NULL);
 }
 
 static void admission_checks(void **state) {
@@ -133,6 +153,7 @@ static void stream_solves_newest_at_the_next_tick(void **state) {
     cd_counts wc = {0};
     cd_session_table *t = cd_session_table_new(1);
     cd_session *s = admit(t, &stream_params);
+    first_solve(s, &wc, EPOCH + 9 * PERIOD);
     // Nothing published: nothing due.
     fake_now = EPOCH + 10 * PERIOD + 100;
     assert_int_equal(step(s, &wc), 0);
@@ -174,13 +195,13 @@ static void stream_solves_newest_at_the_next_tick(void **state) {
     cd_stats st = {0};
     cd_session_stats(s, &st);
     // 11 replaced 10 in the slot (the I/O side); 12 replaced 11 after the worker held it.
-    assert_int_equal(st.frames_received, 3);
+    assert_int_equal(st.frames_received, 4);
     assert_int_equal(st.frames_superseded, 2);
-    assert_int_equal(st.frames_solved, 1);
+    assert_int_equal(st.frames_solved, 2);
     assert_int_equal(st.deadline_misses, 0);
     cd_stats w = {0};
     cd_counts_add(&wc, &w);
-    assert_int_equal(w.frames_solved, 1);
+    assert_int_equal(w.frames_solved, 2);
     cd_session_table_free(t);
 }
 
@@ -224,16 +245,6 @@ static void a_frame_found_at_a_tick_counts_for_it(void **state) {
     cd_session_table_free(t);
 }
 
-// Publishes the box as frame seq at now, sliding at vx (0: resting) when slide, counting for tick
-// (0: the tick after now).
-static void publish_box_moving(cd_session *s, uint64_t seq, int64_t now, double vx, int64_t tick) {
-    cs_scene *sc = cd_session_frame_scene(s);
-    assert_non_null(sc);
-    t_scene_copy(sc, &box, seq);
-    sc->bodies[0].v[0] = vx;
-    cd_session_frame_publish(s, NULL, now, now, tick);
-}
-
 // Asserts that a and b are the same answer, bit for bit, pivots included.
 static void assert_same_answer(const cs_result *a, const cs_result *b) {
     assert_int_equal(a->seq, b->seq);
@@ -258,6 +269,8 @@ static void a_stream_frame_is_solved_ahead_and_sent_at_its_tick(void **state) {
     cd_session_table *t = cd_session_table_new(2);
     cd_session *s = admit(t, &p), *at_tick = admit(t, &p);
     const int64_t tick = EPOCH + 21 * PERIOD;
+    first_solve(s, &wc, tick - PERIOD);
+    first_solve(at_tick, &wc, tick - PERIOD);
     // Round 1: s gets its frame 400 us before the tick; at_tick finds the same frame at the tick.
     fake_now = tick - 400000;
     publish_box_moving(s, 1, fake_now, 0.0, 0);
@@ -309,9 +322,9 @@ static void a_stream_frame_is_solved_ahead_and_sent_at_its_tick(void **state) {
                        &cd_session_result_peek(at_tick)->result);
     cd_stats st = {0};
     cd_session_stats(s, &st);
-    assert_int_equal(st.frames_received, 4);
+    assert_int_equal(st.frames_received, 5);
     assert_int_equal(st.frames_superseded, 1);
-    assert_int_equal(st.frames_solved, 3);
+    assert_int_equal(st.frames_solved, 4);
     cd_session_table_free(t);
 }
 
@@ -323,12 +336,16 @@ static void no_solve_ahead_runs_into_the_tick(void **state) {
     cd_session_table *t = cd_session_table_new(1);
     cd_session *s = admit(t, &stream_params);
     const int64_t tick = EPOCH + 31 * PERIOD;
-    // A first frame found at a tick, solved there: the clock moves 300 us during the solve.
-    fake_now = tick - PERIOD;
-    publish_box_moving(s, 1, fake_now, 0.0, fake_now);
+    // A first frame, 500 us before its tick: no cost measured yet, so not solved ahead.
+    fake_now = tick - PERIOD - 500000;
+    publish_box_moving(s, 1, fake_now, 0.0, 0);
     cd_job job;
+    assert_false(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
+    // Solved at its tick: the clock moves 300 us during the solve.
+    fake_now = tick - PERIOD;
     assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
     assert_int_equal(job.kind, CD_JOB_SOLVE);
+    assert_int_equal(job.release_ns, fake_now);
     fake_step_once = 300000;
     (void)cd_session_run(s, &job, &(cd_run){.clock_ns = fake_clock, .counts = &wc});
     assert_int_equal(cd_session_cost_ns(s), 300000);
@@ -359,6 +376,7 @@ static void a_solve_ahead_is_timed_by_its_own_deadline(void **state) {
     cd_session_table *t = cd_session_table_new(1);
     cd_session *s = admit(t, &stream_params);
     const int64_t tick = EPOCH + 41 * PERIOD, start = tick - 900000;
+    first_solve(s, &wc, tick - PERIOD);
     fake_now = start;
     publish_box(s, 1, fake_now);
     cd_job job;
@@ -514,7 +532,7 @@ static void full_ring_drops_and_counts(void **state) {
     cd_session_table *t = cd_session_table_new(1);
     cd_session *s = admit(t, &stream_params);
     // The I/O thread does not drain: the ring fills, then results are dropped and counted. Each
-    // frame is solved ahead of its tick and sent at it while the ring has room; then there is no
+    // frame after the first is solved ahead of its tick and sent at it while the ring has room; then there is no
     // room to solve ahead into, and the tick solves it (to keep the warm start) and drops it.
     const int extra = 5;
     for (int i = 0; i < CD_SESSION_RESULTS + extra; i++) {
@@ -522,12 +540,17 @@ static void full_ring_drops_and_counts(void **state) {
         publish_box(s, (uint64_t)i + 1, fake_now);
         cd_job job;
         cd_run run = {.clock_ns = fake_clock, .counts = &wc};
-        assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
-        assert_int_equal(job.kind, CD_JOB_AHEAD);
-        assert_int_equal(cd_session_run(s, &job, &run), 0);
+        // The first frame waits for its tick (no cost measured yet).
+        assert_int_equal(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job), i > 0);
+        if (i > 0) {
+            assert_int_equal(job.kind, CD_JOB_AHEAD);
+            assert_int_equal(cd_session_run(s, &job, &run), 0);
+        }
         fake_now = EPOCH + (i + 1) * PERIOD;
         assert_true(cd_session_job(s, fake_now, EPOCH, PERIOD, &wc, &job));
-        assert_int_equal(job.kind, i < CD_SESSION_RESULTS ? CD_JOB_SEND : CD_JOB_SOLVE);
+        assert_int_equal(job.kind, i == 0                    ? CD_JOB_SOLVE
+                                   : i < CD_SESSION_RESULTS ? CD_JOB_SEND
+                                                            : CD_JOB_SOLVE);
         assert_int_equal(cd_session_run(s, &job, &run), i < CD_SESSION_RESULTS ? 1 : 0);
     }
     cd_stats st = {0};
