@@ -1019,7 +1019,9 @@ static void print_stats(const Contactd__V1__Stats *st) {
     printf("sessions           %" PRIu32 "\n", st->sessions);
     printf("frames received    %" PRIu64 "\n", st->frames_received);
     printf("frames solved      %" PRIu64 "\n", st->frames_solved);
-    printf("frames superseded  %" PRIu64 "\n", st->frames_superseded);
+    printf("frames superseded  %" PRIu64 " (%" PRIu64 " solved ahead of their tick, %.3f ms)\n",
+           st->frames_superseded, st->solves_ahead_dropped,
+           (double)st->solves_ahead_dropped_ns / 1e6);
     printf("frames refused     %" PRIu64 "\n", st->frames_refused);
     printf("stats refused      %" PRIu64 "\n", st->stats_requests_refused);
     printf("conns refused      %" PRIu64 "\n", st->connections_refused);

@@ -1416,6 +1416,8 @@ static void session_stats_build(struct session_stats_msg *sm, const cd_session *
     m->wake_late = &sm->parts.wake_late;
     m->n_statuses = sm->parts.n_status;
     m->statuses = sm->parts.status_ptr;
+    m->solves_ahead_dropped = st->ahead_dropped_ns.count;
+    m->solves_ahead_dropped_ns = st->ahead_dropped_ns.sum;
 }
 
 // Whether c's session is open and asked for (want_id 0: every session). thread: io.
@@ -1471,6 +1473,8 @@ static void on_stats(struct conn *c, const Contactd__V1__StatsRequest *req) {
     m.connections_refused = atomic_load_explicit(&c->srv->refused, memory_order_relaxed);
     m.stats_requests_refused = atomic_load_explicit(&c->srv->stats_refused, memory_order_relaxed);
     m.frames_refused = st.frames_invalid + st.frames_limited;
+    m.solves_ahead_dropped = st.ahead_dropped_ns.count;
+    m.solves_ahead_dropped_ns = st.ahead_dropped_ns.sum;
     struct stats_parts parts;
     stats_parts_build(&parts, &st);
     m.misses = &parts.misses;

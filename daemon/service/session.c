@@ -562,9 +562,15 @@ bool cd_session_job(cd_session *s, int64_t now_ns, int64_t epoch_ns, int64_t per
     if (f) {
         if (s->held) {
             // The newer frame wins; the one held for the tick never reaches it (nor does its
-            // answer, when it was solved ahead: the claimed result is written over).
+            // answer, when it was solved ahead: the claimed result is written over, its time
+            // counted).
             cd_stat_inc(&s->counts.frames_passed);
             cd_stat_inc(&wc->frames_passed);
+            if (s->ahead) {
+                const int64_t took = ((cd_output *)cd_ring_claim(&s->out))->timing.solve_ns;
+                cd_counter_add(&s->counts.ahead_dropped_ns, took);
+                cd_counter_add(&wc->ahead_dropped_ns, took);
+            }
             settle(s);
         }
         s->held = f;

@@ -45,6 +45,11 @@ void cd_counts_add(const cd_counts *c, cd_stats *ret) {
     ret->solve_ns.count += v.count;
     ret->solve_ns.sum += v.sum;
     ret->solve_ns.max = v.max > ret->solve_ns.max ? v.max : ret->solve_ns.max;
+    cd_counter_read(&c->ahead_dropped_ns, &v);
+    ret->ahead_dropped_ns.count += v.count;
+    ret->ahead_dropped_ns.sum += v.sum;
+    ret->ahead_dropped_ns.max = v.max > ret->ahead_dropped_ns.max ? v.max
+                                                                   : ret->ahead_dropped_ns.max;
     for (int i = 0; i < CD_MISS_KINDS; i++) {
         ret->misses[i] += cd_stat_get(&c->misses[i]);
     }

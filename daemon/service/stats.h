@@ -47,6 +47,8 @@ typedef struct cd_counts {
     _Atomic uint64_t deadline_misses;   /* rt: answered after the deadline, or CS_DEADLINE */
     _Atomic uint64_t results_overflow;  /* rt: dropped because the output ring was full */
     cd_counter solve_ns;                /* rt: wall time of cs_step */
+    cd_counter ahead_dropped_ns;        /* rt: wall time of solves ahead of a tick whose frame
+                                         * was then superseded (no answer) */
     _Atomic uint64_t misses[CD_MISS_KINDS];     /* rt: deadline misses by cause (cd_miss) */
     _Atomic uint64_t statuses[CD_STATUS_KINDS]; /* rt: solves by cs_status (CD_STATUS_MIN) */
     cd_hist solve_hist;     /* rt: wall time of cs_step */
@@ -70,6 +72,7 @@ typedef struct cd_stats {
     uint64_t deadline_misses;
     uint64_t results_dropped;   /* output ring full + client write queue full */
     cd_counter_value solve_ns;
+    cd_counter_value ahead_dropped_ns; /* solves ahead of a tick dropped with their frame */
     cd_counter_value wake_late_ns; /* how late each tick-thread wake-up was */
     uint64_t misses[CD_MISS_KINDS];
     uint64_t statuses[CD_STATUS_KINDS];

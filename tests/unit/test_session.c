@@ -298,6 +298,7 @@ static void a_stream_frame_is_solved_ahead_and_sent_at_its_tick(void **state) {
     // copy of its warm start), at_tick at the tick (from its own).
     fake_now = tick + PERIOD / 2;
     publish_box_moving(s, 2, fake_now, 0.5, 0);
+    fake_step_once = 70000; /* the solve ahead that will be dropped takes 70 us */
     assert_int_equal(step(s, &wc), 1);
     publish_box_moving(s, 3, fake_now + 1000, 0.0, 0);
     publish_box_moving(at_tick, 3, fake_now + 1000, 0.0, 0);
@@ -325,6 +326,13 @@ static void a_stream_frame_is_solved_ahead_and_sent_at_its_tick(void **state) {
     assert_int_equal(st.frames_received, 5);
     assert_int_equal(st.frames_superseded, 1);
     assert_int_equal(st.frames_solved, 4);
+    // The dropped solve's time is counted apart from the solves that answered.
+    assert_int_equal(st.ahead_dropped_ns.count, 1);
+    assert_int_equal(st.ahead_dropped_ns.sum, 70000);
+    assert_int_equal(st.solve_ns.count, 4);
+    cd_stats w = {0};
+    cd_counts_add(&wc, &w);
+    assert_int_equal(w.ahead_dropped_ns.sum, 70000);
     cd_session_table_free(t);
 }
 
