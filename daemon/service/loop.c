@@ -359,6 +359,17 @@ static void *worker_main(void *arg) {
             // The partner takes the moved sessions now rather than at its next tick.
             kick(&l->w[w->sched.partner]);
         }
+        if (w->sched.ahead_ran) {
+            // What came while it solved ahead is read before the next solve ahead (counting for
+            // the tick, should that have come meanwhile, as on a wake-up at it).
+            bool kicked;
+            const int n = epoll_wait(w->epfd, ev, EVENTS, 0);
+            nev = keep_sockets(w, ev, n > 0 ? n : 0, &kicked);
+            ready_ns = cd_clock_ns();
+            ready_tick_ns = ready_ns >= next ? next : 0;
+            late = 0;
+            continue;
+        }
         if (cd_clock_ns() >= next) {
             // The work ran into the next tick: count it and look again at once.
             cd_stat_inc(&w->overruns);

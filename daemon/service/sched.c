@@ -39,7 +39,8 @@ int cd_sched_run(cd_sched *w, int64_t wake_late_ns, int64_t *ret_next_ns, int *r
     int work = 0, moved = 0;
     int64_t others = 0; // this pass's solves so far: what a later job waited for
     int64_t now = w->clock_ns();
-    for (int done = 0; done < most; done++) {
+    w->ahead_ran = false;
+    for (int done = 0; done < most && !w->ahead_ran; done++) {
         cd_session *best = NULL;
         cd_job job = {0};
         for (int i = 0; i < n; i++) {
@@ -71,6 +72,7 @@ int cd_sched_run(cd_sched *w, int64_t wake_late_ns, int64_t *ret_next_ns, int *r
                                                  : 1;
         }
         others += run.solve_ns;
+        w->ahead_ran = job.kind == CD_JOB_AHEAD;
         moved += place(w, best);
         now = w->clock_ns();
     }

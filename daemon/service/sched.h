@@ -23,10 +23,16 @@ typedef struct cd_sched {
     int64_t (*clock_ns)(void); /* the one clock the worker reads: cd_clock_ns, or a test's */
     int epfd;                  /* the worker's epoll (cd_session_flush), for attached sessions */
     cd_counts counts;          /* this worker's share of the daemon-wide counts */
+    bool ahead_ran;            /* out of cd_sched_run: it returned after a solve ahead of a tick,
+                                * with more perhaps to do: the worker reads its sockets, then
+                                * calls again */
 } cd_sched;
 
 /* Runs the due solves of w's sessions, earliest deadline first (equal deadlines: the cheaper
- * session first), until none is due at the clock's time, and lets go of closed sessions. A session
+ * session first), until none is due at the clock's time, then at most one solve ahead of a tick
+ * (w->ahead_ran says whether it did: frames that arrive meanwhile are read before the next, else
+ * a burst of them would wait for its tick behind the solves ahead and come after it), and lets go
+ * of closed sessions. A session
  * whose cost crosses w->long_ns (upwards in the foreground, below half of it in the background) is
  * moved to w->partner after its solve. An attached session's result is written right after its
  * solve (cd_session_flush), not after the solves behind it. wake_late_ns: how late the wake-up

@@ -308,6 +308,43 @@ static void a_solve_ahead_waits_for_what_is_due(void **state) {
     cd_session_table_free(t);
 }
 
+// A pass solves at most one frame ahead of its tick and says so, so that the worker reads its
+// sockets between two: two stream sessions' frames before the tick take two passes, the third
+// finds nothing left to do before the tick.
+static void one_solve_ahead_a_pass(void **state) {
+    (void)state;
+    cd_session_table *t = cd_session_table_new(2);
+    cd_session *a = admit(t, CD_MODE_STREAM, 300000, 0);
+    cd_session *b = admit(t, CD_MODE_STREAM, 300000, 0);
+    cd_sched w = worker(t, 0, false);
+    int64_t next;
+    int moved;
+    fake_step = 1000;
+    // Their first frames, solved at their tick (a cost measured, none before).
+    publish_box(a, 1, EPOCH + 4 * PERIOD + 100000);
+    publish_box(b, 2, EPOCH + 4 * PERIOD + 100000);
+    fake_now = EPOCH + 5 * PERIOD;
+    assert_int_equal(cd_sched_run(&w, 0, &next, &moved), 2);
+    assert_false(w.ahead_ran);
+    drain(a);
+    drain(b);
+    fake_now = EPOCH + 5 * PERIOD + 100000;
+    publish_box(a, 3, fake_now);
+    publish_box(b, 4, fake_now);
+    assert_int_equal(cd_sched_run(&w, 0, &next, &moved), 0);
+    assert_true(w.ahead_ran);
+    assert_int_equal(cd_sched_run(&w, 0, &next, &moved), 0);
+    assert_true(w.ahead_ran);
+    assert_int_equal(cd_sched_run(&w, 0, &next, &moved), 0);
+    assert_false(w.ahead_ran);
+    assert_int_equal(next, EPOCH + 6 * PERIOD);
+    fake_now = EPOCH + 6 * PERIOD;
+    assert_int_equal(cd_sched_run(&w, 0, &next, &moved), 2);
+    const cd_timing ta = drain(a), tb = drain(b);
+    assert_true(ta.solve_start_ns < EPOCH + 6 * PERIOD && tb.solve_start_ns < EPOCH + 6 * PERIOD);
+    cd_session_table_free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(earliest_deadline_first),
@@ -316,6 +353,7 @@ int main(void) {
         cmocka_unit_test(closed_sessions_are_let_go),
         cmocka_unit_test(a_solve_into_a_full_ring_wakes_the_io),
         cmocka_unit_test(a_solve_ahead_waits_for_what_is_due),
+        cmocka_unit_test(one_solve_ahead_a_pass),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
