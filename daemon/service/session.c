@@ -202,8 +202,8 @@ cd_session *cd_session_new(const cd_session_params *p) {
     }
     s->ws = cs_workspace_new(&p->lim);
     s->warm = cs_warmstart_new(&p->lim);
-    s->warm_ahead = p->mode == CD_MODE_STREAM ? cs_warmstart_new(&p->lim) : NULL;
-    if (!s->ws || !s->warm || (p->mode == CD_MODE_STREAM && !s->warm_ahead) ||
+    s->warm_ahead = warmstarts_of(p) > 1 ? cs_warmstart_new(&p->lim) : NULL;
+    if (!s->ws || !s->warm || (warmstarts_of(p) > 1 && !s->warm_ahead) ||
         session_alloc_arrays(s) < 0) {
         goto out_free;
     }
