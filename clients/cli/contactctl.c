@@ -160,7 +160,8 @@ static const char usage_options_text[] =
     "  --tcp HOST:PORT  connect over TCP instead (the daemon listens on 127.0.0.1:7411)\n"
     "  --rate HZ        stream/record: frames per second (default 1000)\n"
     "  --duration S     stream/record: seconds to stream (default 5)\n"
-    "  --timeout MS     send/stats/top: how long to wait for the answer (default 2000)\n"
+    "  --timeout MS     send/stats/top: how long to wait for the answer (default 2000; 0: no\n"
+    "                   limit, as python -m contactd's --timeout 0)\n"
     "  --session ID     stats/top: only this session's figures (the daemon's are always shown;\n"
     "                   stats exits 1 when that session is not open)\n"
     "  --iterations N   top: refreshes before it exits\n"
@@ -498,8 +499,9 @@ static int parse_args(int argc, char **argv, args *a) {
             break;
         case O_TIMEOUT:
             // At most a day, as --duration: the deadline it sets stays far from overflow.
-            if (!parse_long(optarg, 1, &a->timeout_ms) || a->timeout_ms > 86400000) {
-                return usage_error("--timeout: expected milliseconds in [1, 86400000], got '%s'",
+            if (!parse_long(optarg, 0, &a->timeout_ms) || a->timeout_ms > 86400000) {
+                return usage_error("--timeout: expected milliseconds in [0, 86400000] (0: no "
+                                   "limit), got '%s'",
                                    optarg);
             }
             break;
@@ -905,15 +907,16 @@ static void print_goodbye(const Contactd__V1__Goodbye *g) {
     fprintf(stderr, "contactctl: the daemon ended the session: %s\n", g->reason);
 }
 
-// Waits for the first message of the given case; an Error, a Goodbye or a broken connection ends
-// the wait.
+// Waits for the first message of the given case (timeout_ns 0: for as long as it takes); an
+// Error, a Goodbye or a broken connection ends the wait.
 static int await(cdc_conn *c, Contactd__V1__ServerMessage__MsgCase want, int64_t timeout_ns,
                  Contactd__V1__ServerMessage **ret) {
     const int64_t deadline = cd_clock_ns() + timeout_ns;
     for (;;) {
-        const int64_t left = deadline - cd_clock_ns();
+        // cdc_wire_recv waits without a limit for a negative timeout.
+        const int64_t left = timeout_ns == 0 ? -1 : deadline - cd_clock_ns();
         Contactd__V1__ServerMessage *m = NULL;
-        const int r = left > 0 ? cdc_wire_recv(c, left, &m) : 0;
+        const int r = timeout_ns == 0 || left > 0 ? cdc_wire_recv(c, left, &m) : 0;
         if (r == 0) {
             fprintf(stderr, "contactctl: no answer from the daemon within %.0f ms\n",
                     (double)timeout_ns / 1e6);

@@ -610,6 +610,9 @@ static void exit_statuses_and_help(void **state) {
     // nanoseconds overflowed, and the answer was late "within -1 ms").
     snprintf(args, sizeof args, "stats --socket '%s' --timeout 86400000", d.socket);
     assert_int_equal(run(args), 0);
+    // 0 is no limit (it was refused, as below the range).
+    snprintf(args, sizeof args, "stats --socket '%s' --timeout 0", d.socket);
+    assert_int_equal(run(args), 0);
     snprintf(args, sizeof args, "stats --socket '%s' --timeout 9223372036854775807", d.socket);
     assert_int_equal(run(args), 2);
     assert_non_null(strstr(err, "--timeout"));
