@@ -79,7 +79,8 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
  * (out->answer, out->carried):
  *  - a certified answer of the solver: CS_ANSWER_SOLVER, status CS_CONVERGED or CS_MAXITER; the
  *    warm start remembers it (only certified answers are ever remembered);
- *  - SAP at the deadline: its iterate, CS_ANSWER_ITERATE, status CS_DEADLINE;
+ *  - SAP or ncp at the deadline, once it has an iterate: its best one, CS_ANSWER_ITERATE,
+ *    status CS_DEADLINE, with its certificate;
  *  - otherwise (failure, failed certificate, deadline): the warm start's last certified impulses
  *    by contact id, zero for new contacts, with the velocities they imply and their own
  *    certificate: CS_ANSWER_LAST_CERTIFIED, status CS_DEADLINE or CS_FALLBACK, when at least one

@@ -90,7 +90,11 @@
  * cap: a local minimum, CS_RAY.
  *
  * DEADLINE. Read before each iteration and, through a meter, inside the products with W and the
- * factorizations (deadline.h); the pivoting solve of the restart reads it itself. */
+ * factorizations (deadline.h); the pivoting solve of the restart reads it itself. At the deadline
+ * the best iterate is returned (CS_DEADLINE): every iterate satisfies each contact's law exactly
+ * (the maps above), and its residual (15) says how far the coupling v = W f + b is from holding;
+ * cs_step sends it labelled, with its certificate. Before the first iterate was evaluated there
+ * is none (cs_ncp_info.no_iterate), and cs_step falls back. */
 #include "solver/ncp.h"
 
 #include <float.h>
@@ -1217,10 +1221,11 @@ static cs_status delassus(int nc, const double *W, int ldw, const double *b, con
     if (!P.meter.passed)
         scale_problem(&P, W, ldw, b);
     if (P.meter.passed) {
-        // No time to read the data through: the warm start, unchanged, is the best iterate.
+        // No time to read the data through: the warm start, unchanged, and no iterate.
         for (int i = 0; i < n; i++)
             lambda[i] = lambda0 ? lambda0[i] : 0;
         info.residual = INFINITY;
+        info.no_iterate = true;
         if (ret_info)
             *ret_info = info;
         return CS_DEADLINE;
@@ -1258,6 +1263,8 @@ static cs_status delassus(int nc, const double *W, int ldw, const double *b, con
             polish = true;
         }
     }
+    // A start the deadline cut short (its residual unknown) is no iterate of this solve.
+    info.no_iterate = P.meter.passed;
     double l_best = l;
     memcpy(P.xbest, P.x, (size_t)n * sizeof(double));
     int stalled = 0, restarts = 0;
@@ -1577,9 +1584,11 @@ cs_status cs_ncp_solve(cs_workspace *ws, const cs_model *m, const cs_options *op
         if (ret_info)
             *ret_info = info;
     } else if (status == CS_DEADLINE) {
-        // No time to form W: the warm start, unchanged, is the best iterate there is.
+        // No time to form W: the warm start, unchanged, and no iterate.
         for (size_t i = 0; i < n; i++)
             lambda[i] = lambda0 ? lambda0[i] : 0;
+        if (ret_info)
+            ret_info->no_iterate = true;
     }
     st->peak_bytes = cs__ws_peak(ws);
     cs__ws_release(ws, mark);
@@ -1605,8 +1614,10 @@ cs_status cs__ncp_run(cs_workspace *ws, const cs__solve_in *in, cs__solve_out *o
             any = cs__warm_impulse(in->warm, in->s->contacts[i].id, lambda0 + 3 * i) || any;
         lambda0 = any ? lambda0 : NULL;
     }
+    cs_ncp_info info;
     const cs_status st =
-        cs_ncp_solve(ws, in->m, in->opt, NULL, lambda0, out->lambda, out->st, NULL);
+        cs_ncp_solve(ws, in->m, in->opt, NULL, lambda0, out->lambda, out->st, &info);
+    out->no_iterate = st == CS_DEADLINE && info.no_iterate;
     cs__ws_release(ws, mark);
     return st;
 }

@@ -23,6 +23,8 @@ typedef struct cs_ncp_info {
     int newton;     /* iterations that took the Newton point (the rest: the dogleg search) */
     double residual; /* |r(x)|_inf / max(|b|_inf, |W f|_inf) at the returned iterate (eq. 15;
                       * the absolute value when that scale is 0) */
+    bool no_iterate; /* CS_DEADLINE before the first iterate was evaluated: lambda is the warm
+                      * start (or zero), not an answer of this solve */
 } cs_ncp_info;
 
 /* Scratch bytes of cs_ncp_delassus() for nc contacts. */
@@ -39,7 +41,8 @@ size_t cs_ncp_delassus_size(int nc);
  * defaults. opt: the deadline (NULL: none). scratch: cs_ncp_delassus_size(nc) bytes, 64-byte
  * aligned. lambda: [3nc] out, filled for every status >= 0 (the best iterate: each iteration
  * lowers |r|). ret_info: may be NULL; filled for every status.
- * Returns CS_CONVERGED; CS_DEADLINE (opt's deadline passed: the best iterate so far);
+ * Returns CS_CONVERGED; CS_DEADLINE (opt's deadline passed: the best iterate so far, or, with
+ * ret_info->no_iterate, none yet: lambda is lambda0, or f(x) of a start it could not evaluate);
  * CS_MAXITER; CS_RAY (no descent: a non-zero local minimum of |r|, lambda its iterate);
  * CS_EINPUT (non-finite W, b, lambda0 or mu, or mu < 0; lambda untouched).
  * thread: any, one caller per scratch block. rt-safe: yes (no allocation; bounded: every loop
@@ -60,8 +63,9 @@ size_t cs_ncp_size(const cs_limits *lim);
  * zero for new contacts), or NULL for a cold start. lambda: [3 nc] out, contact-frame impulses
  * on body_a (n, t1, t2), N s. st: out, always set (iterations, the restart's pivots, peak
  * bytes). ret_info: may be NULL.
- * Returns cs_ncp_delassus()'s statuses, CS_DEADLINE while W is formed (lambda = lambda0, or 0)
- * or during the restart's pivots (lambda: the best iterate before it), or CS_ENOSPACE.
+ * Returns cs_ncp_delassus()'s statuses, CS_DEADLINE while W is formed (lambda = lambda0, or 0;
+ * ret_info->no_iterate) or during the restart's pivots (lambda: the best iterate before it), or
+ * CS_ENOSPACE.
  * thread: any, one caller per workspace. rt-safe: yes (the pivoting solve has its own cap and
  * reads the deadline). */
 cs_status cs_ncp_solve(cs_workspace *ws, const cs_model *m, const cs_options *opt,
@@ -69,7 +73,8 @@ cs_status cs_ncp_solve(cs_workspace *ws, const cs_model *m, const cs_options *op
                        cs_stats *st, cs_ncp_info *ret_info);
 
 /* The solver table's entry (solvers.h): starts from the warm start's impulses by contact id
- * (zero for new contacts; the stick start when it knows none of them). */
+ * (zero for new contacts; the stick start when it knows none of them). At the deadline its best
+ * iterate is the step's answer (an `iterates` solver), or out->no_iterate when it had none. */
 size_t cs__ncp_run_size(const cs_limits *lim);
 cs__solver_run cs__ncp_run;
 

@@ -41,7 +41,8 @@ static const cs__solver_desc table[] = {
                        .joint_rows = true, .warm = CS__WARM_ANSWER,
                        .size = cs_sap_size, .run = cs__sap_run, .warm_up = cs__sap_warm_up},
     [CS_SOLVER_NCP] = {.solver = CS_SOLVER_NCP, .friction = CS__FRICTION_CONE,
-                       .joints = true, .delassus_rows = 3, .warm = CS__WARM_ANSWER,
+                       .iterates = true, .joints = true, .delassus_rows = 3,
+                       .warm = CS__WARM_ANSWER,
                        .size = cs__ncp_run_size, .run = cs__ncp_run},
 };
 

@@ -82,9 +82,10 @@ typedef struct cs__solver_desc {
     bool regularized;            /* solves a regularized problem: judged by
                                   * cs_certificate_is_ok_regularized() (needs CS__FRICTION_CONE) */
     bool iterates;               /* each iterate is an answer: the solver meets the deadline
-                                  * itself and its iterate at the deadline goes out, labelled
-                                  * CS_ANSWER_ITERATE (needs regularized, whose certificate judges
-                                  * an iterate) */
+                                  * itself and its best iterate at the deadline goes out,
+                                  * labelled CS_ANSWER_ITERATE with its certificate (SAP's each
+                                  * lowers its convex cost; ncp's each holds every contact's law
+                                  * exactly, the coupling to its residual) */
     bool joints;                 /* takes scenes with joints: through the model's reduced form
                                   * (joints.h), or, with joint_rows, as rows of its own problem
                                   * (cs__joints_build_rows), returning their impulses */

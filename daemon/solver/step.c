@@ -7,9 +7,10 @@
  * contacts whose ids persist and zero for new ones, with the velocities they imply and their own,
  * honest, certificate (CS_ANSWER_LAST_CERTIFIED). When no contact of the scene has a certified
  * impulse to carry, there is no answer: zero impulses, CS_ANSWER_NONE, and a negative status
- * (CS_NOANSWER), so nobody mistakes the zeros for forces. SAP is the exception at the deadline
- * once it has an iterate: each of its iterates lowers its convex cost, so its iterate goes out,
- * labelled CS_DEADLINE and CS_ANSWER_ITERATE, and is never stored as certified.
+ * (CS_NOANSWER), so nobody mistakes the zeros for forces. A solver whose iterates are answers
+ * (solvers.h `iterates`: SAP, ncp) is the exception at the deadline once it has an iterate: its
+ * best iterate goes out, labelled CS_DEADLINE and CS_ANSWER_ITERATE, with its own certificate,
+ * and is never stored as certified.
  *
  * Joints (joints.h) are reduced onto the contacts before the solver runs; whatever contact
  * impulses go out, every joint's impulse follows from them by the articulated solve, so the
@@ -253,12 +254,13 @@ cs_status cs_step(cs_workspace *ws, const cs_scene *s, const cs_options *opt, cs
         if (st != CS_DEADLINE && !cs_certificate_is_ok_regularized(ws, &m, lambda, lj_own, v,
                                                                    &out->cert, opt->cert_tol))
             st = out->primary = CS_UNCERTIFIED;
-    } else if (st == CS_CONVERGED || st == CS_MAXITER) {
+    } else if (st == CS_CONVERGED || st == CS_MAXITER || (iterate && st == CS_DEADLINE)) {
+        // An iterate at the deadline gets its certificate too: what it is, not a judgment.
         if (!certified) {
             cs_model_velocity(&m, lambda, v, scratch);
             cs_certify(ws, &m, lambda, v, pyramid, &out->cert, out->state);
         }
-        if (!cs_certificate_is_ok(&out->cert, opt->cert_tol, frictional))
+        if (st != CS_DEADLINE && !cs_certificate_is_ok(&out->cert, opt->cert_tol, frictional))
             st = out->primary = CS_UNCERTIFIED;
     }
     if (st == CS_CONVERGED || st == CS_MAXITER) {

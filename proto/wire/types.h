@@ -190,7 +190,8 @@ typedef enum cs_answer {
                                    * zero contact impulses (joints react to them); the status is
                                    * negative when there is a contact */
     CS_ANSWER_SOLVER = 1,         /* the solver's own answer of this frame, certified */
-    CS_ANSWER_ITERATE = 2,        /* SAP's best iterate at the deadline: usable, not certified */
+    CS_ANSWER_ITERATE = 2,        /* sap's or ncp's best iterate at the deadline: usable, not
+                                   * certified */
     CS_ANSWER_LAST_CERTIFIED = 3, /* the session's last certified impulses by contact id (new
                                    * ones zero), the joints solved under them; carried says how
                                    * many had one */

@@ -200,35 +200,59 @@ static int64_t jump_clock(void) {
     return ++jump_reads >= jump_at ? 2 : 0;
 }
 
-/* SAP at the deadline answers its iterate, labelled CS_ANSWER_ITERATE and never stored: a later
- * failed tick still carries the last certified answer, not the iterate. */
-static void sap_iterate_is_never_carried(void **state) {
-    (void)state;
+/* A solver whose iterates are answers (SAP, ncp) answers its iterate at the deadline, labelled
+ * CS_ANSWER_ITERATE with its certificate, and never stores it: a later failed tick still
+ * carries the last certified answer, not the iterate. push: a force sliding the top box (mu
+ * 0.5, in m g), so that ncp, warm-started from dantzig's answer on the pyramid, iterates. */
+static void iterate_is_never_carried(cs_solver solver, double push) {
     t_fixture *f = t_fixture_load("stack_3.json");
     const int nc = f->scene.nc;
+    // Across a face of the 8-sided pyramid, where dantzig's friction falls short of the cone's.
+    f->scene.bodies[2].f[0] = push * 9.81 * cos(M_PI / 8);
+    f->scene.bodies[2].f[1] = push * 9.81 * sin(M_PI / 8);
     assert_int_equal(cs_step(f->ws, &f->scene, &dantzig, f->warm, &f->res), CS_CONVERGED);
     double certified[36];
     memcpy(certified, f->res.impulse, sizeof certified);
-    // The deadline passes at SAP's first clock read that finds an iterate (earlier reads, a late
-    // start or its set-up, carry the certified answer and store nothing).
-    const cs_options sap_late = {.solver = CS_SOLVER_SAP, .deadline_ns = 1, .clock_ns = jump_clock};
+    // The deadline passes at the solver's first clock read that finds an iterate (earlier
+    // reads, a late start or its set-up, carry the certified answer and store nothing).
+    const cs_options late = {.solver = solver, .deadline_ns = 1, .clock_ns = jump_clock};
     for (jump_at = 1;; jump_at++) {
         jump_reads = 0;
-        assert_int_equal(cs_step(f->ws, &f->scene, &sap_late, f->warm, &f->res), CS_DEADLINE);
+        assert_int_equal(cs_step(f->ws, &f->scene, &late, f->warm, &f->res), CS_DEADLINE);
         if (f->res.answer == CS_ANSWER_ITERATE)
             break;
         assert_int_equal(f->res.answer, CS_ANSWER_LAST_CERTIFIED);
+        assert_memory_equal(f->res.impulse, certified, sizeof certified);
     }
     assert_int_equal(f->res.primary, CS_DEADLINE);
     assert_int_equal(f->res.answer, CS_ANSWER_ITERATE);
     assert_int_equal(f->res.carried, 0);
     // The iterate is an answer of its own, not the certified one.
     assert_true(memcmp(f->res.impulse, certified, sizeof certified) != 0);
+    // ncp's iterate has its own certificate: each contact's impulse in the cone, the velocities
+    // it gives the bodies off (a certificate carried over from a certified answer is rounding).
+    const cs_certificate *c = &f->res.cert;
+    print_message("# %s iterate at clock read %lld: cone %.2g, normal velocity %.2g m/s\n",
+                  cs_solver_name(solver), (long long)jump_at, c->cone, c->normal_velocity);
+    if (solver == CS_SOLVER_NCP) {
+        assert_true(c->cone <= 1e-12 * c->impulse_scale);
+        assert_true(c->normal_velocity > 1e-6 * c->velocity_scale);
+    }
     assert_int_equal(cs_step(f->ws, &f->scene, &late_dantzig, f->warm, &f->res), CS_DEADLINE);
     assert_int_equal(f->res.answer, CS_ANSWER_LAST_CERTIFIED);
     assert_int_equal(f->res.carried, nc);
     assert_memory_equal(f->res.impulse, certified, sizeof certified);
     t_fixture_free(f);
+}
+
+static void sap_iterate_is_never_carried(void **state) {
+    (void)state;
+    iterate_is_never_carried(CS_SOLVER_SAP, 0);
+}
+
+static void ncp_iterate_is_never_carried(void **state) {
+    (void)state;
+    iterate_is_never_carried(CS_SOLVER_NCP, 3);
 }
 
 static int64_t ticks;
@@ -423,6 +447,7 @@ static void every_check_stops_every_solver(void **state) {
         {CS_SOLVER_LEMKE_STRUCTURAL, 0, 16, 8, 20},
         {CS_SOLVER_LEMKE, 1, 10, 8, 20},
         {CS_SOLVER_SAP, 1, 40, 8, 20},
+        {CS_SOLVER_NCP, 0, 16, 8, 20},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         if (cases[c].kind == 0) {
@@ -451,6 +476,7 @@ static void every_check_stops_every_solver(void **state) {
         // Read 1 is the step's late-start check and read 2 its timestamp.
         const int64_t stamp = 2;
         bool iterated = false;
+        const bool iterates = cases[c].s == CS_SOLVER_SAP || cases[c].s == CS_SOLVER_NCP;
         for (int64_t k = 1; k < reads; k++) {
             jump_reads = 0;
             jump_at = k;
@@ -459,12 +485,13 @@ static void every_check_stops_every_solver(void **state) {
                 fail_msg("%s: deadline at read %lld of %lld: %s (primary %s), %lld reads",
                          cs_solver_name(cases[c].s), (long long)k, (long long)reads,
                          cs_status_name(st), cs_status_name(r.primary), (long long)jump_reads);
-            if (cases[c].s == CS_SOLVER_SAP && st == CS_DEADLINE) {
-                // SAP answers with its iterate once it has one: from some read on, always.
+            if (iterates && st == CS_DEADLINE) {
+                // SAP and ncp answer with their iterate once they have one: from some read on,
+                // always.
                 assert_int_equal(r.answer, CS_ANSWER_ITERATE);
                 iterated = true;
             } else {
-                // Before SAP's first iterate (a late start, or while it sets up) there is none.
+                // Before the first iterate (a late start, or while it sets up) there is none.
                 assert_false(iterated);
                 // Cold (no warm start): nothing to carry.
                 assert_int_equal(st, CS_NOANSWER);
@@ -473,8 +500,8 @@ static void every_check_stops_every_solver(void **state) {
                     assert_near(r.impulse[i], 0.0, 0.0);
             }
         }
-        // SAP: a late start has no iterate, the last check before the end has one.
-        assert_true(cases[c].s != CS_SOLVER_SAP || iterated);
+        // A late start has no iterate, the last check before the end has one.
+        assert_true(!iterates || iterated);
         free(mem);
         cs_workspace_free(ws);
     }
@@ -508,6 +535,7 @@ int main(void) {
         cmocka_unit_test(first_tick_at_deadline_has_no_answer),
         cmocka_unit_test(deadline_carries_last_certified),
         cmocka_unit_test(sap_iterate_is_never_carried),
+        cmocka_unit_test(ncp_iterate_is_never_carried),
         cmocka_unit_test(certificate_time_is_kept_from_the_budget),
         cmocka_unit_test(stalled_certificate_is_not_kept),
         cmocka_unit_test(uncertified_is_never_converged),

@@ -101,7 +101,7 @@ typedef enum cdc_status {
 typedef enum cdc_answer {
     CDC_ANSWER_NONE = 0,           /* no certified answer for any contact: zero forces */
     CDC_ANSWER_SOLVER = 1,         /* the solver's own answer of this frame */
-    CDC_ANSWER_ITERATE = 2,        /* the solver's best iterate at the deadline (sap) */
+    CDC_ANSWER_ITERATE = 2,        /* the solver's best iterate at the deadline (sap, ncp) */
     CDC_ANSWER_LAST_CERTIFIED = 3, /* the session's last certified impulses, by contact id */
 } cdc_answer;
 
