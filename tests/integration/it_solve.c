@@ -112,6 +112,52 @@ static Contactd__V1__ServerMessage *exchange_ok(cdc_conn *c, cs_scene *s, uint64
     return m;
 }
 
+/* Every solver this build has, chosen by name in the Hello: the daemon runs that one (its name
+ * in the Welcome and in each Result's stats) and answers what libcontact's cold step with it
+ * answers, the weight carried by the rigid ones. */
+static void every_solver_by_name(void **state) {
+    (void)state;
+    const cs_limits lim = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    void *mem = aligned_alloc(64, (cs_result_size(&lim) + 63) / 64 * 64);
+    assert_non_null(ws);
+    assert_non_null(mem);
+    cs_result res;
+    cs_result_init(&res, mem, &lim);
+    int solvers = 0;
+    for (int k = 1; k < CS_SOLVER_COUNT; k++) {
+        if (!cs_solver_is_available((cs_solver)k))
+            continue;
+        const char *name = cs_solver_name((cs_solver)k);
+        const cs_options opt = {.solver = (cs_solver)k};
+        assert_int_equal(cs_step(ws, &box, &opt, NULL, &res), CS_CONVERGED);
+        const cdc_hello hello = {.client_name = "it_solve", .solver_name = name,
+                                 .limits = {.max_bodies = 1, .max_contacts = 4, .max_dirs = 8}};
+        cdc_conn *c = it_session_open(&d, false, &hello);
+        assert_string_equal(cdc_wire_welcome(c)->default_solver_name, name);
+        Contactd__V1__ServerMessage *m = exchange_ok(c, &box, 1);
+        const Contactd__V1__Result *r = m->result;
+        assert_int_equal(r->status, CONTACTD__V1__STATUS__STATUS_OK);
+        assert_string_equal(r->stats->solver, name);
+        assert_int_equal(r->n_contacts, 4);
+        // SAP's compliant contact takes up 98 % of the weight in this first step.
+        if (k != CS_SOLVER_SAP)
+            assert_near(it_normal_force_sum(r, &box), mg, 1e-6 * mg);
+        for (int i = 0; i < 4; i++) {
+            assert_near(r->contacts[i]->force->x, res.force[3 * i + 0], 1e-9 * mg);
+            assert_near(r->contacts[i]->force->y, res.force[3 * i + 1], 1e-9 * mg);
+            assert_near(r->contacts[i]->force->z, res.force[3 * i + 2], 1e-9 * mg);
+        }
+        cdc_wire_free(m);
+        cdc_conn_close(c);
+        solvers++;
+    }
+    print_message("# %d solvers by name\n", solvers);
+    assert_int_equal(solvers, CS_SOLVER_COUNT - 1);
+    free(mem);
+    cs_workspace_free(ws);
+}
+
 /* The box hangs from a ball joint to the world above its centre: with `dantzig`, which takes
  * joints, the Result's JointForce holds its weight up; then from a hinge about x, pushed by a
  * torque about y that the hinge must hold (torque -tau about the anchor, no force beyond the
@@ -347,6 +393,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(box_over_unix),
         cmocka_unit_test(box_over_tcp),
+        cmocka_unit_test(every_solver_by_name),
         cmocka_unit_test(limits_are_lowered_to_the_config),
         cmocka_unit_test(stats_count_the_frames),
         cmocka_unit_test(joint_forces_come_back),

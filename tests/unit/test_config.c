@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "solver/contact.h"
 #include "sys/config.h"
 #include "wire/paths.h"
 #include "testlib.h"
@@ -125,6 +126,24 @@ static void full_file(void **state) {
     assert_int_equal(c.limits.max_joints, 3);
     assert_int_equal(c.limits.max_dirs, 12);
     assert_int_equal(c.log_level, CD_LOG_DEBUG);
+}
+
+// Every solver of the build is a default_solver by its wire name.
+static void every_solver_is_a_default(void **state) {
+    (void)state;
+    cd_config c;
+    char err[256], path[64], text[96];
+    int named = 0;
+    for (int k = 1; k < CS_SOLVER_COUNT; k++) {
+        if (!cs_solver_is_available((cs_solver)k))
+            continue;
+        snprintf(text, sizeof text, "[session]\ndefault_solver = %s\n",
+                 cs_solver_name((cs_solver)k));
+        assert_int_equal(load_text(&c, text, err, sizeof err, path), 0);
+        assert_int_equal(c.default_solver, k);
+        named++;
+    }
+    assert_int_equal(named, CS_SOLVER_COUNT - 1);
 }
 
 static void bad_value_names_file_line_key(void **state) {
@@ -500,6 +519,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults),
         cmocka_unit_test(full_file),
+        cmocka_unit_test(every_solver_is_a_default),
         cmocka_unit_test(bad_value_names_file_line_key),
         cmocka_unit_test(each_error_kind),
         cmocka_unit_test(integer_keys_take_their_range),

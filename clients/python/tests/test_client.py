@@ -186,16 +186,17 @@ class UnixSession(BoxOnPlane, unittest.TestCase):
                 self.assertNotEqual(r.timing.miss_reason, pb.MISS_NONE)
 
     def test_hello_names_the_limits_and_solver(self):
-        with self.connect(solver="sap", solvers=["dantzig"], budget_ns=500000,
+        with self.connect(solver="sap", solvers=["dantzig", "ncp"], budget_ns=500000,
                           limits={"max_bodies": 3, "max_contacts": 8}) as c:
             w = c.welcome
             self.assertEqual(w.default_solver_name, "sap")
-            self.assertEqual(list(w.solvers), ["sap", "dantzig"])
+            self.assertEqual(list(w.solvers), ["sap", "dantzig", "ncp"])
             self.assertEqual((w.limits.max_bodies, w.limits.max_contacts), (3, 8))
             self.assertEqual(w.budget_ns, 500000)
             frame = contactd.load_scene(BOX)
-            frame.solver_name = "dantzig"
-            solve_ok(self, c, frame)
+            for name in ("dantzig", "ncp"):
+                frame.solver_name = name
+                self.assertEqual(solve_ok(self, c, frame).stats.solver, name)
         with self.assertRaises(ValueError):
             self.connect(limits={"max_bodys": 3})
 
