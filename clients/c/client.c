@@ -719,6 +719,7 @@ int cdc_wire_frame_send(cdc_conn *c, const cs_scene *s) {
 // daemon's internal types; the copy is a few hundred bytes a frame.
 static void scene_in(cs_scene *s, const cdc_frame *f) {
     *s = (cs_scene){.seq = f->seq, .dt = f->dt, .friction_dirs = f->friction_dirs,
+                    .penetration_recovery = f->penetration_recovery,
                     .solver = (cs_solver)f->solver, .nb = f->nb, .nc = f->nc, .nj = f->nj,
                     .bodies = s->bodies, .contacts = s->contacts, .joints = s->joints};
     memcpy(s->gravity, f->gravity, sizeof s->gravity);

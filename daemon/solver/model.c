@@ -158,9 +158,12 @@ cs_status cs_model_build(cs_model *m, cs_workspace *ws, const cs_scene *s) {
         lever_arm(m->ra + 3 * i, C->point, a >= 0 ? s->bodies[a].pos : NULL);
         lever_arm(m->rb + 3 * i, C->point, b >= 0 ? s->bodies[b].pos : NULL);
         m->mu[i] = C->mu;
-        // A positive gap may close within the step; a penetration is not pushed apart here
-        // (no position stabilisation at the velocity level). Validated: the distance is finite.
-        m->bias[i] = -(C->distance > 0 ? C->distance : 0.0) / dt;
+        // A positive gap may close within the step; of a penetration, the step opens the
+        // fraction the scene asks (Todorov 2010 eq. 11's b; 0: held, not pushed apart).
+        // Validated: the distance is finite, the fraction in [0, 1].
+        const double gap =
+            C->distance > 0 ? C->distance : s->penetration_recovery * C->distance;
+        m->bias[i] = -gap / dt;
     }
     return CS_CONVERGED;
 }

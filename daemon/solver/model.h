@@ -29,7 +29,8 @@ typedef struct cs_model {
     double *frame;    /* [9 nc] rows n, t1, t2 (world, orthonormal, t1 x t2 = n) */
     double *ra, *rb;  /* [3 nc] contact point minus COM of body_a / body_b (0 for the world) */
     double *mu;       /* [nc] */
-    double *bias;     /* [nc] lower bound on the normal velocity: v_n >= bias = -max(gap, 0)/dt */
+    double *bias;     /* [nc] lower bound on the normal velocity: v_n >= bias = -gap / dt for a
+                       * gap (distance > 0), penetration_recovery depth / dt for a penetration */
     const struct cs_joints *jt; /* the scene's joints (joints.h), NULL: none */
 } cs_model;
 

@@ -240,6 +240,9 @@ int cs_scene_validate(const cs_scene *s, const cs_limits *lim, char *err, size_t
     if (!(s->dt >= CS_DT_MIN && s->dt <= CS_DT_MAX))
         return fail(CS_EINPUT, err, errlen, "dt: must be in [%g, %g] s (got %g)", CS_DT_MIN,
                     CS_DT_MAX, s->dt);
+    if (!(s->penetration_recovery >= 0 && s->penetration_recovery <= 1))
+        return fail(CS_EINPUT, err, errlen, "penetration_recovery: must be in [0, 1] (got %g)",
+                    s->penetration_recovery);
     if (!finite3(s->gravity))
         return fail(CS_EINPUT, err, errlen, "gravity: not a finite number");
     const double g = sqrt(cs_dot3(s->gravity, s->gravity));

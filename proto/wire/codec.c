@@ -92,6 +92,7 @@ int cd_codec_scene_from_frame(const Contactd__V1__Frame *f, const cs_limits *lim
 
     out->seq = f->seq;
     out->dt = f->dt;
+    out->penetration_recovery = f->penetration_recovery;
     vec3_in(f->gravity, out->gravity);
     out->friction_dirs = f->friction_directions ? (int)f->friction_directions
                                                 : cs_dirs_default(lim);
@@ -457,6 +458,7 @@ Contactd__V1__ClientMessage *cd_codec_frame_build(cd_frame_msg *m, const cs_scen
     Contactd__V1__Frame *f = &m->frame;
     f->seq = s->seq;
     f->dt = s->dt;
+    f->penetration_recovery = s->penetration_recovery;
     vec3_out(f->gravity, s->gravity, true);
     f->friction_directions = s->friction_dirs > 0 ? (uint32_t)s->friction_dirs : 0;
     f->solver = (Contactd__V1__Solver)s->solver;

@@ -16,7 +16,7 @@
 enum { CLIENT_FRAME = 2 };
 enum {
     FRAME_SEQ = 1, FRAME_DT, FRAME_GRAVITY, FRAME_DIRS, FRAME_BODIES, FRAME_CONTACTS,
-    FRAME_SOLVER, FRAME_SOLVER_NAME, FRAME_JOINTS
+    FRAME_SOLVER, FRAME_SOLVER_NAME, FRAME_JOINTS, FRAME_RECOVERY
 };
 enum {
     BODY_ID = 1, BODY_MASS, BODY_INERTIA, BODY_POSITION, BODY_ORIENTATION, BODY_V, BODY_W,
@@ -159,6 +159,7 @@ int cd_frame_decode(const uint8_t *data, size_t len, const cs_limits *lim,
                  max_joints = (size_t)lim->max_joints;
     out->seq = 0;
     out->dt = 0.0;
+    out->penetration_recovery = 0.0;
     memset(out->gravity, 0, sizeof out->gravity);
     while (r.p < r.end) {
         if (!rd_tag(&r, &field, &wt)) {
@@ -174,6 +175,7 @@ int cd_frame_decode(const uint8_t *data, size_t len, const cs_limits *lim,
         switch (field) {
         case FRAME_SEQ: ok = rd_u64(&r, wt, &out->seq); break;
         case FRAME_DT: ok = rd_f64(&r, wt, &out->dt); break;
+        case FRAME_RECOVERY: ok = rd_f64(&r, wt, &out->penetration_recovery); break;
         case FRAME_GRAVITY: ok = rd_vec(&r, wt, out->gravity, 3); break;
         case FRAME_DIRS: ok = rd_u32(&r, wt, &dirs); break;
         case FRAME_BODIES:

@@ -154,6 +154,8 @@ typedef struct cs_scene {
     double dt;            /* s, in [CS_DT_MIN, CS_DT_MAX] */
     double gravity[3];    /* m/s^2 */
     int friction_dirs;    /* d; 0 = cs_dirs_default(limits) */
+    double penetration_recovery; /* in [0, 1]: the fraction of a penetration the step removes
+                                  * (cs_model's bias; not sap's) */
     cs_solver solver;     /* CS_SOLVER_DEFAULT = the caller's default */
     int nb, nc, nj;
     cs_body *bodies;      /* [nb] */

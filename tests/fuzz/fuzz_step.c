@@ -66,7 +66,10 @@ static uint32_t other_body(struct bytes *b, const cs_scene *s, uint32_t a) {
 
 static void make_scene(struct bytes *b, cs_scene *s) {
     s->dt = next(b) & 1 ? 1e-3 : scale(b) * 1e-4;
-    s->gravity[2] = -9.81 * (next(b) & 1);
+    const unsigned g = next(b);
+    s->gravity[2] = -9.81 * (g & 1);
+    // From the same byte (the corpus keeps its scenes): penetrations held or pushed apart.
+    s->penetration_recovery = (g >> 1 & 3) / 3.0;
     s->friction_dirs = 4 << (next(b) % 2);
     s->nb = 1 + (int)(next(b) % NB);
     s->nc = (int)(next(b) % (NC + 1));

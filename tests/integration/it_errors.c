@@ -100,6 +100,17 @@ static void invalid_frame_named_session_goes_on(void **state) {
         fail_msg("error does not name bodies[0].mass: '%s'", m->error->message);
     }
     cdc_wire_free(m);
+    // A penetration recovery beyond the whole penetration.
+    box.penetration_recovery = 1.5;
+    box.seq = ++seq;
+    assert_int_equal(cdc_wire_frame_send(streamer, &box), 0);
+    box.penetration_recovery = 0;
+    m = it_session_recv(streamer, CONTACTD__V1__SERVER_MESSAGE__MSG_ERROR);
+    assert_int_equal(m->error->seq, seq);
+    if (strncmp(m->error->message, "penetration_recovery: must be in [0, 1]", 39) != 0) {
+        fail_msg("error does not name penetration_recovery: '%s'", m->error->message);
+    }
+    cdc_wire_free(m);
     // The session carries on.
     for (int i = 0; i < 20; i++) {
         stream_one();

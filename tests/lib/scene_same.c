@@ -25,7 +25,8 @@ static bool same_joint(const cs_joint *a, const cs_joint *b) {
 
 bool t_scene_same(const cs_scene *a, const cs_scene *b) {
     if (!(SAME(a, b, seq) && SAME(a, b, dt) && SAME(a, b, gravity) && SAME(a, b, friction_dirs) &&
-          SAME(a, b, solver) && a->nb == b->nb && a->nc == b->nc && a->nj == b->nj)) {
+          SAME(a, b, penetration_recovery) && SAME(a, b, solver) && a->nb == b->nb &&
+          a->nc == b->nc && a->nj == b->nj)) {
         return false;
     }
     for (int i = 0; i < a->nb; i++) {

@@ -35,6 +35,7 @@ static void make_scene(cs_scene *s, cs_body *b, cs_contact *c) {
     c[2] = (cs_contact){.id = UINT64_MAX, .body_a = 7, .body_b = 0, .point = {0.2, 0, 0},
                         .normal = {0.6, 0, 0.8}, .distance = 0.002, .mu = 0.0};
     *s = (cs_scene){.seq = 42, .dt = 0.001, .gravity = {0, 0, -9.81}, .friction_dirs = 6,
+                    .penetration_recovery = 0.3,
                     .solver = CS_SOLVER_DANTZIG, .nb = NB, .nc = NC, .bodies = b, .contacts = c};
 }
 

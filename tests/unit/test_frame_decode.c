@@ -124,6 +124,7 @@ static void codec_frames_taken_alike(void **state) {
         {.id = 2, .body_a = 3, .body_b = 4, .kind = CS_JOINT_HINGE, .axis = {0, 1, 0}},
     };
     const cs_scene s = {.seq = 9, .dt = 1e-3, .gravity = {0, 0, -9.81}, .friction_dirs = 16,
+                        .penetration_recovery = 0.2,
                         .solver = CS_SOLVER_DANTZIG, .nb = 2, .nc = 1, .nj = 2,
                         .bodies = b, .contacts = &c, .joints = j};
     assert_taken_alike(buf, pack_scene(&s, buf));
@@ -237,7 +238,7 @@ static void unusual_frames_declined(void **state) {
         size_t len;
         int general; // the general path's answer: 0 takes it (last wins, or skipped), else refuses
     } extra[] = {
-        {"an unknown varint field", {0x50, 0x01}, 2, 0},           // field 10
+        {"an unknown varint field", {0x58, 0x01}, 2, 0},           // field 11
         {"dt again", {0x11, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f}, 9, 0}, // last one wins
         {"gravity again, not a Vec3", {0x1a, 0x02, 0x08, 0x01}, 4, -1}, // x is a double
         {"gravity again", {0x1a, 0x09, 0x09, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f}, 11, CS_EINPUT},

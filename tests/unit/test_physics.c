@@ -144,6 +144,43 @@ static void box_at_rest(void **state) {
     }
 }
 
+/* The box sunk DEPTH into the plane: a rigid solver's answer opens the fraction of the
+ * penetration the frame asks in this step (the box rises at fraction DEPTH / dt, not turning;
+ * the contacts carry m g and that rise's impulse), and 0 holds it (at rest). SAP pushes a
+ * penetration apart by its own compliance, whatever the fraction says. */
+static void penetration_recovery(void **state) {
+    (void)state;
+    enum { DEPTH_UM = 100 };
+    const double depth = DEPTH_UM * 1e-6, fractions[] = {0, 0.2, 1};
+    box_scene b;
+    box_init(&b, 0, 0);
+    for (int i = 0; i < 4; i++)
+        b.contacts[i].distance = -depth;
+    FOR_EACH_SOLVER(s) {
+        double sap_v[6];
+        for (int k = 0; k < 3; k++) {
+            b.scene.penetration_recovery = fractions[k];
+            void *mem;
+            const cs_result r = step(s, &b.scene, &mem);
+            if (regularized(s)) {
+                if (k == 0)
+                    memcpy(sap_v, r.v, sizeof sap_v);
+                assert_memory_equal(r.v, sap_v, sizeof sap_v);
+                assert_true(r.v[2] > 0);
+                continue_free(mem);
+            }
+            const double rise = fractions[k] * depth / DT;
+            assert_near(r.v[2], rise, 1e-12 + 1e-9 * rise);
+            const double v[6] = {r.v[0], r.v[1], 0, r.v[3], r.v[4], r.v[5]};
+            assert_at_rest(s, v);
+            double F[3];
+            net_force(&r, F);
+            assert_near(F[2], MASS * (G + rise / DT), ftol(s, MASS * (G + rise / DT)));
+            free(mem);
+        }
+    }
+}
+
 static void incline_sticks(void **state) {
     (void)state;
     const double theta = atan(0.8 * MU);
@@ -734,6 +771,7 @@ static void kinematic_mass_fields_refused(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(box_at_rest),
+        cmocka_unit_test(penetration_recovery),
         cmocka_unit_test(incline_sticks),
         cmocka_unit_test(incline_slides),
         cmocka_unit_test(spinning_puck),

@@ -95,6 +95,23 @@ class BoxOnPlane:
         lin, _ = r.body_velocity(1)
         self.assertLess(max(abs(v) for v in lin), 1e-9)
 
+    def test_a_penetration_opens_by_the_fraction_asked(self):
+        frame = contactd.load_scene(BOX)
+        for ct in frame.contacts:
+            ct.distance = -1e-4
+        frame.penetration_recovery = 0.5
+        with self.connect() as c:
+            r = solve_ok(self, c, frame)
+        lin, _ = r.body_velocity(1)
+        self.assertAlmostEqual(lin[2], 0.5 * 1e-4 / frame.dt, delta=1e-9)
+        frame.penetration_recovery = 1.5
+        with self.connect() as c:
+            with self.assertRaises(contactd.DaemonError) as e:
+                c.solve(frame)
+        self.assertEqual(e.exception.code, pb.ERROR_INVALID)
+        self.assertTrue(e.exception.message.startswith("penetration_recovery"),
+                        e.exception.message)
+
     def test_a_frame_seq_is_echoed_and_repeats_renumbered(self):
         frame = contactd.load_scene(BOX)
         with self.connect() as c:

@@ -87,6 +87,8 @@ typedef struct cdc_frame {
     const cdc_body *bodies;      /* [nb] */
     const cdc_contact *contacts; /* [nc] */
     const cdc_joint *joints;     /* [nj] */
+    double penetration_recovery; /* in [0, 1]: the fraction of each contact's penetration the
+                                  * answer removes in this step (0: held; sap: ignored) */
 } cdc_frame;
 
 /* contactd.v1.Status. */
