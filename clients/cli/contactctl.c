@@ -51,7 +51,7 @@ enum {
 
 static const char usage_text[] =
     "Usage: contactctl COMMAND SCENE.json [OPTIONS]\n"
-    "       contactctl fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard] [--json]\n"
+    "       contactctl fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard|dantzig] [--json]\n"
     "                        [--write-solution OUT]\n"
     "       contactctl stats|top [--socket PATH | --tcp HOST:PORT] [--session ID] [...]\n"
     "       contactctl replay RECORDING [--solver NAME] [--json]\n"
@@ -78,11 +78,13 @@ static const char usage_text[] =
     "      Send the scene at a fixed rate (seq 1, 2, ...) while receiving results, then print\n"
     "      frames sent, results received, deadline misses and p50/p99/p99.9/max of the daemon's\n"
     "      solve time and of the latency (frame sent to result received, measured here).\n"
-    "  fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard] [--json] [--write-solution OUT.hdf5]\n"
+    "  fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard|dantzig] [--json]\n"
+    "        [--write-solution OUT.hdf5]\n"
     "      Read an FCLIB problem (HDF5, libfclib), solve it in-process with SAP (default) or,\n"
     "      for the local form, ncp (Todorov's implicit complementarity on W itself) or\n"
-    "      lemke-standard (Lloyd's LCP on the 8-sided friction pyramid, judged by the residual\n"
-    "      below on the exact cone it approximates), and print\n"
+    "      lemke-standard (Lloyd's LCP on the 8-sided friction pyramid) or dantzig (Baraff's\n"
+    "      pivoting on the same pyramid), both judged by the residual below on the exact cone\n"
+    "      the pyramid approximates, and print\n"
     "      problem, form, contacts, dofs, solver, status, iterations, solve time and the\n"
     "      residual Siconos reports for that form, comparable with other solvers'. Global form\n"
     "      (M v = H r + f, u = H^T v + w; gfc3d_compute_error):\n"
@@ -313,7 +315,7 @@ static const struct {
                  "Show the sessions' figures, one row each, refreshed every second.",
                  "contactctl top --iterations 10"},
     [CMD_FCLIB] = {"fclib", OPT_SOLVER | OPT_JSON | OPT_WRITE_SOLUTION, 1, "PROBLEM.hdf5",
-                   "fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard] [--json]\n"
+                   "fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard|dantzig] [--json]\n"
                    "      [--write-solution OUT.hdf5]\n"
                    "Solve an FCLIB problem in-process and print Siconos' residual.",
                    "contactctl fclib ../shared/fclib/TwoRods/GFC3D_TwoRods1.hdf5 --json"},
@@ -1335,18 +1337,20 @@ out:
     return r;
 }
 
-// fclib: one FCLIB problem solved in-process with SAP, or with ncp or lemke-standard on the
-// local form, and scored with Siconos' residual.
+// fclib: one FCLIB problem solved in-process with SAP, or with ncp, lemke-standard or dantzig
+// on the local form, and scored with Siconos' residual.
 static int cmd_fclib(const args *a) {
     cs_solver solver = CS_SOLVER_SAP;
     if (a->solver && cs_solver_from_name(a->solver, &solver) < 0) {
         return usage_error("--solver: unknown solver '%s'", a->solver);
     }
     const bool ncp = solver == CS_SOLVER_NCP;
-    const bool local_only = ncp || solver == CS_SOLVER_LEMKE_STANDARD;
+    const bool local_only =
+        ncp || solver == CS_SOLVER_LEMKE_STANDARD || solver == CS_SOLVER_DANTZIG;
     if (!local_only && solver != CS_SOLVER_SAP) {
-        return usage_error("fclib: --solver %s does not take FCLIB problems (sap, or ncp or "
-                           "lemke-standard for the local form)", a->solver);
+        return usage_error("fclib: --solver %s does not take FCLIB problems (sap, or ncp, "
+                           "lemke-standard or dantzig for the local form: %s works on the "
+                           "bodies, which an FCLIB problem does not have)", a->solver, a->solver);
     }
     const char *solver_name = cs_solver_name(solver);
     char err[1024];

@@ -29,6 +29,7 @@
 #include <hdf5.h>
 
 #include "service/clock.h"
+#include "solver/dantzig.h"
 #include "solver/lemke_contact.h"
 #include "solver/linalg.h"
 #include "solver/ncp.h"
@@ -788,7 +789,8 @@ int fclib_io_solve(const fclib_io_problem *p, const cs_options *opt, fclib_io_re
     return 0;
 }
 
-/* The pyramid's directions lemke-standard solves a local problem on (the daemon's default d). */
+/* The pyramid's directions lemke-standard and dantzig solve a local problem on (the daemon's
+ * default d). */
 #define FCLIB_PYRAMID_DIRS 8
 
 /* lemke-standard on the local problem p through the d-sided pyramid: impulses into r [3 nc]. */
@@ -806,6 +808,39 @@ static cs_status solve_pyramid(const fclib_io_problem *p, const cs_options *opt,
     return status;
 }
 
+/* dantzig on the local problem p: Baraff's bounded problem on W itself, each contact a NORMAL row
+ * and a PAIR on the d-sided pyramid bounded by mu times it (what cs_dantzig_solve poses from a
+ * model): impulses into r [3 nc]. */
+static cs_status solve_bounded(const fclib_io_problem *p, const cs_options *opt, double *r,
+                               cs_stats *st) {
+    const int n = 3 * p->nc;
+    const cs_limits lim = {.max_bodies = 1, .max_contacts = p->nc, .max_dirs = FCLIB_PYRAMID_DIRS,
+                           .solvers = 1u << CS_SOLVER_DANTZIG};
+    cs_workspace *ws = cs_workspace_new(&lim);
+    uint8_t *kind = malloc((size_t)n + 1);
+    int *normal = malloc(((size_t)n + 1) * sizeof *normal);
+    double *bound = malloc(((size_t)n + 1) * sizeof *bound);
+    cs_status status = CS_ENOSPACE;
+    if (ws && kind && normal && bound) {
+        for (int c = 0; c < p->nc; c++) {
+            for (int k = 0; k < 3; k++) {
+                kind[3 * c + k] = k == 0 ? CS_DANTZIG_NORMAL : CS_DANTZIG_PAIR;
+                normal[3 * c + k] = k == 0 ? -1 : 3 * c;
+                bound[3 * c + k] = k == 0 ? 0 : p->raw_local->mu[c];
+            }
+        }
+        const cs_dantzig_problem dp = {.n = n, .A = p->w_dense, .lda = n,
+                                       .b = p->raw_local->q, .kind = kind, .normal = normal,
+                                       .bound = bound, .nd = FCLIB_PYRAMID_DIRS};
+        status = cs_dantzig_mlcp(ws, &dp, opt, r, st);
+    }
+    free(kind);
+    free(normal);
+    free(bound);
+    cs_workspace_free(ws);
+    return status;
+}
+
 int fclib_io_solve_local(const fclib_io_problem *p, const cs_options *opt, int max_iterations,
                          fclib_io_result *ret, char *err, size_t errlen) {
     if (p->form != FCLIB_IO_LOCAL) {
@@ -813,8 +848,9 @@ int fclib_io_solve_local(const fclib_io_problem *p, const cs_options *opt, int m
                  cs_solver_name(opt->solver));
         return -1;
     }
-    if (opt->solver != CS_SOLVER_NCP && opt->solver != CS_SOLVER_LEMKE_STANDARD) {
-        snprintf(err, errlen, "%s does not take the local form (ncp, lemke-standard do)",
+    if (opt->solver != CS_SOLVER_NCP && opt->solver != CS_SOLVER_LEMKE_STANDARD &&
+        opt->solver != CS_SOLVER_DANTZIG) {
+        snprintf(err, errlen, "%s does not take the local form (ncp, lemke-standard, dantzig do)",
                  cs_solver_name(opt->solver));
         return -1;
     }
@@ -839,7 +875,8 @@ int fclib_io_solve_local(const fclib_io_problem *p, const cs_options *opt, int m
                                      p->raw_local->mu, NULL, &prm, opt, scratch, res.r, &res.ncp);
         res.stats.iterations = res.ncp.iterations;
     } else {
-        res.status = solve_pyramid(p, opt, res.r, &res.stats);
+        res.status = opt->solver == CS_SOLVER_DANTZIG ? solve_bounded(p, opt, res.r, &res.stats)
+                                                      : solve_pyramid(p, opt, res.r, &res.stats);
         res.stats.iterations = res.stats.pivots; // a pivoting solver's iterations
     }
     res.solve_ns = cd_clock_ns() - t0;

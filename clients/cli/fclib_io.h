@@ -93,11 +93,12 @@ int fclib_io_solve(const fclib_io_problem *p, const cs_options *opt, fclib_io_re
 
 /* Solves the local problem p with opt->solver under opt's deadline and scores it as
  * fclib_io_solve does: ncp (cs_ncp_delassus on the symmetric dense W, b = q, cold, at most
- * max_iterations Gauss-Newton iterations; 0: FCLIB_NCP_ITERATIONS), or
- * lemke-standard (Lloyd's LCP on the 8-sided friction pyramid, cs_lemke_standard_delassus), whose
- * answer the residual judges on the exact cone it approximates. ret->v is NULL (the local form
- * has no v); ret->u = W r + q with the file's W. Returns 0 (ret->status says how the solve went),
- * or -1 with err set for a global-form p, another solver, or when memory is short. */
+ * max_iterations Gauss-Newton iterations; 0: FCLIB_NCP_ITERATIONS),
+ * lemke-standard (Lloyd's LCP on the 8-sided friction pyramid, cs_lemke_standard_delassus) or
+ * dantzig (Baraff's pivoting on W with friction on the same pyramid, cs_dantzig_mlcp), whose
+ * answers the residual judges on the exact cone the pyramid approximates. ret->v is NULL (the
+ * local form has no v); ret->u = W r + q with the file's W. Returns 0 (ret->status says how the
+ * solve went), or -1 with err set for a global-form p, another solver, or when memory is short. */
 int fclib_io_solve_local(const fclib_io_problem *p, const cs_options *opt, int max_iterations,
                          fclib_io_result *ret, char *err, size_t errlen);
 

@@ -23,8 +23,8 @@
  * untimed (checked), then `repeat` timed solves rotate over the peers.
  * Then the FCLIB files of $CONTACTD_TEST_DATA/fclib (default ../shared/fclib) through fclib_io
  * (fclib_run.h): global-form files with SAP beside Siconos' gfc3d solvers (as bench_fclib),
- * local-form files (W, q, mu) with SAP, ncp, lemke-standard (8-sided pyramid) and Siconos' fc3d
- * NSN.
+ * local-form files (W, q, mu) with SAP, ncp, lemke-standard and dantzig (8-sided pyramid) and
+ * Siconos' fc3d NSN.
  * Each row: median, p99, p99.9 and max time, iterations or pivots (pivots + iterations of
  * cs_stats; the peer's own count; ODE gives none: 0), the worst residual and how many answers
  * were certified: for cs_step rows the certificate's relative residual (bench_cert_residual) and
@@ -420,13 +420,15 @@ static void run_fclib(const bench_args *a, FILE *csv) {
             continue;
         }
         // SAP takes either form (a local file through the global form fclib_io builds from W),
-        // ncp, lemke-standard (on the 8-sided pyramid) and Siconos' fc3d the local form.
+        // ncp, lemke-standard and dantzig (both on the 8-sided pyramid) and Siconos' fc3d the
+        // local form; lemke and lemke-structural work on the bodies, which a file does not have.
         const bool local = p.form == FCLIB_IO_LOCAL;
         const char *bench = local ? "fclib-local" : "fclib";
         int64_t base = 0;
         best b = {0};
-        const cs_solver own[] = {CS_SOLVER_SAP, CS_SOLVER_NCP, CS_SOLVER_LEMKE_STANDARD};
-        for (int k = 0; k < (local ? 3 : 1); k++) {
+        const cs_solver own[] = {CS_SOLVER_SAP, CS_SOLVER_NCP, CS_SOLVER_LEMKE_STANDARD,
+                                 CS_SOLVER_DANTZIG};
+        for (int k = 0; k < (local ? 4 : 1); k++) {
             if (!cs_solver_is_available(own[k]))
                 continue;
             if (own[k] == CS_SOLVER_LEMKE_STANDARD && p.nc * 10 > LEMKE_LOCAL_MAX) {

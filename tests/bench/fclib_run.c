@@ -45,9 +45,12 @@ int fclib_run_list(const char *root, char **out, int max) {
 // fclib_run_solver with ncp capped at max_iterations (0: fclib_io's cap) for a local p.
 static void run_solver(cs_solver solver, const fclib_io_problem *p, int max_iterations,
                        const bench_args *a, bench_cell *c) {
-    const cs_options opt = {.solver = solver};
     const int64_t budget = (int64_t)(a->budget_s * 1e9);
     for (int rep = 0; rep < a->repeat && (rep == 0 || c->spent_ns <= budget); rep++) {
+        // A pivoting solver's cap on a large file is minutes of work (dantzig on KaplasTower):
+        // each solve has four budgets, then ends labelled (CS_DEADLINE: not certified).
+        const cs_options opt = {.solver = solver, .deadline_ns = bench_now_ns() + 4 * budget,
+                                .clock_ns = bench_now_ns};
         fclib_io_result res;
         char err[256];
         const int r = solver == CS_SOLVER_SAP

@@ -21,10 +21,10 @@
  * returns how many. */
 int fclib_run_list(const char *root, char **out, int max);
 
-/* SAP (fclib_io_solve, either form), or ncp or lemke-standard (fclib_io_solve_local, local form)
- * on p: fills c,
- * zeroed by the caller (first solve checked: certified when it converged with residual <=
- * FCLIB_RUN_TOL; repeats within the budget; times: the solver call alone, from fclib_io). Exits
+/* SAP (fclib_io_solve, either form), or ncp, lemke-standard or dantzig (fclib_io_solve_local,
+ * local form) on p: fills c, zeroed by the caller (first solve checked: certified when it
+ * converged with residual <= FCLIB_RUN_TOL; repeats within the budget, each solve stopped at the
+ * deadline four budgets after it starts; times: the solver call alone, from fclib_io). Exits
  * when memory is short. */
 void fclib_run_solver(cs_solver solver, const fclib_io_problem *p, const bench_args *a,
                       bench_cell *c);

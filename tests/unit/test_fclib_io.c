@@ -492,16 +492,15 @@ static void solve_local_file(const char *name, cs_solver solver, fclib_io_proble
     }
 }
 
-/* lemke-standard on a local file through the 8-sided pyramid: converged, and its answer is the
- * pyramid's complementarity solution of u = W r + q (W as solved: symmetrized): impulses in the
- * exact cone (the pyramid is inscribed in it), u_n >= 0, r_n u_n = 0, to 1e-9 of the scales
- * (|r|, and |W| |r| + |q| for velocities).
+/* lemke-standard or dantzig on a local file through the 8-sided pyramid: converged, and its
+ * answer is the pyramid's complementarity solution of u = W r + q (W as solved: symmetrized):
+ * impulses in the exact cone (the pyramid is inscribed in it), u_n >= 0, r_n u_n = 0, to 1e-9 of
+ * the scales (|r|, and |W| |r| + |q| for velocities).
  * Siconos' residual, which judges it on the cone, is what the pyramid costs: reported. */
-static void lemke_standard_solves_local(void **state) {
-    const char *name = *state;
+static void pyramid_solves_local(const char *name, cs_solver solver) {
     fclib_io_problem p;
     fclib_io_result res;
-    solve_local_file(name, CS_SOLVER_LEMKE_STANDARD, &p, &res);
+    solve_local_file(name, solver, &p, &res);
     assert_int_equal(res.status, CS_CONVERGED);
     const int n = 3 * p.nc;
     // Velocities compare with the terms they are sums of: |W| |r| and |q|.
@@ -527,11 +526,19 @@ static void lemke_standard_solves_local(void **state) {
         assert_true(u[3 * c] >= -1e-9 * umax);
         assert_true(fabs(r[0] * u[3 * c]) <= 1e-9 * rmax * umax);
     }
-    print_message("# lemke-standard %-44s nc %4d pivots %5d residual on the cone %.3e\n", name,
-                  p.nc, res.stats.pivots, res.error.total);
+    print_message("# %-14s %-44s nc %4d pivots %5d residual on the cone %.3e\n",
+                  cs_solver_name(solver), name, p.nc, res.stats.pivots, res.error.total);
     free(u);
     fclib_io_result_free(&res);
     fclib_io_free(&p);
+}
+
+static void lemke_standard_solves_local(void **state) {
+    pyramid_solves_local(*state, CS_SOLVER_LEMKE_STANDARD);
+}
+
+static void dantzig_solves_local(void **state) {
+    pyramid_solves_local(*state, CS_SOLVER_DANTZIG);
 }
 
 /* ncp on local problems (state: the file). It converges (eq. 15 below 1e-10), and Siconos'
@@ -621,6 +628,8 @@ int main(void) {
     };
 #define PYRAMID(k) {.name = local[k], .test_func = lemke_standard_solves_local, \
                     .initial_state = (void *)local[k]}
+#define BOUNDED(k) {.name = local[k], .test_func = dantzig_solves_local, \
+                    .initial_state = (void *)local[k]}
 #define SOLVES(k) {.name = files[k], .test_func = global_problem_solves, \
                    .initial_state = (void *)files[k]}
 #define NCP(k) {.name = local[k], .test_func = ncp_solves_local, .initial_state = (void *)local[k]}
@@ -633,6 +642,7 @@ int main(void) {
         cmocka_unit_test(slightly_asymmetric_w_is_symmetrized),
         NCP(0), NCP(1), NCP(2), NCP(3), NCP(4),
         PYRAMID(0), PYRAMID(1), PYRAMID(2),
+        BOUNDED(0), BOUNDED(1), BOUNDED(2),
         cmocka_unit_test(local_solution_reads_back),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
