@@ -14,7 +14,8 @@
 typedef enum cs_status {
     CS_CONVERGED = 0,
     CS_DEADLINE = 1, /* budget spent; the answer is an iterate or carried (cs_result.answer) */
-    CS_MAXITER = 2,  /* pivot/iteration cap hit; iterate usable */
+    CS_MAXITER = 2,  /* pivot/iteration cap hit, or a cycle the solver detected (dantzig.h);
+                      * iterate usable, judged by the certificate */
     CS_FALLBACK = 3, /* primary method failed, the last certified answer was carried */
     CS_RAY = -1,     /* pivoting ended on a ray / could not make progress */
     CS_SINGULAR = -2,
