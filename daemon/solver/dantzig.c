@@ -382,6 +382,23 @@ static void clamp(lcp_ws *w, int i, const double *df_i) {
         cs__bordered_refresh(&w->acc);
 }
 
+/* y0[r] -= u[r] l0 and y1[r] -= u[r] l1 for rows r0 .. r1 - 1, two rows at a time. */
+static inline __attribute__((always_inline)) void update_pair(const double *u, double *y0,
+                                                              double *y1, double l0, double l1,
+                                                              int r0, int r1) {
+    const cs__v2 v0 = {l0, l0}, v1 = {l1, l1};
+    int r = r0;
+    for (; r + 2 <= r1; r += 2) {
+        const cs__v2 ur = cs__ld2(u + r);
+        cs__st2(y0 + r, cs__ld2(y0 + r) - ur * v0);
+        cs__st2(y1 + r, cs__ld2(y1 + r) - ur * v1);
+    }
+    if (r < r1) {
+        y0[r] -= u[r] * l0;
+        y1[r] -= u[r] * l1;
+    }
+}
+
 bool cs__ldl_skip(int k, double *K, double tol, double *d, int *end, cs__meter *meter) {
     // The whole factorization (the sum of (e - j)^2 / 2 below, at most k (k + 1) (2 k + 1) / 12)
     // counted at its end where it reads no clock, else two columns' updates at a time in pieces
@@ -389,7 +406,7 @@ bool cs__ldl_skip(int k, double *K, double tol, double *d, int *end, cs__meter *
     // one column's update is tens of us, and at k = 8192 one pair's took 8 us (p99 30).
     cs__meter *const mt =
         cs__meter_piecewise(meter, (int64_t)k * (k + 1) * (2 * k + 1) / 12);
-    const int span = mt ? CS__METER_UNITS / 2 : k;
+    const int span = CS__METER_UNITS / 2;
     int64_t units = 0;
     for (int j = 0; j < k; j++) {
         double *cj = K + (size_t)j * k;
@@ -413,21 +430,15 @@ bool cs__ldl_skip(int k, double *K, double tol, double *d, int *end, cs__meter *
         for (; c + 1 < e; c += 2) {
             double *y0 = K + (size_t)c * k, *y1 = y0 + k;
             const double l0 = u[c] * inv, l1 = u[c + 1] * inv;
-            const cs__v2 v0 = {l0, l0}, v1 = {l1, l1};
-            for (int r0 = c; r0 < e; r0 += span) {
-                const int r1 = r0 + cs__chunk_len(r0, span, e);
-                int r = r0;
-                for (; r + 2 <= r1; r += 2) {
-                    const cs__v2 ur = cs__ld2(u + r);
-                    cs__st2(y0 + r, cs__ld2(y0 + r) - ur * v0);
-                    cs__st2(y1 + r, cs__ld2(y1 + r) - ur * v1);
+            if (!mt) {
+                update_pair(u, y0, y1, l0, l1, c, e);
+            } else {
+                for (int r0 = c; r0 < e; r0 += span) {
+                    const int r1 = r0 + cs__chunk_len(r0, span, e);
+                    update_pair(u, y0, y1, l0, l1, r0, r1);
+                    if (cs__meter_add(mt, 2 * (int64_t)(r1 - r0)))
+                        return true;
                 }
-                if (r < r1) {
-                    y0[r] -= u[r] * l0;
-                    y1[r] -= u[r] * l1;
-                }
-                if (mt && cs__meter_add(mt, 2 * (int64_t)(r1 - r0)))
-                    return true;
             }
             u[c] = l0, u[c + 1] = l1;
         }
