@@ -399,7 +399,8 @@ static inline __attribute__((always_inline)) void update_pair(const double *u, d
     }
 }
 
-bool cs__ldl_skip(int k, double *K, double tol, double *d, int *end, cs__meter *meter) {
+bool cs__ldl_skip(int k, double *K, double tol, double *d, int *end, double *x,
+                  cs__meter *meter) {
     // The whole factorization (the sum of (e - j)^2 / 2 below, at most k (k + 1) (2 k + 1) / 12)
     // counted at its end where it reads no clock, else two columns' updates at a time in pieces
     // of CS__METER_UNITS / 2 rows (an even count: the rows keep their pairs): at k in the hundreds
@@ -412,9 +413,17 @@ bool cs__ldl_skip(int k, double *K, double tol, double *d, int *end, cs__meter *
         double *cj = K + (size_t)j * k;
         d[j] = cj[j] > tol ? 1 / cj[j] : 0;
         end[j] = j + 1;
-        if (d[j] == 0)
+        if (d[j] == 0) {
+            if (x)
+                x[j] = 0;
             continue;
+        }
         const double inv = d[j];
+        // x's entries below j take x_j's part as L's entries of column j come: x_j is final
+        // (columns before j are done), and each entry takes the parts in column order, as a
+        // forward substitution after the factorization would.
+        const double a = x ? -x[j] : 0;
+        const cs__v2 va = {a, a};
         // The trailing columns c take column j's part, u(c..e) u_c / d_j, two at a time over the
         // rows they share (one load of u for both), and u_c / d_j is L's entry (c, j): rows below
         // still read u unscaled. Both columns of a pair start at row c, two rows at a time: the
@@ -441,32 +450,27 @@ bool cs__ldl_skip(int k, double *K, double tol, double *d, int *end, cs__meter *
                 }
             }
             u[c] = l0, u[c + 1] = l1;
+            if (x)
+                cs__st2(x + c, cs__ld2(x + c) + (cs__v2){l0, l1} * va);
         }
         if (c < e) {
             const double l0 = u[c] * inv;
             K[(size_t)c * k + c] -= u[c] * l0;
             u[c] = l0;
+            if (x)
+                x[c] += l0 * a;
         }
         units += (int64_t)(e - j) * (e - j) / 2;
     }
     return !mt && cs__meter_add(meter, units);
 }
 
-/* x = K^+ x by cs__ldl_skip's factors: the skipped members' unknowns zero. Counted through the
- * meter column by column unless the whole, k^2, reads no clock; true when the deadline passed
- * (x unusable). */
+/* x = K^+ x by cs__ldl_skip's factors, from x = L^-1 x (its forward substitution): the skipped
+ * members' unknowns zero. Counted through the meter column by column unless the whole, k^2 (both
+ * substitutions), reads no clock; true when the deadline passed (x unusable). */
 static bool ldl_solve(int k, const double *L, const double *d, const int *end, double *x,
                       cs__meter *meter) {
     cs__meter *const mt = cs__meter_piecewise(meter, (int64_t)k * k);
-    for (int j = 0; j < k; j++) {
-        if (d[j] == 0) {
-            x[j] = 0;
-            continue;
-        }
-        cs__axpy(end[j] - j - 1, -x[j], L + (size_t)j * k + j + 1, x + j + 1);
-        if (mt && cs__meter_add(mt, end[j] - j))
-            return true;
-    }
     for (int j = k - 1; j >= 0; j--) {
         if (d[j] == 0)
             continue;
@@ -475,7 +479,7 @@ static bool ldl_solve(int k, const double *L, const double *d, const int *end, d
         for (int r = j + 1; r < end[j]; r++)
             s -= lj[r] * x[r];
         x[j] = s;
-        if (mt && cs__meter_add(mt, end[j] - j))
+        if (mt && cs__meter_add(mt, 2 * (int64_t)(end[j] - j)))
             return true;
     }
     return !mt && cs__meter_add(meter, (int64_t)k * k);
@@ -676,7 +680,8 @@ static int solve_subset(cs_workspace *ws, int n, const double *A, int lda, const
         x[c] = -b[g[c]];
         ok = !cs__meter_add(meter, k - c);
     }
-    ok = ok && !cs__ldl_skip(k, K, rank_tol, d, end, meter) && !ldl_solve(k, K, d, end, x, meter);
+    ok = ok && !cs__ldl_skip(k, K, rank_tol, d, end, x, meter) &&
+         !ldl_solve(k, K, d, end, x, meter);
     int negative = -1;
     if (ok) {
         double fmax = 0;

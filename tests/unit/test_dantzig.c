@@ -1242,7 +1242,7 @@ static void ldl_skip_reads_the_clock(void **state) {
         const cs_options opt = {.clock_ns = clock_reads_so_far, .deadline_ns = j};
         cs__meter meter = cs__meter_start(&opt);
         reads_so_far = 0;
-        assert_true(cs__ldl_skip(K, Kf, 0, d, end, &meter));
+        assert_true(cs__ldl_skip(K, Kf, 0, d, end, NULL, &meter));
         int64_t changed = 0;
         for (size_t i = 0; i < (size_t)K * K; i++)
             changed += memcmp(Kf + i, K0 + i, sizeof(double)) != 0;
