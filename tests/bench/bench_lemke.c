@@ -235,9 +235,13 @@ static void run_stream(stream_kind kind, cs_solver solver, const bench_args *a, 
 }
 
 int main(int argc, char **argv) {
+    const char *cases = bench_take_cases(&argc, argv, "peg,single,stack,round-peg,stream");
     const bench_args a = bench_parse(argc, argv,
                                      "Lloyd 2005's experiments with the Lemke variants; writes "
-                                     "lemke.csv and lemke.png to --out or $CONTACTD_BENCH_OUT.\n",
+                                     "lemke.csv and lemke.png to --out or $CONTACTD_BENCH_OUT.\n"
+                                     "--cases LIST: the parts to run, comma-separated (default: "
+                                     "peg,single,stack,round-peg,stream; round-peg: the tail "
+                                     "targets alone, for A/B runs).\n",
                                      50);
     bench_header(stdout, "lemke", &a);
     for (int v = 0; v < NVAR; v++)
@@ -255,8 +259,9 @@ int main(int argc, char **argv) {
     findings fd = {0};
     bench_table_header();
     for (int e = 0; e < NEXP; e++)
-        run_experiment(&ex[e], &a, csv, &fd);
-    for (int s = 0; s < 2; s++)
+        if (bench_listed(cases, ex[e].name))
+            run_experiment(&ex[e], &a, csv, &fd);
+    for (int s = 0; s < 2 && bench_listed(cases, "stream"); s++)
         for (int v = 0; v < NVAR; v++)
             run_stream((stream_kind)s, variant_solver[v], &a, csv, &fd);
     fclose(csv);
