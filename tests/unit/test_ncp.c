@@ -263,7 +263,7 @@ static void box_at_rest(void **state) {
     assert_solved(&r, "box at rest");
     const double mgh = g.s.bodies[0].mass * G * g.s.dt;
     for (int i = 0; i < g.s.nc; i++) {
-        // Even to the damping's accuracy (lam = 1e-10 of W's scale, refined twice).
+        // Even to the damping's accuracy (lam = 1e-10 of W's scale, then refined).
         assert_near(r.lambda[3 * i], mgh / 4, 1e-5 * mgh);
         assert_int_equal(r.state[i], CS_STATE_STICK);
     }
