@@ -427,8 +427,10 @@ static int column_end(int n, const double *cj, int j) {
  * end [n]: one past the last non-zero of each column of L (cs__sap_chol). Returns 0, -1 (not
  * positive definite) or 1 (the meter's deadline passed). */
 static int chol_columns(int n, double *H, int ldh, int *end, cs__meter *meter) {
-    // Column j of L from column j of H minus the earlier columns' contributions (those with
-    // L_jk != 0, in order, four per pass over cj), then scaled by its pivot. Rows meet through
+    // Column j of L from column j of H minus the earlier columns' contributions (in order, four
+    // adjacent columns per pass over cj, skipped where their four L_jk are zero; a zero among
+    // them changes no entry, and gathering the columns with L_jk != 0 one by one cost 23 % more
+    // instructions on a 4-box stack's W), then scaled by its pivot. Rows meet through
     // shared bodies only, so an island's or a stack's matrix keeps its envelope: column k's
     // contribution stops at end[k], and columns before lo end above row j (lo never falls).
     int lo = 0;
@@ -436,36 +438,36 @@ static int chol_columns(int n, double *H, int ldh, int *end, cs__meter *meter) {
         double *cj = H + (size_t)j * ldh;
         while (lo < j && end[lo] <= j)
             lo++;
-        const double *ck[4];
-        double l[4];
-        int kq[4], q = 0, e = j + 1;
         // The column's work, counted at its end; where it may not fit the meter's count (at n
         // in the hundreds, a stretch of hundreds of us), four columns' update at a time. The
         // scan of row j over the columns lo .. j - 1 counts too: one read a column apart each
         // (a cache miss at that n), and a sparse row has few updates to count.
         int64_t units = j - lo;
         cs__meter *const mt = cs__meter_piecewise(meter, (int64_t)(j - lo) * (n - j) + n);
-        for (int k = lo; k < j; k++) {
-            l[q] = H[(size_t)k * ldh + j];
-            ck[q] = H + (size_t)k * ldh + j;
-            kq[q] = k;
-            if (l[q] != 0) {
-                e = end[k] > e ? end[k] : e;
-                if (++q == 4) {
-                    sub4(e - j, ck, l, cj + j);
-                    units += 4 * (int64_t)(e - j);
-                    if (mt) {
-                        if (cs__meter_add(mt, units))
-                            return 1;
-                        units = 0;
-                    }
-                    q = 0, e = j + 1;
-                }
+        int k = lo;
+        for (; k + 4 <= j; k += 4) {
+            const double *ck0 = H + (size_t)k * ldh + j;
+            const double *const ck[4] = {ck0, ck0 + ldh, ck0 + 2 * ldh, ck0 + 3 * ldh};
+            const double l[4] = {*ck[0], *ck[1], *ck[2], *ck[3]};
+            if (l[0] == 0 && l[1] == 0 && l[2] == 0 && l[3] == 0)
+                continue;
+            int e = end[k] > end[k + 1] ? end[k] : end[k + 1];
+            e = end[k + 2] > e ? end[k + 2] : e;
+            e = end[k + 3] > e ? end[k + 3] : e;
+            sub4(e - j, ck, l, cj + j);
+            units += 4 * (int64_t)(e - j);
+            if (mt) {
+                if (cs__meter_add(mt, units))
+                    return 1;
+                units = 0;
             }
         }
-        for (int k = 0; k < q; k++) {
-            cs__axpy(end[kq[k]] - j, -l[k], ck[k], cj + j);
-            units += end[kq[k]] - j;
+        for (; k < j; k++) {
+            const double lk = H[(size_t)k * ldh + j];
+            if (lk != 0) {
+                cs__axpy(end[k] - j, -lk, H + (size_t)k * ldh + j, cj + j);
+                units += end[k] - j;
+            }
         }
         if (!(cj[j] > 0) || !isfinite(cj[j]))
             return -1;
