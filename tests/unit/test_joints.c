@@ -26,6 +26,7 @@
 #include "solver/model.h"
 #include "solver/sap.h"
 #include "solver/solvers.h"
+#include "solver/solvers.h"
 #include "solver/workspace.h"
 #include "testlib.h"
 
@@ -878,6 +879,83 @@ static void fallback_keeps_the_joints(void **state) {
     }
 }
 
+/* A pendulum of `links` 0.2 m cubes (1 + i kg) on ball joints, link 0 hung from the world 0.3 m
+ * above its centre, link 1 from link 0 0.3 m below it, 0.6 m between centres, pushed by P along
+ * x against a wall at link 0's side (a contact at its centre's height, normal -x, friction mu).
+ * At rest no force at link 0's centre has a moment about it but the joints', so the joints carry
+ * the weight straight up and the wall the push: joint 0 (on link 0) (0, 0, sum m g), joint 1 (on
+ * link 1) (0, 0, m_1 g), the wall's force (-P, 0, 0), nothing moves. Frictionless this answer is
+ * the only one; with friction it is the one with no friction, which no velocity asks for. */
+#define PUSH 3.0
+typedef struct pendulum {
+    cs_body B[2];
+    cs_joint J[2];
+    cs_contact C;
+    cs_scene s;
+} pendulum;
+
+static void pendulum_init(pendulum *p, int links, double mu) {
+    for (int i = 0; i < links; i++) {
+        const double m = 1 + i, I = m * 0.2 * 0.2 / 6;
+        p->B[i] = (cs_body){.id = (uint32_t)(i + 1), .mass = m,
+                            .inertia = {I, 0, 0, 0, I, 0, 0, 0, I},
+                            .pos = {0, 0, -0.3 - 0.6 * i}, .quat = {1, 0, 0, 0}};
+        p->J[i] = (cs_joint){.id = (uint32_t)(7 + i), .body_a = (uint32_t)(i + 1),
+                             .body_b = (uint32_t)i, .kind = CS_JOINT_BALL,
+                             .anchor = {0, 0, -0.6 * i}};
+    }
+    p->B[0].f[0] = PUSH;
+    p->C = (cs_contact){.id = 1, .body_a = 1, .normal = {-1, 0, 0}, .point = {0.1, 0, -0.3},
+                        .mu = mu};
+    p->s = (cs_scene){.dt = DT, .gravity = {0, 0, -G}, .friction_dirs = 8, .nb = links, .nc = 1,
+                      .nj = links, .bodies = p->B, .contacts = &p->C, .joints = p->J};
+}
+
+/* The pendulum against the wall (one link and two, with friction and without) through every
+ * rigid solver, the contact solved with the joints. Frictionless: joint forces m g exactly (to
+ * 1e-9), the wall's force the push, nothing moving. With friction the statics is indeterminate
+ * (wall friction along z can trade with the joints' forces and the wall's normal without moving
+ * anything: the pivoting solvers take none, ncp's minimum-norm start some): nothing moves, and
+ * the wall and the top joint together hold the push and the whole weight. SAP's compliant rows
+ * are held to about 1e-4 elsewhere (sap_joints_converge_to_rigid). */
+static void pendulum_against_a_wall(void **state) {
+    (void)state;
+    for (int sv = CS_SOLVER_DEFAULT + 1; sv < CS_SOLVER_COUNT; sv++) {
+        if (!cs_solver_is_available((cs_solver)sv) || cs__solver_row((cs_solver)sv)->regularized)
+            continue;
+        for (int run = 0; run < 4; run++) {
+            const int links = 1 + run / 2;
+            const bool friction = run % 2;
+            pendulum p;
+            pendulum_init(&p, links, friction ? 0.5 : 0);
+            const double load = (links == 2 ? 3 : 1) * G, want[2] = {load, 2 * G};
+            session x;
+            session_open(&x, &p.s, (cs_solver)sv, false);
+            const cs_result *r = step(&x, &p.s, (cs_solver)sv);
+            print_message("# %-16s %d links, mu %.1f: wall (%.9g %.9g %.9g), top joint %.9g\n",
+                          cs_solver_name((cs_solver)sv), links, p.C.mu, r->force[0],
+                          r->force[1], r->force[2], r->joint_force[2]);
+            assert_true(r->cert.joint <= 1e-12);
+            for (int k = 0; k < 6 * links; k++)
+                assert_near(r->v[k], 0, 1e-12);
+            for (int c = 0; c < 3; c++) {
+                const double held = c == 0 ? -PUSH : c == 2 ? load : 0;
+                assert_near(r->force[c] + r->joint_force[c], held, 1e-9 * load);
+            }
+            if (friction) {
+                session_close(&x);
+                continue;
+            }
+            assert_near(r->force[0], -PUSH, 1e-9 * load);
+            assert_near(r->force[1], 0, 1e-9 * load);
+            assert_near(r->force[2], 0, 1e-9 * load);
+            for (int k = 0; k < 3 * links; k++)
+                assert_near(r->joint_force[k], k % 3 == 2 ? want[k / 3] : 0, 1e-9 * load);
+            session_close(&x);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reduction_matches_dense_kkt),
@@ -890,6 +968,7 @@ int main(void) {
         cmocka_unit_test(frames_are_kept_by_joint_id),
         cmocka_unit_test(arm_on_table_balances_forces),
         cmocka_unit_test(fallback_keeps_the_joints),
+        cmocka_unit_test(pendulum_against_a_wall),
         cmocka_unit_test(workspace_holds_a_scene_at_its_limits),
         cmocka_unit_test(validation_names_the_field),
     };
