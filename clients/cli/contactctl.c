@@ -51,7 +51,8 @@ enum {
 
 static const char usage_text[] =
     "Usage: contactctl COMMAND SCENE.json [OPTIONS]\n"
-    "       contactctl fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard|dantzig] [--json]\n"
+    "       contactctl fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard|dantzig]\n"
+    "                  [--timeout MS] [--json]\n"
     "                        [--write-solution OUT]\n"
     "       contactctl stats|top [--socket PATH | --tcp HOST:PORT] [--session ID] [...]\n"
     "       contactctl replay RECORDING [--solver NAME] [--json]\n"
@@ -78,7 +79,7 @@ static const char usage_text[] =
     "      Send the scene at a fixed rate (seq 1, 2, ...) while receiving results, then print\n"
     "      frames sent, results received, deadline misses and p50/p99/p99.9/max of the daemon's\n"
     "      solve time and of the latency (frame sent to result received, measured here).\n"
-    "  fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard|dantzig] [--json]\n"
+    "  fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard|dantzig] [--timeout MS] [--json]\n"
     "        [--write-solution OUT.hdf5]\n"
     "      Read an FCLIB problem (HDF5, libfclib), solve it in-process with SAP (default) or,\n"
     "      for the local form, ncp (Todorov's implicit complementarity on W itself) or\n"
@@ -163,7 +164,8 @@ static const char usage_options_text[] =
     "  --rate HZ        stream/record: frames per second (default 1000)\n"
     "  --duration S     stream/record: seconds to stream (default 5)\n"
     "  --timeout MS     send/stats/top: how long to wait for the answer (default 2000; 0: no\n"
-    "                   limit, as python -m contactd's --timeout 0)\n"
+    "                   limit, as python -m contactd's --timeout 0); fclib: how long the solve\n"
+    "                   may take before it stops, labelled deadline (default and 0: no limit)\n"
     "  --session ID     stats/top: only this session's figures (the daemon's are always shown;\n"
     "                   stats exits 1 when that session is not open)\n"
     "  --iterations N   top: refreshes before it exits\n"
@@ -314,9 +316,10 @@ static const struct {
                  "    [--iterations N]\n"
                  "Show the sessions' figures, one row each, refreshed every second.",
                  "contactctl top --iterations 10"},
-    [CMD_FCLIB] = {"fclib", OPT_SOLVER | OPT_JSON | OPT_WRITE_SOLUTION, 1, "PROBLEM.hdf5",
-                   "fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard|dantzig] [--json]\n"
-                   "      [--write-solution OUT.hdf5]\n"
+    [CMD_FCLIB] = {"fclib", OPT_SOLVER | OPT_TIMEOUT | OPT_JSON | OPT_WRITE_SOLUTION, 1,
+                   "PROBLEM.hdf5",
+                   "fclib PROBLEM.hdf5 [--solver sap|ncp|lemke-standard|dantzig] [--timeout MS]\n"
+                   "      [--json] [--write-solution OUT.hdf5]\n"
                    "Solve an FCLIB problem in-process and print Siconos' residual.",
                    "contactctl fclib ../shared/fclib/TwoRods/GFC3D_TwoRods1.hdf5 --json"},
     [CMD_RECORD] = {"record", OPT_STREAM, 1, "SCENE.json",
@@ -1377,7 +1380,13 @@ static int cmd_fclib(const args *a) {
                 a->scene_path, p.asymmetry, FCLIB_IO_ASYMMETRY_MAX);
     }
     fclib_io_result res;
-    const cs_options opt = {.solver = solver};
+    // --timeout bounds the solve: a pivoting solver's cap on a large file is hours of work
+    // (dantzig on KaplasTower's 1710 rows had not finished after 15 minutes).
+    cs_options opt = {.solver = solver};
+    if ((a->given & OPT_TIMEOUT) && a->timeout_ms > 0) {
+        opt.clock_ns = cd_clock_ns;
+        opt.deadline_ns = cd_clock_ns() + (int64_t)a->timeout_ms * 1000000;
+    }
     if ((local_only ? fclib_io_solve_local(&p, &opt, 0, &res, err, sizeof err)
                     : fclib_io_solve(&p, &opt, &res, err, sizeof err)) < 0) {
         fprintf(stderr, "contactctl: %s: %s\n", a->scene_path, err);

@@ -166,6 +166,23 @@ static void dantzig_on_local_form(void **state) {
     on_local_form("dantzig", 1e-12);
 }
 
+// A solve that would pivot for hours stops at --timeout, labelled: dantzig on KaplasTower's
+// 1710 rows (no limit: still pivoting after 15 minutes), given 200 ms.
+static void timeout_bounds_the_solve(void **state) {
+    (void)state;
+    char args[1024];
+    snprintf(args, sizeof args, "fclib '%s' --solver dantzig --timeout 200 --json",
+             t_shared_path("fclib/KaplasTower/KaplasTower-i1061-4.hdf5"));
+    assert_int_equal(run(args), 1);
+    cJSON *j = cJSON_Parse(out);
+    if (!j) {
+        fail_msg("contactctl printed no JSON: %s", out);
+    }
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")), "deadline");
+    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(j, "iterations")) > 0);
+    cJSON_Delete(j);
+}
+
 static void refusals(void **state) {
     (void)state;
     char args[1024];
@@ -220,6 +237,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(text_output_is_one_row),
         cmocka_unit_test(ncp_on_local_form),
         cmocka_unit_test(dantzig_on_local_form),
+        cmocka_unit_test(timeout_bounds_the_solve),
         cmocka_unit_test(refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
