@@ -472,6 +472,36 @@ static void ray_on_zero_matrix(void **state) {
     assert_int_equal(cs_dantzig_lcp(ws, 2, A, 2, b, NULL, f, &st), CS_RAY);
 }
 
+/* Baraff section 6's ray with friction: one contact whose first tangent row equals its normal
+ * row (A = [1 1 0; 1 1 0; 0 0 1], PSD: friction along t1 lifts the contact as much as its normal
+ * impulse does), b = (-1, 1, 0). Sliding along -t1 needs a_n = (1 - mu) f_n - 1 >= 0: for mu < 1
+ * f_n = 1 / (1 - mu), f_t1 = -mu f_n (a vertex of the 8-sided pyramid); for mu >= 1 no force
+ * has a_n >= 0 and the contact's law, so the drive on the normal row goes on forever: a labelled
+ * status, never an answer. */
+static void frictional_ray_is_labelled(void **state) {
+    (void)state;
+    const double A[9] = {1, 1, 0, 1, 1, 0, 0, 0, 1}, b[3] = {-1, 1, 0};
+    const uint8_t kind[3] = {CS_DANTZIG_NORMAL, CS_DANTZIG_PAIR, CS_DANTZIG_PAIR};
+    const int normal[3] = {-1, 0, 0};
+    for (int k = 0; k < 2; k++) {
+        const double mu = k ? 1.5 : 0.5, bound[3] = {0, mu, mu};
+        const cs_dantzig_problem p = {.n = 3, .A = A, .lda = 3, .b = b, .kind = kind,
+                                      .normal = normal, .bound = bound, .nd = 8};
+        double f[3];
+        cs_stats st;
+        const cs_status status = cs_dantzig_mlcp(ws, &p, NULL, f, &st);
+        print_message("# mu %.1f: %s after %d pivots\n", mu, cs_status_name(status), st.pivots);
+        if (k == 0) {
+            assert_int_equal(status, CS_CONVERGED);
+            assert_near(f[0], 1 / (1 - mu), 1e-12);
+            assert_near(f[1], -mu / (1 - mu), 1e-12);
+            assert_near(f[2], 0, 1e-12);
+        } else {
+            assert_int_equal(status, CS_RAY);
+        }
+    }
+}
+
 static void rejects_non_finite(void **state) {
     (void)state;
     double A[1] = {1}, b[1] = {NAN}, f[1];
@@ -1552,6 +1582,7 @@ int main(void) {
         cmocka_unit_test(polish_cuts_a_negative_force_whatever_its_ratio),
         cmocka_unit_test(mass_ratio_stack_converges),
         cmocka_unit_test(ray_on_zero_matrix),
+        cmocka_unit_test(frictional_ray_is_labelled),
         cmocka_unit_test(rejects_non_finite),
         cmocka_unit_test(non_finite_off_the_diagonal_is_never_an_answer),
         cmocka_unit_test(deadline_stops),
