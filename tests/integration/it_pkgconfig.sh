@@ -53,12 +53,12 @@ check "meson install into a DESTDIR" meson install -C "$build" --no-rebuild --de
 check "the headers, the .pc and the versioned .so are installed" sh -c \
   "test -f '$dest$includedir/contactd/client.h' && test -f '$dest$includedir/contactd/types.h' &&
    test -f '$dest$libdir/pkgconfig/libcontactd-client.pc' &&
-   test -L '$dest$libdir/libcontactd-client.so.0' && test -f '$dest$libdir/libcontactd-client.a'"
+   test -L '$dest$libdir/libcontactd-client.so.1' && test -f '$dest$libdir/libcontactd-client.a'"
 check "the .so exports the client API only" sh -c \
-  "nm -D --defined-only '$dest$libdir/libcontactd-client.so.0' | grep -q ' cdc_frame_send' &&
-   ! nm -D --defined-only '$dest$libdir/libcontactd-client.so.0' | grep -q ' cd_'"
+  "nm -D --defined-only '$dest$libdir/libcontactd-client.so.1' | grep -q ' cdc_frame_send' &&
+   ! nm -D --defined-only '$dest$libdir/libcontactd-client.so.1' | grep -q ' cd_'"
 check "the .so needs protobuf-c and nothing of the solver or the service" sh -c \
-  "readelf -d '$dest$libdir/libcontactd-client.so.0' > '$dir/needed' &&
+  "readelf -d '$dest$libdir/libcontactd-client.so.1' > '$dir/needed' &&
    grep -q 'NEEDED.*libprotobuf-c' '$dir/needed' &&
    ! grep -Eq 'NEEDED.*(lapack|blas|blis|uv|systemd|inih|cjson|hdf5)' '$dir/needed'"
 check "a program builds against the installed .pc" sh -c \

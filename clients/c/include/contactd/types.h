@@ -76,7 +76,8 @@ typedef struct cdc_joint {
 } cdc_joint;
 
 /* One frame: the state to solve a step for. The arrays are the caller's; nothing is kept after
- * cdc_frame_send returns. */
+ * cdc_frame_send returns. The library reads every field of the caller's struct, so its size is
+ * the soversion's ABI: a field added, even at the end, takes a new soversion. */
 typedef struct cdc_frame {
     uint64_t seq;            /* echoed in the Result */
     double dt;               /* s, in [1e-7, 1] */
