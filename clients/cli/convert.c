@@ -5,8 +5,9 @@
  * form of a frame is its velocity-level step, M v = H r + f, u = H^T v + w with v the bodies'
  * velocities after the step (6 per body: linear, angular, world), M their mass matrix, H = J^T
  * (cs_model_jt of unit impulses: column 3i + k is contact i's normal, t1, t2 direction),
- * f = M v* (v* the free velocity: gravity and applied forces over dt) and w_n = max(gap, 0) / dt
- * (the normal velocity may close the gap, as in every solver), w_t = 0. */
+ * f = M v* (v* the free velocity: gravity and applied forces over dt) and w_n = -bias (cs_model:
+ * gap / dt for a gap, which the normal velocity may close; -penetration_recovery depth / dt for a
+ * penetration, which it must open by that much), w_t = 0. */
 #include "convert.h"
 
 #include <errno.h>
