@@ -494,8 +494,10 @@ static void solve_local_file(const char *name, cs_solver solver, fclib_io_proble
 
 /* lemke-standard or dantzig on a local file through the 8-sided pyramid: converged, and its
  * answer is the pyramid's complementarity solution of u = W r + q (W as solved: symmetrized):
- * impulses in the exact cone (the pyramid is inscribed in it), u_n >= 0, r_n u_n = 0, to 1e-9 of
- * the scales (|r|, and |W| |r| + |q| for velocities).
+ * u_n >= 0, r_n u_n = 0, and each r_t on the pyramid's section mu r_n P (P the 8-gon with
+ * vertices at 2 pi j / 8, inscribed in the unit disc), where it minimises r_t . u_t (the
+ * friction law: it opposes any slip as far as the section allows), to 1e-9 of the scales (|r|,
+ * and |W| |r| + |q| for velocities).
  * Siconos' residual, which judges it on the cone, is what the pyramid costs: reported. */
 static void pyramid_solves_local(const char *name, cs_solver solver) {
     fclib_io_problem p;
@@ -522,9 +524,26 @@ static void pyramid_solves_local(const char *name, cs_solver solver) {
     for (int c = 0; c < p.nc; c++) {
         const double *r = res.r + 3 * c, mu = p.g.mu[c];
         assert_true(r[0] >= -1e-9 * rmax);
-        assert_true(hypot(r[1], r[2]) <= mu * r[0] + 1e-9 * rmax);
         assert_true(u[3 * c] >= -1e-9 * umax);
         assert_true(fabs(r[0] * u[3 * c]) <= 1e-9 * rmax * umax);
+        // On the section: inside each face (outward normal at (2 k + 1) pi / d, at cos(pi / d)
+        // of the radius), and least r_t . u_t there, which a vertex of mu r_n P attains.
+        const int d = 8;
+        const double *ut = u + 3 * c + 1;
+        double least = INFINITY;
+        for (int k = 0; k < d; k++) {
+            const double a = (2 * k + 1) * M_PI / d, v = 2 * k * M_PI / d;
+            assert_true(cos(a) * r[1] + sin(a) * r[2] <= cos(M_PI / d) * mu * r[0] + 1e-9 * rmax);
+            least = fmin(least, mu * r[0] * (cos(v) * ut[0] + sin(v) * ut[1]));
+        }
+        // A slip within the velocities' rounding moves each side by up to sqrt(2) mu r_n times
+        // it. Rounding here is 1e-8 of their scale, not the 1e-9 above: lemke-standard's stuck
+        // contact 48 of BoxesStack1 (r_t = 0, r_n = rmax; W singular, redundant contacts) slips
+        // at 5.7e-9 of it.
+        const double slip = r[1] * ut[0] + r[2] * ut[1];
+        if (!(fabs(slip - least) <= (1 + 3 * mu) * 1e-8 * rmax * umax))
+            fail_msg("%s contact %d: r_t . u_t %.17g, least on the section %.17g", name, c, slip,
+                     least);
     }
     print_message("# %-14s %-44s nc %4d pivots %5d residual on the cone %.3e\n",
                   cs_solver_name(solver), name, p.nc, res.stats.pivots, res.error.total);
