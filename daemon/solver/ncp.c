@@ -1322,6 +1322,8 @@ static cs_status delassus(int nc, const double *W, int ldw, const double *b, con
             // Each restart sweeps twice as long (up to a cap): a start nearer the solution.
             const int sweeps = n > PGS_SWEEPS ? n : PGS_SWEEPS;
             if (pgs(&P, P.f, sweeps << (restarts < PGS_DOUBLINGS ? restarts : PGS_DOUBLINGS))) {
+                // Cut short, the sweeps' forces are no evaluated iterate: the best one goes out.
+                l = INFINITY;
                 status = CS_DEADLINE;
                 break;
             }

@@ -700,6 +700,49 @@ static void restarts_from_pivots(void **state) {
     assert_true(restarted > 0 && cut_late > 0);
 }
 
+/* A deadline anywhere in a solve that restarts returns an iterate under its own residual: two
+ * deadlines that report the same finite residual report the same impulses. Cut short, the
+ * restart's Gauss-Seidel sweeps left their forces (a different set at each clock read) under the
+ * residual of the point they started from, and those went out as the best iterate. */
+static void a_deadline_answer_has_its_own_residual(void **state) {
+    (void)state;
+    int scenes = 0, same = 0;
+    static solved prev, c;
+    for (uint64_t seed = 1; seed <= 400 && scenes < 3; seed++) {
+        t_gen_scene g;
+        if (!random_scene(&g, seed, true))
+            continue;
+        const cs_options far = {.deadline_ns = INT64_MAX / 2, .clock_ns = t_clock_counting};
+        t_clock_reads = 0;
+        solve(&g.s, &far, NULL, &c);
+        const long reads = t_clock_reads;
+        if (c.st.pivots == 0)
+            continue; // no restart
+        scenes++;
+        prev.status = CS_CONVERGED;
+        for (long k = 1; k < reads; k++) {
+            fake_now = 0;
+            const cs_options mid = {.deadline_ns = k, .clock_ns = clock_ticking};
+            solve(&g.s, &mid, NULL, &c);
+            if (c.status == CS_DEADLINE && prev.status == CS_DEADLINE &&
+                isfinite(c.info.residual) && c.info.residual == prev.info.residual) {
+                same++;
+                for (int i = 0; i < 3 * g.s.nc; i++) {
+                    if (c.lambda[i] != prev.lambda[i])
+                        fail_msg("seed %llu, deadline at read %ld of %ld: residual %.17g, "
+                                 "impulse %d %.17g, at the read before %.17g",
+                                 (unsigned long long)seed, k, reads, c.info.residual, i,
+                                 c.lambda[i], prev.lambda[i]);
+                }
+            }
+            prev = c;
+        }
+    }
+    printf("# %d restarting scenes, %d deadlines on the same iterate as the read before\n", scenes,
+           same);
+    assert_true(scenes > 0 && same > 0);
+}
+
 static int64_t clock_zero(void) {
     return 0;
 }
@@ -898,6 +941,7 @@ int main(void) {
         cmocka_unit_test(warm_start_from_answer),
         cmocka_unit_test(deadline),
         cmocka_unit_test(restarts_from_pivots),
+        cmocka_unit_test(a_deadline_answer_has_its_own_residual),
         cmocka_unit_test(large_kernels_agree),
         cmocka_unit_test(reads_the_clock_as_it_works),
         cmocka_unit_test(units_far_from_one),
