@@ -167,7 +167,8 @@ static void dantzig_on_local_form(void **state) {
 }
 
 // A solve that would pivot for hours stops at --timeout, labelled: dantzig on KaplasTower's
-// 1710 rows (no limit: still pivoting after 15 minutes), given 200 ms.
+// 1710 rows (no limit: still pivoting after 15 minutes), given 200 ms. How far it got in them
+// is the machine's: not asserted.
 static void timeout_bounds_the_solve(void **state) {
     (void)state;
     char args[1024];
@@ -179,7 +180,6 @@ static void timeout_bounds_the_solve(void **state) {
         fail_msg("contactctl printed no JSON: %s", out);
     }
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(j, "status")), "deadline");
-    assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(j, "iterations")) > 0);
     cJSON_Delete(j);
 }
 
